@@ -1,0 +1,5 @@
+"""``python -m explorer`` behaves exactly like the ``ir-explorer`` console script."""
+
+from explorer.cli import main
+
+raise SystemExit(main())

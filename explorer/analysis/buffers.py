@@ -1,0 +1,205 @@
+"""L2 and WL0/WL1 buffer analyses: where each entry sits (ring regions wrap), overlaps, range and capacity.
+
+Ring regions are `[start, end)` pairs from ``ring_buffer_info``; an entry that runs past its region's end
+continues at the region's start. A workload without regions uses `[0, buffersize)` as one plain region.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.analysis.dependencies import rows_of_children
+from explorer.analysis.overlap import overlapping_pairs
+from explorer.errors import Problem
+from explorer.schedule import Schedule
+
+MAX_LISTED = 10_000
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Each L2 entry's byte pieces: one piece, or two when it wraps; `entry` indexes the buf_* columns."""
+
+    entry: np.ndarray
+    row: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    region_lo: np.ndarray  # per entry: the region it was placed in (-1 when none)
+    region_hi: np.ndarray
+    out_of_range: np.ndarray  # per entry
+    too_big: np.ndarray  # per entry: larger than its region
+
+
+def place_l2_entries(s: Schedule) -> Placement:
+    n = s.buf_tensor.size
+    row = rows_of_children(s.buf_ptr)
+    address, size = s.buf_addr, s.buf_size
+    region_lo = np.full(n, -1, dtype=np.int64)
+    region_hi = np.full(n, -1, dtype=np.int64)
+    regions_per_row = np.diff(s.ring_ptr)
+    no_regions = regions_per_row[row] == 0
+    region_lo[no_regions] = 0
+    region_hi[no_regions] = s.buffersize if s.buffersize > 0 else np.iinfo(np.int64).max // 4
+    for k in range(int(regions_per_row.max()) if regions_per_row.size else 0):
+        has = (regions_per_row[row] > k) & (region_lo < 0)
+        index = s.ring_ptr[row[has]] + k
+        lo_k, hi_k = s.ring_lo[index], s.ring_hi[index]
+        inside = (address[has] >= lo_k) & (address[has] < hi_k)
+        target = np.flatnonzero(has)[inside]
+        region_lo[target] = lo_k[inside]
+        region_hi[target] = hi_k[inside]
+    placed = region_lo >= 0
+    end = address + size
+    out_of_range = ~placed | (address < 0)
+    if s.buffersize > 0:
+        out_of_range |= placed & ((region_hi > s.buffersize) | (region_lo < 0))
+    too_big = placed & (size > region_hi - region_lo)
+    # Only ring regions wrap; without them an entry past the end of L2 is simply out of range.
+    out_of_range |= no_regions & (end > region_hi)
+    wraps = placed & ~no_regions & (end > region_hi) & ~too_big
+    plain = ~wraps
+    first_hi = np.where(wraps, region_hi, end)
+    second = np.flatnonzero(wraps)
+    entries = np.concatenate([np.arange(n), second])
+    return Placement(
+        entry=entries,
+        row=row[entries],
+        lo=np.concatenate([address, region_lo[second]]),
+        hi=np.concatenate([np.where(plain, end, first_hi), region_lo[second] + (end[second] - region_hi[second])]),
+        region_lo=region_lo,
+        region_hi=region_hi,
+        out_of_range=out_of_range,
+        too_big=too_big,
+    )
+
+
+def l2_bytes_per_workload(s: Schedule) -> np.ndarray:
+    """Sum of entry sizes of each workload's snapshot (bytes resident before it starts)."""
+    row = rows_of_children(s.buf_ptr)
+    return np.bincount(row, weights=s.buf_size, minlength=s.n_workloads).astype(np.int64)
+
+
+def l2_problems(s: Schedule, placement: Placement | None = None) -> list[Problem]:
+    placement = placement or place_l2_entries(s)
+    problems: list[Problem] = []
+    row_of_entry = rows_of_children(s.buf_ptr)
+
+    def refs(row: int) -> dict:
+        return {"core": int(s.wl_core[row]), "workload_id": int(s.wl_id[row])}
+
+    def entry_path(e: int) -> str:
+        return f"{s.wl_path(int(row_of_entry[e]))}.buffer[{int(s.buf_pos[e])}]"
+
+    bad = np.flatnonzero(placement.out_of_range)
+    for e in bad[:MAX_LISTED].tolist():
+        row = int(row_of_entry[e])
+        lo, hi = int(s.buf_addr[e]), int(s.buf_addr[e] + s.buf_size[e])
+        problems.append(
+            Problem(
+                "error",
+                "l2-out-of-range",
+                f"{s.wl_label(row)}: tensor {int(s.buf_tensor[e])} at {lo:#x}-{hi:#x} is outside "
+                f"{'every ring region' if placement.region_lo[e] < 0 else 'the L2 buffer'} "
+                f"(buffersize {s.buffersize:#x})",
+                entry_path(e) + ".address",
+                {**refs(row), "tensor_ids": [int(s.buf_tensor[e])]},
+            )
+        )
+    for e in np.flatnonzero(placement.too_big)[:MAX_LISTED].tolist():
+        row = int(row_of_entry[e])
+        problems.append(
+            Problem(
+                "error",
+                "l2-over-capacity",
+                f"{s.wl_label(row)}: tensor {int(s.buf_tensor[e])} ({int(s.buf_size[e])} bytes) is larger than its "
+                f"ring region {int(placement.region_lo[e]):#x}-{int(placement.region_hi[e]):#x}",
+                entry_path(e) + ".size",
+                {**refs(row), "tensor_ids": [int(s.buf_tensor[e])]},
+            )
+        )
+    if s.buffersize > 0:
+        used = l2_bytes_per_workload(s)
+        for row in np.flatnonzero(used > s.buffersize)[:MAX_LISTED].tolist():
+            problems.append(
+                Problem(
+                    "error",
+                    "l2-over-capacity",
+                    f"{s.wl_label(row)}: the snapshot holds {int(used[row])} bytes, more than the "
+                    f"{s.buffersize} bytes of L2",
+                    s.wl_path(row) + ".buffer",
+                    refs(row),
+                )
+            )
+
+    valid = ~placement.out_of_range[placement.entry]
+    pieces = np.flatnonzero(valid)
+    pairs, truncated = overlapping_pairs(
+        placement.row[pieces],
+        placement.lo[pieces],
+        placement.hi[pieces],
+        s.buf_tensor[placement.entry[pieces]],
+        limit=MAX_LISTED,
+    )
+    seen: set[tuple[int, int, int]] = set()
+    for pair in pairs:
+        a, b = int(placement.entry[pieces[pair.a]]), int(placement.entry[pieces[pair.b]])
+        ta, tb = sorted((int(s.buf_tensor[a]), int(s.buf_tensor[b])))
+        if (pair.group, ta, tb) in seen:  # a wrapped tensor overlapping in both halves: one problem
+            continue
+        seen.add((pair.group, ta, tb))
+        row = pair.group
+        problems.append(
+            Problem(
+                "error",
+                "l2-overlap",
+                f"{s.wl_label(row)}: tensors {ta} and {tb} overlap at bytes {pair.lo:#x}-{pair.hi:#x}",
+                entry_path(max(a, b)),
+                {**refs(row), "tensor_ids": [ta, tb], "range": [pair.lo, pair.hi]},
+            )
+        )
+    if truncated:
+        problems.append(
+            Problem("info", "l2-overlap-truncated", f"more than {MAX_LISTED} L2 overlaps; only the first are listed")
+        )
+    return problems
+
+
+def wl0_problems(s: Schedule) -> list[Problem]:
+    """WL0 (or WL1) entries of one snapshot that share bytes. Entries have no tensor id: name their transfers."""
+    row = rows_of_children(s.w0_ptr)
+    pairs, truncated = overlapping_pairs(
+        row, s.w0_addr, s.w0_addr + s.w0_size, np.arange(s.w0_addr.size), limit=MAX_LISTED
+    )
+    name = s.wl0_key.split("_")[0].upper()
+    problems = []
+    for pair in pairs:
+        r = pair.group
+        a, b = sorted((pair.a, pair.b))
+
+        def what(e: int) -> str:
+            layer = s.layers[s.w0_layer[e]] if s.w0_layer[e] >= 0 else "?"
+            return f"entry {int(s.w0_pos[e])} (transfer {int(s.w0_tid[e])}, {layer})"
+
+        problems.append(
+            Problem(
+                "error",
+                "wl0-overlap",
+                f"{s.wl_label(r)}: {name} {what(a)} and {what(b)} overlap at bytes {pair.lo:#x}-{pair.hi:#x}",
+                f"{s.wl_path(r)}.{s.wl0_key}[{int(s.w0_pos[b])}]",
+                {
+                    "core": int(s.wl_core[r]),
+                    "workload_id": int(s.wl_id[r]),
+                    "transfer_ids": [int(s.w0_tid[a]), int(s.w0_tid[b])],
+                    "range": [pair.lo, pair.hi],
+                },
+            )
+        )
+    if truncated:
+        problems.append(
+            Problem(
+                "info", "wl0-overlap-truncated", f"more than {MAX_LISTED} {name} overlaps; only the first are listed"
+            )
+        )
+    return problems

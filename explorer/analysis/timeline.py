@@ -1,0 +1,131 @@
+"""When each workload runs: the dependency-aware estimate, the sequential one, and the critical path.
+
+The IR carries durations, not start times. Dependency-aware: a workload starts when the previous workload on
+its core and every producer of its inputs have finished (DRAM transfers cost nothing unless a bandwidth is
+given). Sequential: each core runs back to back, ignoring other cores.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.analysis.dependencies import Dependencies
+from explorer.schedule import Schedule
+
+
+@dataclass
+class Timeline:
+    start: np.ndarray
+    end: np.ndarray
+    makespan: float
+    start_sequential: np.ndarray
+    end_sequential: np.ndarray
+    makespan_sequential: float
+    set_by: np.ndarray  # the row whose end fixed this row's start; -1 when it starts at 0
+    critical_path: list[int]  # rows, first to last
+    per_core: dict[int, dict[str, float]] = field(default_factory=dict)
+    cycle_rows: list[int] = field(default_factory=list)  # rows that could not be scheduled
+
+
+def sequential_times(s: Schedule) -> tuple[np.ndarray, np.ndarray]:
+    end = np.empty(s.n_workloads, dtype=np.float64)
+    for k in range(s.core_ids.size):
+        lo, hi = int(s.core_ptr[k]), int(s.core_ptr[k + 1])
+        end[lo:hi] = np.cumsum(s.wl_time[lo:hi])
+    return end - s.wl_time, end
+
+
+def compute_timeline(s: Schedule, deps: Dependencies, dram_bytes_per_cycle: float | None = None) -> Timeline:
+    """Kahn's algorithm over core order plus producer edges; rows left over sit on a dependency cycle.
+
+    With `dram_bytes_per_cycle`, an edge through DRAM also costs the spilled bytes over that bandwidth.
+    """
+    n = s.n_workloads
+    time = s.wl_time
+    start_seq, end_seq = sequential_times(s)
+    edge_order = np.argsort(deps.producer, kind="stable")
+    succ_ptr = np.searchsorted(deps.producer[edge_order], np.arange(n + 1))
+    succ = deps.consumer[edge_order].tolist()
+    delay = np.zeros(deps.consumer.size)
+    if dram_bytes_per_cycle:
+        sizes = dict(zip(s.of_tid.tolist(), s.of_size.tolist(), strict=True))
+        delay = np.array(
+            [
+                sizes.get(t, 0) / dram_bytes_per_cycle if v else 0.0
+                for t, v in zip(deps.tid.tolist(), deps.via_dram.tolist(), strict=True)
+            ]
+        )
+    delay_list = delay[edge_order].tolist()
+    indegree = np.bincount(deps.consumer, minlength=n).astype(np.int64)
+    next_on_core = np.full(n, -1, dtype=np.int64)
+    for k in range(s.core_ids.size):
+        lo, hi = int(s.core_ptr[k]), int(s.core_ptr[k + 1])
+        next_on_core[lo : hi - 1] = np.arange(lo + 1, hi)
+        indegree[lo + 1 : hi] += 1
+
+    start = [0.0] * n
+    set_by = [-1] * n
+    end = [0.0] * n
+    indeg = indegree.tolist()
+    nxt = next_on_core.tolist()
+    durations = time.tolist()
+    ptr = succ_ptr.tolist()
+    ready = deque(np.flatnonzero(indegree == 0).tolist())
+    done = 0
+    while ready:
+        row = ready.popleft()
+        done += 1
+        finish = start[row] + durations[row]
+        end[row] = finish
+        follower = nxt[row]
+        if follower >= 0:
+            if finish >= start[follower]:
+                start[follower], set_by[follower] = finish, row
+            indeg[follower] -= 1
+            if indeg[follower] == 0:
+                ready.append(follower)
+        for e in range(ptr[row], ptr[row + 1]):
+            consumer = succ[e]
+            arrival = finish + delay_list[e]
+            if arrival > start[consumer]:
+                start[consumer], set_by[consumer] = arrival, row
+            indeg[consumer] -= 1
+            if indeg[consumer] == 0:
+                ready.append(consumer)
+
+    start_a = np.asarray(start)
+    end_a = np.asarray(end)
+    set_by_a = np.asarray(set_by, dtype=np.int64)
+    cycle_rows = np.flatnonzero(np.asarray(indeg) > 0).tolist() if done < n else []
+    if cycle_rows:
+        end_a[cycle_rows] = np.nan
+        start_a[cycle_rows] = np.nan
+    makespan = float(np.nanmax(end_a)) if n and not np.isnan(end_a).all() else 0.0
+    critical: list[int] = []
+    if n and makespan > 0:
+        row = int(np.nanargmax(end_a))
+        while row >= 0:
+            critical.append(row)
+            row = int(set_by_a[row])
+        critical.reverse()
+    per_core: dict[int, dict[str, float]] = {}
+    for k, core in enumerate(s.core_ids.tolist()):
+        lo, hi = int(s.core_ptr[k]), int(s.core_ptr[k + 1])
+        busy = float(time[lo:hi].sum())
+        last = float(np.nanmax(end_a[lo:hi])) if hi > lo and not np.isnan(end_a[lo:hi]).all() else 0.0
+        per_core[core] = {"workloads": hi - lo, "busy": busy, "end": last, "idle": max(last - busy, 0.0)}
+    return Timeline(
+        start=start_a,
+        end=end_a,
+        makespan=makespan,
+        start_sequential=start_seq,
+        end_sequential=end_seq,
+        makespan_sequential=float(end_seq.max()) if n else 0.0,
+        set_by=set_by_a,
+        critical_path=critical,
+        per_core=per_core,
+        cycle_rows=cycle_rows,
+    )

@@ -1,0 +1,270 @@
+"""Transfer-id integrity and snapshot consistency (format notes §3.5).
+
+Errors break the data flow: an input nobody produces, two producers for one id, DRAM writes and reads that do
+not pair up, dangling related_* links, dependency cycles. Warnings are soft facts that real schedules bend:
+a consumer missing from a destination list, a tensor that moves, a stale newly_added flag, an id that is not
+the array index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.analysis.dependencies import lookup, ofmap_producer_index, rows_of_children
+from explorer.errors import Problem
+from explorer.schedule import Schedule
+
+MAX_PER_CODE = 10_000
+
+
+class _Problems(list):
+    """A problem list that caps each code, so a systematically broken file stays readable."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: dict[str, int] = {}
+
+    def add(self, severity: str, code: str, message: str, location: str = "", **refs: object) -> None:
+        count = self.counts.get(code, 0) + 1
+        self.counts[code] = count
+        if count <= MAX_PER_CODE:
+            self.append(Problem(severity, code, message, location, dict(refs)))  # type: ignore[arg-type]
+
+
+def transfer_problems(s: Schedule, cycle_rows: list[int]) -> list[Problem]:
+    out = _Problems()
+
+    def wl_refs(row: int) -> dict:
+        return {"core": int(s.wl_core[row]), "workload_id": int(s.wl_id[row])}
+
+    # 1. Duplicate ofmap transfer ids, and ids used by both DRAM directions.
+    order = np.argsort(s.of_tid, kind="stable")
+    tids = s.of_tid[order]
+    for k in np.flatnonzero(tids[1:] == tids[:-1]).tolist():
+        first, second = int(s.of_row[order[k]]), int(s.of_row[order[k + 1]])
+        out.add(
+            "error",
+            "duplicate-transfer-id",
+            f"transfer {int(tids[k])} is the ofmap of both {s.wl_label(first)} and {s.wl_label(second)}",
+            f"{s.wl_path(second)}.ofmap[{int(s.of_pos[order[k + 1]])}].transfer_id",
+            transfer_id=int(tids[k]),
+            **wl_refs(second),
+        )
+    for tid in np.intersect1d(s.din_tid, s.dout_tid).tolist():
+        out.add(
+            "error",
+            "transfer-id-collision",
+            f"transfer {tid} is both a DRAM write (in) and a DRAM read (out)",
+            '$["-1"]',
+            transfer_id=tid,
+        )
+
+    # 2. Inputs that resolve to nothing.
+    of_tids, of_rows = ofmap_producer_index(s)
+    dout_sorted = np.sort(s.dout_tid)
+    consumer_rows = rows_of_children(s.in_ptr)
+    unresolved = (lookup(of_tids, s.in_tid) < 0) & (lookup(dout_sorted, s.in_tid) < 0)
+    for i in np.flatnonzero(unresolved).tolist():
+        row = int(consumer_rows[i])
+        kind = "weight" if s.in_kind[i] == 1 else "ifmap"
+        out.add(
+            "error",
+            "unresolved-transfer",
+            f"{s.wl_label(row)}: {kind} transfer {int(s.in_tid[i])} is produced by no ofmap and no DRAM read",
+            f"{s.wl_path(row)}.{kind}",
+            transfer_id=int(s.in_tid[i]),
+            **wl_refs(row),
+        )
+
+    # 3. DRAM writes pair with ofmaps that have a DRAM destination, and vice versa.
+    of_rows_all = rows_of_children(s.of_dst_ptr)  # ofmap index of each destination
+    dram_ofmaps = np.unique(of_rows_all[s.dst_dram])
+    dram_dest_tids = np.sort(s.of_tid[dram_ofmaps])
+    for k, tid in enumerate(s.din_tid.tolist()):
+        location = f'$["-1"].in[{int(s.din_pos[k])}]'
+        hit = lookup(of_tids, np.array([tid]))[0]
+        if hit < 0 or lookup(dram_dest_tids, np.array([tid]))[0] < 0:
+            out.add(
+                "error",
+                "dram-write-unmatched",
+                f"DRAM write {tid} has no ofmap with transfer {tid} and a DRAM destination",
+                location + ".transfer_id",
+                transfer_id=tid,
+            )
+            continue
+        row = int(of_rows[hit])
+        if int(s.wl_core[row]) != int(s.din_core[k]) or int(s.wl_id[row]) != int(s.din_wl[k]):
+            out.add(
+                "error",
+                "dram-write-unmatched",
+                f"DRAM write {tid} names core {int(s.din_core[k])} workload {int(s.din_wl[k])}, "
+                f"but its ofmap belongs to {s.wl_label(row)}",
+                location,
+                transfer_id=tid,
+                **wl_refs(row),
+            )
+    din_sorted = np.sort(s.din_tid)
+    for o in dram_ofmaps.tolist():
+        tid = int(s.of_tid[o])
+        if lookup(din_sorted, np.array([tid]))[0] < 0:
+            row = int(s.of_row[o])
+            out.add(
+                "error",
+                "dram-write-missing",
+                f"{s.wl_label(row)}: ofmap transfer {tid} goes to DRAM but no DRAM write (in) has that id",
+                f"{s.wl_path(row)}.ofmap[{int(s.of_pos[o])}]",
+                transfer_id=tid,
+                **wl_refs(row),
+            )
+
+    # 4. related_* links point at existing entries of the other direction.
+    for owner, rel in zip(rows_of_children(s.dout_rel_ptr).tolist(), s.dout_rel.tolist(), strict=True):
+        if lookup(din_sorted, np.array([rel]))[0] < 0:
+            out.add(
+                "error",
+                "dangling-related",
+                f"DRAM read {int(s.dout_tid[owner])} lists related_ifmap {rel}, which is no DRAM write",
+                f'$["-1"].out[{int(s.dout_pos[owner])}].related_ifmap',
+                transfer_id=int(s.dout_tid[owner]),
+            )
+    for owner, rel in zip(rows_of_children(s.din_rel_ptr).tolist(), s.din_rel.tolist(), strict=True):
+        if lookup(dout_sorted, np.array([rel]))[0] < 0:
+            out.add(
+                "error",
+                "dangling-related",
+                f"DRAM write {int(s.din_tid[owner])} lists related_ofmap {rel}, which is no DRAM read",
+                f'$["-1"].in[{int(s.din_pos[owner])}].related_ofmap',
+                transfer_id=int(s.din_tid[owner]),
+            )
+
+    # 5. Cycles (found by the timeline's topological pass).
+    if cycle_rows:
+        shown = ", ".join(s.wl_label(r) for r in cycle_rows[:6])
+        more = f" and {len(cycle_rows) - 6} more" if len(cycle_rows) > 6 else ""
+        first = cycle_rows[0]
+        out.add(
+            "error",
+            "dependency-cycle",
+            f"{len(cycle_rows)} workloads wait on each other and can never start: {shown}{more}",
+            s.wl_path(first),
+            rows=len(cycle_rows),
+            **wl_refs(first),
+        )
+
+    # 6. Consumers missing from their producer's destination list (soft: batch-grouped schedules skip some).
+    _destination_warnings(s, out, of_tids, of_rows, consumer_rows)
+    _snapshot_warnings(s, out)
+    for row in np.flatnonzero(s.wl_id != s.wl_pos).tolist():
+        out.add(
+            "warning",
+            "workload-id-mismatch",
+            f"core {int(s.wl_core[row])}: workload_id {int(s.wl_id[row])} stands at index {int(s.wl_pos[row])}",
+            s.wl_path(row) + ".workload_id",
+            **wl_refs(row),
+        )
+    for code, count in out.counts.items():
+        if count > MAX_PER_CODE:
+            out.append(
+                Problem("info", f"{code}-truncated", f"{count} {code} problems; the first {MAX_PER_CODE} are listed")
+            )
+    return list(out)
+
+
+def _destination_warnings(s: Schedule, out: _Problems, of_tids, of_rows, consumer_rows) -> None:
+    of_order = np.argsort(s.of_tid, kind="stable")
+    dest_owner = rows_of_children(s.of_dst_ptr)
+    listed = set(zip(dest_owner.tolist(), s.dst_core.tolist(), s.dst_wl.tolist(), strict=True))
+    hit = lookup(of_tids, s.in_tid)
+    inputs = np.flatnonzero(hit >= 0)
+    producer_ofmaps = of_order[np.searchsorted(s.of_tid[of_order], s.in_tid[inputs])]  # first producer wins
+    consumers = consumer_rows[inputs]
+    keys = zip(producer_ofmaps.tolist(), s.wl_core[consumers].tolist(), s.wl_id[consumers].tolist(), strict=True)
+    for k, key in enumerate(keys):
+        if key in listed:
+            continue
+        i, consumer, producer_ofmap = int(inputs[k]), int(consumers[k]), key[0]
+        producer = int(of_rows[hit[i]])
+        out.add(
+            "warning",
+            "destination-missing",
+            f"{s.wl_label(consumer)} reads transfer {int(s.in_tid[i])}, but the producing ofmap of "
+            f"{s.wl_label(producer)} does not list it as a destination",
+            f"{s.wl_path(producer)}.ofmap[{int(s.of_pos[producer_ofmap])}].destination",
+            transfer_id=int(s.in_tid[i]),
+            core=key[1],
+            workload_id=key[2],
+        )
+    dram_order = np.argsort(s.dout_tid, kind="stable")
+    dram_hit = lookup(s.dout_tid[dram_order], s.in_tid)
+    read_owner = rows_of_children(s.dout_dst_ptr)
+    dram_listed = set(zip(read_owner.tolist(), s.dout_dst_core.tolist(), s.dout_dst_wl.tolist(), strict=True))
+    for i in np.flatnonzero(dram_hit >= 0).tolist():
+        consumer = int(consumer_rows[i])
+        read = int(dram_order[dram_hit[i]])
+        if (read, int(s.wl_core[consumer]), int(s.wl_id[consumer])) not in dram_listed:
+            out.add(
+                "warning",
+                "destination-missing",
+                f"{s.wl_label(consumer)} reads DRAM transfer {int(s.in_tid[i])}, which does not list it "
+                "as a destination",
+                f'$["-1"].out[{int(s.dout_pos[read])}].destination',
+                transfer_id=int(s.in_tid[i]),
+                core=int(s.wl_core[consumer]),
+                workload_id=int(s.wl_id[consumer]),
+            )
+
+
+def _snapshot_warnings(s: Schedule, out: _Problems) -> None:
+    """A tensor keeps its address and size for its whole life; newly_added matches the previous snapshot."""
+    if s.buf_tensor.size == 0:
+        return
+    row = rows_of_children(s.buf_ptr)
+    core = s.wl_core[row].astype(np.int64)
+    _, tensor = np.unique(s.buf_tensor, return_inverse=True)
+    order = np.lexsort((row, tensor, core))
+    same = (core[order][1:] == core[order][:-1]) & (tensor[order][1:] == tensor[order][:-1])
+    moved = same & (
+        (s.buf_addr[order][1:] != s.buf_addr[order][:-1]) | (s.buf_size[order][1:] != s.buf_size[order][:-1])
+    )
+    reported: set[tuple[int, int]] = set()
+    for k in np.flatnonzero(moved).tolist():
+        before, after = int(order[k]), int(order[k + 1])
+        key = (int(core[after]), int(s.buf_tensor[after]))
+        if key in reported:
+            continue
+        reported.add(key)
+        r = int(row[after])
+        out.add(
+            "warning",
+            "tensor-moved",
+            f"{s.wl_label(r)}: tensor {key[1]} changes from {int(s.buf_addr[before]):#x}+{int(s.buf_size[before])} "
+            f"to {int(s.buf_addr[after]):#x}+{int(s.buf_size[after])} bytes",
+            f"{s.wl_path(r)}.buffer[{int(s.buf_pos[after])}]",
+            core=key[0],
+            workload_id=int(s.wl_id[r]),
+            tensor_ids=[key[1]],
+        )
+
+    # newly_added must be true exactly when the tensor was not in the previous snapshot of the same core.
+    n_tensors = int(tensor.max()) + 1
+    keys = np.sort(row * n_tensors + tensor)
+    first_of_core = np.zeros(s.n_workloads, dtype=bool)
+    first_of_core[s.core_ptr[:-1][np.diff(s.core_ptr) > 0]] = True
+    has_previous = ~first_of_core[row]
+    in_previous = np.zeros(row.size, dtype=bool)
+    in_previous[has_previous] = lookup(keys, (row[has_previous] - 1) * n_tensors + tensor[has_previous]) >= 0
+    flagged = s.buf_new >= 0
+    wrong = flagged & has_previous & ((s.buf_new == 1) == in_previous)
+    for e in np.flatnonzero(wrong).tolist():
+        r = int(row[e])
+        expected = "false" if in_previous[e] else "true"
+        out.add(
+            "warning",
+            "newly-added-mismatch",
+            f"{s.wl_label(r)}: tensor {int(s.buf_tensor[e])} has newly_added "
+            f"{'true' if s.buf_new[e] == 1 else 'false'}, but the previous snapshot says {expected}",
+            f"{s.wl_path(r)}.buffer[{int(s.buf_pos[e])}].newly_added",
+            core=int(s.wl_core[r]),
+            workload_id=int(s.wl_id[r]),
+            tensor_ids=[int(s.buf_tensor[e])],
+        )

@@ -1,0 +1,166 @@
+"""The command line. `ir-explorer FILE` opens the TUI; the subcommands are headless and never import Textual.
+
+Exit codes: 0 all good, 1 problems of severity error were found, 2 the input is unusable (or bad usage).
+JSON goes to stdout, diagnostics to stderr, and no input ever produces a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from explorer import __version__
+from explorer.errors import LoadError, count_by_severity
+
+SUBCOMMANDS = ("info", "check")
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    PROBLEMS = 1
+    UNUSABLE = 2
+
+
+def _base_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ir-explorer",
+        description="Explore ML model files and accelerator schedules in the terminal.",
+        epilog="Subcommands: info FILE, check FILE (run 'ir-explorer SUBCOMMAND --help' for details). "
+        "With only FILE, the interactive explorer opens.",
+    )
+    parser.add_argument("--version", action="version", version=f"ir-explorer {__version__}")
+    return parser
+
+
+def _tui_parser() -> argparse.ArgumentParser:
+    parser = _base_parser()
+    parser.add_argument("file", nargs="?", type=Path, help="the file to open (a bundled sample when omitted)")
+    parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+    return parser
+
+
+def _command_parser(command: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"ir-explorer {command}")
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+    if command == "info":
+        parser.description = "Summarise a file: format, sizes, makespan, peak memory and problem counts."
+    else:
+        parser.description = "List every problem found in a file. Exit 1 when any is an error."
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            args = _command_parser(argv[0]).parse_args(argv[1:])
+            return int(_run_command(argv[0], args))
+        args = _tui_parser().parse_args(argv)
+        return int(_run_tui(args))
+    except LoadError as error:
+        print(f"ir-explorer: {error}", file=sys.stderr)
+        return int(ExitCode.UNUSABLE)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return int(ExitCode.OK)
+    except Exception as error:  # a bug, not bad input: still no traceback unless asked for
+        if os.environ.get("IR_EXPLORER_DEBUG"):
+            raise
+        print(
+            f"ir-explorer: internal error: {type(error).__name__}: {error} (set IR_EXPLORER_DEBUG=1 for details)",
+            file=sys.stderr,
+        )
+        return int(ExitCode.UNUSABLE)
+
+
+def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
+    from explorer.api import open_document
+
+    document = open_document(args.file, strict=args.strict)
+    counts = count_by_severity(document.problems)
+    if command == "info":
+        payload = {
+            "format": document.meta.format,
+            "file": str(args.file),
+            "summary": document.summary,
+            "problems": counts,
+        }
+        if args.json:
+            _print_json(payload)
+        else:
+            _print_info(payload)
+        return ExitCode.OK
+    if args.json:
+        _print_json(
+            {
+                "format": document.meta.format,
+                "file": str(args.file),
+                "problems": [p.to_json() for p in document.problems],
+            }
+        )
+    else:
+        _print_problem_table(document.problems, counts)
+    return ExitCode.PROBLEMS if counts["error"] else ExitCode.OK
+
+
+def _print_json(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload, indent=2, default=_json_default) + "\n")
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)
+
+
+def _print_info(payload: dict[str, Any]) -> None:
+    lines = [f"{payload['file']}", f"  format: {payload['format']}"]
+    for key, value in payload["summary"].items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items())
+        lines.append(f"  {key.replace('_', ' ')}: {value}")
+    counts = payload["problems"]
+    lines.append(f"  problems: {counts['error']} errors, {counts['warning']} warnings")
+    print("\n".join(lines))
+
+
+def _print_problem_table(problems: list, counts: dict[str, int]) -> None:
+    if not problems:
+        print("no problems found")
+        return
+    widths = {"severity": 8, "code": max(len(p.code) for p in problems)}
+    for p in problems:
+        print(f"{p.severity:<{widths['severity']}} {p.code:<{widths['code']}} {p.message}")
+        if p.location:
+            print(f"{'':<{widths['severity']}} {'':<{widths['code']}}   at {p.location}")
+    print(f"\n{counts['error']} errors, {counts['warning']} warnings")
+
+
+def _run_tui(args: argparse.Namespace) -> ExitCode:
+    path = args.file or default_sample()
+    if not path.exists():  # fail before the screen switches, with the same message the app would show
+        raise LoadError(path, "", "no such file or directory")
+    from widgets.app import make_app  # the one place the core reaches the UI, and only when asked to
+
+    make_app(path, strict=args.strict).run()
+    return ExitCode.OK
+
+
+def default_sample() -> Path:
+    """The bundled demo schedule, generated on first use if the checkout lacks it."""
+    folder = Path(__file__).resolve().parent.parent / "sample_data"
+    path = folder / "clean_2x2_stschedule.json"
+    if not path.exists():
+        from explorer.samples import write_samples
+
+        write_samples(folder)
+    return path

@@ -1,0 +1,99 @@
+"""JSON paths and readable messages for decoding errors.
+
+msgspec reports `Expected `int`, got `str` - at `$.buffer[3].address``; users want
+`$["0"][17].buffer[3].address: expected an integer, got "0x100"`. These helpers do that translation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import msgspec
+
+_AT = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
+_TOKEN = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[\.\.\.\]")
+_EXPECTED = re.compile(r"^Expected `(?P<type>[^`]+)`(?P<rest>.*?), got `(?P<got>[^`]+)`$")
+_MISSING = re.compile(r"^Object missing required field `(?P<field>[^`]+)`$")
+_BYTE = re.compile(r"\(byte (\d+)\)")
+
+_TYPE_WORDS = {
+    "int": "an integer",
+    "str": "a string",
+    "float": "a number",
+    "bool": "a boolean",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+}
+
+
+def key(name: str) -> str:
+    """One path step for an object key: `.name` for identifiers, `["0"]` for anything else."""
+    return f".{name}" if name.isidentifier() else f"[{json.dumps(name)}]"
+
+
+def join(base: str, relative: str) -> str:
+    """Append a msgspec-relative path (`$.a[1]`) to an absolute base path (`$["0"][17]`)."""
+    return base + relative[1:] if relative.startswith("$") else base + relative
+
+
+def value_at(root: Any, relative: str) -> tuple[bool, Any]:
+    """Follow a msgspec path inside plain decoded JSON; (found, value)."""
+    node = root
+    for match in _TOKEN.finditer(relative[1:] if relative.startswith("$") else relative):
+        name, index = match.group(1), match.group(2)
+        try:
+            if name is not None:
+                node = node[name]
+            elif index is not None:
+                node = node[int(index)]
+            else:
+                return False, None
+        except (KeyError, IndexError, TypeError):
+            return False, None
+    return True, node
+
+
+def short_json(value: Any, limit: int = 40) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def explain_validation_error(error: msgspec.ValidationError, root: Any, base_path: str) -> tuple[str, str]:
+    """(location, message) for a msgspec validation error raised while converting `root`."""
+    match = _AT.match(str(error))
+    what = match.group("what") if match else str(error)
+    relative = (match.group("path") if match else None) or "$"
+    location = join(base_path, relative)
+    found, value = value_at(root, relative)
+    expected = _EXPECTED.match(what)
+    if expected:
+        type_word = " or ".join(_TYPE_WORDS.get(t.strip(), t.strip()) for t in expected["type"].split("|"))
+        got = short_json(value) if found else expected["got"]
+        return location, f"expected {type_word}{expected['rest']}, got {got}"
+    missing = _MISSING.match(what)
+    if missing:
+        return location, f'missing required key "{missing["field"]}"'
+    if what.startswith("Invalid enum value"):
+        return location, f"unexpected value {short_json(value) if found else what[19:]}"
+    return location, what[:1].lower() + what[1:]
+
+
+def locate_decode_error(error: msgspec.DecodeError, data: bytes, base_offset: int = 0) -> tuple[str, str]:
+    """(location, message) for malformed JSON: line, column and byte, which is what an editor needs."""
+    text = str(error)
+    match = _BYTE.search(text)
+    if match:
+        offset = base_offset + int(match.group(1))
+        message = _BYTE.sub("", text).strip().rstrip(".")
+    elif "truncated" in text:
+        offset = base_offset + len(data)
+        message = "the file ends in the middle of a JSON value (truncated)"
+    else:
+        return "", text
+    line = data.count(b"\n", 0, offset - base_offset) + 1 if data else 1
+    line_start = data.rfind(b"\n", 0, offset - base_offset) + 1
+    column = offset - base_offset - line_start + 1
+    return f"line {line}, column {column} (byte {offset})", message[:1].lower() + message[1:]

@@ -1,0 +1,80 @@
+"""The Document: the one in-memory form that every view (TUI, CLI, export) reads, whatever the format.
+
+Format-specific data hangs off it (``schedule`` for the scheduler IR); the tree and the details are uniform
+so that one tree widget and one details panel serve every format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from explorer.errors import Problem
+
+# progress(done, total, stage): loaders call it now and then; the TUI turns it into a progress bar.
+ProgressCallback = Callable[[float, float, str], None]
+
+
+def no_progress(done: float, total: float, stage: str) -> None:
+    """The default progress callback: headless callers do not need one."""
+
+
+@dataclass(slots=True)
+class Item:
+    """A node of the uniform tree. Children are either given or produced on demand by `expand`.
+
+    Lazy children keep huge schedules cheap: a 10^6-entry file must not build 10^6 items up front.
+    `ref` is an opaque key that the document's `describe` understands (and that problems point at).
+    """
+
+    kind: str
+    label: str
+    ref: Any = None
+    children: list[Item] | None = None
+    expand: Callable[[], list[Item]] | None = None
+
+    @property
+    def has_children(self) -> bool:
+        return bool(self.children) or self.expand is not None
+
+    def get_children(self) -> list[Item]:
+        if self.children is None:
+            self.children = self.expand() if self.expand else []
+            self.expand = None
+        return self.children
+
+
+@dataclass(slots=True)
+class Section:
+    """One table of the details panel: a title, column names and rows of plain values."""
+
+    title: str
+    columns: Sequence[str]
+    rows: list[Sequence[Any]]
+
+
+@dataclass(slots=True)
+class Meta:
+    format: str
+    source: Path
+    producer: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Document:
+    """Everything a loader produced plus what the analyses added (problems, summary, timeline...)."""
+
+    meta: Meta
+    tree: Item
+    problems: list[Problem] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    graph: Any = None  # networkx.DiGraph for graph formats
+    schedule: Any = None  # explorer.schedule.Schedule for the scheduler IR
+    analysis: dict[str, Any] = field(default_factory=dict)
+    describe: Callable[[Any], list[Section]] = field(default=lambda ref: [])
+    find_ref: Callable[[dict[str, Any]], Any] = field(default=lambda refs: None)
+    search: Callable[[str], list[tuple[str, Any]]] = field(default=lambda text: [])

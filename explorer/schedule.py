@@ -1,0 +1,144 @@
+"""Columnar storage for a multi-core schedule: numpy arrays, one row per workload / entry / transfer.
+
+A 500 MB schedule holds about a million buffer-snapshot entries; as Python objects they would cost gigabytes
+and seconds. As columns they cost tens of megabytes and every analysis is a vectorised pass.
+Variable-length children (buffer entries of a workload, inputs, destinations) use CSR layout: rows
+``ptr[i]:ptr[i+1]`` of the child arrays belong to parent ``i``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+LAYER_TYPES = ("pe", "vp", "dt")
+BUFFER_TYPES = ("ifmap", "weight", "ofmap")
+WL_SOURCES = ("DDR", "CORE", "DRAM")
+DRAM_OUT_TYPES = ("weight", "fmap")
+INPUT_KINDS = ("ifmap", "weight")
+
+I64 = np.int64
+
+
+@dataclass
+class Schedule:
+    buffersize: int
+    xlen: int
+    ylen: int
+    top_batch_cut: int
+    wl0_key: str  # "wl0_buffer" or "wl1_buffer": shown as the file names it
+    layers: list[str]
+    core_ids: np.ndarray  # sorted core ids that have an array in the file
+    core_ptr: np.ndarray  # workloads of core_ids[k] are rows core_ptr[k]:core_ptr[k+1]
+
+    # one row per workload, cores in ascending order, file order within a core
+    wl_core: np.ndarray
+    wl_pos: np.ndarray  # index in the core's array in the file (stays right when records are dropped)
+    wl_id: np.ndarray
+    wl_layer: np.ndarray  # index into `layers`
+    wl_type: np.ndarray  # index into LAYER_TYPES
+    wl_time: np.ndarray  # float64 duration
+    wl_ofmap_size: np.ndarray
+    wl_raw: list[Any]  # msgspec.Raw of each workload: details are decoded on demand
+
+    ring_ptr: np.ndarray
+    ring_lo: np.ndarray
+    ring_hi: np.ndarray
+
+    in_ptr: np.ndarray  # consumed transfer ids (ifmap entries then the weight)
+    in_tid: np.ndarray
+    in_kind: np.ndarray  # index into INPUT_KINDS
+
+    of_row: np.ndarray  # one row per ofmap
+    of_tid: np.ndarray
+    of_size: np.ndarray
+    of_pos: np.ndarray
+    of_dst_ptr: np.ndarray
+    dst_core: np.ndarray  # -1 for DRAM
+    dst_wl: np.ndarray  # -1 when absent
+    dst_dram: np.ndarray
+
+    buf_ptr: np.ndarray  # buffer-snapshot entries per workload
+    buf_tensor: np.ndarray
+    buf_addr: np.ndarray
+    buf_size: np.ndarray
+    buf_type: np.ndarray  # index into BUFFER_TYPES
+    buf_new: np.ndarray  # -1 absent, 0 false, 1 true
+    buf_cur: np.ndarray  # cur_wl_ifmap present and true
+    buf_pos: np.ndarray
+
+    w0_ptr: np.ndarray  # WL0/WL1 entries per workload
+    w0_addr: np.ndarray
+    w0_size: np.ndarray
+    w0_src: np.ndarray  # index into WL_SOURCES
+    w0_tid: np.ndarray  # first transfer id, -1 when none
+    w0_pos: np.ndarray
+    w0_layer: np.ndarray  # index into `layers`, -1 when absent
+
+    din_tid: np.ndarray  # DRAM "in" (writes to DRAM)
+    din_core: np.ndarray
+    din_wl: np.ndarray
+    din_pos: np.ndarray
+    din_rel_ptr: np.ndarray
+    din_rel: np.ndarray
+
+    dout_tid: np.ndarray  # DRAM "out" (reads from DRAM)
+    dout_type: np.ndarray
+    dout_size: np.ndarray
+    dout_pos: np.ndarray
+    dout_rel_ptr: np.ndarray
+    dout_rel: np.ndarray
+    dout_dst_ptr: np.ndarray
+    dout_dst_core: np.ndarray
+    dout_dst_wl: np.ndarray
+
+    dram_raw: Any = None  # msgspec.Raw of the "-1" section, for details
+    _row_index: dict[tuple[int, int], int] | None = field(default=None, repr=False)
+
+    @property
+    def n_workloads(self) -> int:
+        return int(self.wl_id.size)
+
+    def core_rows(self, core: int) -> range:
+        k = int(np.searchsorted(self.core_ids, core))
+        if k >= self.core_ids.size or self.core_ids[k] != core:
+            return range(0)
+        return range(int(self.core_ptr[k]), int(self.core_ptr[k + 1]))
+
+    def row_of(self, core: int, workload_id: int) -> int | None:
+        """The row of (core, workload_id), or None. Built once, on first use."""
+        if self._row_index is None:
+            self._row_index = {}
+            for row, (c, w) in enumerate(zip(self.wl_core.tolist(), self.wl_id.tolist(), strict=True)):
+                self._row_index.setdefault((c, w), row)
+        return self._row_index.get((core, workload_id))
+
+    def mesh_position(self, core: int) -> tuple[int, int]:
+        """(x, y) of a core in the xlen×ylen mesh, row-major as in the documented IR."""
+        width = max(self.xlen, 1)
+        return core % width, core // width
+
+    def wl_path(self, row: int) -> str:
+        return f'$["{int(self.wl_core[row])}"][{int(self.wl_pos[row])}]'
+
+    def wl_label(self, row: int) -> str:
+        return f"core {int(self.wl_core[row])} workload {int(self.wl_id[row])}"
+
+
+class CsrBuilder:
+    """Accumulates child columns parent by parent, then freezes them into numpy arrays."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = names
+        self.columns: dict[str, list[Any]] = {name: [] for name in names}
+        self.ptr: list[int] = [0]
+
+    def close_parent(self) -> None:
+        self.ptr.append(len(self.columns[self.names[0]]))
+
+    def arrays(self, dtypes: dict[str, Any]) -> dict[str, np.ndarray]:
+        out = {name: np.asarray(self.columns[name], dtype=dtypes.get(name, I64)) for name in self.names}
+        out["ptr"] = np.asarray(self.ptr, dtype=I64)
+        return out

@@ -1,0 +1,607 @@
+"""The scheduler IR as a Document: its tree, its details tables, search and navigation targets.
+
+Pure data for the views: every function returns plain values. Children are built lazily and workloads are
+grouped in chunks so a core with 10^5 workloads opens instantly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from explorer.errors import Problem
+from explorer.formatting import box, human_bytes, number
+from explorer.model import Document, Item, Meta, Section
+from explorer.schedule import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, Schedule
+
+CHUNK = 500
+
+
+def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document:
+    view = ScheduleView(s)
+    doc = Document(
+        meta=Meta(
+            format="scheduler-ir",
+            source=path,
+            producer="Gemini scheduler",
+            extra={"xlen": s.xlen, "ylen": s.ylen, "buffersize": s.buffersize, "wl_buffer": s.wl0_key},
+        ),
+        tree=view.tree(path.name),
+        problems=problems,
+        schedule=s,
+    )
+    view.document = doc
+    doc.describe = view.describe
+    doc.find_ref = view.find_ref
+    doc.search = view.search
+    doc.ancestors = view.ancestors  # type: ignore[attr-defined]
+    return doc
+
+
+class ScheduleView:
+    def __init__(self, s: Schedule) -> None:
+        self.s = s
+        self.document: Document | None = None
+        self._decoded: dict[int, dict] = {}
+
+    # ---- tree -------------------------------------------------------------------------------------------
+    def tree(self, name: str) -> Item:
+        s = self.s
+        children = [
+            Item("summary", "Summary", ("summary",)),
+            Item(
+                "dram",
+                f"DRAM  ({s.din_tid.size} writes, {s.dout_tid.size} reads)",
+                ("dram",),
+                expand=self._dram_children,
+            ),
+        ]
+        for core in s.core_ids.tolist():
+            rows = s.core_rows(core)
+            x, y = s.mesh_position(core)
+            children.append(
+                Item(
+                    "core",
+                    f"core {core}  (x{x}, y{y})  · {len(rows)} workloads",
+                    ("core", core),
+                    expand=lambda core=core: self._core_children(core),
+                )
+            )
+        return Item("file", name, ("summary",), children=children)
+
+    def _core_children(self, core: int) -> list[Item]:
+        rows = self.s.core_rows(core)
+        if len(rows) <= CHUNK:
+            return [self._workload_item(r) for r in rows]
+        return [
+            Item(
+                "chunk",
+                f"workloads {lo - rows.start}–{min(lo + CHUNK, rows.stop) - 1 - rows.start}",
+                ("chunk", core, lo, min(lo + CHUNK, rows.stop)),
+                expand=lambda lo=lo: [self._workload_item(r) for r in range(lo, min(lo + CHUNK, rows.stop))],
+            )
+            for lo in range(rows.start, rows.stop, CHUNK)
+        ]
+
+    def workload_label(self, row: int) -> str:
+        s = self.s
+        return (
+            f"#{int(s.wl_id[row])} {s.layers[s.wl_layer[row]]}  {LAYER_TYPES[s.wl_type[row]]}  {number(s.wl_time[row])}"
+        )
+
+    def _workload_item(self, row: int) -> Item:
+        return Item(
+            "workload", self.workload_label(row), ("workload", row), expand=lambda: self._workload_children(row)
+        )
+
+    def _workload_children(self, row: int) -> list[Item]:
+        s = self.s
+        raw = self.raw(row)
+        items: list[Item] = []
+        for k, ref in enumerate(_dicts(raw.get("ifmap"))):
+            items.append(
+                Item(
+                    "ifmap",
+                    f"ifmap[{k}]  transfer {_ids(ref.get('transfer_id'))}  {human_bytes(ref.get('size', 0))}",
+                    ("ifmap", row, k),
+                )
+            )
+        for k, ref in enumerate(_dicts(raw.get("ofmap"))):
+            items.append(
+                Item(
+                    "ofmap",
+                    f"ofmap[{k}]  transfer {ref.get('transfer_id')}  → {_destinations(ref.get('destination'))}",
+                    ("ofmap", row, k),
+                )
+            )
+        if isinstance(raw.get("weight"), dict):
+            items.append(
+                Item(
+                    "weight",
+                    f"weight  transfer {_ids(raw['weight'].get('transfer_id'))}  "
+                    f"{human_bytes(raw['weight'].get('size', 0))}",
+                    ("weight", row),
+                )
+            )
+        lo, hi = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
+        used = int(s.buf_size[lo:hi].sum())
+        items.append(
+            Item(
+                "buffer",
+                f"L2 buffer  {hi - lo} entries, {human_bytes(used)}",
+                ("buffer", row),
+                expand=lambda: [self._buffer_item(row, e) for e in range(lo, hi)],
+            )
+        )
+        w_lo, w_hi = int(s.w0_ptr[row]), int(s.w0_ptr[row + 1])
+        items.append(
+            Item(
+                "wl0",
+                f"{s.wl0_key}  {w_hi - w_lo} entries",
+                ("wl0", row),
+                expand=lambda: [self._wl0_item(row, e) for e in range(w_lo, w_hi)],
+            )
+        )
+        return items
+
+    def _buffer_item(self, row: int, e: int) -> Item:
+        s = self.s
+        flag = " new" if s.buf_new[e] == 1 else ""
+        flag += " cur" if s.buf_cur[e] else ""
+        return Item(
+            "buffer-entry",
+            f"tensor {int(s.buf_tensor[e])}  {BUFFER_TYPES[s.buf_type[e]]}  "
+            f"{int(s.buf_addr[e]):#x}+{human_bytes(int(s.buf_size[e]))}{flag}",
+            ("buffer-entry", row, e),
+        )
+
+    def _wl0_item(self, row: int, e: int) -> Item:
+        s = self.s
+        return Item(
+            "wl0-entry",
+            f"{int(s.w0_addr[e]):#x}+{int(s.w0_size[e])}  {WL_SOURCES[s.w0_src[e]]}  transfer {int(s.w0_tid[e])}",
+            ("wl0-entry", row, e),
+        )
+
+    def _dram_children(self) -> list[Item]:
+        s = self.s
+        writes = [
+            Item("dram-in", f"write {int(t)} ← core {int(c)} wl {int(w)}", ("dram-in", k))
+            for k, (t, c, w) in enumerate(zip(s.din_tid, s.din_core, s.din_wl, strict=True))
+        ]
+        reads = [
+            Item("dram-out", f"read {int(t)}  {DRAM_OUT_TYPES[ty]}  {human_bytes(int(sz))}", ("dram-out", k))
+            for k, (t, ty, sz) in enumerate(zip(s.dout_tid, s.dout_type, s.dout_size, strict=True))
+        ]
+        return [
+            Item("dram-list", f"in (writes to DRAM)  {len(writes)}", ("dram",), children=writes),
+            Item("dram-list", f"out (reads from DRAM)  {len(reads)}", ("dram",), children=reads),
+        ]
+
+    # ---- navigation -------------------------------------------------------------------------------------
+    def ancestors(self, ref: Any) -> list[Any]:
+        """Refs from the top of the tree down to `ref`, so a view can expand its way there."""
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        kind = ref[0]
+        if kind in ("dram-in", "dram-out"):
+            return [("dram",), ref]
+        if kind == "core":
+            return [ref]
+        if kind in ("workload", "ifmap", "ofmap", "weight", "buffer", "wl0", "buffer-entry", "wl0-entry"):
+            row = ref[1]
+            core = int(self.s.wl_core[row])
+            path: list[Any] = [("core", core)]
+            rows = self.s.core_rows(core)
+            if len(rows) > CHUNK:
+                lo = rows.start + (row - rows.start) // CHUNK * CHUNK
+                path.append(("chunk", core, lo, min(lo + CHUNK, rows.stop)))
+            path.append(("workload", row))
+            if kind == "buffer-entry":
+                path.append(("buffer", row))
+            elif kind == "wl0-entry":
+                path.append(("wl0", row))
+            if kind != "workload":
+                path.append(ref)
+            return path
+        return [ref]
+
+    def find_ref(self, refs: dict[str, Any]) -> Any:
+        """The tree ref a problem points at: its workload when it names one, else its DRAM entry."""
+        s = self.s
+        if "core" in refs and "workload_id" in refs:
+            row = s.row_of(int(refs["core"]), int(refs["workload_id"]))
+            if row is not None:
+                return ("workload", row)
+        tid = refs.get("transfer_id")
+        if tid is not None:
+            for k in np.flatnonzero(s.din_tid == tid).tolist():
+                return ("dram-in", k)
+            for k in np.flatnonzero(s.dout_tid == tid).tolist():
+                return ("dram-out", k)
+        return None
+
+    def search(self, text: str, limit: int = 200) -> list[tuple[str, Any]]:
+        """Workloads by id or layer name, tensors by id, transfers by id."""
+        s = self.s
+        text = text.strip()
+        hits: list[tuple[str, Any]] = []
+        if not text:
+            return hits
+        if text.lstrip("#").isdigit():
+            value = int(text.lstrip("#"))
+            for row in np.flatnonzero(s.wl_id == value)[:limit].tolist():
+                hits.append((f"workload core {int(s.wl_core[row])} {self.workload_label(row)}", ("workload", row)))
+            for e in np.flatnonzero(s.buf_tensor == value)[:1].tolist():
+                row = int(np.searchsorted(s.buf_ptr, e, side="right") - 1)
+                hits.append((f"tensor {value} first resident at {s.wl_label(row)}", ("buffer-entry", row, e)))
+            for k in np.flatnonzero(s.of_tid == value)[:1].tolist():
+                row = int(s.of_row[k])
+                hits.append((f"transfer {value}: ofmap of {s.wl_label(row)}", ("workload", row)))
+            for k in np.flatnonzero(s.din_tid == value).tolist():
+                hits.append((f"transfer {value}: DRAM write", ("dram-in", k)))
+            for k in np.flatnonzero(s.dout_tid == value).tolist():
+                hits.append((f"transfer {value}: DRAM read", ("dram-out", k)))
+            return hits[:limit]
+        needle = text.lower()
+        layers = [i for i, name in enumerate(s.layers) if needle in name.lower()]
+        for row in np.flatnonzero(np.isin(s.wl_layer, layers))[:limit].tolist():
+            hits.append((f"core {int(s.wl_core[row])} {self.workload_label(row)}", ("workload", row)))
+        return hits
+
+    # ---- details ----------------------------------------------------------------------------------------
+    def raw(self, row: int) -> dict:
+        """The whole workload as JSON values, decoded on first use (and kept for the next look)."""
+        cached = self._decoded.get(row)
+        if cached is None:
+            cached = _decode_plain(self.s.wl_raw[row])
+            if len(self._decoded) > 256:
+                self._decoded.clear()
+            self._decoded[row] = cached
+        return cached
+
+    def describe(self, ref: Any) -> list[Section]:
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        method = getattr(self, "_describe_" + str(ref[0]).replace("-", "_"), None)
+        if method is None:
+            return []
+        try:
+            return method(*ref[1:])
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+            # The raw record behind a kept item can still hold junk the fast path never read.
+            return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+
+    def _analysis(self) -> Any:
+        return self.document.analysis.get("schedule") if self.document else None
+
+    def _describe_summary(self) -> list[Section]:
+        doc = self.document
+        rows = [(k.replace("_", " "), _fmt(v)) for k, v in (doc.summary if doc else {}).items()]
+        sections = [Section("Schedule", ("property", "value"), rows)]
+        analysis = self._analysis()
+        if analysis:
+            per_core = analysis.timeline.per_core
+            sections.append(
+                Section(
+                    "Cores",
+                    ("core", "mesh", "workloads", "busy", "ends at", "idle"),
+                    [
+                        (
+                            c,
+                            "x{}, y{}".format(*self.s.mesh_position(c)),
+                            v["workloads"],
+                            number(v["busy"]),
+                            number(v["end"]),
+                            number(v["idle"]),
+                        )
+                        for c, v in per_core.items()
+                    ],
+                )
+            )
+        return sections
+
+    def _describe_dram(self) -> list[Section]:
+        return self._describe_summary()[:1]
+
+    def _describe_core(self, core: int) -> list[Section]:
+        s = self.s
+        rows = s.core_rows(core)
+        x, y = s.mesh_position(core)
+        props = [
+            ("core", core),
+            ("mesh position", f"x{x}, y{y}"),
+            ("workloads", len(rows)),
+            ("busy time", number(float(s.wl_time[rows.start : rows.stop].sum()))),
+        ]
+        analysis = self._analysis()
+        if analysis and len(rows):
+            used = analysis.l2_bytes[rows.start : rows.stop]
+            peak = int(used.argmax())
+            props += [
+                ("ends at", number(analysis.timeline.per_core[core]["end"])),
+                ("idle", number(analysis.timeline.per_core[core]["idle"])),
+                ("peak L2", f"{human_bytes(int(used[peak]))} at workload {int(s.wl_id[rows.start + peak])}"),
+            ]
+        return [Section(f"Core {core}", ("property", "value"), props)]
+
+    def _describe_chunk(self, core: int, lo: int, hi: int) -> list[Section]:
+        return self._describe_core(core)
+
+    def _describe_workload(self, row: int) -> list[Section]:
+        s = self.s
+        raw = self.raw(row)
+        props: list[tuple[str, Any]] = [
+            ("core", int(s.wl_core[row])),
+            ("workload_id", int(s.wl_id[row])),
+            ("index in file", int(s.wl_pos[row])),
+            ("layer", s.layers[s.wl_layer[row]]),
+            ("layer type", LAYER_TYPES[s.wl_type[row]]),
+            ("time", number(s.wl_time[row])),
+            ("ofmap size", human_bytes(int(s.wl_ofmap_size[row]))),
+            ("workload box", box(*(raw.get("workload") or [None, None])[:2])),
+            ("tile padding (t b l r)", _fmt(raw.get("tile_padding_tblr"))),
+            ("ring regions", ", ".join(f"{lo:#x}-{hi:#x}" for lo, hi in raw.get("ring_buffer_info") or [])),
+        ]
+        analysis = self._analysis()
+        if analysis:
+            t = analysis.timeline
+            props += [
+                ("start → end (dependencies)", f"{number(t.start[row])} → {number(t.end[row])}"),
+                ("start → end (sequential)", f"{number(t.start_sequential[row])} → {number(t.end_sequential[row])}"),
+                ("L2 in use", human_bytes(int(analysis.l2_bytes[row]))),
+                ("on critical path", "yes" if row in set(t.critical_path) else "no"),
+            ]
+            producers = analysis.deps.producers_of(row).tolist()
+            consumers = analysis.deps.consumers_of(row).tolist()
+            props += [
+                ("producers", ", ".join(s.wl_label(r) for r in producers[:8]) or "—"),
+                ("consumers", ", ".join(s.wl_label(r) for r in consumers[:8]) or "—"),
+            ]
+        sections = [Section(f"Workload {s.wl_label(row)}", ("property", "value"), props)]
+        inputs = [
+            (
+                "ifmap",
+                _ids(r.get("transfer_id")),
+                box(r.get("lower"), r.get("upper")),
+                r.get("size"),
+                r.get("bitwidth"),
+                r.get("align"),
+            )
+            for r in _dicts(raw.get("ifmap"))
+        ]
+        if isinstance(raw.get("weight"), dict):
+            w = raw["weight"]
+            inputs.append(
+                ("weight", _ids(w.get("transfer_id")), box(w.get("lower"), w.get("upper")), w.get("size"), "", "")
+            )
+        sections.append(Section("Inputs", ("kind", "transfers", "box", "bytes", "bits", "align"), inputs))
+        sections.append(
+            Section(
+                "Ofmaps",
+                ("transfer", "box", "bytes", "destinations"),
+                [
+                    (
+                        o.get("transfer_id"),
+                        box(o.get("lower"), o.get("upper")),
+                        o.get("size"),
+                        _destinations(o.get("destination")),
+                    )
+                    for o in _dicts(raw.get("ofmap"))
+                ],
+            )
+        )
+        sections += self._describe_buffer(row) + self._describe_wl0(row)
+        tiles = raw.get("tile_info") or {}
+        if isinstance(tiles, dict) and tiles:
+            sections.append(
+                Section(
+                    "Tiles",
+                    ("tile", "ofmap box", "pred time", "cut", "loop", "mini tile"),
+                    [
+                        (
+                            name,
+                            box(t.get("ofmap_lower"), t.get("ofmap_upper")),
+                            number(t.get("single_tile_time_pred", 0)),
+                            t.get("cut_mode", ""),
+                            t.get("loop_order", ""),
+                            _fmt(t.get("out_mini_tile", "")),
+                        )
+                        for name, t in tiles.items()
+                        if isinstance(t, dict)
+                    ],
+                )
+            )
+        return sections
+
+    def _describe_buffer(self, row: int) -> list[Section]:
+        s = self.s
+        lo, hi = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
+        rows = [
+            (
+                int(s.buf_tensor[e]),
+                BUFFER_TYPES[s.buf_type[e]],
+                f"{int(s.buf_addr[e]):#x}",
+                f"{int(s.buf_addr[e] + s.buf_size[e]):#x}",
+                int(s.buf_size[e]),
+                {1: "yes", 0: "no"}.get(int(s.buf_new[e]), ""),
+                "yes" if s.buf_cur[e] else "",
+            )
+            for e in range(lo, hi)
+        ]
+        return [
+            Section(
+                f"L2 snapshot before {s.wl_label(row)}",
+                ("tensor", "type", "start", "end", "bytes", "new", "current input"),
+                rows,
+            )
+        ]
+
+    def _describe_wl0(self, row: int) -> list[Section]:
+        s = self.s
+        lo, hi = int(s.w0_ptr[row]), int(s.w0_ptr[row + 1])
+        rows = [
+            (
+                int(s.w0_pos[e]),
+                f"{int(s.w0_addr[e]):#x}",
+                f"{int(s.w0_addr[e] + s.w0_size[e]):#x}",
+                int(s.w0_size[e]),
+                WL_SOURCES[s.w0_src[e]],
+                int(s.w0_tid[e]),
+                s.layers[s.w0_layer[e]] if s.w0_layer[e] >= 0 else "",
+            )
+            for e in range(lo, hi)
+        ]
+        return [
+            Section(
+                f"{s.wl0_key} before {s.wl_label(row)}",
+                ("entry", "start", "end", "bytes", "source", "transfer", "layer"),
+                rows,
+            )
+        ]
+
+    def _describe_buffer_entry(self, row: int, e: int) -> list[Section]:
+        s = self.s
+        entry = _dicts(self.raw(row).get("buffer"), keep_positions=True)[int(s.buf_pos[e])]
+        tensor = int(s.buf_tensor[e])
+        core_rows = s.core_rows(int(s.wl_core[row]))
+        owner = np.searchsorted(s.buf_ptr, np.flatnonzero(s.buf_tensor == tensor), side="right") - 1
+        resident = owner[(owner >= core_rows.start) & (owner < core_rows.stop)]
+        life = (
+            (f"workloads {int(s.wl_id[resident.min()])}–{int(s.wl_id[resident.max()])} ({resident.size} snapshots)")
+            if resident.size
+            else ""
+        )
+        props = [
+            ("tensor", tensor),
+            ("type", entry.get("type")),
+            ("address", f"{int(s.buf_addr[e]):#x}"),
+            ("end", f"{int(s.buf_addr[e] + s.buf_size[e]):#x}"),
+            ("size", human_bytes(int(s.buf_size[e]))),
+            ("box", box(entry.get("lower"), entry.get("upper"))),
+            ("layer", entry.get("layer_name", "")),
+            ("tensor order", entry.get("tensor_order")),
+            ("newly added", entry.get("newly_added", "")),
+            ("current input", entry.get("cur_wl_ifmap", "")),
+            ("transfers", _ids(entry.get("transfer_id"))),
+            ("resident in", life),
+        ]
+        sources = [
+            (
+                src.get("type"),
+                src.get("core_id"),
+                src.get("layer_name", ""),
+                src.get("transfer_id"),
+                src.get("size"),
+                box(src.get("lower"), src.get("upper")),
+            )
+            for src in entry.get("source") or []
+            if isinstance(src, dict)
+        ]
+        return [
+            Section(f"Tensor {tensor} in {s.wl_label(row)}", ("property", "value"), props),
+            Section("Sources", ("type", "core", "layer", "transfer", "bytes", "box"), sources),
+        ]
+
+    def _describe_wl0_entry(self, row: int, e: int) -> list[Section]:
+        entry = _dicts(self.raw(row).get(self.s.wl0_key), keep_positions=True)[int(self.s.w0_pos[e])]
+        return [Section(f"{self.s.wl0_key} entry", ("property", "value"), [(k, _fmt(v)) for k, v in entry.items()])]
+
+    def _describe_ifmap(self, row: int, k: int) -> list[Section]:
+        return [
+            Section(
+                f"ifmap[{k}] of {self.s.wl_label(row)}",
+                ("property", "value"),
+                [(key, _fmt(v)) for key, v in _dicts(self.raw(row).get("ifmap"), keep_positions=True)[k].items()],
+            )
+        ]
+
+    def _describe_ofmap(self, row: int, k: int) -> list[Section]:
+        ofmap = _dicts(self.raw(row).get("ofmap"), keep_positions=True)[k]
+        props = [(key, _fmt(v)) for key, v in ofmap.items() if key != "destination"]
+        dests = [(d.get("type"), d.get("core_id"), d.get("workload_id", "")) for d in ofmap.get("destination") or []]
+        return [
+            Section(f"ofmap[{k}] of {self.s.wl_label(row)}", ("property", "value"), props),
+            Section("Destinations", ("type", "core", "workload"), dests),
+        ]
+
+    def _describe_weight(self, row: int) -> list[Section]:
+        return [
+            Section(
+                f"weight of {self.s.wl_label(row)}",
+                ("property", "value"),
+                [(key, _fmt(v)) for key, v in (self.raw(row).get("weight") or {}).items()],
+            )
+        ]
+
+    def _dram(self) -> dict:
+        return _decode_plain(self.s.dram_raw) if self.s.dram_raw is not None else {}
+
+    def _describe_dram_in(self, k: int) -> list[Section]:
+        s = self.s
+        entry = _dicts(self._dram().get("in"), keep_positions=True)[int(s.din_pos[k])]
+        return [
+            Section(
+                f"DRAM write {entry.get('transfer_id')}",
+                ("property", "value"),
+                [(key, _fmt(v)) for key, v in entry.items()],
+            )
+        ]
+
+    def _describe_dram_out(self, k: int) -> list[Section]:
+        s = self.s
+        entry = _dicts(self._dram().get("out"), keep_positions=True)[int(s.dout_pos[k])]
+        props = [(key, _fmt(v)) for key, v in entry.items() if key != "destination"]
+        dests = [
+            (d.get("core_id"), d.get("workload_id"), d.get("layer_name", "")) for d in entry.get("destination") or []
+        ]
+        return [
+            Section(f"DRAM read {entry.get('transfer_id')}", ("property", "value"), props),
+            Section("Destinations", ("core", "workload", "layer"), dests),
+        ]
+
+
+def _decode_plain(raw: Any) -> dict:
+    """Details are decoded lazily from raw bytes the fast path skipped: they may still be broken."""
+    try:
+        value = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as error:
+        return {"_unreadable": f"{type(error).__name__}: {error}"}
+    return value if isinstance(value, dict) else {"_unreadable": "not an object"}
+
+
+def _dicts(values: Any, keep_positions: bool = False) -> list:
+    """The object entries of a JSON list; with keep_positions, non-objects become {} so indices still match."""
+    if not isinstance(values, list):
+        return []
+    if keep_positions:
+        return [v if isinstance(v, dict) else {} for v in values]
+    return [v for v in values if isinstance(v, dict)]
+
+
+def _ids(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def _destinations(dests: Any) -> str:
+    parts = []
+    for d in dests or []:
+        if not isinstance(d, dict):
+            continue
+        parts.append("DRAM" if d.get("type") == "DRAM" else f"core {d.get('core_id')} wl {d.get('workload_id')}")
+    return ", ".join(parts) or "—"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, float):
+        return number(value)
+    if isinstance(value, dict):
+        return msgspec.json.encode(value).decode()[:120]
+    return str(value)

@@ -1,0 +1,17 @@
+"""Helpers for driving the app: wait for the threaded load instead of sleeping."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+SIZE = (160, 48)
+
+
+async def wait_loaded(pilot: Pilot, attempts: int = 400) -> None:
+    app = pilot.app
+    for _ in range(attempts):
+        if app.document is not None or app.load_error is not None:
+            await pilot.pause()
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("the document did not load")

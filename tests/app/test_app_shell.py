@@ -1,0 +1,144 @@
+"""Pilot tests: the TUI shell driven with the keys a user would press."""
+
+from __future__ import annotations
+
+from textual.widgets import ContentSwitcher, OptionList
+
+from tests.app.helpers import SIZE, wait_loaded
+from tests.conftest import ROOT, SAMPLE_DATA, samples_dir
+from widgets.app import make_app
+from widgets.details import DetailsPanel
+from widgets.doc_tree import DocumentTree
+from widgets.error_panel import ErrorPanel
+from widgets.help_screen import HelpScreen
+from widgets.problems import ProblemsTable
+from widgets.search_screen import SearchScreen
+from widgets.summary_bar import SummaryBar
+
+PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+CLEAN = SAMPLE_DATA / "clean_2x2_stschedule.json"
+
+
+def titles(app) -> list[str]:
+    return [section.title for section in app.query_one(DetailsPanel).sections]
+
+
+async def test_loads_in_a_worker_and_shows_the_document():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        assert app.query_one(ContentSwitcher).current == "main"
+        tree = app.query_one(DocumentTree)
+        labels = [str(child.label) for child in tree.root.children]
+        assert labels[:2] == ["Summary", "DRAM  (5 writes, 41 reads)"]
+        assert labels[2].startswith("core 0  (x0, y0)")
+        summary = str(app.query_one(SummaryBar).render())
+        assert "4 cores" in summary and "48 workloads" in summary and "0 errors" in summary
+
+
+async def test_tree_opens_workloads_and_details_follow():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("down", "down", "down", "enter")  # open core 0
+        await pilot.press("down", "down")  # workload #1
+        tree = app.query_one(DocumentTree)
+        assert tree.cursor_node.data.ref == ("workload", 1)
+        await pilot.pause()
+        assert titles(app)[0] == "Workload core 0 workload 1"
+        await pilot.press("enter")
+        kinds = [child.data.kind for child in tree.cursor_node.children]
+        assert kinds[0] == "ifmap" and "buffer" in kinds and "wl0" in kinds
+
+
+async def test_next_problem_jumps_to_the_workload():
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        problems = app.query_one(ProblemsTable)
+        assert len(problems.problems) == 3
+        await pilot.press("n")
+        await pilot.pause()
+        first = problems.problems[0]
+        tree = app.query_one(DocumentTree)
+        row = app.document.schedule.row_of(first.refs["core"], first.refs["workload_id"])
+        assert tree.cursor_node.data.ref == ("workload", row)
+        await pilot.press("n")
+        await pilot.pause()
+        second = problems.problems[1]
+        assert tree.cursor_node.data.ref == ("workload", app.document.schedule.row_of(second.refs["core"],
+                                                                                        second.refs["workload_id"]))
+
+
+async def test_enter_on_a_problem_jumps_there():
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("p", "down", "enter")
+        await pilot.pause()
+        chosen = app.query_one(ProblemsTable).problems[1]
+        assert chosen.code == "l2-overlap"
+        assert app.query_one(DocumentTree).cursor_node.data.ref == ("workload", app.document.schedule.row_of(1, 3))
+        assert titles(app)[:2] == ["Problem", "Workload core 1 workload 3"]
+        assert "L2 snapshot before core 1 workload 3" in titles(app)
+
+
+async def test_search_by_layer_name_and_by_id():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("ctrl+f")
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(*"Add_7")
+        await pilot.pause()
+        assert app.screen.query_one(OptionList).option_count == 4  # one Add_7 workload per core
+        await pilot.press("enter")
+        await pilot.pause()
+        node = app.query_one(DocumentTree).cursor_node
+        assert node.data.kind == "workload" and "Add_7" in node.data.label
+        await pilot.press("ctrl+f", *"7", "enter")
+        await pilot.pause()
+        assert app.query_one(DocumentTree).cursor_node.data.label.startswith("#7 ")
+
+
+async def test_help_screen_lists_every_app_key():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        listed = {key for _, key, _ in app.HELP_KEYS}
+        for binding in app.BINDINGS:
+            first = binding.key.split(",")[0]
+            assert any(first.replace("question_mark", "?").lower() in k.lower() for k in listed), binding.key
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_load_error_is_shown_in_the_app(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    app = make_app("tests/app/data/truncated_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        assert app.query_one(ContentSwitcher).current == "error"
+        text = str(app.query_one(ErrorPanel).render())
+        assert "truncated" in text and "line" in text
+        await pilot.press("n", "ctrl+f", "p")  # keys that need a document do nothing, and nothing crashes
+        await pilot.press("q")
+
+
+async def test_palette_offers_the_app_commands():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert {"Search", "Help: keys", "Next problem", "Summary"} <= set(titles)
+
+
+async def test_real_sample_opens():
+    path = samples_dir("scheduler_ir") / "int8_resnet34.sim_quantized_b4_c1_bw16_stschedule.json"
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        assert app.load_error is None
+        assert "69 workloads" in str(app.query_one(SummaryBar).render())

@@ -1,0 +1,196 @@
+"""Analyses against values worked out by hand (see the docstrings in tests/schedules.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer.analysis.overlap import overlapping_pairs
+from explorer.api import open_document
+from tests.schedules import core, entry, two_core, workload
+
+
+def codes(doc, severity=None):
+    return sorted(p.code for p in doc.problems if severity is None or p.severity == severity)
+
+
+def test_dependency_timeline_and_critical_path(write_json):
+    doc = open_document(write_json(two_core()))
+    t = doc.analysis["schedule"].timeline
+    assert t.start.tolist() == [0, 10, 10, 17]
+    assert t.end.tolist() == [10, 15, 17, 20]
+    assert t.start_sequential.tolist() == [0, 10, 0, 7]
+    assert (t.makespan, t.makespan_sequential) == (20, 15)
+    assert t.critical_path == [0, 2, 3]  # A → C → D
+    assert t.per_core[0] == {"workloads": 2, "busy": 15, "end": 15, "idle": 0}
+    assert t.per_core[1] == {"workloads": 2, "busy": 10, "end": 20, "idle": 10}
+
+
+def test_spilled_tensor_waits_for_its_dram_write(write_json):
+    # C reads transfer 9, a DRAM read of the tensor A wrote to DRAM as transfer 8 (related_ifmap [8]).
+    doc_json = two_core()
+    a, c = doc_json["0"][0], doc_json["1"][0]
+    a["ofmap"].append({"transfer_id": 8, "size": 16, "destination": [{"type": "DRAM", "core_id": -1}]})
+    doc_json["-1"]["in"].append({"core_id": 0, "workload_id": 0, "transfer_id": 8, "related_ofmap": [9]})
+    doc_json["-1"]["out"].append({"transfer_id": 9, "type": "fmap", "size": 16, "related_ifmap": [8],
+                                  "destination": [{"core_id": 1, "workload_id": 0, "type": "core"}]})
+    c["ifmap"][0]["transfer_id"] = [9]
+    a["ofmap"][0]["destination"] = [core(0, 1)]
+    doc = open_document(write_json(doc_json))
+    assert codes(doc) == []
+    assert doc.analysis["schedule"].timeline.start.tolist()[2] == 10  # C still waits for A, through DRAM
+
+
+def test_ring_wrap_overlap_range_and_capacity(write_json):
+    doc_json = two_core()
+    doc_json["buffersize"] = 200
+    doc_json["0"][0]["ring_buffer_info"] = [[0, 100], [100, 200]]
+    doc_json["0"][0]["buffer"] = [
+        entry(1, 90, 20),  # wraps: [90, 100) and [0, 10)
+        entry(2, 5, 10),  # [5, 15): overlaps the wrapped part at [5, 10)
+        entry(3, 15, 10),  # [15, 25): touches 2, no overlap
+        entry(4, 100, 100, "weight"),  # fills region 1 exactly
+    ]
+    doc_json["0"][1]["ring_buffer_info"] = [[0, 100], [100, 200]]
+    doc_json["0"][1]["buffer"] = [entry(5, 250, 10), entry(6, 0, 150, "weight")]
+    doc = open_document(write_json(doc_json))
+    problems = {p.code: p for p in doc.problems}
+    assert codes(doc) == ["l2-out-of-range", "l2-over-capacity", "l2-overlap"]
+    overlap = problems["l2-overlap"]
+    assert overlap.refs == {"core": 0, "workload_id": 0, "tensor_ids": [1, 2], "range": [5, 10]}
+    assert "0x5-0xa" in overlap.message
+    assert problems["l2-out-of-range"].refs["tensor_ids"] == [5]
+    assert problems["l2-over-capacity"].refs["tensor_ids"] == [6]  # 150 bytes in a 100-byte region
+
+
+def test_snapshot_larger_than_l2(write_json):
+    doc_json = two_core()
+    doc_json["buffersize"] = 64
+    doc_json["0"][0]["ring_buffer_info"] = []
+    doc_json["0"][0]["buffer"] = [entry(1, 0, 40), entry(2, 40, 40)]
+    doc = open_document(write_json(doc_json))
+    assert "l2-over-capacity" in codes(doc) and "l2-out-of-range" in codes(doc)
+    assert doc.summary["peak_l2_bytes"] == 80
+
+
+def test_wl0_overlap(write_json):
+    doc_json = two_core()
+    doc_json["0"][0]["wl0_buffer"] = [
+        {"address": 0, "size": 32, "source": "CORE", "transfer_id": [0], "layer_name": "A"},
+        {"address": 16, "size": 32, "source": "DDR", "transfer_id": [5], "layer_name": "B"},
+        {"address": 48, "size": 8, "source": "DDR", "transfer_id": [6], "layer_name": "B"},
+    ]
+    doc = open_document(write_json(doc_json))
+    [problem] = doc.problems
+    assert problem.code == "wl0-overlap" and problem.refs["range"] == [16, 32]
+    assert problem.location == '$["0"][0].wl0_buffer[1]'
+
+
+def mutate(write_json, change):
+    doc_json = two_core()
+    change(doc_json)
+    return open_document(write_json(doc_json))
+
+
+def test_unresolved_transfer(write_json):
+    def change(d):
+        d["1"][1]["ifmap"][1]["transfer_id"] = [77]
+    doc = mutate(write_json, change)
+    problem = next(p for p in doc.problems if p.code == "unresolved-transfer")
+    assert problem.refs == {"transfer_id": 77, "core": 1, "workload_id": 1}
+
+
+def test_duplicate_ofmap_transfer(write_json):
+    def change(d):
+        d["1"][0]["ofmap"][0]["transfer_id"] = 2
+    assert "duplicate-transfer-id" in codes(mutate(write_json, change), "error")
+
+
+def test_dram_write_without_ofmap(write_json):
+    def change(d):
+        d["-1"]["in"][0]["transfer_id"] = 9
+    assert codes(mutate(write_json, change), "error") == ["dram-write-missing", "dram-write-unmatched"]
+
+
+def test_dram_write_names_the_wrong_producer(write_json):
+    def change(d):
+        d["-1"]["in"][0]["workload_id"] = 0
+    doc = mutate(write_json, change)
+    assert codes(doc, "error") == ["dram-write-unmatched"]
+    assert "names core 1 workload 0" in doc.problems[0].message
+
+
+def test_dangling_related_links(write_json):
+    def change(d):
+        d["-1"]["in"][0]["related_ofmap"] = [42]
+        d["-1"]["out"][0]["related_ifmap"] = [43]
+    assert codes(mutate(write_json, change), "error") == ["dangling-related", "dangling-related"]
+
+
+def test_in_and_out_sharing_an_id(write_json):
+    def change(d):
+        d["-1"]["out"].append({"transfer_id": 4, "type": "fmap", "size": 1, "related_ifmap": [],
+                               "destination": []})
+    assert "transfer-id-collision" in codes(mutate(write_json, change), "error")
+
+
+def test_dependency_cycle(write_json):
+    def change(d):
+        d["0"][0]["ifmap"][0]["transfer_id"] = [2]  # A waits for B, which runs after A on the same core
+    doc = mutate(write_json, change)
+    assert "dependency-cycle" in codes(doc, "error")
+    # A and B wait on each other; C reads A's output and D reads B's and C's: none of them can start.
+    assert doc.analysis["schedule"].timeline.cycle_rows == [0, 1, 2, 3]
+
+
+def test_soft_warnings(write_json):
+    def change(d):
+        d["0"][0]["ofmap"][0]["destination"] = [core(0, 1)]  # C no longer listed
+        d["1"][1]["workload_id"] = 5  # not its index (the DRAM write names it by that id)
+        d["-1"]["in"][0]["workload_id"] = 5
+        d["0"][1]["ofmap"][0]["destination"] = [core(1, 5)]
+        d["1"][0]["ofmap"][0]["destination"] = [core(1, 5)]
+        d["0"][0]["buffer"] = [entry(1, 0, 8, new=True), entry(2, 8, 8, new=True)]
+        d["0"][1]["buffer"] = [entry(1, 16, 8, new=False), entry(2, 8, 8, new=True)]  # 1 moved; 2 is not new
+    doc = mutate(write_json, change)
+    assert codes(doc, "error") == []
+    assert codes(doc, "warning") == ["destination-missing", "newly-added-mismatch", "tensor-moved",
+                                     "workload-id-mismatch"]
+
+
+intervals = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 60), st.integers(0, 20), st.integers(0, 5)),
+                     max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(intervals)
+def test_sweep_finds_exactly_the_brute_force_pairs(items):
+    group = np.array([i[0] for i in items], dtype=np.int64)
+    lo = np.array([i[1] for i in items], dtype=np.int64)
+    hi = lo + np.array([i[2] for i in items], dtype=np.int64)
+    owner = np.array([i[3] for i in items], dtype=np.int64)
+    pairs, truncated = overlapping_pairs(group, lo, hi, owner)
+    found = {(min(p.a, p.b), max(p.a, p.b), p.lo, p.hi) for p in pairs}
+    expected = set()
+    for a in range(len(items)):
+        for b in range(a + 1, len(items)):
+            shared_lo, shared_hi = max(lo[a], lo[b]), min(hi[a], hi[b])
+            if group[a] == group[b] and owner[a] != owner[b] and shared_hi > shared_lo:
+                expected.add((a, b, int(shared_lo), int(shared_hi)))
+    assert not truncated
+    assert found == expected
+
+
+def test_planted_workload_in_the_middle(write_json):
+    # A three-workload core where the middle one reads an output from core 1's second workload.
+    d = two_core()
+    d["0"].append(workload(2, "E", 4, [3], 5, [core(0, 3)]))
+    d["1"][0]["ofmap"][0]["destination"].append(core(0, 2))
+    d["0"].append(workload(3, "F", 1, [5], 6, [{"type": "DRAM", "core_id": -1}]))
+    d["-1"]["in"].append({"core_id": 0, "workload_id": 3, "transfer_id": 6})
+    doc = open_document(write_json(d))
+    assert codes(doc) == []
+    t = doc.analysis["schedule"].timeline
+    # E starts at max(B ends 15, C ends 17) = 17, ends 21; F 21–22. Makespan 22 (D ends at 20).
+    assert t.start.tolist()[2:4] == [17, 21] and t.makespan == 22

@@ -1,0 +1,83 @@
+"""The headless command line: JSON shapes, exit codes, and no traceback whatever the input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from explorer.cli import main
+from tests.conftest import ROOT, SAMPLE_DATA, samples_dir
+
+CLEAN = SAMPLE_DATA / "clean_2x2_stschedule.json"
+PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_info_json_shape(capsys):
+    code, out, _ = run(capsys, "info", str(CLEAN), "--json")
+    payload = json.loads(out)
+    assert code == 0
+    assert payload["format"] == "scheduler-ir" and payload["file"] == str(CLEAN)
+    assert set(payload["summary"]) == {"cores", "workloads", "layers", "transfers", "dram_reads", "dram_writes",
+                                       "buffer_size", "makespan", "makespan_sequential", "peak_l2_bytes"}
+    assert payload["summary"]["cores"] == 4 and payload["summary"]["workloads"] == 48
+    assert payload["problems"] == {"error": 0, "warning": 0}
+
+
+def test_info_on_real_sample(capsys):
+    path = samples_dir("scheduler_ir") / "int8_resnet34.sim_quantized_b4_c1_bw16_stschedule.json"
+    code, out, _ = run(capsys, "info", str(path), "--json")
+    assert code == 0 and json.loads(out)["problems"] == {"error": 0, "warning": 0}
+
+
+def test_check_exit_codes_and_json(capsys):
+    assert run(capsys, "check", str(CLEAN))[0] == 0
+    code, out, _ = run(capsys, "check", str(PLANTED), "--json")
+    assert code == 1
+    problems = json.loads(out)["problems"]
+    assert {p["code"] for p in problems} == {"l2-overlap", "wl0-overlap", "unresolved-transfer"}
+    for p in problems:
+        assert {"severity", "code", "message", "location", "core", "workload_id"} <= set(p)
+    overlap = next(p for p in problems if p["code"] == "l2-overlap")
+    assert overlap["tensor_ids"] == [36, 90000]
+
+
+def test_check_table_is_readable(capsys):
+    code, out, _ = run(capsys, "check", str(PLANTED))
+    assert code == 1
+    assert "l2-overlap" in out and 'at $["1"][3].buffer[5]' in out and "3 errors, 0 warnings" in out
+
+
+@pytest.mark.parametrize("content", [b"", b'{"-1": {', b"\x89PNG\r\n\x1a\n\x00\x00", b"[1]", b"null"])
+def test_unusable_input_exits_2_with_one_line(tmp_path, capsys, content):
+    path = tmp_path / "bad_stschedule.json"
+    path.write_bytes(content)
+    for command in ("info", "check"):
+        code, out, err = run(capsys, command, str(path))
+        assert code == 2 and out == ""
+        assert err.count("\n") == 1 and str(path) in err and "Traceback" not in err
+
+
+def test_directory_and_missing_file(tmp_path, capsys):
+    assert run(capsys, "check", str(tmp_path))[0] == 2
+    code, _, err = run(capsys, "info", str(tmp_path / "missing.json"))
+    assert code == 2 and "no such file" in err
+
+
+def test_version_and_help_in_a_subprocess():
+    version = subprocess.run([sys.executable, "-m", "explorer", "--version"], capture_output=True, text=True,
+                             cwd=ROOT, check=True)
+    assert version.stdout.startswith("ir-explorer ")
+    helptext = subprocess.run([sys.executable, "-m", "explorer", "--help"], capture_output=True, text=True,
+                              cwd=ROOT, check=True)
+    assert "info" in helptext.stdout and "check" in helptext.stdout
+    bad = subprocess.run([sys.executable, "-m", "explorer", "check"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

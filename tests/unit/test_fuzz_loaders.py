@@ -1,0 +1,130 @@
+"""Mutated files either load or raise a located LoadError: never another exception, never a traceback.
+
+`make test` runs a few hundred examples; `make fuzz` sets IR_EXPLORER_FUZZ_EXAMPLES=10000 and prints the count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from explorer.api import open_document
+from explorer.errors import LoadError
+from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
+
+EXAMPLES = int(os.environ.get("IR_EXPLORER_FUZZ_EXAMPLES", "150"))
+RAN = {"count": 0}
+
+
+def seed_files() -> list[Path]:
+    files = [SAMPLE_DATA / "clean_2x2_stschedule.json", SAMPLE_DATA / "planted_problems_2x2_stschedule.json"]
+    real = SAMPLES / "scheduler_ir"
+    if real.is_dir():
+        files += sorted(real.glob("*_stschedule.json"))
+    return files
+
+
+SEEDS = {path.name: path.read_bytes() for path in seed_files()}
+ODD_VALUES = [None, True, -1, 0, 2**63, 10**40, -(10**30), 1.5, float("1e308"), "", "0x100", [], {}, [[[]]],
+              {"a": {"b": {}}}]
+
+
+def mutate_structure(value, rng: random.Random):
+    """Pick one object or array somewhere in the tree and break it: delete, duplicate, retype or nest."""
+    path = []
+    node = value
+    while isinstance(node, dict | list) and node and rng.random() < 0.8:
+        key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+        path.append((node, key))
+        node = node[key]
+    if not path:
+        return rng.choice(ODD_VALUES)
+    parent, key = path[-1]
+    action = rng.choice(["delete", "duplicate", "retype", "nest", "rename"])
+    if action == "delete":
+        del parent[key]
+    elif action == "duplicate" and isinstance(parent, list):
+        parent.insert(key, json.loads(json.dumps(parent[key])))
+    elif action == "nest":  # spliced in as bytes later: Python's json cannot encode thousands of levels
+        parent[key] = f"__DEEP_{rng.choice([3, 50, 3000])}__"
+    elif action == "rename" and isinstance(parent, dict):
+        parent[str(key) + "_x"] = parent.pop(key)
+    else:
+        parent[key] = rng.choice(ODD_VALUES)
+    return value
+
+
+def mutated_bytes(name: str, seed: int, kind: str) -> bytes:
+    rng = random.Random(seed)
+    data = SEEDS[name]
+    if kind == "truncate":
+        return data[: rng.randrange(len(data))]
+    if kind == "flip":
+        out = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            out[rng.randrange(len(out))] = rng.randrange(256)
+        return bytes(out)
+    value = json.loads(SEEDS[name])
+    for _ in range(rng.randint(1, 4)):
+        value = mutate_structure(value, rng)
+    text = json.dumps(value)
+    for depth in (3, 50, 3000):
+        text = text.replace(f'"__DEEP_{depth}__"', "[" * depth + "1" + "]" * depth)
+    return text.encode()
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("fuzz")
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(sorted(SEEDS)), seed=st.integers(0, 2**32), kind=st.sampled_from(["truncate", "flip",
+                                                                                              "structure"]))
+def test_mutated_files_load_or_fail_cleanly(fuzz_dir, name, seed, kind):
+    RAN["count"] += 1
+    path = fuzz_dir / f"m_{kind}_stschedule.json"
+    path.write_bytes(mutated_bytes(name, seed, kind))
+    before = path.read_bytes()
+    try:
+        doc = open_document(path)
+    except LoadError as error:
+        assert error.path == str(path)
+        assert error.message
+        assert error.location or "empty" in error.message or "no such" in error.message
+    else:
+        for problem in doc.problems:
+            assert problem.code and problem.message
+        doc.describe(("summary",))
+        for row in range(min(doc.schedule.n_workloads, 5)):
+            doc.describe(("workload", row))
+        for core_item in doc.tree.get_children()[2:3]:
+            for workload_item in core_item.get_children()[:3]:
+                for child in workload_item.get_children():
+                    doc.describe(child.ref)
+                    for grandchild in child.get_children()[:3]:
+                        doc.describe(grandchild.ref)
+    assert path.read_bytes() == before
+
+
+def test_zz_report_fuzz_count():
+    print(f"\nfuzz: {RAN['count']} mutated scheduler IR files checked")
+    assert RAN["count"] >= min(EXAMPLES, 100)
+
+
+def test_check_never_prints_a_traceback(tmp_path):
+    for index, kind in enumerate(["truncate", "flip", "structure"] * 3):
+        path = tmp_path / f"{index}_stschedule.json"
+        path.write_bytes(mutated_bytes(sorted(SEEDS)[0], index, kind))
+        result = subprocess.run([sys.executable, "-m", "explorer", "check", str(path)], capture_output=True,
+                                text=True, cwd=ROOT)
+        assert result.returncode in (0, 1, 2)
+        assert "Traceback" not in result.stderr + result.stdout

@@ -1,0 +1,1 @@
+"""ir-explorer's Textual views: they render what `explorer` computed and dispatch the user's intent."""

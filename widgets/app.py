@@ -1,0 +1,232 @@
+"""The application: wires the tree, details, problems and summary around one Document.
+
+`make_app` is the single factory used by the CLI and by the tests. Loading runs in a thread worker that
+reports progress, so the first screen appears at once whatever the file size.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer
+from textual.worker import get_current_worker
+
+from explorer.api import open_document
+from explorer.errors import LoadError, Problem
+from explorer.model import Document, Section
+from widgets.details import DetailsPanel
+from widgets.doc_tree import DocumentTree
+from widgets.error_panel import ErrorPanel
+from widgets.help_screen import HelpScreen
+from widgets.loading import LoadingPanel
+from widgets.messages import ItemFocused, ProblemChosen, RevealRef
+from widgets.problems import ProblemsTable
+from widgets.search_screen import SearchScreen
+from widgets.summary_bar import SummaryBar
+
+
+class LoadCancelled(Exception):
+    """Raised inside the loader's progress callback when the worker was cancelled (the app is closing)."""
+
+
+class IrExplorerApp(App[None]):
+    TITLE = "ir-explorer"
+    CSS = """
+    #main { height: 1fr; }
+    #tree { width: 45%; min-width: 30; }
+    #right { width: 1fr; }
+    #details { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("ctrl+f", "search", "Search"),
+        Binding("t", "focus('tree')", "Tree", show=False),
+        Binding("d", "focus('details')", "Details", show=False),
+        Binding("p", "focus('problems')", "Problems"),
+        Binding("n", "next_problem(1)", "Next problem"),
+        Binding("N", "next_problem(-1)", "Prev problem", show=False),
+        Binding("s", "show_summary", "Summary", show=False),
+    ]
+    HELP_KEYS = [
+        ("Everywhere", "q", "quit"),
+        ("Everywhere", "? / F1", "this help"),
+        ("Everywhere", "Ctrl+F", "search by name or id"),
+        ("Everywhere", "t / d / p", "focus the tree / the details / the problems"),
+        ("Everywhere", "n / N", "jump to the next / previous problem"),
+        ("Everywhere", "s", "show the file summary"),
+    ]
+
+    def __init__(self, path: Path, *, strict: bool = False, document: Document | None = None) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.strict = strict
+        self.document: Document | None = document
+        self.load_error: LoadError | None = None
+        self._last_progress = 0.0
+        # Why the last jump happened: (ref, problem). Details always follow the tree's cursor; when the cursor
+        # lands on that ref, the problem is shown above the item's tables.
+        self._jump_reason: tuple[Any, Problem] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield SummaryBar(id="summary")
+        with ContentSwitcher(initial="loading", id="switcher"):
+            yield LoadingPanel(id="loading")
+            yield ErrorPanel(id="error")
+            with Horizontal(id="main"):
+                yield DocumentTree(id="tree")
+                with Vertical(id="right"):
+                    yield DetailsPanel(id="details")
+                    yield ProblemsTable(id="problems")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(SummaryBar).show_loading(self.path.name)
+        if self.document is not None:
+            self.show_document(self.document)
+        else:
+            self.load_document()
+
+    # ---- loading --------------------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, name="load")
+    def load_document(self) -> None:
+        worker = get_current_worker()
+
+        def progress(done: float, total: float, stage: str) -> None:
+            if worker.is_cancelled:
+                raise LoadCancelled
+            now = time.monotonic()
+            if now - self._last_progress > 0.05 or done >= total:
+                self._last_progress = now
+                self.call_from_thread(self.query_one(LoadingPanel).set_progress, done / max(total, 1), stage)
+
+        try:
+            document = open_document(self.path, strict=self.strict, progress=progress)
+        except LoadCancelled:
+            return
+        except LoadError as error:
+            self.call_from_thread(self.show_error, error)
+            return
+        except Exception as error:  # a loader bug must still not crash the app
+            self.call_from_thread(self.show_error, LoadError(self.path, "", f"internal error: {error!r}"))
+            return
+        if not worker.is_cancelled:
+            self.call_from_thread(self.show_document, document)
+
+    def show_document(self, document: Document) -> None:
+        self.document = document
+        self.query_one(SummaryBar).show_document(document)
+        self.query_one(ContentSwitcher).current = "main"
+        tree = self.query_one(DocumentTree)
+        tree.show_document(document)
+        self.query_one(ProblemsTable).show_problems(document.problems)
+        self.query_one(DetailsPanel).show_sections(document.describe(("summary",)))
+        tree.focus()
+
+    def show_error(self, error: LoadError) -> None:
+        self.load_error = error
+        self.query_one(SummaryBar).show_error(self.path.name)
+        self.query_one(ErrorPanel).show_error(error)
+        self.query_one(ContentSwitcher).current = "error"
+
+    # ---- wiring ---------------------------------------------------------------------------------------------
+    @on(ItemFocused)
+    def follow_tree(self, message: ItemFocused) -> None:
+        self.show_details(message.item.ref)
+
+    def show_details(self, ref: Any) -> None:
+        if self.document is None:
+            return
+        sections = self.document.describe(ref)
+        if self._jump_reason is not None and self._jump_reason[0] == ref:
+            sections = [problem_section(self._jump_reason[1]), *sections]
+        self.query_one(DetailsPanel).show_sections(sections)
+
+    @on(ProblemChosen)
+    def jump_to_problem(self, message: ProblemChosen) -> None:
+        if self.document is None:
+            return
+        ref = self.document.find_ref(message.problem.refs)
+        if ref is None:
+            self.notify(f"{message.problem.code}: nothing in the tree to jump to", severity="warning")
+            return
+        self.post_message(RevealRef(ref, because=message.problem))
+
+    @on(RevealRef)
+    def reveal(self, message: RevealRef) -> None:
+        tree = self.query_one(DocumentTree)
+        before = tree.cursor_node
+        self._jump_reason = (message.ref, message.because) if message.because is not None else None
+        tree.reveal(message.ref)
+        if tree.cursor_node is before:  # no highlight event will come: refresh the details ourselves
+            self.show_details(message.ref)
+        tree.focus()
+
+    # ---- actions --------------------------------------------------------------------------------------------
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.HELP_KEYS))
+
+    def action_search(self) -> None:
+        if self.document is None:
+            return
+
+        def chosen(ref: Any) -> None:
+            if ref is not None:
+                self.post_message(RevealRef(ref))
+
+        self.push_screen(SearchScreen(self.document), chosen)
+
+    def action_focus(self, widget_id: str) -> None:
+        if self.document is not None:
+            self.query_one(f"#{widget_id}").focus()
+
+    def action_next_problem(self, delta: int) -> None:
+        table = self.query_one(ProblemsTable)
+        problem = table.step(delta)
+        if problem is None:
+            self.notify("no problems in this file")
+            return
+        self.post_message(ProblemChosen(problem))
+
+    def action_show_summary(self) -> None:
+        if self.document is not None:
+            self.query_one(DetailsPanel).show_sections(self.document.describe(("summary",)))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Search", "Find items by name or id (Ctrl+F)", self.action_search)
+        yield SystemCommand("Help: keys", "Every key the explorer understands (?)", self.action_help)
+        yield SystemCommand("Next problem", "Jump to the next problem (n)", lambda: self.action_next_problem(1))
+        yield SystemCommand(
+            "Previous problem", "Jump to the previous problem (N)", lambda: self.action_next_problem(-1)
+        )
+        yield SystemCommand("Summary", "Show the file summary (s)", self.action_show_summary)
+        yield SystemCommand(
+            "Focus problems", "Move the focus to the problems list (p)", lambda: self.action_focus("problems")
+        )
+
+
+def problem_section(problem: Problem) -> Section:
+    rows = [
+        ("severity", problem.severity),
+        ("code", problem.code),
+        ("message", problem.message),
+        ("location", problem.location),
+    ]
+    rows += [
+        (key, ", ".join(map(str, value)) if isinstance(value, list) else value) for key, value in problem.refs.items()
+    ]
+    return Section("Problem", ("property", "value"), rows)
+
+
+def make_app(path: str | Path, *, strict: bool = False, document: Document | None = None) -> IrExplorerApp:
+    """The one way to build the app: the CLI, the tests and `serve` all call this."""
+    return IrExplorerApp(Path(path), strict=strict, document=document)

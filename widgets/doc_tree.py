@@ -1,0 +1,88 @@
+"""The uniform document tree: any format's `Item` tree, children built only when a node opens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from explorer.model import Document, Item
+from widgets.messages import ItemFocused
+
+_KIND_STYLE = {
+    "core": "bold",
+    "workload": "",
+    "buffer": "cyan",
+    "wl0": "cyan",
+    "ifmap": "green",
+    "ofmap": "yellow",
+    "weight": "magenta",
+    "dram": "bold blue",
+}
+
+
+class DocumentTree(Tree[Item]):
+    """Left-hand tree. Enter/space open a node; the cursor drives the details panel."""
+
+    DEFAULT_CSS = """
+    DocumentTree { border: round $primary-darken-2; border-title-color: $text-muted; }
+    DocumentTree:focus { border: round $accent; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("(loading)", **kwargs)
+        self.border_title = "Tree"
+        self.document: Document | None = None
+        self.guide_depth = 3
+
+    def show_document(self, document: Document) -> None:
+        self.document = document
+        self.clear()
+        self.root.label = document.tree.label
+        self.root.data = document.tree
+        self._populate(self.root)
+        self.root.expand()
+        self.move_cursor(self.root)
+
+    def _populate(self, node: TreeNode[Item]) -> None:
+        item = node.data
+        if item is None or node.children or not item.has_children:
+            return
+        for child in item.get_children():
+            label = f"[{_KIND_STYLE[child.kind]}]{child.label}[/]" if _KIND_STYLE.get(child.kind) else child.label
+            node.add(_markup(label), data=child, allow_expand=child.has_children)
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[Item]) -> None:
+        self._populate(event.node)
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Item]) -> None:
+        if event.node.data is not None:
+            self.post_message(ItemFocused(event.node.data))
+
+    def reveal(self, ref: Any) -> bool:
+        """Open the nodes leading to `ref` and put the cursor on it; False when it is not in the tree."""
+        if self.document is None:
+            return False
+        ancestors = getattr(self.document, "ancestors", lambda r: [r])(ref)
+        node = self.root
+        for step in ancestors:
+            self._populate(node)
+            node.expand()
+            match = next((child for child in node.children if child.data is not None and child.data.ref == step), None)
+            if match is None:
+                break
+            node = match
+        self._tree_lines  # noqa: B018 - rebuilds line numbers now, so the cursor lands on the right line
+        self.move_cursor(node)
+        self.scroll_to_node(node, animate=False)
+        return node.data is not None and node.data.ref == ref
+
+
+def _markup(label: str):
+    from rich.text import Text
+
+    try:
+        return Text.from_markup(label)
+    except Exception:  # a label with brackets from the file is shown as typed
+        return Text(label)

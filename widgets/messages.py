@@ -1,0 +1,35 @@
+"""Every message that crosses widgets, in one place so the wiring can be read in one go."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+from explorer.errors import Problem
+from explorer.model import Item
+
+
+class ItemFocused(Message):
+    """The tree's cursor moved to an item: the details panel follows."""
+
+    def __init__(self, item: Item) -> None:
+        super().__init__()
+        self.item = item
+
+
+class ProblemChosen(Message):
+    """Enter on a problem: the app navigates to what it points at."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__()
+        self.problem = problem
+
+
+class RevealRef(Message):
+    """Ask the app to show a ref (from search, a problem or another view)."""
+
+    def __init__(self, ref: Any, because: Problem | None = None) -> None:
+        super().__init__()
+        self.ref = ref
+        self.because = because

@@ -1,0 +1,40 @@
+"""The top line: file, format and the handful of numbers that say what this file is."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from explorer.errors import count_by_severity
+from explorer.formatting import compact, human_bytes, plural
+from explorer.model import Document
+
+
+class SummaryBar(Static):
+    DEFAULT_CSS = """
+    SummaryBar { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+    def show_loading(self, name: str) -> None:
+        self.update(Text.assemble(("ir-explorer ", "bold"), (name, "bold cyan"), ("  loading…", "dim")))
+
+    def show_document(self, document: Document) -> None:
+        s = document.summary
+        parts: list[tuple[str, str] | str] = [
+            (document.meta.source.name, "bold cyan"),
+            (f" {document.meta.format}", "magenta"),
+        ]
+        if document.meta.format == "scheduler-ir":
+            parts += [
+                f" │ {plural(s['cores'], 'core')} · {plural(s['workloads'], 'workload')} · "
+                f"{plural(s['layers'], 'layer')}",
+                f" │ makespan {compact(s['makespan'])} (seq {compact(s['makespan_sequential'])})",
+                f" │ peak L2 {human_bytes(s['peak_l2_bytes'])}/{human_bytes(s['buffer_size'])} │",
+            ]
+        counts = count_by_severity(document.problems)
+        parts.append((f" ✗ {plural(counts['error'], 'error')}", "bold red" if counts["error"] else "green"))
+        parts.append((f" ⚠ {plural(counts['warning'], 'warning')}", "yellow" if counts["warning"] else "green"))
+        self.update(Text.assemble(*parts))
+
+    def show_error(self, name: str) -> None:
+        self.update(Text.assemble(("ir-explorer ", "bold"), (name, "bold cyan"), ("  cannot be opened", "bold red")))
