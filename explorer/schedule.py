@@ -41,7 +41,7 @@ class Schedule:
     wl_type: np.ndarray  # index into LAYER_TYPES
     wl_time: np.ndarray  # float64 duration
     wl_ofmap_size: np.ndarray
-    wl_raw: list[Any]  # msgspec.Raw of each workload: details are decoded on demand
+    core_raw: dict[int, Any]  # msgspec.Raw of each core's array: workload details are decoded on demand
 
     ring_ptr: np.ndarray
     ring_lo: np.ndarray
@@ -96,6 +96,17 @@ class Schedule:
 
     dram_raw: Any = None  # msgspec.Raw of the "-1" section, for details
     _row_index: dict[tuple[int, int], int] | None = field(default=None, repr=False)
+    _core_items: dict[int, list[Any]] = field(default_factory=dict, repr=False)
+
+    def workload_raw(self, row: int) -> Any:
+        """The raw JSON bytes of one workload, found by splitting its core's array on first use."""
+        import msgspec
+
+        core = int(self.wl_core[row])
+        items = self._core_items.get(core)
+        if items is None:
+            items = self._core_items[core] = msgspec.json.decode(self.core_raw[core], type=list[msgspec.Raw])
+        return items[int(self.wl_pos[row])]
 
     @property
     def n_workloads(self) -> int:

@@ -257,7 +257,7 @@ class ScheduleView:
         """The whole workload as JSON values, decoded on first use (and kept for the next look)."""
         cached = self._decoded.get(row)
         if cached is None:
-            cached = _decode_plain(self.s.wl_raw[row])
+            cached = _decode_plain(self.s.workload_raw(row))
             if len(self._decoded) > 256:
                 self._decoded.clear()
             self._decoded[row] = cached

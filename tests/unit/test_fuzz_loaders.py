@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -46,7 +47,7 @@ def mutate_structure(value, rng: random.Random):
         path.append((node, key))
         node = node[key]
     if not path:
-        return rng.choice(ODD_VALUES)
+        return copy.deepcopy(rng.choice(ODD_VALUES))
     parent, key = path[-1]
     action = rng.choice(["delete", "duplicate", "retype", "nest", "rename"])
     if action == "delete":
@@ -58,7 +59,7 @@ def mutate_structure(value, rng: random.Random):
     elif action == "rename" and isinstance(parent, dict):
         parent[str(key) + "_x"] = parent.pop(key)
     else:
-        parent[key] = rng.choice(ODD_VALUES)
+        parent[key] = copy.deepcopy(rng.choice(ODD_VALUES))
     return value
 
 

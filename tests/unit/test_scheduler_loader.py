@@ -176,3 +176,15 @@ def test_input_file_is_opened_read_only(write_json):
     before = path.read_bytes()
     open_document(path)
     assert path.read_bytes() == before
+
+
+def test_dropped_dram_and_wl_entries_keep_file_positions(write_json):
+    doc_json = two_core()
+    doc_json["-1"]["out"].insert(0, {"transfer_id": "x", "type": "fmap"})
+    doc_json["0"][0]["wl1_buffer"] = [{"address": -5.5, "size": 4}, {"address": 0, "size": 4, "source": "CORE"}]
+    doc = open_document(write_json(doc_json))
+    assert sorted(p.location for p in errors(doc)) == ['$["-1"].out[0].transfer_id',
+                                                       '$["0"][0].wl1_buffer[0].address']
+    assert doc.schedule.dout_pos.tolist() == [1]
+    assert doc.schedule.w0_pos.tolist() == [1]
+    assert doc.describe(("dram-out", 0))[0].title == "DRAM read 0"
