@@ -16,12 +16,13 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer
+from textual.widgets import ContentSwitcher, Footer, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from explorer.api import open_document
 from explorer.errors import LoadError, Problem
 from explorer.model import Document, Section
+from widgets.buffer_view import BufferView
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.error_panel import ErrorPanel
@@ -31,6 +32,10 @@ from widgets.messages import ItemFocused, ProblemChosen, RevealRef
 from widgets.problems import ProblemsTable
 from widgets.search_screen import SearchScreen
 from widgets.summary_bar import SummaryBar
+from widgets.timeline import Timeline
+
+WORKLOAD_REFS = ("workload", "ifmap", "ofmap", "weight", "buffer", "wl0", "buffer-entry", "wl0-entry")
+BUFFER_PROBLEMS = ("l2-overlap", "wl0-overlap", "l2-out-of-range", "l2-over-capacity")
 
 
 class LoadCancelled(Exception):
@@ -41,7 +46,9 @@ class IrExplorerApp(App[None]):
     TITLE = "ir-explorer"
     CSS = """
     #main { height: 1fr; }
-    #tree { width: 45%; min-width: 30; }
+    #tabs { width: 62%; min-width: 40; }
+    #tabs > ContentSwitcher { height: 1fr; }
+    #tabs TabPane { padding: 0; height: 1fr; }
     #right { width: 1fr; }
     #details { height: 1fr; }
     """
@@ -49,7 +56,10 @@ class IrExplorerApp(App[None]):
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("ctrl+f", "search", "Search"),
-        Binding("t", "focus('tree')", "Tree", show=False),
+        Binding("1", "view('tree')", "Tree"),
+        Binding("2", "view('timeline')", "Timeline"),
+        Binding("3", "view('buffers')", "Buffers"),
+        Binding("t", "view('tree')", "Tree", show=False),
         Binding("d", "focus('details')", "Details", show=False),
         Binding("p", "focus('problems')", "Problems"),
         Binding("n", "next_problem(1)", "Next problem"),
@@ -60,6 +70,7 @@ class IrExplorerApp(App[None]):
         ("Everywhere", "q", "quit"),
         ("Everywhere", "? / F1", "this help"),
         ("Everywhere", "Ctrl+F", "search by name or id"),
+        ("Everywhere", "1 / 2 / 3", "show the tree / the timeline / the buffer occupancy"),
         ("Everywhere", "t / d / p", "focus the tree / the details / the problems"),
         ("Everywhere", "n / N", "jump to the next / previous problem"),
         ("Everywhere", "s", "show the file summary"),
@@ -82,7 +93,13 @@ class IrExplorerApp(App[None]):
             yield LoadingPanel(id="loading")
             yield ErrorPanel(id="error")
             with Horizontal(id="main"):
-                yield DocumentTree(id="tree")
+                with TabbedContent(id="tabs"):
+                    with TabPane("1 Tree", id="tab-tree"):
+                        yield DocumentTree(id="tree")
+                    with TabPane("2 Timeline", id="tab-timeline"):
+                        yield Timeline(id="timeline")
+                    with TabPane("3 Buffers", id="tab-buffers"):
+                        yield BufferView(id="buffers")
                 with Vertical(id="right"):
                     yield DetailsPanel(id="details")
                     yield ProblemsTable(id="problems")
@@ -129,6 +146,16 @@ class IrExplorerApp(App[None]):
         tree.show_document(document)
         self.query_one(ProblemsTable).show_problems(document.problems)
         self.query_one(DetailsPanel).show_sections(document.describe(("summary",)))
+        has_schedule = document.schedule is not None
+        tabs = self.query_one(TabbedContent)
+        for pane in ("tab-timeline", "tab-buffers"):
+            if has_schedule:
+                tabs.enable_tab(pane)
+            else:
+                tabs.disable_tab(pane)
+        if has_schedule:
+            self.query_one(Timeline).show_document(document)
+            self.query_one(BufferView).show_document(document)
         tree.focus()
 
     def show_error(self, error: LoadError) -> None:
@@ -141,6 +168,27 @@ class IrExplorerApp(App[None]):
     @on(ItemFocused)
     def follow_tree(self, message: ItemFocused) -> None:
         self.show_details(message.item.ref)
+        ref = message.item.ref
+        if isinstance(ref, tuple) and ref and ref[0] in WORKLOAD_REFS and self.document.schedule is not None:
+            highlight = None
+            if self._jump_reason is not None and self._jump_reason[0] == ref:
+                highlight = tuple(self._jump_reason[1].refs.get("tensor_ids", ()))
+            self.query_one(Timeline).select(ref[1])
+            self.query_one(BufferView).show_row(ref[1], highlight=highlight)
+
+    @on(Timeline.WorkloadSelected)
+    def follow_timeline(self, message: Timeline.WorkloadSelected) -> None:
+        self.query_one(BufferView).show_row(message.row)
+        self.show_details(("workload", message.row))
+
+    @on(BufferView.FrameChanged)
+    def follow_buffers(self, message: BufferView.FrameChanged) -> None:
+        self.query_one(Timeline).select(message.row)
+        self.show_details(("workload", message.row))
+
+    @on(BufferView.TensorSelected)
+    def follow_tensor(self, message: BufferView.TensorSelected) -> None:
+        self.show_details(("buffer-entry", message.row, message.entry))
 
     def show_details(self, ref: Any) -> None:
         if self.document is None:
@@ -159,6 +207,16 @@ class IrExplorerApp(App[None]):
             self.notify(f"{message.problem.code}: nothing in the tree to jump to", severity="warning")
             return
         self.post_message(RevealRef(ref, because=message.problem))
+        problem = message.problem
+        s = self.document.schedule
+        if s is not None and "core" in problem.refs and "workload_id" in problem.refs:
+            row = s.row_of(int(problem.refs["core"]), int(problem.refs["workload_id"]))
+            if row is not None:
+                self.query_one(Timeline).select(row)
+                highlight = tuple(problem.refs.get("tensor_ids", ()))
+                self.query_one(BufferView).show_row(row, highlight=highlight)
+                if problem.code in BUFFER_PROBLEMS:
+                    self.query_one(TabbedContent).active = "tab-buffers"
 
     @on(RevealRef)
     def reveal(self, message: RevealRef) -> None:
@@ -168,11 +226,12 @@ class IrExplorerApp(App[None]):
         tree.reveal(message.ref)
         if tree.cursor_node is before:  # no highlight event will come: refresh the details ourselves
             self.show_details(message.ref)
-        tree.focus()
+        if self.query_one(TabbedContent).active == "tab-tree":
+            tree.focus()
 
     # ---- actions --------------------------------------------------------------------------------------------
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.HELP_KEYS))
+        self.push_screen(HelpScreen(self.HELP_KEYS + Timeline.HELP_KEYS + BufferView.HELP_KEYS))
 
     def action_search(self) -> None:
         if self.document is None:
@@ -183,6 +242,23 @@ class IrExplorerApp(App[None]):
                 self.post_message(RevealRef(ref))
 
         self.push_screen(SearchScreen(self.document), chosen)
+
+    def action_view(self, name: str) -> None:
+        """Show the tree, the timeline or the buffer view, and give it the keyboard."""
+        if self.document is None:
+            return
+        if name != "tree" and self.document.schedule is None:
+            self.notify("this view is for scheduler IR files", severity="warning")
+            return
+        self.query_one(TabbedContent).active = f"tab-{name}"
+        self.query_one(f"#{name}").focus()
+
+    @on(TabbedContent.TabActivated)
+    def focus_active_view(self, event: TabbedContent.TabActivated) -> None:
+        pane = event.pane.id or ""
+        widget_id = pane.removeprefix("tab-")
+        if self.document is not None and widget_id:
+            self.query_one(f"#{widget_id}").focus()
 
     def action_focus(self, widget_id: str) -> None:
         if self.document is not None:
@@ -209,6 +285,9 @@ class IrExplorerApp(App[None]):
             "Previous problem", "Jump to the previous problem (N)", lambda: self.action_next_problem(-1)
         )
         yield SystemCommand("Summary", "Show the file summary (s)", self.action_show_summary)
+        yield SystemCommand("Timeline", "Per-core workload timeline (2)", lambda: self.action_view("timeline"))
+        yield SystemCommand("Buffers", "Animated L2/WL0 occupancy (3)", lambda: self.action_view("buffers"))
+        yield SystemCommand("Tree", "The document tree (1)", lambda: self.action_view("tree"))
         yield SystemCommand(
             "Focus problems", "Move the focus to the problems list (p)", lambda: self.action_focus("problems")
         )
@@ -221,9 +300,12 @@ def problem_section(problem: Problem) -> Section:
         ("message", problem.message),
         ("location", problem.location),
     ]
-    rows += [
-        (key, ", ".join(map(str, value)) if isinstance(value, list) else value) for key, value in problem.refs.items()
-    ]
+    for key, value in problem.refs.items():
+        if key == "range" and isinstance(value, list) and len(value) == 2:
+            value = f"{value[0]:#x}-{value[1]:#x}"
+        elif isinstance(value, list):
+            value = ", ".join(map(str, value))
+        rows.append((key.replace("_", " "), value))
     return Section("Problem", ("property", "value"), rows)
 
 

@@ -48,3 +48,43 @@ def test_load_error(snap_compare, monkeypatch):
 
     assert snap_compare(make_app("tests/app/data/truncated_stschedule.json"), terminal_size=SIZE,
                         run_before=run_before)
+
+
+def test_timeline(snap_compare, monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+    async def run_before(pilot):
+        await wait_loaded(pilot)
+        await pilot.press("2", "full_stop", "full_stop", "full_stop", "c")
+
+    assert snap_compare(make_app(CLEAN), terminal_size=SIZE, run_before=run_before)
+
+
+def test_buffers_clean_frame(snap_compare, monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+    async def run_before(pilot):
+        await wait_loaded(pilot)
+        await pilot.press("3", "right", "right", "right", "right", "right")
+
+    assert snap_compare(make_app(CLEAN), terminal_size=SIZE, run_before=run_before)
+
+
+def test_buffers_overlap_frame(snap_compare, monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+    async def run_before(pilot):
+        await wait_loaded(pilot)
+        await pilot.press("n", "n")
+
+    assert snap_compare(make_app(PLANTED), terminal_size=SIZE, run_before=run_before)
+
+
+def test_buffers_all_cores(snap_compare, monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+    async def run_before(pilot):
+        await wait_loaded(pilot)
+        await pilot.press("3", "right", "right", "right", "g")
+
+    assert snap_compare(make_app(PLANTED), terminal_size=SIZE, run_before=run_before)

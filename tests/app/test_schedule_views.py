@@ -1,0 +1,165 @@
+"""Pilot tests for the timeline and buffer views: every key, the shared time cursor and problem jumps."""
+
+from __future__ import annotations
+
+from textual.widgets import TabbedContent
+
+from tests.app.helpers import SIZE, wait_loaded
+from tests.conftest import SAMPLE_DATA, samples_dir
+from widgets.app import make_app
+from widgets.buffer_view import BufferView
+from widgets.details import DetailsPanel
+from widgets.timeline import LABEL, Timeline
+
+CLEAN = SAMPLE_DATA / "clean_2x2_stschedule.json"
+PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+
+
+def frame_text(widget) -> str:
+    return "\n".join(strip.text for strip in widget.render_frame())
+
+
+async def test_timeline_keys():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("2")
+        timeline = app.query_one(Timeline)
+        assert app.focused is timeline and app.query_one(TabbedContent).active == "tab-timeline"
+        makespan = app.document.summary["makespan"]
+        assert (timeline.t0, timeline.t1) == (0, makespan)
+        await pilot.press("w")
+        assert timeline.t1 - timeline.t0 == makespan / 2
+        await pilot.press("s", "s")
+        assert timeline.t1 - timeline.t0 == makespan * 2
+        await pilot.press("0")
+        span = makespan
+        await pilot.press("d")
+        assert timeline.t0 == span / 4
+        await pilot.press("a", "a")
+        assert timeline.t0 == -span / 4
+        await pilot.press("full_stop", "full_stop")
+        assert timeline.selected == 2
+        await pilot.press("comma")
+        assert timeline.selected == 1
+        await pilot.press("f")
+        start, end = timeline.times()
+        assert timeline.t0 < start[1] and timeline.t1 > end[1] and timeline.t1 - timeline.t0 < span / 4
+        await pilot.press("home")
+        assert timeline.t0 == 0
+        await pilot.press("end")
+        assert timeline.t1 == makespan
+        await pilot.press("down")
+        assert timeline.core_index == 1 and int(app.document.schedule.wl_core[timeline.selected]) == 1
+        await pilot.press("c", "l")
+        assert timeline.show_critical and timeline.by_layer
+        await pilot.press("m")
+        assert timeline.sequential and timeline.t1 == app.document.summary["makespan_sequential"]
+
+
+async def test_timeline_draws_cores_axis_and_selection():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("2")
+        timeline = app.query_one(Timeline)
+        lines = [strip.text for strip in timeline.render_frame()]
+        assert lines[0].startswith("time (cycles)") and "20k" in lines[0]
+        assert "▼" in lines[1]  # the time cursor
+        labels = [line[:LABEL].strip() for line in lines[2:-1] if line[:LABEL].strip()]
+        assert labels == ["▶c0 (0,0)", "c1 (1,0)", "c2 (0,1)", "c3 (1,1)"]
+        assert "·" in "".join(lines[2:])  # idle gaps are visible
+        assert lines[-1].startswith("0–71.7k · dependencies")
+
+
+async def test_click_selects_and_moves_the_buffer_view():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("2")
+        timeline = app.query_one(Timeline)
+        frame = timeline.render_frame()
+        core2_line = next(i for i, strip in enumerate(frame) if "c2 (0,1)" in strip.text)
+        await pilot.click(Timeline, offset=(LABEL + 1 + 40, core2_line + 1))  # +1: the border
+        await pilot.pause()
+        s = app.document.schedule
+        assert int(s.wl_core[timeline.selected]) == 2
+        buffers = app.query_one(BufferView)
+        assert buffers.row == timeline.selected
+        assert app.query_one(DetailsPanel).sections[0].title == f"Workload {s.wl_label(timeline.selected)}"
+
+
+async def test_buffer_view_keys_and_playback():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("3")
+        buffers = app.query_one(BufferView)
+        timeline = app.query_one(Timeline)
+        assert app.focused is buffers
+        await pilot.press("right", "right")
+        assert buffers.frame == 2 and timeline.selected == buffers.row  # the shared time cursor
+        await pilot.press("left")
+        assert buffers.frame == 1
+        await pilot.press("end")
+        assert buffers.frame == 11
+        await pilot.press("home", "plus", "plus")
+        assert buffers.speed_index == 4
+        await pilot.press("minus")
+        assert buffers.speed_index == 3
+        await pilot.press("space")
+        assert buffers.playing
+        await pilot.pause(0.6)  # 4 frames per second
+        await pilot.press("space")
+        assert not buffers.playing and buffers.frame >= 1
+        await pilot.press("down")
+        assert buffers.core == 1
+        await pilot.press("right_square_bracket")
+        entry = buffers.selected_entry
+        assert entry >= 0
+        tensor = int(app.document.schedule.buf_tensor[entry])
+        assert app.query_one(DetailsPanel).sections[0].title.startswith(f"Tensor {tensor}")
+        await pilot.press("g")
+        assert buffers.grid
+        text = frame_text(buffers)
+        assert "all cores at t =" in text and all(f"c{c} #" in text for c in range(4))
+
+
+async def test_frame_is_a_settable_reactive():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("3")
+        buffers = app.query_one(BufferView)
+        buffers.core_index, buffers.frame = 2, 5
+        await pilot.pause()
+        text = frame_text(buffers)
+        assert "core 2 (x0, y1) · before workload #5" in text and "frame 6/12" in text
+        assert "no overlap in this snapshot" in text and "◆" in text  # ring regions are ticked
+
+
+async def test_overlap_problem_opens_the_buffer_view_on_that_frame():
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("n", "n")  # the second problem is the L2 overlap
+        await pilot.pause()
+        assert app.query_one(TabbedContent).active == "tab-buffers"
+        buffers = app.query_one(BufferView)
+        s = app.document.schedule
+        assert buffers.row == s.row_of(1, 3) and buffers.highlight == (36, 90000)
+        text = frame_text(buffers)
+        assert "overlap: tensor 36 and 90000, bytes 0x1c40-0x1cc0" in text and "▒" in text
+        assert app.query_one(Timeline).selected == s.row_of(1, 3)
+
+
+async def test_views_on_a_real_single_core_sample():
+    path = samples_dir("scheduler_ir") / "int8_resnet34.sim_quantized_b1_c1_bw16_stschedule.json"
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("3", "right")
+        text = frame_text(app.query_one(BufferView))
+        assert "WL1" in text  # this file names its weight buffer wl1_buffer
+        await pilot.press("2", "c")
+        assert app.query_one(Timeline).show_critical

@@ -1,0 +1,433 @@
+"""Animated L2 / WL0 buffer occupancy of one core, or of every core at the same time cursor.
+
+The frame (a workload of the core) is a reactive index, so tests set it directly and playback only moves it.
+Cells are coloured by tensor type, new tensors are marked, ring-region starts are ticked on the ruler and
+bytes shared by two tensors are red; the overlapping tensors are named under the map.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.reactive import reactive
+from textual.strip import Strip
+from textual.timer import Timer
+from textual.widget import Widget
+
+from explorer.analysis.buffer_view import CellMap, l2_cell_map, round_cell_size, wl0_capacity, wl0_cell_map
+from explorer.formatting import human_bytes
+from explorer.model import Document
+from explorer.schedule import BUFFER_TYPES
+
+RULER = 9  # "0x00000 │"
+WL0_WIDTH = 18
+KIND_STYLE = {
+    "ifmap": Style(color="#4cbf73"),
+    "weight": Style(color="#b46be8"),
+    "ofmap": Style(color="#e8a33d"),
+    "wl0": Style(color="#4f8fe8"),
+}
+FREE = Style(color="#3a3a3a")
+OVERLAP = Style(color="#ff3030", bold=True)
+SELECTED = Style(color="#ffffff", bold=True)
+TEXT = Style(color="#d0d0d0")
+DIM = Style(color="#8a8a8a")
+SPARK = "▁▂▃▄▅▆▇█"
+SPEEDS = (0.5, 1, 2, 4, 8, 16)
+
+
+class BufferView(Widget, can_focus=True):
+    BINDINGS = [
+        Binding("space", "play", "Play/pause"),
+        Binding("right", "step(1)", "Next frame", show=False),
+        Binding("left", "step(-1)", "Prev frame", show=False),
+        Binding("plus,equals_sign", "speed(1)", "Faster", show=False),
+        Binding("minus", "speed(-1)", "Slower", show=False),
+        Binding("up", "core(-1)", "Core up", show=False),
+        Binding("down", "core(1)", "Core down", show=False),
+        Binding("g", "toggle_grid", "All cores"),
+        Binding("right_square_bracket", "tensor(1)", "Next tensor", show=False, key_display="]"),
+        Binding("left_square_bracket", "tensor(-1)", "Prev tensor", show=False, key_display="["),
+        Binding("home", "frame_edge(0)", "First frame", show=False),
+        Binding("end", "frame_edge(1)", "Last frame", show=False),
+    ]
+    HELP_KEYS = [
+        ("Buffers", "Space", "play / pause the animation over the core's workloads"),
+        ("Buffers", "← / →", "previous / next frame (workload)"),
+        ("Buffers", "+ / -", "faster / slower playback"),
+        ("Buffers", "Home / End", "first / last frame"),
+        ("Buffers", "↑ / ↓", "previous / next core"),
+        ("Buffers", "G", "one core / every core at the same time"),
+        ("Buffers", "[ / ]", "select the previous / next tensor of the snapshot"),
+        ("Buffers", "click", "select the tensor under the mouse"),
+    ]
+    DEFAULT_CSS = """
+    BufferView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
+    BufferView:focus { border: round $accent; }
+    """
+
+    core_index: reactive[int] = reactive(0)
+    frame: reactive[int] = reactive(0)  # index of the workload within the core
+    grid: reactive[bool] = reactive(False)
+    playing: reactive[bool] = reactive(False)
+    speed_index: reactive[int] = reactive(2)
+    selected_entry: reactive[int] = reactive(-1)  # buf_* index of the selected tensor
+    highlight: reactive[tuple] = reactive(())  # tensor ids to highlight (from a problem)
+
+    class FrameChanged(Message):
+        def __init__(self, row: int) -> None:
+            super().__init__()
+            self.row = row
+
+    class TensorSelected(Message):
+        def __init__(self, row: int, entry: int) -> None:
+            super().__init__()
+            self.row = row
+            self.entry = entry
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.border_title = "Buffers"
+        self.document: Document | None = None
+        self._timer: Timer | None = None
+        self._cell_index: list[tuple[int, int, int, int]] = []  # (y, x0, x1, entry) hit boxes for clicks
+        self._lines: list[Strip] = []
+        self._key: tuple | None = None
+
+    # ---- state --------------------------------------------------------------------------------------------
+    def show_document(self, document: Document) -> None:
+        self.document = document
+        self.core_index, self.frame = 0, 0
+        self._key = None
+        self.refresh()
+
+    @property
+    def schedule(self):
+        return self.document.schedule if self.document else None
+
+    @property
+    def core(self) -> int:
+        return int(self.schedule.core_ids[self.core_index])
+
+    @property
+    def row(self) -> int:
+        rows = self.schedule.core_rows(self.core)
+        return rows.start + min(self.frame, max(len(rows) - 1, 0))
+
+    def show_row(self, row: int, highlight: tuple | None = None) -> None:
+        """Jump to a workload (from the timeline, a problem or the tree) without announcing it back.
+
+        A highlight (the tensors of a problem) stays while the view stays on that workload."""
+        s = self.schedule
+        if s is None or not 0 <= row < s.n_workloads:
+            return
+        moved = row != self.row
+        self.core_index = int(np.searchsorted(s.core_ids, s.wl_core[row]))
+        self.frame = row - s.core_rows(int(s.wl_core[row])).start
+        if highlight is not None:
+            self.highlight = tuple(highlight)
+        elif moved:
+            self.highlight = ()
+        if moved:
+            self.selected_entry = -1
+
+    def _announce(self) -> None:
+        self.post_message(self.FrameChanged(self.row))
+
+    # ---- actions ------------------------------------------------------------------------------------------
+    def action_play(self) -> None:
+        self.playing = not self.playing
+
+    def watch_playing(self, playing: bool) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if playing:
+            self._timer = self.set_interval(1 / SPEEDS[self.speed_index], self._tick)
+
+    def watch_speed_index(self) -> None:
+        if self.playing:
+            self.watch_playing(True)
+
+    def _tick(self) -> None:
+        if self.schedule is None:
+            return
+        count = len(self.schedule.core_rows(self.core))
+        self.frame = (self.frame + 1) % max(count, 1)
+        self._announce()
+
+    def action_step(self, delta: int) -> None:
+        if self.schedule is None:
+            return
+        count = len(self.schedule.core_rows(self.core))
+        self.frame = min(max(self.frame + delta, 0), max(count - 1, 0))
+        self.selected_entry = -1
+        self._announce()
+
+    def action_frame_edge(self, which: int) -> None:
+        if self.schedule is not None:
+            self.frame = 0 if which == 0 else max(len(self.schedule.core_rows(self.core)) - 1, 0)
+            self._announce()
+
+    def action_speed(self, delta: int) -> None:
+        self.speed_index = min(max(self.speed_index + delta, 0), len(SPEEDS) - 1)
+
+    def action_core(self, delta: int) -> None:
+        s = self.schedule
+        if s is None:
+            return
+        self.core_index = (self.core_index + delta) % int(s.core_ids.size)
+        self.frame = min(self.frame, max(len(s.core_rows(self.core)) - 1, 0))
+        self._announce()
+
+    def action_toggle_grid(self) -> None:
+        self.grid = not self.grid
+
+    def action_tensor(self, delta: int) -> None:
+        s = self.schedule
+        if s is None:
+            return
+        lo, hi = int(s.buf_ptr[self.row]), int(s.buf_ptr[self.row + 1])
+        if hi <= lo:
+            return
+        order = lo + np.argsort(s.buf_addr[lo:hi], kind="stable")
+        current = np.flatnonzero(order == self.selected_entry)
+        k = (int(current[0]) + delta) % order.size if current.size else (0 if delta > 0 else order.size - 1)
+        self.selected_entry = int(order[k])
+        self.post_message(self.TensorSelected(self.row, self.selected_entry))
+
+    def on_click(self, event: events.Click) -> None:
+        for y, x0, x1, entry in self._cell_index:
+            if event.y == y and x0 <= event.x < x1 and entry >= 0:
+                self.selected_entry = entry
+                self.post_message(self.TensorSelected(self.row, entry))
+                return
+
+    # ---- rendering ----------------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        key = (self.size, self.core_index, self.frame, self.grid, self.selected_entry, self.highlight,
+               self.playing, self.speed_index, id(self.document))
+        if key != self._key:
+            self._lines = self.render_frame()
+            self._key = key
+        return self._lines[y] if y < len(self._lines) else Strip.blank(self.size.width)
+
+    def render_frame(self) -> list[Strip]:
+        """Every line of the current frame. Public so the benchmark can time one frame."""
+        width, height = self.size.width, self.size.height
+        self._cell_index = []
+        if self.document is None or width < 30 or height < 8:
+            return [Strip.blank(width)] * height
+        lines = self._grid_frame(width, height) if self.grid else self._core_frame(width, height)
+        lines = lines[:height]
+        while len(lines) < height:
+            lines.append(Strip.blank(width))
+        return lines
+
+    def _core_frame(self, width: int, height: int) -> list[Strip]:
+        s = self.schedule
+        row = self.row
+        analysis = self.document.analysis["schedule"]
+        rows = s.core_rows(self.core)
+        x, y = s.mesh_position(self.core)
+        used = int(analysis.l2_bytes[row])
+        header = (f"core {self.core} (x{x}, y{y}) · before workload #{int(s.wl_id[row])} "
+                  f"{s.layers[s.wl_layer[row]]} · frame {self.frame + 1}/{len(rows)} · "
+                  f"L2 {human_bytes(used)} of {human_bytes(s.buffersize)}"
+                  f"{' · ▶ playing ×' + str(SPEEDS[self.speed_index]) if self.playing else ''}")
+        lines = [_text(header, width, TEXT)]
+        available = max(height - 9, 2)
+        l2_cols = max((width - RULER - WL0_WIDTH - 3) // 16 * 16, 8)  # rows of 16k cells: round row addresses
+        bpc = round_cell_size(s.buffersize, available * l2_cols)
+        grid_rows = min(available, -(-max(s.buffersize, 1) // (bpc * l2_cols)))
+        cells = l2_cell_map(s, row, grid_rows * l2_cols, analysis.placement, bytes_per_cell=bpc)
+        wl0_cap = wl0_capacity(s, self.core)
+        wl0 = wl0_cell_map(s, row, grid_rows * (WL0_WIDTH - 2), wl0_cap,
+                           bytes_per_cell=round_cell_size(wl0_cap, grid_rows * (WL0_WIDTH - 2)))
+        wl_name = s.wl0_key.split("_")[0].upper()
+        l2_title = f"L2 · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
+        wl_title = f"{wl_name} · {human_bytes(wl0_cap)}"
+        lines.append(Strip([Segment(" " * RULER), Segment(l2_title[:l2_cols].ljust(l2_cols), DIM),
+                            Segment(" │ ", DIM), Segment(wl_title[: WL0_WIDTH - 2], DIM)]))
+        l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, top=2, left=RULER)
+        wl0_lines = self._map_lines(wl0, grid_rows, WL0_WIDTH - 2, None, None, None, top=2, left=0)
+        for k in range(grid_rows):
+            segments = list(l2_lines[k]) + [Segment(" │ ", DIM)] + list(wl0_lines[k])
+            lines.append(Strip(segments))
+        lines.append(self._strip_line(width, analysis.l2_bytes[rows.start : rows.stop]))
+        lines.append(self._peak_line(width, analysis.l2_bytes[rows.start : rows.stop]))
+        lines.append(_legend(width, wl_name))
+        lines.extend(self._findings(width, cells, wl0))
+        return lines
+
+    def _map_lines(self, cells: CellMap, grid_rows: int, cols: int, types, new, tensors, *, top: int,
+                   left: int) -> list[list[Segment]]:
+        s = self.schedule
+        lines = []
+        selected_tensor = int(s.buf_tensor[self.selected_entry]) if self.selected_entry >= 0 else None
+        boundaries = set(cells.boundaries)
+        for r in range(grid_rows):
+            segments: list[Segment] = []
+            if left:
+                first = r * cols
+                tick = "◆" if any(first <= b < first + cols for b in boundaries) else " "
+                segments.append(Segment(f"{first * cells.bytes_per_cell:#07x}{tick}│"[:RULER], DIM))
+            run, run_style = [], None
+            for c in range(cols):
+                index = r * cols + c
+                owner = int(cells.owner[index]) if index < cells.owner.size else -1
+                if owner < 0:
+                    char, style = "·", FREE
+                elif types is None:
+                    char, style = "█", KIND_STYLE["wl0"]
+                else:
+                    char = "▓" if new[owner] == 1 else "█"
+                    style = KIND_STYLE[BUFFER_TYPES[int(types[owner])]]
+                    tensor = int(tensors[owner])
+                    if tensor == selected_tensor or tensor in self.highlight:
+                        style = SELECTED
+                if index < cells.overlap.size and cells.overlap[index]:
+                    char, style = "▒", OVERLAP
+                if types is not None:
+                    self._cell_index.append((top + r, left + c, left + c + 1, owner))
+                if style is run_style:
+                    run.append(char)
+                else:
+                    if run:
+                        segments.append(Segment("".join(run), run_style))
+                    run, run_style = [char], style
+            if run:
+                segments.append(Segment("".join(run), run_style))
+            lines.append(segments)
+        return lines
+
+    def _strip_line(self, width: int, used: np.ndarray) -> Strip:
+        """Bytes used per workload as a sparkline, scaled to the L2 size; the current frame in white."""
+        s = self.schedule
+        plot = width - RULER
+        if used.size == 0:
+            return Strip.blank(width)
+        levels, frame_bucket = _columns(used, plot, self.frame)
+        capacity = max(s.buffersize, max(levels), 1)
+        segments = [Segment("L2 used │", DIM)]
+        n = used.size
+        for k, level in enumerate(levels):
+            char = SPARK[min(int(level / capacity * (len(SPARK) - 1) + 0.999), len(SPARK) - 1)] if level else " "
+            current = k == frame_bucket if n >= len(levels) else (k * n) // len(levels) == self.frame
+            segments.append(Segment(char, SELECTED if current else Style(color="#6bb0c4")))
+        return Strip(segments)
+
+    def _peak_line(self, width: int, used: np.ndarray) -> Strip:
+        s = self.schedule
+        plot = width - RULER
+        if used.size == 0:
+            return Strip.blank(width)
+        buckets = plot
+        peak = int(used.argmax())
+        peak_col = min(peak * plot // used.size, plot - 1) if used.size >= plot else \
+            min(int((peak + 0.5) * plot / used.size), plot - 1)
+        marks = [" "] * buckets
+        marks[peak_col] = "▲"
+        text = f"peak {human_bytes(int(used[peak]))} at #{int(s.wl_id[s.core_rows(self.core).start + peak])} · " \
+               f"capacity {human_bytes(s.buffersize)} = full height"
+        line = "".join(marks)
+        if peak_col + 2 + len(text) <= buckets:
+            line = line[: peak_col + 2] + text + line[peak_col + 2 + len(text):]
+        return Strip([Segment(" " * RULER, DIM), Segment(line[:plot], Style(color="#ff9f43"))])
+
+    def _findings(self, width: int, cells: CellMap, wl0: CellMap) -> list[Strip]:
+        s = self.schedule
+        lines = []
+        for a, b, lo, hi in cells.overlaps[:3]:
+            lines.append(_text(f"overlap: tensor {a} and {b}, bytes {lo:#x}-{hi:#x}", width, OVERLAP))
+        for a, b, lo, hi in wl0.overlaps[:2]:
+            lines.append(_text(f"{s.wl0_key} overlap: entry {a} and {b}, bytes {lo:#x}-{hi:#x}", width, OVERLAP))
+        if self.selected_entry >= 0:
+            e = self.selected_entry
+            lines.append(_text(
+                f"selected: tensor {int(s.buf_tensor[e])} {BUFFER_TYPES[int(s.buf_type[e])]} "
+                f"{int(s.buf_addr[e]):#x}-{int(s.buf_addr[e] + s.buf_size[e]):#x} ({human_bytes(int(s.buf_size[e]))})",
+                width, SELECTED))
+        if not lines:
+            lines.append(_text("no overlap in this snapshot", width, DIM))
+        return lines
+
+    def _grid_frame(self, width: int, height: int) -> list[Strip]:
+        """Every core's L2 at the time cursor: the workload each core is running (or last started) then."""
+        s = self.schedule
+        analysis = self.document.analysis["schedule"]
+        start = analysis.timeline.start
+        t = float(start[self.row]) if not np.isnan(start[self.row]) else 0.0
+        n = int(s.core_ids.size)
+        columns = max(1, min(n, width // 30))
+        tile_w = width // columns
+        tile_rows = max((height - 2) // -(-n // columns) - 2, 1)
+        lines = [_text(f"all cores at t = {t:,.0f} (the time cursor of core {self.core}) · G for one core",
+                       width, TEXT)]
+        for first in range(0, n, columns):
+            block: list[list[Segment]] = [[] for _ in range(tile_rows + 1)]
+            for k in range(first, min(first + columns, n)):
+                core = int(s.core_ids[k])
+                rows = s.core_rows(core)
+                j = int(np.searchsorted(start[rows.start : rows.stop], t, side="right")) - 1
+                row = rows.start + max(j, 0)
+                cells = l2_cell_map(s, row, tile_rows * (tile_w - 2), analysis.placement)
+                title = f"c{core} #{int(s.wl_id[row])} {human_bytes(int(analysis.l2_bytes[row]))}"
+                style = OVERLAP if cells.overlaps else (SELECTED if k == self.core_index else TEXT)
+                block[0].append(Segment(title[: tile_w - 1].ljust(tile_w), style))
+                body = self._map_lines(cells, tile_rows, tile_w - 2, s.buf_type, s.buf_new, s.buf_tensor,
+                                       top=-1, left=0)
+                for r in range(tile_rows):
+                    block[r + 1].extend(body[r] + [Segment("  ", DIM)])
+            lines.extend(Strip(segments) for segments in block)
+        lines.append(_legend(width, s.wl0_key.split("_")[0].upper()))
+        return lines
+
+    def watch_frame(self) -> None:
+        self.refresh()
+
+    def watch_core_index(self) -> None:
+        self.refresh()
+
+    def watch_grid(self) -> None:
+        self.refresh()
+
+    def watch_selected_entry(self) -> None:
+        self.refresh()
+
+    def watch_highlight(self) -> None:
+        self.refresh()
+
+
+def _columns(values: np.ndarray, plot: int, frame: int) -> tuple[list[int], int]:
+    """`values` (one per workload) spread over `plot` columns: the max per column when there are more values
+    than columns, each value repeated over several columns otherwise. Also the column of `frame`."""
+    n = values.size
+    if n >= plot:
+        edges = np.linspace(0, n, plot + 1).astype(np.int64)
+        levels = [int(values[a:b].max()) if b > a else 0 for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        return levels, min(int(np.searchsorted(edges, frame, side="right")) - 1, plot - 1)
+    owner = np.minimum((np.arange(plot) * n) // plot, n - 1)
+    levels = values[owner].astype(np.int64).tolist()
+    return levels, int((frame + 0.5) * plot / n)
+
+
+def _text(text: str, width: int, style: Style) -> Strip:
+    return Strip([Segment(text[:width].ljust(width), style)])
+
+
+def _legend(width: int, wl_name: str) -> Strip:
+    segments = [Segment("legend ", DIM)]
+    for name in ("ifmap", "weight", "ofmap"):
+        segments += [Segment("█", KIND_STYLE[name]), Segment(f" {name}  ", DIM)]
+    segments += [Segment("▓", KIND_STYLE["ifmap"]), Segment(" newly added  ", DIM),
+                 Segment("▒", OVERLAP), Segment(" overlap  ", DIM), Segment("·", FREE), Segment(" free  ", DIM),
+                 Segment("◆", DIM), Segment(" ring region start  ", DIM),
+                 Segment("█", KIND_STYLE["wl0"]), Segment(f" {wl_name} entry", DIM)]
+    return Strip(segments).crop(0, width)

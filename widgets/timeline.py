@@ -1,0 +1,402 @@
+"""Per-core workload timeline (Perfetto-style keys): one row per core, workloads as blocks on a time axis.
+
+Drawing is bucketed per terminal column from numpy arrays (`explorer.analysis.timeline_view`), so a frame
+costs O(visible workloads + width) per core and never loops over all workloads in Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.reactive import reactive
+from textual.strip import Strip
+from textual.widget import Widget
+
+from explorer.analysis.timeline_view import column_owners, columns_touching, nice_ticks
+from explorer.formatting import compact, number
+from explorer.model import Document
+from explorer.schedule import LAYER_TYPES
+
+LABEL = 14  # columns for the core labels
+TYPE_COLORS = {"pe": ("#4f8fe8", "#2f6bc4"), "vp": ("#4cbf73", "#2f9a55"), "dt": ("#e8a33d", "#c4822a")}
+LAYER_PALETTE = ["#4f8fe8", "#4cbf73", "#e8a33d", "#b46be8", "#e85f5f", "#3dc4c4", "#c4c43d", "#e87fc4",
+                 "#8f8fe8", "#7fc47f", "#c49a6b", "#6bb0c4"]
+IDLE = Style(color="#444444")
+SELECTED = Style(color="#ffffff", bold=True)
+LINKED = Style(color="#ffd75f")  # producers and consumers of the selection
+CRITICAL = Style(color="#ff4d4d")
+AXIS = Style(color="#9a9a9a")
+CURSOR = Style(color="#ffffff", bgcolor="#5f5f87")
+
+
+class Timeline(Widget, can_focus=True):
+    """Keys: W/S zoom, A/D pan, ./, next/previous workload, F fit selection, Home/End, ↑/↓ core."""
+
+    BINDINGS = [
+        Binding("w", "zoom(0.5)", "Zoom in"),
+        Binding("s", "zoom(2.0)", "Zoom out"),
+        Binding("a", "pan(-0.25)", "Pan left", show=False),
+        Binding("d", "pan(0.25)", "Pan right", show=False),
+        Binding("full_stop", "step(1)", "Next", key_display="."),
+        Binding("comma", "step(-1)", "Prev", show=False, key_display=","),
+        Binding("f", "fit", "Fit selection", show=False),
+        Binding("home", "edge(0)", "Start", show=False),
+        Binding("end", "edge(1)", "End", show=False),
+        Binding("up", "core(-1)", "Core up", show=False),
+        Binding("down", "core(1)", "Core down", show=False),
+        Binding("c", "toggle_critical", "Critical path"),
+        Binding("l", "toggle_colors", "Colour by layer", show=False),
+        Binding("m", "toggle_mode", "Sequential", show=False),
+        Binding("0", "zoom_all", "Whole schedule", show=False),
+    ]
+    HELP_KEYS = [
+        ("Timeline", "W / S", "zoom in / out around the selection"),
+        ("Timeline", "A / D", "pan left / right"),
+        ("Timeline", ". / ,", "next / previous workload on the core"),
+        ("Timeline", "F", "fit the view to the selected workload"),
+        ("Timeline", "0", "show the whole schedule"),
+        ("Timeline", "Home / End", "go to the start / end"),
+        ("Timeline", "↑ / ↓", "previous / next core"),
+        ("Timeline", "C", "highlight the critical path"),
+        ("Timeline", "L", "colour by layer type / by layer"),
+        ("Timeline", "M", "dependency-aware / sequential times"),
+        ("Timeline", "click / wheel", "select a workload / zoom"),
+    ]
+    DEFAULT_CSS = """
+    Timeline { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
+    Timeline:focus { border: round $accent; }
+    """
+
+    t0: reactive[float] = reactive(0.0)
+    t1: reactive[float] = reactive(1.0)
+    selected: reactive[int] = reactive(-1)  # workload row
+    core_index: reactive[int] = reactive(0)
+    sequential: reactive[bool] = reactive(False)
+    by_layer: reactive[bool] = reactive(False)
+    show_critical: reactive[bool] = reactive(False)
+
+    class WorkloadSelected(Message):
+        def __init__(self, row: int) -> None:
+            super().__init__()
+            self.row = row
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.border_title = "Timeline"
+        self.document: Document | None = None
+        self._lines: list[Strip] = []
+        self._key: tuple | None = None
+        self._critical = np.zeros(0, dtype=bool)
+
+    # ---- data ---------------------------------------------------------------------------------------------
+    def show_document(self, document: Document) -> None:
+        self.document = document
+        s = document.schedule
+        analysis = document.analysis["schedule"]
+        self._critical = np.zeros(s.n_workloads, dtype=bool)
+        self._critical[analysis.timeline.critical_path] = True
+        self.t0, self.t1 = 0.0, max(self.makespan, 1.0)
+        if s.n_workloads:
+            self.selected = 0
+        self._key = None
+        self.refresh()
+
+    @property
+    def schedule(self):
+        return self.document.schedule if self.document else None
+
+    @property
+    def makespan(self) -> float:
+        t = self.document.analysis["schedule"].timeline
+        return t.makespan_sequential if self.sequential else t.makespan
+
+    def times(self) -> tuple[np.ndarray, np.ndarray]:
+        t = self.document.analysis["schedule"].timeline
+        return (t.start_sequential, t.end_sequential) if self.sequential else (t.start, t.end)
+
+    def select(self, row: int, *, announce: bool = False, keep_view: bool = False) -> None:
+        """Select a workload, show its core and scroll it into view."""
+        s = self.schedule
+        if s is None or not 0 <= row < s.n_workloads:
+            return
+        self.selected = row
+        self.core_index = int(np.searchsorted(s.core_ids, s.wl_core[row]))
+        start, end = self.times()
+        if not keep_view and not np.isnan(start[row]) and not (self.t0 <= start[row] and end[row] <= self.t1):
+            span = self.t1 - self.t0
+            middle = (start[row] + end[row]) / 2
+            self.t0, self.t1 = middle - span / 2, middle + span / 2
+        if announce:
+            self.post_message(self.WorkloadSelected(row))
+
+    @property
+    def cursor_time(self) -> float:
+        start, _ = self.times()
+        return float(start[self.selected]) if self.selected >= 0 and not np.isnan(start[self.selected]) else 0.0
+
+    # ---- actions ------------------------------------------------------------------------------------------
+    def action_zoom(self, factor: float, around: float | None = None) -> None:
+        if self.document is None:
+            return
+        span = max((self.t1 - self.t0) * factor, 1e-6)
+        span = min(span, max(self.makespan, 1.0) * 4)
+        anchor = self.cursor_time if around is None else around
+        fraction = (anchor - self.t0) / (self.t1 - self.t0) if self.t1 > self.t0 else 0.5
+        fraction = min(max(fraction, 0.0), 1.0)
+        self.t0 = anchor - fraction * span
+        self.t1 = self.t0 + span
+
+    def action_pan(self, fraction: float) -> None:
+        shift = (self.t1 - self.t0) * fraction
+        self.t0 += shift
+        self.t1 += shift
+
+    def action_zoom_all(self) -> None:
+        if self.document is not None:
+            self.t0, self.t1 = 0.0, max(self.makespan, 1.0)
+
+    def action_edge(self, which: int) -> None:
+        span = self.t1 - self.t0
+        self.t0 = 0.0 if which == 0 else max(self.makespan - span, 0.0)
+        self.t1 = self.t0 + span
+
+    def action_fit(self) -> None:
+        if self.selected < 0:
+            return
+        start, end = self.times()
+        duration = max(end[self.selected] - start[self.selected], 1.0)
+        self.t0, self.t1 = start[self.selected] - duration * 0.25, end[self.selected] + duration * 0.25
+
+    def action_step(self, delta: int) -> None:
+        s = self.schedule
+        if s is None or self.selected < 0:
+            return
+        rows = s.core_rows(int(s.wl_core[self.selected]))
+        self.select(min(max(self.selected + delta, rows.start), rows.stop - 1), announce=True)
+
+    def action_core(self, delta: int) -> None:
+        s = self.schedule
+        if s is None or not s.core_ids.size:
+            return
+        index = (self.core_index + delta) % s.core_ids.size
+        rows = s.core_rows(int(s.core_ids[index]))
+        if not len(rows):
+            return
+        start, _ = self.times()
+        # keep the time: pick the workload of the new core running at the cursor, else the nearest before it
+        core_start = start[rows.start : rows.stop]
+        k = int(np.searchsorted(core_start, self.cursor_time, side="right")) - 1
+        self.select(rows.start + max(k, 0), announce=True, keep_view=True)
+
+    def action_toggle_critical(self) -> None:
+        self.show_critical = not self.show_critical
+
+    def action_toggle_colors(self) -> None:
+        self.by_layer = not self.by_layer
+
+    def action_toggle_mode(self) -> None:
+        self.sequential = not self.sequential
+        self.action_zoom_all()
+        self.notify("sequential times" if self.sequential else "dependency-aware times")
+
+    # ---- mouse --------------------------------------------------------------------------------------------
+    def _time_at(self, x: int) -> float:
+        width = max(self.size.width - LABEL, 1)
+        return self.t0 + (x - LABEL) / width * (self.t1 - self.t0)
+
+    def on_click(self, event: events.Click) -> None:
+        s = self.schedule
+        if s is None or event.x < LABEL:
+            return
+        core_row = event.y - 2
+        visible = self._visible_cores()
+        per = self._lines_per_core(len(visible))
+        if core_row < 0 or core_row // per >= len(visible):
+            return
+        core = int(s.core_ids[visible[core_row // per]])
+        rows = s.core_rows(core)
+        start, end = self.times()
+        t = self._time_at(event.x)
+        k = int(np.searchsorted(start[rows.start : rows.stop], t, side="right")) - 1
+        if k >= 0:
+            self.select(rows.start + k, announce=True, keep_view=True)
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.action_zoom(0.8, around=self._time_at(event.x))
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self.action_zoom(1.25, around=self._time_at(event.x))
+
+    # ---- rendering ----------------------------------------------------------------------------------------
+    def _visible_cores(self) -> list[int]:
+        s = self.schedule
+        n = int(s.core_ids.size)
+        capacity = max(self.size.height - 3, 1)
+        if n <= capacity:
+            return list(range(n))
+        first = min(max(self.core_index - capacity // 2, 0), n - capacity)
+        return list(range(first, first + capacity))
+
+    def _lines_per_core(self, count: int) -> int:
+        return max(1, min(5, (self.size.height - 3) // max(count, 1)))
+
+    def render_line(self, y: int) -> Strip:
+        key = (self.size, self.t0, self.t1, self.selected, self.core_index, self.sequential, self.by_layer,
+               self.show_critical, id(self.document))
+        if key != self._key:
+            self._lines = self.render_frame()
+            self._key = key
+        return self._lines[y] if y < len(self._lines) else Strip.blank(self.size.width)
+
+    def render_frame(self) -> list[Strip]:
+        """All lines of the current view. Public so the benchmark can time exactly one redraw."""
+        width, height = self.size.width, self.size.height
+        if self.document is None or width <= LABEL:
+            return [Strip.blank(width)] * height
+        s = self.schedule
+        plot = width - LABEL
+        start, end = self.times()
+        lines = [self._axis_labels(plot), self._axis_line(plot)]
+        visible = self._visible_cores()
+        per = self._lines_per_core(len(visible))
+        linked = np.zeros(s.n_workloads, dtype=bool)
+        if self.selected >= 0:
+            deps = self.document.analysis["schedule"].deps
+            linked[deps.producers_of(self.selected)] = True
+            linked[deps.consumers_of(self.selected)] = True
+        important = linked.copy()
+        if self.selected >= 0:
+            important[self.selected] = True
+        cursor_col = int((self.cursor_time - self.t0) / (self.t1 - self.t0) * plot) if self.t1 > self.t0 else -1
+        for k in visible:
+            core = int(s.core_ids[k])
+            rows = s.core_rows(core)
+            cs, ce = start[rows.start : rows.stop], end[rows.start : rows.stop]
+            owners = column_owners(cs, ce, self.t0, self.t1, plot, important=important[rows.start : rows.stop])
+            critical = (columns_touching(cs, ce, self._critical[rows.start : rows.stop], self.t0, self.t1, plot)
+                        if self.show_critical else None)
+            strip = self._core_strip(core, k == self.core_index, owners, rows.start, critical, linked, cursor_col)
+            lines.append(strip)
+            if per > 1:  # further lines repeat the blocks without the label; from 3 on, the last is a gap
+                body = Strip([Segment(" " * LABEL), *list(strip)[1:]])
+                lines.extend([body] * (per - 1 - (per >= 3)))
+                if per >= 3:
+                    lines.append(Strip.blank(self.size.width))
+        while len(lines) < height - 1:
+            lines.append(Strip.blank(width))
+        lines = lines[: height - 1]
+        lines.append(self._status_line(width))
+        return lines
+
+    def _core_strip(self, core: int, current: bool, owners: np.ndarray, base: int, critical, linked,
+                    cursor_col: int) -> Strip:
+        s = self.schedule
+        x, y = s.mesh_position(core)
+        label = f"{'▶' if current else ' '}c{core} ({x},{y})"[: LABEL - 1].ljust(LABEL)
+        segments = [Segment(label, Style(bold=current, color="#ffffff" if current else "#9a9a9a"))]
+        run_text: list[str] = []
+        run_style: Style | None = None
+        for col, owner in enumerate(owners.tolist()):
+            if owner < 0:
+                char, style = ("│", CURSOR) if col == cursor_col else ("·", IDLE)
+            else:
+                row = base + owner
+                char, style = "█", self._block_style(row)
+                if critical is not None and critical[col]:
+                    style = CRITICAL
+                if linked[row]:
+                    char, style = "▓", LINKED
+                if row == self.selected:
+                    style = SELECTED
+                if col == cursor_col:
+                    style = style + Style(bgcolor="#5f5f87")
+            if style is run_style:
+                run_text.append(char)
+            else:
+                if run_text:
+                    segments.append(Segment("".join(run_text), run_style))
+                run_text, run_style = [char], style
+        if run_text:
+            segments.append(Segment("".join(run_text), run_style))
+        return Strip(segments)
+
+    def _block_style(self, row: int) -> Style:
+        s = self.schedule
+        shade = row % 2  # neighbours alternate shades so that block boundaries stay visible
+        if self.by_layer:
+            color = LAYER_PALETTE[int(s.wl_layer[row]) % len(LAYER_PALETTE)]
+            return _style(color if shade == 0 else _darker(color))
+        return _style(TYPE_COLORS[LAYER_TYPES[int(s.wl_type[row])]][shade])
+
+    def _axis_labels(self, plot: int) -> Strip:
+        text = [" "] * plot
+        for col, value in nice_ticks(self.t0, self.t1, plot):
+            label = compact(value)
+            if col + len(label) <= plot:
+                text[col : col + len(label)] = label
+        unit = "time (cycles)"
+        return Strip([Segment(unit[: LABEL - 1].ljust(LABEL), AXIS), Segment("".join(text), AXIS)])
+
+    def _axis_line(self, plot: int) -> Strip:
+        line = ["─"] * plot
+        for col, _ in nice_ticks(self.t0, self.t1, plot):
+            if 0 <= col < plot:
+                line[col] = "┬"
+        cursor = int((self.cursor_time - self.t0) / (self.t1 - self.t0) * plot) if self.t1 > self.t0 else -1
+        if 0 <= cursor < plot:
+            line[cursor] = "▼"
+        return Strip([Segment(" " * LABEL, AXIS), Segment("".join(line), AXIS)])
+
+    def _status_line(self, width: int) -> Strip:
+        s = self.schedule
+        parts = [f"{compact(self.t0)}–{compact(self.t1)}",
+                 "sequential" if self.sequential else "dependencies",
+                 "by layer" if self.by_layer else "by type (pe blue, vp green, dt orange)"]
+        if self.selected >= 0:
+            start, end = self.times()
+            row = self.selected
+            parts.append(f"▶ c{int(s.wl_core[row])} #{int(s.wl_id[row])} {s.layers[s.wl_layer[row]]} "
+                         f"{number(start[row])}→{number(end[row])}")
+        if self.show_critical:
+            parts.append("critical path in red")
+        text = " · ".join(parts)[:width]
+        return Strip([Segment(text.ljust(width), Style(color="#d0d0d0", bgcolor="#262626"))])
+
+    def watch_t0(self) -> None:
+        self.refresh()
+
+    def watch_t1(self) -> None:
+        self.refresh()
+
+    def watch_selected(self) -> None:
+        self.refresh()
+
+    def watch_core_index(self) -> None:
+        self.refresh()
+
+    def watch_show_critical(self) -> None:
+        self.refresh()
+
+    def watch_by_layer(self) -> None:
+        self.refresh()
+
+
+_STYLES: dict[str, Style] = {}
+
+
+def _style(color: str) -> Style:
+    style = _STYLES.get(color)
+    if style is None:
+        style = _STYLES[color] = Style(color=color)
+    return style
+
+
+def _darker(color: str) -> str:
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"#{int(r * 0.75):02x}{int(g * 0.75):02x}{int(b * 0.75):02x}"
