@@ -88,6 +88,52 @@ first, ready = asyncio.run(measure())
 elapsed = first
 extra = {"document_shown_s": ready}
 """,
+    "view_frames": """
+import asyncio, statistics, time
+from explorer.api import open_document
+from widgets.app import make_app
+from widgets.buffer_view import BufferView
+from widgets.timeline import Timeline
+
+document = open_document(PATH)
+
+async def measure():
+    app = make_app(PATH, document=document)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await pilot.press("2")
+        await pilot.pause()
+        timeline = app.query_one(Timeline)
+        timeline.render_frame()
+        whole = []
+        for _ in range(10):  # the worst case: every workload of every core in view
+            t = time.perf_counter(); timeline.render_frame(); whole.append(time.perf_counter() - t)
+        steps = []
+        for i in range(60):  # alternate zooms and pans, one redraw after each
+            if i % 3 == 0:
+                timeline.action_zoom(0.6)
+            elif i % 3 == 1:
+                timeline.action_pan(0.2)
+            else:
+                timeline.action_zoom(1.4)
+            t = time.perf_counter(); timeline.render_frame(); steps.append(time.perf_counter() - t)
+        timeline_size = (timeline.size.width, timeline.size.height)
+        await pilot.press("3")
+        await pilot.pause()
+        buffers = app.query_one(BufferView)
+        count = len(document.schedule.core_rows(buffers.core))
+        frames = []
+        for i in range(60):
+            buffers.core_index = i % document.schedule.core_ids.size
+            buffers.frame = (i * 997) % count
+            t = time.perf_counter(); buffers.render_frame(); frames.append(time.perf_counter() - t)
+        size = (*timeline_size, buffers.size.width, buffers.size.height)
+    return statistics.median(steps), max(steps), statistics.median(whole), statistics.median(frames), max(frames), size
+
+step, step_max, whole, frame, frame_max, size = asyncio.run(measure())
+elapsed = step
+extra = {"timeline_max_s": step_max, "timeline_whole_s": whole, "buffer_frame_s": frame,
+         "buffer_frame_max_s": frame_max, "widget_sizes": list(size)}
+""",
 }
 
 FOOTER = """
@@ -165,6 +211,8 @@ def main() -> None:
     base, inf, chk = results["baseline_orjson"], results["info"], results["check"]
     fast = results["baseline_orjson_gc_off"]
     analyses, tui = results["check_analyses_only"], results["tui_first_screen"]
+    views = results["view_frames"]
+    tw, th, bw, bh = views["widget_sizes"]
     lines = [
         "# Benchmarks",
         "",
@@ -203,6 +251,19 @@ def main() -> None:
         f"| TUI first screen (headless, 160×48) | {tui['seconds']:.2f} s | | | | ≤ 0.5 s |",
         f"| TUI document shown (load + analyses in the worker) | {tui['document_shown_s']:.2f} s | "
         f"{tui['peak_mib']:.0f} MiB | | | |",
+        "",
+        "## Scheduler views (issue #3)",
+        "",
+        f"Terminal 200×60; the timeline widget is {tw}×{th} cells and the buffer view {bw}×{bh} (the details",
+        "panel takes the rest). One redraw = computing every line of the widget (`render_frame`).",
+        "",
+        "| measurement | median | worst | target |",
+        "| --- | --- | --- | --- |",
+        f"| timeline redraw after a zoom or pan (60 steps) | {views['seconds'] * 1000:.1f} ms | "
+        f"{views['timeline_max_s'] * 1000:.1f} ms | ≤ 16 ms median |",
+        f"| timeline redraw, whole schedule in view | {views['timeline_whole_s'] * 1000:.1f} ms | | ≤ 16 ms |",
+        f"| buffer-view frame (60 frames over all cores) | {views['buffer_frame_s'] * 1000:.1f} ms | "
+        f"{views['buffer_frame_max_s'] * 1000:.1f} ms | ≤ 16 ms median |",
         "",
     ]
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))

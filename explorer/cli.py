@@ -18,7 +18,7 @@ from typing import Any
 from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
 
-SUBCOMMANDS = ("info", "check")
+SUBCOMMANDS = ("info", "check", "screenshot")
 
 
 class ExitCode(IntEnum):
@@ -31,7 +31,7 @@ def _base_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ir-explorer",
         description="Explore ML model files and accelerator schedules in the terminal.",
-        epilog="Subcommands: info FILE, check FILE (run 'ir-explorer SUBCOMMAND --help' for details). "
+        epilog="Subcommands: info FILE, check FILE, screenshot FILE (run 'ir-explorer SUBCOMMAND --help' for details). "
         "With only FILE, the interactive explorer opens.",
     )
     parser.add_argument("--version", action="version", version=f"ir-explorer {__version__}")
@@ -45,9 +45,28 @@ def _tui_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 160x48, got {text!r}") from None
+    if not (40 <= width <= 1000 and 10 <= height <= 500):
+        raise argparse.ArgumentTypeError("the size must be between 40x10 and 1000x500")
+    return width, height
+
+
 def _command_parser(command: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=f"ir-explorer {command}")
     parser.add_argument("file", type=Path)
+    if command == "screenshot":
+        parser.description = "Write an SVG of one view at a given state, without a terminal."
+        parser.add_argument("--view", choices=("tree", "timeline", "buffers"), default="tree")
+        parser.add_argument("--core", type=int, help="core to show (scheduler IR)")
+        parser.add_argument("--workload", type=int, help="workload_id on that core (scheduler IR)")
+        parser.add_argument("--size", type=_size, default=(160, 48), help="terminal size, WIDTHxHEIGHT")
+        parser.add_argument("-o", "--output", type=Path, required=True, help="the SVG file to write")
+        parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        return parser
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
     if command == "info":
@@ -85,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     from explorer.api import open_document
 
+    if command == "screenshot":
+        return _run_screenshot(args)
     document = open_document(args.file, strict=args.strict)
     counts = count_by_severity(document.problems)
     if command == "info":
@@ -143,6 +164,22 @@ def _print_problem_table(problems: list, counts: dict[str, int]) -> None:
         if p.location:
             print(f"{'':<{widths['severity']}} {'':<{widths['code']}}   at {p.location}")
     print(f"\n{counts['error']} errors, {counts['warning']} warnings")
+
+
+def _run_screenshot(args: argparse.Namespace) -> ExitCode:
+    from widgets.screenshot import take_screenshot  # needs Textual: imported only for this command
+
+    take_screenshot(
+        args.file,
+        view=args.view,
+        output=args.output,
+        core=args.core,
+        workload=args.workload,
+        size=args.size,
+        strict=args.strict,
+    )
+    print(f"wrote {args.output}", file=sys.stderr)
+    return ExitCode.OK
 
 
 def _run_tui(args: argparse.Namespace) -> ExitCode:

@@ -243,6 +243,12 @@ class IrExplorerApp(App[None]):
 
         self.push_screen(SearchScreen(self.document), chosen)
 
+    def go_to_workload(self, row: int) -> None:
+        """Show one workload everywhere: the tree, the timeline, the buffer view and the details."""
+        self.query_one(Timeline).select(row)
+        self.query_one(BufferView).show_row(row)
+        self.post_message(RevealRef(("workload", row)))
+
     def action_view(self, name: str) -> None:
         """Show the tree, the timeline or the buffer view, and give it the keyboard."""
         if self.document is None:
@@ -255,10 +261,10 @@ class IrExplorerApp(App[None]):
 
     @on(TabbedContent.TabActivated)
     def focus_active_view(self, event: TabbedContent.TabActivated) -> None:
-        pane = event.pane.id or ""
-        widget_id = pane.removeprefix("tab-")
-        if self.document is not None and widget_id:
-            self.query_one(f"#{widget_id}").focus()
+        widget_id = (event.pane.id or "").removeprefix("tab-")
+        if self.document is not None and widget_id in ("tree", "timeline", "buffers"):
+            for widget in self.query(f"#{widget_id}"):  # empty while the app is shutting down
+                widget.focus()
 
     def action_focus(self, widget_id: str) -> None:
         if self.document is not None:

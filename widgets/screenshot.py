@@ -1,0 +1,55 @@
+"""`ir-explorer screenshot`: an SVG of one view at a given state, rendered headless (tests, reviews, docs)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from explorer.errors import LoadError
+from widgets.app import make_app
+
+VIEWS = ("tree", "timeline", "buffers")
+
+
+def take_screenshot(
+    path: Path,
+    *,
+    view: str,
+    output: Path,
+    core: int | None = None,
+    workload: int | None = None,
+    size: tuple[int, int] = (160, 48),
+    strict: bool = False,
+) -> None:
+    """Open `path` headless at `size`, show `view` at (core, workload) and write the screen as SVG."""
+    svg = asyncio.run(_render(path, view, core, workload, size, strict))
+    output.write_text(svg, encoding="utf-8")
+
+
+async def _render(
+    path: Path, view: str, core: int | None, workload: int | None, size: tuple[int, int], strict: bool
+) -> str:
+    app = make_app(path, strict=strict)
+    async with app.run_test(size=size) as pilot:
+        while app.document is None and app.load_error is None:
+            await pilot.pause(0.02)
+        if app.load_error is not None:
+            raise app.load_error
+        schedule = app.document.schedule
+        if view != "tree" and schedule is None:
+            raise LoadError(path, "", f"the {view} view is only for scheduler IR files")
+        if core is not None or workload is not None:
+            if schedule is None:
+                raise LoadError(path, "", "--core and --workload apply to scheduler IR files")
+            chosen_core = int(schedule.core_ids[0]) if core is None else core
+            rows = schedule.core_rows(chosen_core)
+            if not len(rows):
+                raise LoadError(path, "", f"there is no core {chosen_core} (cores: {schedule.core_ids.tolist()})")
+            row = rows.start if workload is None else schedule.row_of(chosen_core, workload)
+            if row is None:
+                raise LoadError(path, "", f"core {chosen_core} has no workload {workload}")
+            app.go_to_workload(row)
+        app.action_view(view)
+        await pilot.pause()
+        await pilot.pause()
+        return app.export_screenshot(title=f"ir-explorer {path.name} · {view}")
