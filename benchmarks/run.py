@@ -88,6 +88,32 @@ first, ready = asyncio.run(measure())
 elapsed = first
 extra = {"document_shown_s": ready}
 """,
+    "validate_pydantic": """
+import gc, time, msgspec, sys
+sys.path.insert(0, "benchmarks")
+from pydantic import TypeAdapter
+from validation_models import Workload
+with open(PATH, "rb") as f:
+    core = msgspec.json.decode(f.read(), type=dict[str, msgspec.Raw])["0"]
+adapter = TypeAdapter(list[Workload])
+gc.disable()
+t = time.perf_counter()
+workloads = adapter.validate_json(bytes(core))
+elapsed = time.perf_counter() - t
+extra = {"core_bytes": len(bytes(core)), "workloads": len(workloads)}
+""",
+    "validate_msgspec": """
+import gc, time, msgspec
+from explorer.loaders.scheduler_ir import Workload
+with open(PATH, "rb") as f:
+    core = msgspec.json.decode(f.read(), type=dict[str, msgspec.Raw])["0"]
+decoder = msgspec.json.Decoder(list[Workload])
+gc.disable()
+t = time.perf_counter()
+workloads = decoder.decode(core)
+elapsed = time.perf_counter() - t
+extra = {"core_bytes": len(bytes(core)), "workloads": len(workloads)}
+""",
     "view_frames": """
 import asyncio, statistics, time
 from explorer.api import open_document
@@ -157,8 +183,9 @@ def run_probe(name: str, path: Path) -> dict:
     }
     for key in runs[0]:
         if key not in ("elapsed", "maxrss_kib"):
-            summary[key] = runs[0][key] if not isinstance(runs[0][key], float) else statistics.median(
-                r[key] for r in runs)
+            summary[key] = (
+                runs[0][key] if not isinstance(runs[0][key], float) else statistics.median(r[key] for r in runs)
+            )
     print(f"  {name:22s} {summary['seconds']:8.3f} s  {summary['peak_mib']:8.0f} MiB", flush=True)
     return summary
 
@@ -194,8 +221,13 @@ def machine() -> dict:
             versions[module] = __import__(module).__version__
         except (ImportError, AttributeError):
             versions[module] = "?"
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(memory_gib, 1),
-            "python": platform.python_version(), "versions": versions}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": round(memory_gib, 1),
+        "python": platform.python_version(),
+        "versions": versions,
+    }
 
 
 def ratio(a: float, b: float) -> str:
@@ -212,6 +244,7 @@ def main() -> None:
     fast = results["baseline_orjson_gc_off"]
     analyses, tui = results["check_analyses_only"], results["tui_first_screen"]
     views = results["view_frames"]
+    pyd, msg = results["validate_pydantic"], results["validate_msgspec"]
     tw, th, bw, bh = views["widget_sizes"]
     lines = [
         "# Benchmarks",
@@ -251,6 +284,18 @@ def main() -> None:
         f"| TUI first screen (headless, 160×48) | {tui['seconds']:.2f} s | | | | ≤ 0.5 s |",
         f"| TUI document shown (load + analyses in the worker) | {tui['document_shown_s']:.2f} s | "
         f"{tui['peak_mib']:.0f} MiB | | | |",
+        "",
+        "## Validation library (why msgspec, not pydantic)",
+        "",
+        f"Typed validation of core 0's array ({msg['core_bytes'] / 1e6:.0f} MB, "
+        f"{msg['workloads']:,} workloads) into equivalent models with unused keys "
+        "skipped (`benchmarks/validation_models.py` mirrors the loader's Structs), collector off for both:",
+        "",
+        "| library | time | ratio |",
+        "| --- | --- | --- |",
+        f"| msgspec `Decoder(list[Workload])` | {msg['seconds']:.2f} s | 1× |",
+        f"| pydantic v2 `TypeAdapter(list[Workload]).validate_json` | "
+        f"{pyd['seconds']:.2f} s | {ratio(pyd['seconds'], msg['seconds'])} |",
         "",
         "## Scheduler views (issue #3)",
         "",

@@ -257,7 +257,8 @@ class IrExplorerApp(App[None]):
             self.notify("this view is for scheduler IR files", severity="warning")
             return
         self.query_one(TabbedContent).active = f"tab-{name}"
-        self.query_one(f"#{name}").focus()
+        # Focus now, not via focus()'s call_later: keys typed right after `2` must reach the timeline.
+        self.screen.set_focus(self.query_one(f"#{name}"))
 
     @on(TabbedContent.TabActivated)
     def focus_active_view(self, event: TabbedContent.TabActivated) -> None:

@@ -242,7 +242,7 @@ class BufferView(Widget, can_focus=True):
                   f"L2 {human_bytes(used)} of {human_bytes(s.buffersize)}"
                   f"{' · ▶ playing ×' + str(SPEEDS[self.speed_index]) if self.playing else ''}")
         lines = [_text(header, width, TEXT)]
-        available = max(height - 9, 2)
+        available = max(height - 11, 2)
         l2_cols = max((width - RULER - WL0_WIDTH - 3) // 16 * 16, 8)  # rows of 16k cells: round row addresses
         bpc = round_cell_size(s.buffersize, available * l2_cols)
         grid_rows = min(available, -(-max(s.buffersize, 1) // (bpc * l2_cols)))
@@ -260,7 +260,7 @@ class BufferView(Widget, can_focus=True):
         for k in range(grid_rows):
             segments = list(l2_lines[k]) + [Segment(" │ ", DIM)] + list(wl0_lines[k])
             lines.append(Strip(segments))
-        lines.append(self._strip_line(width, analysis.l2_bytes[rows.start : rows.stop]))
+        lines.extend(self._strip_lines(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.append(self._peak_line(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.append(_legend(width, wl_name))
         lines.extend(self._findings(width, cells, wl0))
@@ -307,21 +307,29 @@ class BufferView(Widget, can_focus=True):
             lines.append(segments)
         return lines
 
-    def _strip_line(self, width: int, used: np.ndarray) -> Strip:
-        """Bytes used per workload as a sparkline, scaled to the L2 size; the current frame in white."""
+    def _strip_lines(self, width: int, used: np.ndarray) -> list[Strip]:
+        """L2 bytes used per workload: two rows of bars under a dashed capacity line; the frame in white."""
         s = self.schedule
         plot = width - RULER
         if used.size == 0:
-            return Strip.blank(width)
+            return []
         levels, frame_bucket = _columns(used, plot, self.frame)
         capacity = max(s.buffersize, max(levels), 1)
-        segments = [Segment("L2 used │", DIM)]
         n = used.size
-        for k, level in enumerate(levels):
-            char = SPARK[min(int(level / capacity * (len(SPARK) - 1) + 0.999), len(SPARK) - 1)] if level else " "
-            current = k == frame_bucket if n >= len(levels) else (k * n) // len(levels) == self.frame
-            segments.append(Segment(char, SELECTED if current else Style(color="#6bb0c4")))
-        return Strip(segments)
+        eighths = [min(round(level / capacity * 16), 16) if level else 0 for level in levels]
+        if any(level and e == 0 for level, e in zip(levels, eighths, strict=True)):
+            eighths = [max(e, 1) if level else 0 for level, e in zip(levels, eighths, strict=True)]
+        label = f"capacity {human_bytes(s.buffersize)} "
+        lines = [Strip([Segment(" " * RULER), Segment((label + "╌" * plot)[:plot], DIM)])]
+        for row, name in ((1, "L2 used │"), (0, "        │")):
+            segments = [Segment(name, DIM)]
+            for k, e in enumerate(eighths):
+                part = min(max(e - row * 8, 0), 8)
+                char = SPARK[part - 1] if part else " "
+                current = k == frame_bucket if n >= len(levels) else (k * n) // len(levels) == self.frame
+                segments.append(Segment(char, SELECTED if current else Style(color="#6bb0c4")))
+            lines.append(Strip(segments))
+        return lines
 
     def _peak_line(self, width: int, used: np.ndarray) -> Strip:
         s = self.schedule
@@ -334,11 +342,12 @@ class BufferView(Widget, can_focus=True):
             min(int((peak + 0.5) * plot / used.size), plot - 1)
         marks = [" "] * buckets
         marks[peak_col] = "▲"
-        text = f"peak {human_bytes(int(used[peak]))} at #{int(s.wl_id[s.core_rows(self.core).start + peak])} · " \
-               f"capacity {human_bytes(s.buffersize)} = full height"
+        text = f"peak {human_bytes(int(used[peak]))} at #{int(s.wl_id[s.core_rows(self.core).start + peak])}"
         line = "".join(marks)
-        if peak_col + 2 + len(text) <= buckets:
-            line = line[: peak_col + 2] + text + line[peak_col + 2 + len(text):]
+        if peak_col + 2 + len(text) <= buckets:  # the label right of the marker, or left when it does not fit
+            line = line[: peak_col + 2] + text + line[peak_col + 2 + len(text) :]
+        elif peak_col - 1 - len(text) >= 0:
+            line = line[: peak_col - 1 - len(text)] + text + line[peak_col - 1 :]
         return Strip([Segment(" " * RULER, DIM), Segment(line[:plot], Style(color="#ff9f43"))])
 
     def _findings(self, width: int, cells: CellMap, wl0: CellMap) -> list[Strip]:

@@ -101,16 +101,24 @@ async def test_search_by_layer_name_and_by_id():
         assert app.query_one(DocumentTree).cursor_node.data.label.startswith("#7 ")
 
 
-async def test_help_screen_lists_every_app_key():
+async def test_help_screen_lists_every_key():
+    from widgets.buffer_view import BufferView
+    from widgets.timeline import Timeline
+
     app = make_app(CLEAN)
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        listed = {key for _, key, _ in app.HELP_KEYS}
-        for binding in app.BINDINGS:
-            first = binding.key.split(",")[0]
-            assert any(first.replace("question_mark", "?").lower() in k.lower() for k in listed), binding.key
+        listed = " ".join(key.lower() for _, key, _ in app.screen.app_bindings)
+        names = {"question_mark": "?", "full_stop": ".", "comma": ",", "right_square_bracket": "]",
+                 "left_square_bracket": "[", "space": "space", "equals_sign": "+", "plus": "+", "minus": "-"}
+        for owner in (app, Timeline, BufferView):
+            for binding in owner.BINDINGS:
+                key = binding.key.split(",")[0]
+                shown = names.get(key, key).replace("right", "→").replace("left", "←").replace("up", "↑")
+                shown = shown.replace("down", "↓")
+                assert shown.lower() in listed, f"{owner.__class__.__name__}: {binding.key} is not in the help"
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
 

@@ -188,3 +188,24 @@ def test_dropped_dram_and_wl_entries_keep_file_positions(write_json):
     assert doc.schedule.dout_pos.tolist() == [1]
     assert doc.schedule.w0_pos.tolist() == [1]
     assert doc.describe(("dram-out", 0))[0].title == "DRAM read 0"
+
+
+def test_missing_sections_are_located_errors_and_the_rest_loads(write_json):
+    doc_json = two_core()
+    del doc_json["-1"]
+    del doc_json["buffersize"]
+    doc = open_document(write_json(doc_json))
+    found = {(p.code, p.location) for p in errors(doc)}
+    assert ("missing-key", "$") in found
+    assert any('"-1"' in p.message for p in errors(doc)) and any('"buffersize"' in p.message for p in errors(doc))
+    assert doc.summary["workloads"] == 4  # the cores still load
+    # without the DRAM section, the DRAM input and output of the schedule no longer resolve
+    assert {"unresolved-transfer", "dram-write-missing"} <= {p.code for p in errors(doc)}
+
+
+def test_a_core_that_is_not_an_array(write_json):
+    doc_json = two_core()
+    doc_json["1"] = {"not": "a list"}
+    doc = open_document(write_json(doc_json))
+    assert ("bad-value", '$["1"]') in {(p.code, p.location) for p in errors(doc)}
+    assert doc.schedule.core_ids.tolist() == [0]
