@@ -126,6 +126,8 @@ document = open_document(PATH)
 async def measure():
     app = make_app(PATH, document=document)
     async with app.run_test(size=(200, 60)) as pilot:
+        while not app.views_ready:
+            await pilot.pause(0.01)
         await pilot.press("2")
         await pilot.pause()
         timeline = app.query_one(Timeline)
@@ -190,6 +192,35 @@ def run_probe(name: str, path: Path) -> dict:
     return summary
 
 
+def tmux_first_screen(path: Path) -> dict | None:
+    """Seconds from launching `ir-explorer FILE` in a real terminal (tmux, 160×48) until its first screen shows:
+    interpreter start, imports and the first paint, as a user sees it. None when tmux is not installed."""
+    import shutil
+
+    if shutil.which("tmux") is None:
+        return None
+    exe = ROOT / ".venv" / "bin" / "ir-explorer"
+    runs = []
+    for attempt in range(REPEATS):
+        session = f"irx-bench-{os.getpid()}-{attempt}"
+        start = time.perf_counter()
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "48", f"{exe} {path}"], check=True
+        )
+        try:
+            while time.perf_counter() - start < 30:
+                screen = subprocess.run(
+                    ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+                ).stdout
+                if path.name in screen:  # the summary bar names the file on the first frame
+                    runs.append(time.perf_counter() - start)
+                    break
+                time.sleep(0.005)
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    return {"seconds": statistics.median(runs), "runs": len(runs)} if runs else None
+
+
 def big_schedule() -> Path:
     from explorer.samples import Recipe, write_streaming
 
@@ -239,6 +270,9 @@ def main() -> None:
     size_mb = path.stat().st_size / 1e6
     print(f"measuring on {path.name} ({size_mb:.0f} MB), {REPEATS} runs each", flush=True)
     results = {name: run_probe(name, path) for name in PROBES}
+    terminal = tmux_first_screen(path)
+    if terminal:
+        print(f"  {'tui_first_screen_tmux':22s} {terminal['seconds']:8.3f} s", flush=True)
     info = machine()
     base, inf, chk = results["baseline_orjson"], results["info"], results["check"]
     fast = results["baseline_orjson_gc_off"]
@@ -281,7 +315,13 @@ def main() -> None:
         f"{ratio(inf['peak_mib'], fast['peak_mib'])} | |",
         f"| analyses only (timeline, L2/WL0 overlaps, transfers) on {analyses['buffer_entries']:,} entries | "
         f"{analyses['seconds']:.2f} s | | | | ~1 s per 10^6 entries |",
-        f"| TUI first screen (headless, 160×48) | {tui['seconds']:.2f} s | | | | ≤ 0.5 s |",
+        f"| TUI first screen (headless, 160×48, after imports) | {tui['seconds']:.2f} s | | | | ≤ 0.5 s |",
+        (
+            f"| TUI first screen in a real terminal (tmux 160×48: start-up, imports, first paint) | "
+            f"{terminal['seconds']:.2f} s | | | | ≤ 0.5 s |"
+        )
+        if terminal
+        else "| TUI first screen in a real terminal | not measured: tmux is not installed | | | | |",
         f"| TUI document shown (load + analyses in the worker) | {tui['document_shown_s']:.2f} s | "
         f"{tui['peak_mib']:.0f} MiB | | | |",
         "",

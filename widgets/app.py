@@ -16,13 +16,12 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Footer, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from explorer.api import open_document
 from explorer.errors import LoadError, Problem
 from explorer.model import Document, Section
-from widgets.buffer_view import BufferView
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.error_panel import ErrorPanel
@@ -32,7 +31,6 @@ from widgets.messages import ItemFocused, ProblemChosen, RevealRef
 from widgets.problems import ProblemsTable
 from widgets.search_screen import SearchScreen
 from widgets.summary_bar import SummaryBar
-from widgets.timeline import Timeline
 
 WORKLOAD_REFS = ("workload", "ifmap", "ofmap", "weight", "buffer", "wl0", "buffer-entry", "wl0-entry")
 BUFFER_PROBLEMS = ("l2-overlap", "wl0-overlap", "l2-out-of-range", "l2-over-capacity")
@@ -83,6 +81,7 @@ class IrExplorerApp(App[None]):
         self.document: Document | None = document
         self.load_error: LoadError | None = None
         self._last_progress = 0.0
+        self.views_ready = False  # True once every view of the loaded document is mounted and filled
         # Why the last jump happened: (ref, problem). Details always follow the tree's cursor; when the cursor
         # lands on that ref, the problem is shown above the item's tables.
         self._jump_reason: tuple[Any, Problem] | None = None
@@ -96,10 +95,12 @@ class IrExplorerApp(App[None]):
                 with TabbedContent(id="tabs"):
                     with TabPane("1 Tree", id="tab-tree"):
                         yield DocumentTree(id="tree")
+                    # The schedule views need numpy: they are imported by the load worker and mounted with
+                    # the document, so the first screen appears without waiting for those imports.
                     with TabPane("2 Timeline", id="tab-timeline"):
-                        yield Timeline(id="timeline")
+                        yield Static("Only for scheduler IR files.", id="timeline-placeholder")
                     with TabPane("3 Buffers", id="tab-buffers"):
-                        yield BufferView(id="buffers")
+                        yield Static("Only for scheduler IR files.", id="buffers-placeholder")
                 with Vertical(id="right"):
                     yield DetailsPanel(id="details")
                     yield ProblemsTable(id="problems")
@@ -127,6 +128,9 @@ class IrExplorerApp(App[None]):
 
         try:
             document = open_document(self.path, strict=self.strict, progress=progress)
+            if document.schedule is not None:
+                import widgets.buffer_view  # noqa: F401 - imported here, off the UI thread
+                import widgets.timeline  # noqa: F401
         except LoadCancelled:
             return
         except LoadError as error:
@@ -153,10 +157,34 @@ class IrExplorerApp(App[None]):
                 tabs.enable_tab(pane)
             else:
                 tabs.disable_tab(pane)
+        self.views_ready = not has_schedule
         if has_schedule:
-            self.query_one(Timeline).show_document(document)
-            self.query_one(BufferView).show_document(document)
+            self.run_worker(self._mount_schedule_views(document), group="views")
         tree.focus()
+
+    async def _mount_schedule_views(self, document: Document) -> None:
+        """Swap the placeholders for the timeline and buffer views (their modules were imported by the loader)."""
+        from widgets.buffer_view import BufferView
+        from widgets.timeline import Timeline
+
+        for name, view in (("timeline", Timeline(id="timeline")), ("buffers", BufferView(id="buffers"))):
+            if not self.query(f"#{name}"):
+                await self.query_one(f"#{name}-placeholder").remove()
+                await self.query_one(f"#tab-{name}").mount(view)
+        self.timeline.show_document(document)
+        self.buffers.show_document(document)
+        self.views_ready = True
+
+    @property
+    def timeline(self) -> Any:
+        """The timeline widget, or None before a schedule is shown."""
+        found = self.query("#timeline")
+        return found.first() if found else None
+
+    @property
+    def buffers(self) -> Any:
+        found = self.query("#buffers")
+        return found.first() if found else None
 
     def show_error(self, error: LoadError) -> None:
         self.load_error = error
@@ -173,21 +201,20 @@ class IrExplorerApp(App[None]):
             highlight = None
             if self._jump_reason is not None and self._jump_reason[0] == ref:
                 highlight = tuple(self._jump_reason[1].refs.get("tensor_ids", ()))
-            self.query_one(Timeline).select(ref[1])
-            self.query_one(BufferView).show_row(ref[1], highlight=highlight)
+            if self.timeline is not None:
+                self.timeline.select(ref[1])
+                self.buffers.show_row(ref[1], highlight=highlight)
 
-    @on(Timeline.WorkloadSelected)
-    def follow_timeline(self, message: Timeline.WorkloadSelected) -> None:
-        self.query_one(BufferView).show_row(message.row)
+    # Handlers named after the messages (Timeline.WorkloadSelected, ...) so this module need not import them.
+    def on_timeline_workload_selected(self, message: Any) -> None:
+        self.buffers.show_row(message.row)
         self.show_details(("workload", message.row))
 
-    @on(BufferView.FrameChanged)
-    def follow_buffers(self, message: BufferView.FrameChanged) -> None:
-        self.query_one(Timeline).select(message.row)
+    def on_buffer_view_frame_changed(self, message: Any) -> None:
+        self.timeline.select(message.row)
         self.show_details(("workload", message.row))
 
-    @on(BufferView.TensorSelected)
-    def follow_tensor(self, message: BufferView.TensorSelected) -> None:
+    def on_buffer_view_tensor_selected(self, message: Any) -> None:
         self.show_details(("buffer-entry", message.row, message.entry))
 
     def show_details(self, ref: Any) -> None:
@@ -211,10 +238,10 @@ class IrExplorerApp(App[None]):
         s = self.document.schedule
         if s is not None and "core" in problem.refs and "workload_id" in problem.refs:
             row = s.row_of(int(problem.refs["core"]), int(problem.refs["workload_id"]))
-            if row is not None:
-                self.query_one(Timeline).select(row)
+            if row is not None and self.timeline is not None:
+                self.timeline.select(row)
                 highlight = tuple(problem.refs.get("tensor_ids", ()))
-                self.query_one(BufferView).show_row(row, highlight=highlight)
+                self.buffers.show_row(row, highlight=highlight)
                 if problem.code in BUFFER_PROBLEMS:
                     self.query_one(TabbedContent).active = "tab-buffers"
 
@@ -231,6 +258,9 @@ class IrExplorerApp(App[None]):
 
     # ---- actions --------------------------------------------------------------------------------------------
     def action_help(self) -> None:
+        from widgets.buffer_view import BufferView
+        from widgets.timeline import Timeline
+
         self.push_screen(HelpScreen(self.HELP_KEYS + Timeline.HELP_KEYS + BufferView.HELP_KEYS))
 
     def action_search(self) -> None:
@@ -245,8 +275,9 @@ class IrExplorerApp(App[None]):
 
     def go_to_workload(self, row: int) -> None:
         """Show one workload everywhere: the tree, the timeline, the buffer view and the details."""
-        self.query_one(Timeline).select(row)
-        self.query_one(BufferView).show_row(row)
+        if self.timeline is not None:
+            self.timeline.select(row)
+            self.buffers.show_row(row)
         self.post_message(RevealRef(("workload", row)))
 
     def action_view(self, name: str) -> None:

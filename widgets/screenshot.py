@@ -35,6 +35,8 @@ async def _render(
             await pilot.pause(0.02)
         if app.load_error is not None:
             raise app.load_error
+        while not app.views_ready:
+            await pilot.pause(0.02)
         schedule = app.document.schedule
         if view != "tree" and schedule is None:
             raise LoadError(path, "", f"the {view} view is only for scheduler IR files")

@@ -10,7 +10,7 @@ SIZE = (160, 48)
 async def wait_loaded(pilot: Pilot, attempts: int = 400) -> None:
     app = pilot.app
     for _ in range(attempts):
-        if app.document is not None or app.load_error is not None:
+        if app.load_error is not None or (app.document is not None and app.views_ready):
             await pilot.pause()
             return
         await pilot.pause(0.01)
