@@ -78,3 +78,5 @@ class Document:
     describe: Callable[[Any], list[Section]] = field(default=lambda ref: [])
     find_ref: Callable[[dict[str, Any]], Any] = field(default=lambda refs: None)
     search: Callable[[str], list[tuple[str, Any]]] = field(default=lambda text: [])
+    # refs from the top of the tree down to a ref, so a view can open its way there
+    ancestors: Callable[[Any], list[Any]] = field(default=lambda ref: [ref])

@@ -19,8 +19,6 @@ WL_SOURCES = ("DDR", "CORE", "DRAM")
 DRAM_OUT_TYPES = ("weight", "fmap")
 INPUT_KINDS = ("ifmap", "weight")
 
-I64 = np.int64
-
 
 @dataclass
 class Schedule:
@@ -136,20 +134,3 @@ class Schedule:
 
     def wl_label(self, row: int) -> str:
         return f"core {int(self.wl_core[row])} workload {int(self.wl_id[row])}"
-
-
-class CsrBuilder:
-    """Accumulates child columns parent by parent, then freezes them into numpy arrays."""
-
-    def __init__(self, *names: str) -> None:
-        self.names = names
-        self.columns: dict[str, list[Any]] = {name: [] for name in names}
-        self.ptr: list[int] = [0]
-
-    def close_parent(self) -> None:
-        self.ptr.append(len(self.columns[self.names[0]]))
-
-    def arrays(self, dtypes: dict[str, Any]) -> dict[str, np.ndarray]:
-        out = {name: np.asarray(self.columns[name], dtype=dtypes.get(name, I64)) for name in self.names}
-        out["ptr"] = np.asarray(self.ptr, dtype=I64)
-        return out

@@ -37,7 +37,7 @@ def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document
     doc.describe = view.describe
     doc.find_ref = view.find_ref
     doc.search = view.search
-    doc.ancestors = view.ancestors  # type: ignore[attr-defined]
+    doc.ancestors = view.ancestors
     return doc
 
 

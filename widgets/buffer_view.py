@@ -99,10 +99,12 @@ class BufferView(Widget, can_focus=True):
         self._cell_index: list[tuple[int, int, int, int]] = []  # (y, x0, x1, entry) hit boxes for clicks
         self._lines: list[Strip] = []
         self._key: tuple | None = None
+        self._wl0_capacity: dict[int, int] = {}  # per core: scanning its WL0 entries once is enough
 
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
         self.document = document
+        self._wl0_capacity = {}
         self.core_index, self.frame = 0, 0
         self._key = None
         self.refresh()
@@ -211,8 +213,17 @@ class BufferView(Widget, can_focus=True):
 
     # ---- rendering ----------------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
-        key = (self.size, self.core_index, self.frame, self.grid, self.selected_entry, self.highlight,
-               self.playing, self.speed_index, id(self.document))
+        key = (
+            self.size,
+            self.core_index,
+            self.frame,
+            self.grid,
+            self.selected_entry,
+            self.highlight,
+            self.playing,
+            self.speed_index,
+            id(self.document),
+        )
         if key != self._key:
             self._lines = self.render_frame()
             self._key = key
@@ -237,24 +248,41 @@ class BufferView(Widget, can_focus=True):
         rows = s.core_rows(self.core)
         x, y = s.mesh_position(self.core)
         used = int(analysis.l2_bytes[row])
-        header = (f"core {self.core} (x{x}, y{y}) · before workload #{int(s.wl_id[row])} "
-                  f"{s.layers[s.wl_layer[row]]} · frame {self.frame + 1}/{len(rows)} · "
-                  f"L2 {human_bytes(used)} of {human_bytes(s.buffersize)}"
-                  f"{' · ▶ playing ×' + str(SPEEDS[self.speed_index]) if self.playing else ''}")
+        header = (
+            f"core {self.core} (x{x}, y{y}) · before workload #{int(s.wl_id[row])} "
+            f"{s.layers[s.wl_layer[row]]} · frame {self.frame + 1}/{len(rows)} · "
+            f"L2 {human_bytes(used)} of {human_bytes(s.buffersize)}"
+            f"{' · ▶ playing ×' + str(SPEEDS[self.speed_index]) if self.playing else ''}"
+        )
         lines = [_text(header, width, TEXT)]
         available = max(height - 11, 2)
         l2_cols = max((width - RULER - WL0_WIDTH - 3) // 16 * 16, 8)  # rows of 16k cells: round row addresses
         bpc = round_cell_size(s.buffersize, available * l2_cols)
         grid_rows = min(available, -(-max(s.buffersize, 1) // (bpc * l2_cols)))
         cells = l2_cell_map(s, row, grid_rows * l2_cols, analysis.placement, bytes_per_cell=bpc)
-        wl0_cap = wl0_capacity(s, self.core)
-        wl0 = wl0_cell_map(s, row, grid_rows * (WL0_WIDTH - 2), wl0_cap,
-                           bytes_per_cell=round_cell_size(wl0_cap, grid_rows * (WL0_WIDTH - 2)))
+        wl0_cap = self._wl0_capacity.get(self.core)
+        if wl0_cap is None:
+            wl0_cap = self._wl0_capacity[self.core] = wl0_capacity(s, self.core)
+        wl0 = wl0_cell_map(
+            s,
+            row,
+            grid_rows * (WL0_WIDTH - 2),
+            wl0_cap,
+            bytes_per_cell=round_cell_size(wl0_cap, grid_rows * (WL0_WIDTH - 2)),
+        )
         wl_name = s.wl0_key.split("_")[0].upper()
         l2_title = f"L2 · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
         wl_title = f"{wl_name} · {human_bytes(wl0_cap)}"
-        lines.append(Strip([Segment(" " * RULER), Segment(l2_title[:l2_cols].ljust(l2_cols), DIM),
-                            Segment(" │ ", DIM), Segment(wl_title[: WL0_WIDTH - 2], DIM)]))
+        lines.append(
+            Strip(
+                [
+                    Segment(" " * RULER),
+                    Segment(l2_title[:l2_cols].ljust(l2_cols), DIM),
+                    Segment(" │ ", DIM),
+                    Segment(wl_title[: WL0_WIDTH - 2], DIM),
+                ]
+            )
+        )
         l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, top=2, left=RULER)
         wl0_lines = self._map_lines(wl0, grid_rows, WL0_WIDTH - 2, None, None, None, top=2, left=0)
         for k in range(grid_rows):
@@ -266,8 +294,9 @@ class BufferView(Widget, can_focus=True):
         lines.extend(self._findings(width, cells, wl0))
         return lines
 
-    def _map_lines(self, cells: CellMap, grid_rows: int, cols: int, types, new, tensors, *, top: int,
-                   left: int) -> list[list[Segment]]:
+    def _map_lines(
+        self, cells: CellMap, grid_rows: int, cols: int, types, new, tensors, *, top: int, left: int
+    ) -> list[list[Segment]]:
         s = self.schedule
         lines = []
         selected_tensor = int(s.buf_tensor[self.selected_entry]) if self.selected_entry >= 0 else None
@@ -338,8 +367,11 @@ class BufferView(Widget, can_focus=True):
             return Strip.blank(width)
         buckets = plot
         peak = int(used.argmax())
-        peak_col = min(peak * plot // used.size, plot - 1) if used.size >= plot else \
-            min(int((peak + 0.5) * plot / used.size), plot - 1)
+        peak_col = (
+            min(peak * plot // used.size, plot - 1)
+            if used.size >= plot
+            else min(int((peak + 0.5) * plot / used.size), plot - 1)
+        )
         marks = [" "] * buckets
         marks[peak_col] = "▲"
         text = f"peak {human_bytes(int(used[peak]))} at #{int(s.wl_id[s.core_rows(self.core).start + peak])}"
@@ -359,10 +391,14 @@ class BufferView(Widget, can_focus=True):
             lines.append(_text(f"{s.wl0_key} overlap: entry {a} and {b}, bytes {lo:#x}-{hi:#x}", width, OVERLAP))
         if self.selected_entry >= 0:
             e = self.selected_entry
-            lines.append(_text(
-                f"selected: tensor {int(s.buf_tensor[e])} {BUFFER_TYPES[int(s.buf_type[e])]} "
-                f"{int(s.buf_addr[e]):#x}-{int(s.buf_addr[e] + s.buf_size[e]):#x} ({human_bytes(int(s.buf_size[e]))})",
-                width, SELECTED))
+            lines.append(
+                _text(
+                    f"selected: tensor {int(s.buf_tensor[e])} {BUFFER_TYPES[int(s.buf_type[e])]} "
+                    f"{int(s.buf_addr[e]):#x}-{int(s.buf_addr[e] + s.buf_size[e]):#x} ({human_bytes(int(s.buf_size[e]))})",
+                    width,
+                    SELECTED,
+                )
+            )
         if not lines:
             lines.append(_text("no overlap in this snapshot", width, DIM))
         return lines
@@ -377,8 +413,9 @@ class BufferView(Widget, can_focus=True):
         columns = max(1, min(n, width // 30))
         tile_w = width // columns
         tile_rows = max((height - 2) // -(-n // columns) - 2, 1)
-        lines = [_text(f"all cores at t = {t:,.0f} (the time cursor of core {self.core}) · G for one core",
-                       width, TEXT)]
+        lines = [
+            _text(f"all cores at t = {t:,.0f} (the time cursor of core {self.core}) · G for one core", width, TEXT)
+        ]
         for first in range(0, n, columns):
             block: list[list[Segment]] = [[] for _ in range(tile_rows + 1)]
             for k in range(first, min(first + columns, n)):
@@ -390,8 +427,9 @@ class BufferView(Widget, can_focus=True):
                 title = f"c{core} #{int(s.wl_id[row])} {human_bytes(int(analysis.l2_bytes[row]))}"
                 style = OVERLAP if cells.overlaps else (SELECTED if k == self.core_index else TEXT)
                 block[0].append(Segment(title[: tile_w - 1].ljust(tile_w), style))
-                body = self._map_lines(cells, tile_rows, tile_w - 2, s.buf_type, s.buf_new, s.buf_tensor,
-                                       top=-1, left=0)
+                body = self._map_lines(
+                    cells, tile_rows, tile_w - 2, s.buf_type, s.buf_new, s.buf_tensor, top=-1, left=0
+                )
                 for r in range(tile_rows):
                     block[r + 1].extend(body[r] + [Segment("  ", DIM)])
             lines.extend(Strip(segments) for segments in block)
@@ -435,8 +473,16 @@ def _legend(width: int, wl_name: str) -> Strip:
     segments = [Segment("legend ", DIM)]
     for name in ("ifmap", "weight", "ofmap"):
         segments += [Segment("█", KIND_STYLE[name]), Segment(f" {name}  ", DIM)]
-    segments += [Segment("▓", KIND_STYLE["ifmap"]), Segment(" newly added  ", DIM),
-                 Segment("▒", OVERLAP), Segment(" overlap  ", DIM), Segment("·", FREE), Segment(" free  ", DIM),
-                 Segment("◆", DIM), Segment(" ring region start  ", DIM),
-                 Segment("█", KIND_STYLE["wl0"]), Segment(f" {wl_name} entry", DIM)]
+    segments += [
+        Segment("▓", KIND_STYLE["ifmap"]),
+        Segment(" newly added  ", DIM),
+        Segment("▒", OVERLAP),
+        Segment(" overlap  ", DIM),
+        Segment("·", FREE),
+        Segment(" free  ", DIM),
+        Segment("◆", DIM),
+        Segment(" ring region start  ", DIM),
+        Segment("█", KIND_STYLE["wl0"]),
+        Segment(f" {wl_name} entry", DIM),
+    ]
     return Strip(segments).crop(0, width)

@@ -64,9 +64,8 @@ class DocumentTree(Tree[Item]):
         """Open the nodes leading to `ref` and put the cursor on it; False when it is not in the tree."""
         if self.document is None:
             return False
-        ancestors = getattr(self.document, "ancestors", lambda r: [r])(ref)
         node = self.root
-        for step in ancestors:
+        for step in self.document.ancestors(ref):
             self._populate(node)
             node.expand()
             match = next((child for child in node.children if child.data is not None and child.data.ref == step), None)

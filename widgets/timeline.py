@@ -25,8 +25,20 @@ from explorer.schedule import LAYER_TYPES
 
 LABEL = 14  # columns for the core labels
 TYPE_COLORS = {"pe": ("#4f8fe8", "#2f6bc4"), "vp": ("#4cbf73", "#2f9a55"), "dt": ("#e8a33d", "#c4822a")}
-LAYER_PALETTE = ["#4f8fe8", "#4cbf73", "#e8a33d", "#b46be8", "#e85f5f", "#3dc4c4", "#c4c43d", "#e87fc4",
-                 "#8f8fe8", "#7fc47f", "#c49a6b", "#6bb0c4"]
+LAYER_PALETTE = [
+    "#4f8fe8",
+    "#4cbf73",
+    "#e8a33d",
+    "#b46be8",
+    "#e85f5f",
+    "#3dc4c4",
+    "#c4c43d",
+    "#e87fc4",
+    "#8f8fe8",
+    "#7fc47f",
+    "#c49a6b",
+    "#6bb0c4",
+]
 IDLE = Style(color="#444444")
 SELECTED = Style(color="#ffffff", bold=True)
 LINKED = Style(color="#ffd75f")  # producers and consumers of the selection
@@ -247,8 +259,17 @@ class Timeline(Widget, can_focus=True):
         return max(1, min(5, (self.size.height - 3) // max(count, 1)))
 
     def render_line(self, y: int) -> Strip:
-        key = (self.size, self.t0, self.t1, self.selected, self.core_index, self.sequential, self.by_layer,
-               self.show_critical, id(self.document))
+        key = (
+            self.size,
+            self.t0,
+            self.t1,
+            self.selected,
+            self.core_index,
+            self.sequential,
+            self.by_layer,
+            self.show_critical,
+            id(self.document),
+        )
         if key != self._key:
             self._lines = self.render_frame()
             self._key = key
@@ -279,8 +300,11 @@ class Timeline(Widget, can_focus=True):
             rows = s.core_rows(core)
             cs, ce = start[rows.start : rows.stop], end[rows.start : rows.stop]
             owners = column_owners(cs, ce, self.t0, self.t1, plot, important=important[rows.start : rows.stop])
-            critical = (columns_touching(cs, ce, self._critical[rows.start : rows.stop], self.t0, self.t1, plot)
-                        if self.show_critical else None)
+            critical = (
+                columns_touching(cs, ce, self._critical[rows.start : rows.stop], self.t0, self.t1, plot)
+                if self.show_critical
+                else None
+            )
             strip = self._core_strip(core, k == self.core_index, owners, rows.start, critical, linked, cursor_col)
             lines.append(strip)
             if per > 1:  # further lines repeat the blocks without the label; from 3 on, the last is a gap
@@ -294,8 +318,9 @@ class Timeline(Widget, can_focus=True):
         lines.append(self._status_line(width))
         return lines
 
-    def _core_strip(self, core: int, current: bool, owners: np.ndarray, base: int, critical, linked,
-                    cursor_col: int) -> Strip:
+    def _core_strip(
+        self, core: int, current: bool, owners: np.ndarray, base: int, critical, linked, cursor_col: int
+    ) -> Strip:
         s = self.schedule
         x, y = s.mesh_position(core)
         label = f"{'▶' if current else ' '}c{core} ({x},{y})"[: LABEL - 1].ljust(LABEL)
@@ -355,14 +380,18 @@ class Timeline(Widget, can_focus=True):
 
     def _status_line(self, width: int) -> Strip:
         s = self.schedule
-        parts = [f"{compact(self.t0)}–{compact(self.t1)}",
-                 "sequential" if self.sequential else "dependencies",
-                 "by layer" if self.by_layer else "by type (pe blue, vp green, dt orange)"]
+        parts = [
+            f"{compact(self.t0)}–{compact(self.t1)}",
+            "sequential" if self.sequential else "dependencies",
+            "by layer" if self.by_layer else "by type (pe blue, vp green, dt orange)",
+        ]
         if self.selected >= 0:
             start, end = self.times()
             row = self.selected
-            parts.append(f"▶ c{int(s.wl_core[row])} #{int(s.wl_id[row])} {s.layers[s.wl_layer[row]]} "
-                         f"{number(start[row])}→{number(end[row])}")
+            parts.append(
+                f"▶ c{int(s.wl_core[row])} #{int(s.wl_id[row])} {s.layers[s.wl_layer[row]]} "
+                f"{number(start[row])}→{number(end[row])}"
+            )
         if self.show_critical:
             parts.append("critical path in red")
         text = " · ".join(parts)[:width]

@@ -63,8 +63,11 @@ def l2_cell_map(s: Schedule, row: int, cells: int, placement=None, bytes_per_cel
         n = s.buf_tensor.size
         a, b = np.searchsorted(placement.entry[n:], [lo_e, hi_e]) + n
         index = np.r_[np.arange(lo_e, hi_e), np.arange(a, b)]
-        pieces = list(zip(placement.entry[index].tolist(), placement.lo[index].tolist(),
-                          placement.hi[index].tolist(), strict=True))
+        pieces = list(
+            zip(
+                placement.entry[index].tolist(), placement.lo[index].tolist(), placement.hi[index].tolist(), strict=True
+            )
+        )
     else:
         pieces = [(int(e), int(s.buf_addr[e]), int(s.buf_addr[e] + s.buf_size[e])) for e in entries]
     owner = _paint(cells, bpc, pieces)
@@ -72,8 +75,12 @@ def l2_cell_map(s: Schedule, row: int, cells: int, placement=None, bytes_per_cel
     overlaps: list[tuple[int, int, int, int]] = []
     if len(pieces) > 1:
         p_entry = np.array([p[0] for p in pieces])
-        pairs, _ = overlapping_pairs(np.zeros(len(pieces), dtype=np.int64), np.array([p[1] for p in pieces]),
-                                     np.array([p[2] for p in pieces]), s.buf_tensor[p_entry])
+        pairs, _ = overlapping_pairs(
+            np.zeros(len(pieces), dtype=np.int64),
+            np.array([p[1] for p in pieces]),
+            np.array([p[2] for p in pieces]),
+            s.buf_tensor[p_entry],
+        )
         for pair in pairs:
             ta, tb = sorted((int(s.buf_tensor[p_entry[pair.a]]), int(s.buf_tensor[p_entry[pair.b]])))
             overlaps.append((ta, tb, pair.lo, pair.hi))
@@ -101,8 +108,12 @@ def wl0_cell_map(s: Schedule, row: int, cells: int, capacity: int, bytes_per_cel
     overlap = np.zeros(cells, dtype=bool)
     overlaps = []
     if len(pieces) > 1:
-        pairs, _ = overlapping_pairs(np.zeros(len(pieces), dtype=np.int64), np.array([p[1] for p in pieces]),
-                                     np.array([p[2] for p in pieces]), np.arange(len(pieces)))
+        pairs, _ = overlapping_pairs(
+            np.zeros(len(pieces), dtype=np.int64),
+            np.array([p[1] for p in pieces]),
+            np.array([p[2] for p in pieces]),
+            np.arange(len(pieces)),
+        )
         for pair in pairs:
             overlaps.append((int(s.w0_pos[pieces[pair.a][0]]), int(s.w0_pos[pieces[pair.b][0]]), pair.lo, pair.hi))
             overlap[max(pair.lo // bpc, 0) : min(-(-pair.hi // bpc), cells)] = True
@@ -124,4 +135,3 @@ def tensor_residency(s: Schedule, core: int, tensor: int) -> tuple[int, int, int
 
 def row_of_entry(s: Schedule, entry: int) -> int:
     return int(np.searchsorted(s.buf_ptr, entry, side="right") - 1)
-

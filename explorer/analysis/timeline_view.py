@@ -70,8 +70,9 @@ def column_owners(
     return owners
 
 
-def columns_touching(start: np.ndarray, end: np.ndarray, flags: np.ndarray, t0: float, t1: float,
-                     width: int) -> np.ndarray:
+def columns_touching(
+    start: np.ndarray, end: np.ndarray, flags: np.ndarray, t0: float, t1: float, width: int
+) -> np.ndarray:
     """Columns in which at least one flagged workload runs (for the critical-path overlay)."""
     hit = np.zeros(max(width, 0), dtype=bool)
     if width <= 0 or t1 <= t0 or start.size == 0:

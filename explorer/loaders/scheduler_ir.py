@@ -33,6 +33,7 @@ from explorer.schedule import (
     WL_SOURCES,
     Schedule,
 )
+from explorer.schedule_view import build_document
 
 FORMAT = "scheduler-ir"
 _SNIFF = re.compile(rb'^\s*\{\s*"(-1|\d+|buffersize|top_batch_cut|xlen|ylen)"\s*:')
@@ -177,8 +178,6 @@ class _Context:
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    from explorer.schedule_view import build_document  # the view module imports this one's types
-
     schedule, problems = load_schedule(path, progress=progress, strict=strict)
     return build_document(Path(path), schedule, problems)
 

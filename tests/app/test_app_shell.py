@@ -66,8 +66,10 @@ async def test_next_problem_jumps_to_the_workload():
         await pilot.press("n")
         await pilot.pause()
         second = problems.problems[1]
-        assert tree.cursor_node.data.ref == ("workload", app.document.schedule.row_of(second.refs["core"],
-                                                                                        second.refs["workload_id"]))
+        assert tree.cursor_node.data.ref == (
+            "workload",
+            app.document.schedule.row_of(second.refs["core"], second.refs["workload_id"]),
+        )
 
 
 async def test_enter_on_a_problem_jumps_there():
@@ -111,8 +113,17 @@ async def test_help_screen_lists_every_key():
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         listed = " ".join(key.lower() for _, key, _ in app.screen.app_bindings)
-        names = {"question_mark": "?", "full_stop": ".", "comma": ",", "right_square_bracket": "]",
-                 "left_square_bracket": "[", "space": "space", "equals_sign": "+", "plus": "+", "minus": "-"}
+        names = {
+            "question_mark": "?",
+            "full_stop": ".",
+            "comma": ",",
+            "right_square_bracket": "]",
+            "left_square_bracket": "[",
+            "space": "space",
+            "equals_sign": "+",
+            "plus": "+",
+            "minus": "-",
+        }
         for owner in (app, Timeline, BufferView):
             for binding in owner.BINDINGS:
                 key = binding.key.split(",")[0]

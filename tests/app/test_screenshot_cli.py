@@ -16,8 +16,25 @@ PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
 @pytest.mark.parametrize("view", ["tree", "timeline", "buffers"])
 def test_each_view_is_written_as_svg(tmp_path, view):
     out = tmp_path / f"{view}.svg"
-    assert main(["screenshot", str(PLANTED), "--view", view, "--core", "1", "--workload", "3", "--size",
-                 "120x40", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "screenshot",
+                str(PLANTED),
+                "--view",
+                view,
+                "--core",
+                "1",
+                "--workload",
+                "3",
+                "--size",
+                "120x40",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     svg = out.read_text()
     assert svg.startswith("<svg") and "planted_problems_2x2_stschedule.json" in svg
     if view == "buffers":
@@ -29,8 +46,12 @@ def test_each_view_is_written_as_svg(tmp_path, view):
 def test_bad_requests_exit_2_without_traceback(tmp_path):
     out = tmp_path / "x.svg"
     for extra in (["--core", "9"], ["--core", "0", "--workload", "99"], ["--size", "huge"]):
-        result = subprocess.run([sys.executable, "-m", "explorer", "screenshot", str(PLANTED), "-o", str(out),
-                                 *extra], capture_output=True, text=True, cwd=ROOT)
+        result = subprocess.run(
+            [sys.executable, "-m", "explorer", "screenshot", str(PLANTED), "-o", str(out), *extra],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
         assert result.returncode == 2, extra
         assert "Traceback" not in result.stderr and result.stderr.strip()
     assert not out.exists()

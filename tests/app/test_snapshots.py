@@ -46,8 +46,7 @@ def test_load_error(snap_compare, monkeypatch):
     async def run_before(pilot):
         await wait_loaded(pilot)
 
-    assert snap_compare(make_app("tests/app/data/truncated_stschedule.json"), terminal_size=SIZE,
-                        run_before=run_before)
+    assert snap_compare(make_app("tests/app/data/truncated_stschedule.json"), terminal_size=SIZE, run_before=run_before)
 
 
 def test_timeline(snap_compare, monkeypatch):

@@ -33,8 +33,15 @@ def test_spilled_tensor_waits_for_its_dram_write(write_json):
     a, c = doc_json["0"][0], doc_json["1"][0]
     a["ofmap"].append({"transfer_id": 8, "size": 16, "destination": [{"type": "DRAM", "core_id": -1}]})
     doc_json["-1"]["in"].append({"core_id": 0, "workload_id": 0, "transfer_id": 8, "related_ofmap": [9]})
-    doc_json["-1"]["out"].append({"transfer_id": 9, "type": "fmap", "size": 16, "related_ifmap": [8],
-                                  "destination": [{"core_id": 1, "workload_id": 0, "type": "core"}]})
+    doc_json["-1"]["out"].append(
+        {
+            "transfer_id": 9,
+            "type": "fmap",
+            "size": 16,
+            "related_ifmap": [8],
+            "destination": [{"core_id": 1, "workload_id": 0, "type": "core"}],
+        }
+    )
     c["ifmap"][0]["transfer_id"] = [9]
     a["ofmap"][0]["destination"] = [core(0, 1)]
     doc = open_document(write_json(doc_json))
@@ -96,6 +103,7 @@ def mutate(write_json, change):
 def test_unresolved_transfer(write_json):
     def change(d):
         d["1"][1]["ifmap"][1]["transfer_id"] = [77]
+
     doc = mutate(write_json, change)
     problem = next(p for p in doc.problems if p.code == "unresolved-transfer")
     assert problem.refs == {"transfer_id": 77, "core": 1, "workload_id": 1}
@@ -104,18 +112,21 @@ def test_unresolved_transfer(write_json):
 def test_duplicate_ofmap_transfer(write_json):
     def change(d):
         d["1"][0]["ofmap"][0]["transfer_id"] = 2
+
     assert "duplicate-transfer-id" in codes(mutate(write_json, change), "error")
 
 
 def test_dram_write_without_ofmap(write_json):
     def change(d):
         d["-1"]["in"][0]["transfer_id"] = 9
+
     assert codes(mutate(write_json, change), "error") == ["dram-write-missing", "dram-write-unmatched"]
 
 
 def test_dram_write_names_the_wrong_producer(write_json):
     def change(d):
         d["-1"]["in"][0]["workload_id"] = 0
+
     doc = mutate(write_json, change)
     assert codes(doc, "error") == ["dram-write-unmatched"]
     assert "names core 1 workload 0" in doc.problems[0].message
@@ -125,19 +136,21 @@ def test_dangling_related_links(write_json):
     def change(d):
         d["-1"]["in"][0]["related_ofmap"] = [42]
         d["-1"]["out"][0]["related_ifmap"] = [43]
+
     assert codes(mutate(write_json, change), "error") == ["dangling-related", "dangling-related"]
 
 
 def test_in_and_out_sharing_an_id(write_json):
     def change(d):
-        d["-1"]["out"].append({"transfer_id": 4, "type": "fmap", "size": 1, "related_ifmap": [],
-                               "destination": []})
+        d["-1"]["out"].append({"transfer_id": 4, "type": "fmap", "size": 1, "related_ifmap": [], "destination": []})
+
     assert "transfer-id-collision" in codes(mutate(write_json, change), "error")
 
 
 def test_dependency_cycle(write_json):
     def change(d):
         d["0"][0]["ifmap"][0]["transfer_id"] = [2]  # A waits for B, which runs after A on the same core
+
     doc = mutate(write_json, change)
     assert "dependency-cycle" in codes(doc, "error")
     # A and B wait on each other; C reads A's output and D reads B's and C's: none of them can start.
@@ -153,14 +166,20 @@ def test_soft_warnings(write_json):
         d["1"][0]["ofmap"][0]["destination"] = [core(1, 5)]
         d["0"][0]["buffer"] = [entry(1, 0, 8, new=True), entry(2, 8, 8, new=True)]
         d["0"][1]["buffer"] = [entry(1, 16, 8, new=False), entry(2, 8, 8, new=True)]  # 1 moved; 2 is not new
+
     doc = mutate(write_json, change)
     assert codes(doc, "error") == []
-    assert codes(doc, "warning") == ["destination-missing", "newly-added-mismatch", "tensor-moved",
-                                     "workload-id-mismatch"]
+    assert codes(doc, "warning") == [
+        "destination-missing",
+        "newly-added-mismatch",
+        "tensor-moved",
+        "workload-id-mismatch",
+    ]
 
 
-intervals = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 60), st.integers(0, 20), st.integers(0, 5)),
-                     max_size=40)
+intervals = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(0, 60), st.integers(0, 20), st.integers(0, 5)), max_size=40
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -26,8 +26,18 @@ def test_info_json_shape(capsys):
     payload = json.loads(out)
     assert code == 0
     assert payload["format"] == "scheduler-ir" and payload["file"] == str(CLEAN)
-    assert set(payload["summary"]) == {"cores", "workloads", "layers", "transfers", "dram_reads", "dram_writes",
-                                       "buffer_size", "makespan", "makespan_sequential", "peak_l2_bytes"}
+    assert set(payload["summary"]) == {
+        "cores",
+        "workloads",
+        "layers",
+        "transfers",
+        "dram_reads",
+        "dram_writes",
+        "buffer_size",
+        "makespan",
+        "makespan_sequential",
+        "peak_l2_bytes",
+    }
     assert payload["summary"]["cores"] == 4 and payload["summary"]["workloads"] == 48
     assert payload["problems"] == {"error": 0, "warning": 0}
 
@@ -73,11 +83,13 @@ def test_directory_and_missing_file(tmp_path, capsys):
 
 
 def test_version_and_help_in_a_subprocess():
-    version = subprocess.run([sys.executable, "-m", "explorer", "--version"], capture_output=True, text=True,
-                             cwd=ROOT, check=True)
+    version = subprocess.run(
+        [sys.executable, "-m", "explorer", "--version"], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert version.stdout.startswith("ir-explorer ")
-    helptext = subprocess.run([sys.executable, "-m", "explorer", "--help"], capture_output=True, text=True,
-                              cwd=ROOT, check=True)
+    helptext = subprocess.run(
+        [sys.executable, "-m", "explorer", "--help"], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     assert "info" in helptext.stdout and "check" in helptext.stdout
     bad = subprocess.run([sys.executable, "-m", "explorer", "check"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

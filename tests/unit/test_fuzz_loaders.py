@@ -34,8 +34,23 @@ def seed_files() -> list[Path]:
 
 
 SEEDS = {path.name: path.read_bytes() for path in seed_files()}
-ODD_VALUES = [None, True, -1, 0, 2**63, 10**40, -(10**30), 1.5, float("1e308"), "", "0x100", [], {}, [[[]]],
-              {"a": {"b": {}}}]
+ODD_VALUES = [
+    None,
+    True,
+    -1,
+    0,
+    2**63,
+    10**40,
+    -(10**30),
+    1.5,
+    float("1e308"),
+    "",
+    "0x100",
+    [],
+    {},
+    [[[]]],
+    {"a": {"b": {}}},
+]
 
 
 def mutate_structure(value, rng: random.Random):
@@ -88,8 +103,11 @@ def fuzz_dir(tmp_path_factory):
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from(sorted(SEEDS)), seed=st.integers(0, 2**32), kind=st.sampled_from(["truncate", "flip",
-                                                                                              "structure"]))
+@given(
+    name=st.sampled_from(sorted(SEEDS)),
+    seed=st.integers(0, 2**32),
+    kind=st.sampled_from(["truncate", "flip", "structure"]),
+)
 def test_mutated_files_load_or_fail_cleanly(fuzz_dir, name, seed, kind):
     RAN["count"] += 1
     path = fuzz_dir / f"m_{kind}_stschedule.json"
@@ -125,7 +143,8 @@ def test_check_never_prints_a_traceback(tmp_path):
     for index, kind in enumerate(["truncate", "flip", "structure"] * 3):
         path = tmp_path / f"{index}_stschedule.json"
         path.write_bytes(mutated_bytes(sorted(SEEDS)[0], index, kind))
-        result = subprocess.run([sys.executable, "-m", "explorer", "check", str(path)], capture_output=True,
-                                text=True, cwd=ROOT)
+        result = subprocess.run(
+            [sys.executable, "-m", "explorer", "check", str(path)], capture_output=True, text=True, cwd=ROOT
+        )
         assert result.returncode in (0, 1, 2)
         assert "Traceback" not in result.stderr + result.stdout

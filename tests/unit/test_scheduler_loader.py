@@ -42,9 +42,18 @@ def test_real_sample_known_values():
 def test_two_core_summary(write_json):
     doc = open_document(write_json(two_core()))
     assert doc.problems == []
-    assert doc.summary == {"cores": 2, "workloads": 4, "layers": 4, "transfers": 5, "dram_reads": 1,
-                           "dram_writes": 1, "buffer_size": 1024, "makespan": 20, "makespan_sequential": 15,
-                           "peak_l2_bytes": 0}
+    assert doc.summary == {
+        "cores": 2,
+        "workloads": 4,
+        "layers": 4,
+        "transfers": 5,
+        "dram_reads": 1,
+        "dram_writes": 1,
+        "buffer_size": 1024,
+        "makespan": 20,
+        "makespan_sequential": 15,
+        "peak_l2_bytes": 0,
+    }
 
 
 @pytest.mark.parametrize("variant", ["wl0", "wl1", "null", "absent"])
@@ -52,8 +61,18 @@ def test_weight_buffer_key_variants(write_json, variant):
     doc_json = two_core()
     for w in doc_json["0"]:
         w.pop("wl0_buffer")
-        wl = [{"address": 0, "size": 8, "source": "DDR", "transfer_id": [0], "tensor_order": None,
-               "layer_name": "A", "align": 8, "bitwidth": 8}]
+        wl = [
+            {
+                "address": 0,
+                "size": 8,
+                "source": "DDR",
+                "transfer_id": [0],
+                "tensor_order": None,
+                "layer_name": "A",
+                "align": 8,
+                "bitwidth": 8,
+            }
+        ]
         if variant == "wl0":
             w["wl0_buffer"] = wl
         elif variant == "wl1":
@@ -148,7 +167,7 @@ def test_strict_reports_unknown_keys(write_json):
         (b"   \n", "byte 0", "empty"),
         (b'{"-1": {"in": [], "out": []}, "0": [', "line 1", "truncated"),
         (b'{"-1": {"in": [], \n "out": [}, "0": []}', "line 2", "not valid JSON"),
-        (b'[1, 2, 3]', "$", "top level"),
+        (b"[1, 2, 3]", "$", "top level"),
         (b'{"buffersize": 1, "foo": 2}', "$", "core arrays"),
     ],
 )
@@ -183,8 +202,7 @@ def test_dropped_dram_and_wl_entries_keep_file_positions(write_json):
     doc_json["-1"]["out"].insert(0, {"transfer_id": "x", "type": "fmap"})
     doc_json["0"][0]["wl1_buffer"] = [{"address": -5.5, "size": 4}, {"address": 0, "size": 4, "source": "CORE"}]
     doc = open_document(write_json(doc_json))
-    assert sorted(p.location for p in errors(doc)) == ['$["-1"].out[0].transfer_id',
-                                                       '$["0"][0].wl1_buffer[0].address']
+    assert sorted(p.location for p in errors(doc)) == ['$["-1"].out[0].transfer_id', '$["0"][0].wl1_buffer[0].address']
     assert doc.schedule.dout_pos.tolist() == [1]
     assert doc.schedule.w0_pos.tolist() == [1]
     assert doc.describe(("dram-out", 0))[0].title == "DRAM read 0"

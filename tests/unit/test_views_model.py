@@ -58,8 +58,10 @@ def test_l2_cell_map_paints_owners_overlaps_and_ring_boundaries(write_json):
 
 def test_wl0_map_capacity_and_residency(write_json):
     d = two_core()
-    d["0"][0]["wl0_buffer"] = [{"address": 0, "size": 512, "source": "CORE", "transfer_id": [0]},
-                               {"address": 256, "size": 1024, "source": "DDR", "transfer_id": [7]}]
+    d["0"][0]["wl0_buffer"] = [
+        {"address": 0, "size": 512, "source": "CORE", "transfer_id": [0]},
+        {"address": 256, "size": 1024, "source": "DDR", "transfer_id": [7]},
+    ]
     d["0"][0]["buffer"] = [entry(5, 0, 8)]
     d["0"][1]["buffer"] = [entry(5, 0, 8)]
     doc = open_document(write_json(d))
