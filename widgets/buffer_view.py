@@ -394,7 +394,8 @@ class BufferView(Widget, can_focus=True):
             lines.append(
                 _text(
                     f"selected: tensor {int(s.buf_tensor[e])} {BUFFER_TYPES[int(s.buf_type[e])]} "
-                    f"{int(s.buf_addr[e]):#x}-{int(s.buf_addr[e] + s.buf_size[e]):#x} ({human_bytes(int(s.buf_size[e]))})",
+                    f"{int(s.buf_addr[e]):#x}-{int(s.buf_addr[e] + s.buf_size[e]):#x} "
+                    f"({human_bytes(int(s.buf_size[e]))})",
                     width,
                     SELECTED,
                 )
