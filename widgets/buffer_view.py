@@ -18,12 +18,12 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 from textual.timer import Timer
-from textual.widget import Widget
 
 from explorer.analysis.buffer_view import CellMap, l2_cell_map, round_cell_size, wl0_capacity, wl0_cell_map
 from explorer.formatting import human_bytes
 from explorer.model import Document
 from explorer.schedule import BUFFER_TYPES
+from widgets.frame_widget import FrameWidget
 
 RULER = 9  # "0x00000 │"
 WL0_WIDTH = 18
@@ -42,7 +42,7 @@ SPARK = "▁▂▃▄▅▆▇█"
 SPEEDS = (0.5, 1, 2, 4, 8, 16)
 
 
-class BufferView(Widget, can_focus=True):
+class BufferView(FrameWidget, can_focus=True):
     BINDINGS = [
         Binding("space", "play", "Play/pause"),
         Binding("right", "step(1)", "Next frame", show=False),
@@ -97,8 +97,6 @@ class BufferView(Widget, can_focus=True):
         self.document: Document | None = None
         self._timer: Timer | None = None
         self._cell_index: list[tuple[int, int, int, int]] = []  # (y, x0, x1, entry) hit boxes for clicks
-        self._lines: list[Strip] = []
-        self._key: tuple | None = None
         self._wl0_capacity: dict[int, int] = {}  # per core: scanning its WL0 entries once is enough
 
     # ---- state --------------------------------------------------------------------------------------------
@@ -106,7 +104,6 @@ class BufferView(Widget, can_focus=True):
         self.document = document
         self._wl0_capacity = {}
         self.core_index, self.frame = 0, 0
-        self._key = None
         self.refresh()
 
     @property
@@ -212,9 +209,8 @@ class BufferView(Widget, can_focus=True):
                 return
 
     # ---- rendering ----------------------------------------------------------------------------------------
-    def render_line(self, y: int) -> Strip:
-        key = (
-            self.size,
+    def frame_key(self) -> tuple:
+        return (
             self.core_index,
             self.frame,
             self.grid,
@@ -222,12 +218,7 @@ class BufferView(Widget, can_focus=True):
             self.highlight,
             self.playing,
             self.speed_index,
-            id(self.document),
         )
-        if key != self._key:
-            self._lines = self.render_frame()
-            self._key = key
-        return self._lines[y] if y < len(self._lines) else Strip.blank(self.size.width)
 
     def render_frame(self) -> list[Strip]:
         """Every line of the current frame. Public so the benchmark can time one frame."""
@@ -436,21 +427,6 @@ class BufferView(Widget, can_focus=True):
             lines.extend(Strip(segments) for segments in block)
         lines.append(_legend(width, s.wl0_key.split("_")[0].upper()))
         return lines
-
-    def watch_frame(self) -> None:
-        self.refresh()
-
-    def watch_core_index(self) -> None:
-        self.refresh()
-
-    def watch_grid(self) -> None:
-        self.refresh()
-
-    def watch_selected_entry(self) -> None:
-        self.refresh()
-
-    def watch_highlight(self) -> None:
-        self.refresh()
 
 
 def _columns(values: np.ndarray, plot: int, frame: int) -> tuple[list[int], int]:

@@ -16,12 +16,12 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
-from textual.widget import Widget
 
 from explorer.analysis.timeline_view import column_owners, columns_touching, nice_ticks
 from explorer.formatting import compact, number
 from explorer.model import Document
 from explorer.schedule import LAYER_TYPES
+from widgets.frame_widget import FrameWidget
 
 LABEL = 14  # columns for the core labels
 TYPE_COLORS = {"pe": ("#4f8fe8", "#2f6bc4"), "vp": ("#4cbf73", "#2f9a55"), "dt": ("#e8a33d", "#c4822a")}
@@ -47,7 +47,7 @@ AXIS = Style(color="#9a9a9a")
 CURSOR = Style(color="#ffffff", bgcolor="#5f5f87")
 
 
-class Timeline(Widget, can_focus=True):
+class Timeline(FrameWidget, can_focus=True):
     """Keys: W/S zoom, A/D pan, ./, next/previous workload, F fit selection, Home/End, ↑/↓ core."""
 
     BINDINGS = [
@@ -102,8 +102,6 @@ class Timeline(Widget, can_focus=True):
         super().__init__(**kwargs)
         self.border_title = "Timeline"
         self.document: Document | None = None
-        self._lines: list[Strip] = []
-        self._key: tuple | None = None
         self._critical = np.zeros(0, dtype=bool)
 
     # ---- data ---------------------------------------------------------------------------------------------
@@ -116,7 +114,6 @@ class Timeline(Widget, can_focus=True):
         self.t0, self.t1 = 0.0, max(self.makespan, 1.0)
         if s.n_workloads:
             self.selected = 0
-        self._key = None
         self.refresh()
 
     @property
@@ -258,22 +255,8 @@ class Timeline(Widget, can_focus=True):
     def _lines_per_core(self, count: int) -> int:
         return max(1, min(5, (self.size.height - 3) // max(count, 1)))
 
-    def render_line(self, y: int) -> Strip:
-        key = (
-            self.size,
-            self.t0,
-            self.t1,
-            self.selected,
-            self.core_index,
-            self.sequential,
-            self.by_layer,
-            self.show_critical,
-            id(self.document),
-        )
-        if key != self._key:
-            self._lines = self.render_frame()
-            self._key = key
-        return self._lines[y] if y < len(self._lines) else Strip.blank(self.size.width)
+    def frame_key(self) -> tuple:
+        return (self.t0, self.t1, self.selected, self.core_index, self.sequential, self.by_layer, self.show_critical)
 
     def render_frame(self) -> list[Strip]:
         """All lines of the current view. Public so the benchmark can time exactly one redraw."""
@@ -396,24 +379,6 @@ class Timeline(Widget, can_focus=True):
             parts.append("critical path in red")
         text = " · ".join(parts)[:width]
         return Strip([Segment(text.ljust(width), Style(color="#d0d0d0", bgcolor="#262626"))])
-
-    def watch_t0(self) -> None:
-        self.refresh()
-
-    def watch_t1(self) -> None:
-        self.refresh()
-
-    def watch_selected(self) -> None:
-        self.refresh()
-
-    def watch_core_index(self) -> None:
-        self.refresh()
-
-    def watch_show_critical(self) -> None:
-        self.refresh()
-
-    def watch_by_layer(self) -> None:
-        self.refresh()
 
 
 _STYLES: dict[str, Style] = {}

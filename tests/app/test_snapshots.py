@@ -1,6 +1,11 @@
-"""SVG snapshots of the shell at 160×48. Update with `pytest --snapshot-update` after looking at the change."""
+"""SVG snapshots at 160×48: the shell, the help and error screens, and the scheduler views.
+
+Update with `pytest --snapshot-update` after looking at the change (turn the SVG into a PNG and view it).
+"""
 
 from __future__ import annotations
+
+import pytest
 
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import ROOT
@@ -8,82 +13,27 @@ from widgets.app import make_app
 
 CLEAN = "sample_data/clean_2x2_stschedule.json"
 PLANTED = "sample_data/planted_problems_2x2_stschedule.json"
+TRUNCATED = "tests/app/data/truncated_stschedule.json"
+
+CASES = {
+    "shell_on_clean_sample": (CLEAN, ("down", "down", "down", "enter", "down", "down")),
+    "shell_jumped_to_an_overlap": (PLANTED, ("n", "n", "1")),
+    "help_screen": (CLEAN, ("question_mark",)),
+    "load_error": (TRUNCATED, ()),
+    "timeline": (CLEAN, ("2", "full_stop", "full_stop", "full_stop", "c")),
+    "buffers_clean_frame": (CLEAN, ("3", "right", "right", "right", "right", "right")),
+    "buffers_overlap_frame": (PLANTED, ("n", "n")),
+    "buffers_all_cores": (PLANTED, ("3", "right", "right", "right", "g")),
+}
 
 
-def test_shell_on_clean_sample(snap_compare, monkeypatch):
-    monkeypatch.chdir(ROOT)
-
-    async def run_before(pilot):
-        await wait_loaded(pilot)
-        await pilot.press("down", "down", "down", "enter", "down", "down")
-
-    assert snap_compare(make_app(CLEAN), terminal_size=SIZE, run_before=run_before)
-
-
-def test_shell_jumped_to_an_overlap(snap_compare, monkeypatch):
-    monkeypatch.chdir(ROOT)
-
-    async def run_before(pilot):
-        await wait_loaded(pilot)
-        await pilot.press("n", "n")
-
-    assert snap_compare(make_app(PLANTED), terminal_size=SIZE, run_before=run_before)
-
-
-def test_help_screen(snap_compare, monkeypatch):
-    monkeypatch.chdir(ROOT)
+@pytest.mark.parametrize("case", list(CASES))
+def test_snapshot(snap_compare, monkeypatch, case):
+    monkeypatch.chdir(ROOT)  # relative paths: the SVGs must not depend on where the checkout lives
+    path, keys = CASES[case]
 
     async def run_before(pilot):
         await wait_loaded(pilot)
-        await pilot.press("question_mark")
+        await pilot.press(*keys)
 
-    assert snap_compare(make_app(CLEAN), terminal_size=SIZE, run_before=run_before)
-
-
-def test_load_error(snap_compare, monkeypatch):
-    monkeypatch.chdir(ROOT)
-
-    async def run_before(pilot):
-        await wait_loaded(pilot)
-
-    assert snap_compare(make_app("tests/app/data/truncated_stschedule.json"), terminal_size=SIZE, run_before=run_before)
-
-
-def test_timeline(snap_compare, monkeypatch):
-    monkeypatch.chdir(ROOT)
-
-    async def run_before(pilot):
-        await wait_loaded(pilot)
-        await pilot.press("2", "full_stop", "full_stop", "full_stop", "c")
-
-    assert snap_compare(make_app(CLEAN), terminal_size=SIZE, run_before=run_before)
-
-
-def test_buffers_clean_frame(snap_compare, monkeypatch):
-    monkeypatch.chdir(ROOT)
-
-    async def run_before(pilot):
-        await wait_loaded(pilot)
-        await pilot.press("3", "right", "right", "right", "right", "right")
-
-    assert snap_compare(make_app(CLEAN), terminal_size=SIZE, run_before=run_before)
-
-
-def test_buffers_overlap_frame(snap_compare, monkeypatch):
-    monkeypatch.chdir(ROOT)
-
-    async def run_before(pilot):
-        await wait_loaded(pilot)
-        await pilot.press("n", "n")
-
-    assert snap_compare(make_app(PLANTED), terminal_size=SIZE, run_before=run_before)
-
-
-def test_buffers_all_cores(snap_compare, monkeypatch):
-    monkeypatch.chdir(ROOT)
-
-    async def run_before(pilot):
-        await wait_loaded(pilot)
-        await pilot.press("3", "right", "right", "right", "g")
-
-    assert snap_compare(make_app(PLANTED), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make_app(path), terminal_size=SIZE, run_before=run_before)

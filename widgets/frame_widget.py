@@ -1,0 +1,32 @@
+"""Base for the Line-API views: compute every line of a frame at once, and only when the state changes.
+
+Textual asks for lines one by one; the timeline and the buffer view are cheapest drawn whole from numpy arrays,
+so each keeps the last frame and a key describing the state it was drawn for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.strip import Strip
+from textual.widget import Widget
+
+
+class FrameWidget(Widget):
+    document: Any = None
+
+    def frame_key(self) -> tuple:
+        """Everything (besides size and document) that changes what is drawn."""
+        raise NotImplementedError
+
+    def render_frame(self) -> list[Strip]:
+        """Every line of the current frame. Public so the benchmark can time exactly one redraw."""
+        raise NotImplementedError
+
+    def render_line(self, y: int) -> Strip:
+        key = (self.size, id(self.document), *self.frame_key())
+        if key != getattr(self, "_frame_key", None):
+            self._frame_lines = self.render_frame()
+            self._frame_key = key
+        lines = self._frame_lines
+        return lines[y] if y < len(lines) else Strip.blank(self.size.width)
