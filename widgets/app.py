@@ -6,7 +6,6 @@ reports progress, so the first screen appears at once whatever the file size.
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -145,9 +144,6 @@ class IrExplorerApp(App[None]):
 
     def show_document(self, document: Document) -> None:
         self.document = document
-        # The document lives as long as the app: move everything allocated so far out of the collector's
-        # generations, so that full collections during playback do not walk a large file's objects again.
-        gc.freeze()
         self.query_one(SummaryBar).show_document(document)
         self.query_one(ContentSwitcher).current = "main"
         tree = self.query_one(DocumentTree)
