@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from explorer.analysis.buffer_view import row_of_entry, tensor_residency
 from explorer.errors import Problem
 from explorer.formatting import box, human_bytes, number
 from explorer.model import Document, Item, Meta, Section
@@ -236,7 +237,7 @@ class ScheduleView:
             for row in np.flatnonzero(s.wl_id == value)[:limit].tolist():
                 hits.append((f"workload core {int(s.wl_core[row])} {self.workload_label(row)}", ("workload", row)))
             for e in np.flatnonzero(s.buf_tensor == value)[:1].tolist():
-                row = int(np.searchsorted(s.buf_ptr, e, side="right") - 1)
+                row = row_of_entry(s, e)
                 hits.append((f"tensor {value} first resident at {s.wl_label(row)}", ("buffer-entry", row, e)))
             for k in np.flatnonzero(s.of_tid == value)[:1].tolist():
                 row = int(s.of_row[k])
@@ -467,14 +468,11 @@ class ScheduleView:
         s = self.s
         entry = _dicts(self.raw(row).get("buffer"), keep_positions=True)[int(s.buf_pos[e])]
         tensor = int(s.buf_tensor[e])
-        core_rows = s.core_rows(int(s.wl_core[row]))
-        owner = np.searchsorted(s.buf_ptr, np.flatnonzero(s.buf_tensor == tensor), side="right") - 1
-        resident = owner[(owner >= core_rows.start) & (owner < core_rows.stop)]
-        life = (
-            (f"workloads {int(s.wl_id[resident.min()])}–{int(s.wl_id[resident.max()])} ({resident.size} snapshots)")
-            if resident.size
-            else ""
-        )
+        residency = tensor_residency(s, int(s.wl_core[row]), tensor)
+        life = ""
+        if residency is not None:
+            first, last, snapshots = residency
+            life = f"workloads {int(s.wl_id[first])}–{int(s.wl_id[last])} ({snapshots} snapshots)"
         props = [
             ("tensor", tensor),
             ("type", entry.get("type")),

@@ -96,7 +96,8 @@ class BufferView(FrameWidget, can_focus=True):
         self.border_title = "Buffers"
         self.document: Document | None = None
         self._timer: Timer | None = None
-        self._cell_index: list[tuple[int, int, int, int]] = []  # (y, x0, x1, entry) hit boxes for clicks
+        # Where the single-core L2 map was drawn: (top, left, rows, cols, owner per cell), to answer clicks.
+        self._l2_geometry: tuple[int, int, int, int, np.ndarray] | None = None
         self._wl0_capacity: dict[int, int] = {}  # per core: scanning its WL0 entries once is enough
 
     # ---- state --------------------------------------------------------------------------------------------
@@ -202,11 +203,14 @@ class BufferView(FrameWidget, can_focus=True):
         self.post_message(self.TensorSelected(self.row, self.selected_entry))
 
     def on_click(self, event: events.Click) -> None:
-        for y, x0, x1, entry in self._cell_index:
-            if event.y == y and x0 <= event.x < x1 and entry >= 0:
-                self.selected_entry = entry
-                self.post_message(self.TensorSelected(self.row, entry))
-                return
+        at = event.get_content_offset(self)  # mouse offsets include the border; the drawing does not
+        if self._l2_geometry is None or at is None:  # the all-cores grid has no tensor selection
+            return
+        top, left, rows, cols, owner = self._l2_geometry
+        r, c = at.y - top, at.x - left
+        if 0 <= r < rows and 0 <= c < cols and r * cols + c < owner.size and owner[r * cols + c] >= 0:
+            self.selected_entry = int(owner[r * cols + c])
+            self.post_message(self.TensorSelected(self.row, self.selected_entry))
 
     # ---- rendering ----------------------------------------------------------------------------------------
     def frame_key(self) -> tuple:
@@ -223,7 +227,7 @@ class BufferView(FrameWidget, can_focus=True):
     def render_frame(self) -> list[Strip]:
         """Every line of the current frame. Public so the benchmark can time one frame."""
         width, height = self.size.width, self.size.height
-        self._cell_index = []
+        self._l2_geometry = None
         if self.document is None or width < 30 or height < 8:
             return [Strip.blank(width)] * height
         lines = self._grid_frame(width, height) if self.grid else self._core_frame(width, height)
@@ -274,8 +278,9 @@ class BufferView(FrameWidget, can_focus=True):
                 ]
             )
         )
-        l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, top=2, left=RULER)
-        wl0_lines = self._map_lines(wl0, grid_rows, WL0_WIDTH - 2, None, None, None, top=2, left=0)
+        self._l2_geometry = (2, RULER, grid_rows, l2_cols, cells.owner)  # lines 0-1: header and map titles
+        l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, ruler=True)
+        wl0_lines = self._map_lines(wl0, grid_rows, WL0_WIDTH - 2, None, None, None, ruler=False)
         for k in range(grid_rows):
             segments = list(l2_lines[k]) + [Segment(" │ ", DIM)] + list(wl0_lines[k])
             lines.append(Strip(segments))
@@ -286,7 +291,7 @@ class BufferView(FrameWidget, can_focus=True):
         return lines
 
     def _map_lines(
-        self, cells: CellMap, grid_rows: int, cols: int, types, new, tensors, *, top: int, left: int
+        self, cells: CellMap, grid_rows: int, cols: int, types, new, tensors, *, ruler: bool
     ) -> list[list[Segment]]:
         s = self.schedule
         lines = []
@@ -294,7 +299,7 @@ class BufferView(FrameWidget, can_focus=True):
         boundaries = set(cells.boundaries)
         for r in range(grid_rows):
             segments: list[Segment] = []
-            if left:
+            if ruler:
                 first = r * cols
                 tick = "◆" if any(first <= b < first + cols for b in boundaries) else " "
                 segments.append(Segment(f"{first * cells.bytes_per_cell:#07x}{tick}│"[:RULER], DIM))
@@ -314,8 +319,6 @@ class BufferView(FrameWidget, can_focus=True):
                         style = SELECTED
                 if index < cells.overlap.size and cells.overlap[index]:
                     char, style = "▒", OVERLAP
-                if types is not None:
-                    self._cell_index.append((top + r, left + c, left + c + 1, owner))
                 if style is run_style:
                     run.append(char)
                 else:
@@ -419,9 +422,7 @@ class BufferView(FrameWidget, can_focus=True):
                 title = f"c{core} #{int(s.wl_id[row])} {human_bytes(int(analysis.l2_bytes[row]))}"
                 style = OVERLAP if cells.overlaps else (SELECTED if k == self.core_index else TEXT)
                 block[0].append(Segment(title[: tile_w - 1].ljust(tile_w), style))
-                body = self._map_lines(
-                    cells, tile_rows, tile_w - 2, s.buf_type, s.buf_new, s.buf_tensor, top=-1, left=0
-                )
+                body = self._map_lines(cells, tile_rows, tile_w - 2, s.buf_type, s.buf_new, s.buf_tensor, ruler=False)
                 for r in range(tile_rows):
                     block[r + 1].extend(body[r] + [Segment("  ", DIM)])
             lines.extend(Strip(segments) for segments in block)

@@ -221,9 +221,10 @@ class Timeline(FrameWidget, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         s = self.schedule
-        if s is None or event.x < LABEL:
+        at = event.get_content_offset(self)  # mouse offsets include the border; the drawing does not
+        if s is None or at is None or at.x < LABEL:
             return
-        core_row = event.y - 2
+        core_row = at.y - 2
         visible = self._visible_cores()
         per = self._lines_per_core(len(visible))
         if core_row < 0 or core_row // per >= len(visible):
@@ -231,16 +232,16 @@ class Timeline(FrameWidget, can_focus=True):
         core = int(s.core_ids[visible[core_row // per]])
         rows = s.core_rows(core)
         start, end = self.times()
-        t = self._time_at(event.x)
+        t = self._time_at(at.x)
         k = int(np.searchsorted(start[rows.start : rows.stop], t, side="right")) - 1
         if k >= 0:
             self.select(rows.start + k, announce=True, keep_view=True)
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
-        self.action_zoom(0.8, around=self._time_at(event.x))
+        self.action_zoom(0.8, around=self._time_at(event.get_content_offset_capture(self).x))
 
     def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
-        self.action_zoom(1.25, around=self._time_at(event.x))
+        self.action_zoom(1.25, around=self._time_at(event.get_content_offset_capture(self).x))
 
     # ---- rendering ----------------------------------------------------------------------------------------
     def _visible_cores(self) -> list[int]:

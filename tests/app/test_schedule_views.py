@@ -163,3 +163,20 @@ async def test_views_on_a_real_single_core_sample():
         assert "WL1" in text  # this file names its weight buffer wl1_buffer
         await pilot.press("2", "c")
         assert app.query_one(Timeline).show_critical
+
+
+async def test_clicking_a_cell_selects_its_tensor():
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("3")
+        buffers = app.query_one(BufferView)
+        buffers.render_frame()
+        top, left, rows, cols, owner = buffers._l2_geometry
+        index = int(next(i for i, o in enumerate(owner.tolist()) if o >= 0))
+        await pilot.click(BufferView, offset=(left + index % cols + 1, top + index // cols + 1))  # +1: border
+        await pilot.pause()
+        assert buffers.selected_entry == int(owner[index])
+        tensor = int(app.document.schedule.buf_tensor[buffers.selected_entry])
+        assert app.query_one(DetailsPanel).sections[0].title.startswith(f"Tensor {tensor}")
+        assert "resident in" in dict(app.query_one(DetailsPanel).sections[0].rows)
