@@ -18,7 +18,7 @@ from typing import Any
 from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
 
-SUBCOMMANDS = ("info", "check", "screenshot")
+SUBCOMMANDS = ("info", "check", "tensor", "screenshot")
 
 
 class ExitCode(IntEnum):
@@ -31,7 +31,8 @@ def _base_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ir-explorer",
         description="Explore ML model files and accelerator schedules in the terminal.",
-        epilog="Subcommands: info FILE, check FILE, screenshot FILE (run 'ir-explorer SUBCOMMAND --help' for details). "
+        epilog="Subcommands: info FILE, check FILE, tensor FILE TENSOR_ID, screenshot FILE "
+        "(run 'ir-explorer SUBCOMMAND --help' for details). "
         "With only FILE, the interactive explorer opens.",
     )
     parser.add_argument("--version", action="version", version=f"ir-explorer {__version__}")
@@ -67,6 +68,9 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("-o", "--output", type=Path, required=True, help="the SVG file to write")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         return parser
+    if command == "tensor":
+        parser.description = "Where an ARK tensor's bytes sit in its buffer: first/end byte, runs, padding, aliases."
+        parser.add_argument("tensor_id", type=int, help="the tensor's Id")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
     if command == "info":
@@ -107,6 +111,8 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     if command == "screenshot":
         return _run_screenshot(args)
     document = open_document(args.file, strict=args.strict)
+    if command == "tensor":
+        return _run_tensor(document, args)
     counts = count_by_severity(document.problems)
     if command == "info":
         payload = {
@@ -164,6 +170,25 @@ def _print_problem_table(problems: list, counts: dict[str, int]) -> None:
         if p.location:
             print(f"{'':<{widths['severity']}} {'':<{widths['code']}}   at {p.location}")
     print(f"\n{counts['error']} errors, {counts['warning']} warnings")
+
+
+def _run_tensor(document: Any, args: argparse.Namespace) -> ExitCode:
+    from explorer.analysis.tensor_report import tensor_report
+
+    view = document.analysis.get("ark")
+    if view is None:
+        raise LoadError(args.file, "", f"tensor needs an ARK model or plan file, this is {document.meta.format}")
+    report = tensor_report(view.index, args.tensor_id)
+    if report is None:
+        known = ", ".join(map(str, list(view.index.tensors)[:12]))
+        raise LoadError(args.file, "", f"no tensor with Id {args.tensor_id} (ids in the file: {known}, ...)")
+    if args.json:
+        _print_json(report)
+    else:
+        width = max(len(key) for key in report)
+        for key, value in report.items():
+            print(f"{key.replace('_', ' '):<{width}}  {value}")
+    return ExitCode.OK
 
 
 def _run_screenshot(args: argparse.Namespace) -> ExitCode:

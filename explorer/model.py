@@ -80,3 +80,5 @@ class Document:
     search: Callable[[str], list[tuple[str, Any]]] = field(default=lambda text: [])
     # refs from the top of the tree down to a ref, so a view can open its way there
     ancestors: Callable[[Any], list[Any]] = field(default=lambda ref: [ref])
+    # the tensor id an item shows, for formats with a tensor layout view (ARK); None elsewhere
+    tensor_of: Callable[[Any], Any] = field(default=lambda ref: None)

@@ -467,6 +467,11 @@ def write_samples(folder: Path) -> list[Path]:
         path = folder / name
         path.write_text(dumps_like_jsoncpp(doc), encoding="utf-8")
         written.append(path)
+    from explorer.ark_samples import VIEWS_NAME, dumps_like_ark, views_model
+
+    path = folder / VIEWS_NAME
+    path.write_text(dumps_like_ark(views_model()) + "\n", encoding="utf-8")
+    written.append(path)
     return written
 
 

@@ -15,7 +15,7 @@ from types import ModuleType
 
 from explorer.errors import LoadError
 
-BUILTIN_LOADERS = ("explorer.loaders.scheduler_ir",)
+BUILTIN_LOADERS = ("explorer.loaders.scheduler_ir", "explorer.loaders.ark_model", "explorer.loaders.ark_plan")
 HEAD_BYTES = 64 * 1024
 
 
@@ -61,4 +61,4 @@ def pick_loader(path: str | Path) -> LoaderInfo:
         if loader.module.match(path, head):
             return loader
     supported = ", ".join(loader.format for loader in loaders)
-    raise LoadError(path, "", f"unknown format: the content matches none of the supported formats ({supported})")
+    raise LoadError(path, "byte 0", f"unknown format: the content matches none of the supported formats ({supported})")

@@ -22,18 +22,29 @@ from explorer.errors import LoadError
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 EXAMPLES = int(os.environ.get("IR_EXPLORER_FUZZ_EXAMPLES", "150"))
-RAN = {"count": 0}
+RAN: dict[str, int] = {}
 
 
-def seed_files() -> list[Path]:
-    files = [SAMPLE_DATA / "clean_2x2_stschedule.json", SAMPLE_DATA / "planted_problems_2x2_stschedule.json"]
-    real = SAMPLES / "scheduler_ir"
-    if real.is_dir():
-        files += sorted(real.glob("*_stschedule.json"))
+def seed_files() -> dict[str, list[Path]]:
+    """Per format: the generated samples, plus the real ones when ../shared is there."""
+    files = {
+        "scheduler-ir": [
+            SAMPLE_DATA / "clean_2x2_stschedule.json",
+            SAMPLE_DATA / "planted_problems_2x2_stschedule.json",
+        ],
+        "ark": [SAMPLE_DATA / "views_ark_model.json"],
+    }
+    if (SAMPLES / "scheduler_ir").is_dir():
+        files["scheduler-ir"] += sorted((SAMPLES / "scheduler_ir").glob("*_stschedule.json"))
+    if (SAMPLES / "ark").is_dir():
+        files["ark"] += sorted((SAMPLES / "ark").glob("*.json"))
     return files
 
 
-SEEDS = {path.name: path.read_bytes() for path in seed_files()}
+SEED_FILES = seed_files()
+SEEDS = {path.name: path.read_bytes() for paths in SEED_FILES.values() for path in paths}
+# what a mutated file is saved as: the scheduler IR is recognised by its name too, ARK files by content only
+SAVE_AS = {"scheduler-ir": "m_{kind}_stschedule.json", "ark": "m_{kind}.json"}
 ODD_VALUES = [
     None,
     True,
@@ -102,15 +113,40 @@ def fuzz_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("fuzz")
 
 
+def exercise(doc) -> None:
+    """Touch what a user would: problems, the summary, the first items of every tree level, their details."""
+    for problem in doc.problems:
+        assert problem.code and problem.message
+    doc.describe(("summary",))
+    level = [doc.tree]
+    for _ in range(5):
+        nxt = []
+        for item in level:
+            doc.describe(item.ref)
+            doc.tensor_of(item.ref)
+            nxt += item.get_children()[:3]
+        level = nxt
+    if doc.schedule is not None:
+        for row in range(min(doc.schedule.n_workloads, 5)):
+            doc.describe(("workload", row))
+    view = doc.analysis.get("ark")
+    if view is not None:
+        from explorer.analysis.stride_map import outer_dims, plane_grid
+        from explorer.analysis.tensor_report import tensor_report
+
+        for tensor_id, layout in list(view.index.layouts.items())[:6]:
+            tensor_report(view.index, tensor_id)
+            others = view.index.layouts_on(layout.buffer_id)
+            plane_grid(layout, others, tuple(layout.offsets[: outer_dims(layout)]), 20, 60)
+
+
+@pytest.mark.parametrize("fmt", sorted(SEED_FILES))
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    name=st.sampled_from(sorted(SEEDS)),
-    seed=st.integers(0, 2**32),
-    kind=st.sampled_from(["truncate", "flip", "structure"]),
-)
-def test_mutated_files_load_or_fail_cleanly(fuzz_dir, name, seed, kind):
-    RAN["count"] += 1
-    path = fuzz_dir / f"m_{kind}_stschedule.json"
+@given(data=st.data(), seed=st.integers(0, 2**32), kind=st.sampled_from(["truncate", "flip", "structure"]))
+def test_mutated_files_load_or_fail_cleanly(fuzz_dir, fmt, data, seed, kind):
+    name = data.draw(st.sampled_from([path.name for path in SEED_FILES[fmt]]))
+    RAN[fmt] = RAN.get(fmt, 0) + 1
+    path = fuzz_dir / SAVE_AS[fmt].format(kind=kind)
     path.write_bytes(mutated_bytes(name, seed, kind))
     before = path.read_bytes()
     try:
@@ -120,29 +156,21 @@ def test_mutated_files_load_or_fail_cleanly(fuzz_dir, name, seed, kind):
         assert error.message
         assert error.location or "empty" in error.message or "no such" in error.message
     else:
-        for problem in doc.problems:
-            assert problem.code and problem.message
-        doc.describe(("summary",))
-        for row in range(min(doc.schedule.n_workloads, 5)):
-            doc.describe(("workload", row))
-        for core_item in doc.tree.get_children()[2:3]:
-            for workload_item in core_item.get_children()[:3]:
-                for child in workload_item.get_children():
-                    doc.describe(child.ref)
-                    for grandchild in child.get_children()[:3]:
-                        doc.describe(grandchild.ref)
+        exercise(doc)
     assert path.read_bytes() == before
 
 
 def test_zz_report_fuzz_count():
-    print(f"\nfuzz: {RAN['count']} mutated scheduler IR files checked")
-    assert RAN["count"] >= min(EXAMPLES, 100)
+    for fmt in sorted(SEED_FILES):
+        print(f"\nfuzz: {RAN.get(fmt, 0)} mutated {fmt} files checked")
+        assert RAN.get(fmt, 0) >= min(EXAMPLES, 100), fmt
 
 
 def test_check_never_prints_a_traceback(tmp_path):
     for index, kind in enumerate(["truncate", "flip", "structure"] * 3):
-        path = tmp_path / f"{index}_stschedule.json"
-        path.write_bytes(mutated_bytes(sorted(SEEDS)[0], index, kind))
+        fmt = sorted(SEED_FILES)[index % len(SEED_FILES)]
+        path = tmp_path / SAVE_AS[fmt].format(kind=f"{index}_{kind}")
+        path.write_bytes(mutated_bytes(SEED_FILES[fmt][0].name, index, kind))
         result = subprocess.run(
             [sys.executable, "-m", "explorer", "check", str(path)], capture_output=True, text=True, cwd=ROOT
         )

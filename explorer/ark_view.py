@@ -1,0 +1,576 @@
+"""An ARK model or plan as a Document: tree, details tables, search and problem navigation.
+
+Tree (model): nodes → ops → read/write/result tensors → buffer, plus every buffer with the tensors on it.
+Tree (plan): task infos → ops → tensors, and processor groups → resource groups → task groups.
+Refs are tuples: ("group", g), ("op", g, i), ("tensor", g, i, role, k), ("buffer", id), ("tensor-id", id),
+("pgroup", p), ("rgroup", p, r), ("tgroup", p, r, t), plus the list refs ("groups",), ("buffers",), ("pgroups",).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from explorer.analysis.ark_checks import TensorIndex
+from explorer.analysis.strides import TensorLayout
+from explorer.ark import ArkArg, ArkFile, ArkOp, ArkTensor
+from explorer.errors import Problem
+from explorer.formatting import human_bytes
+from explorer.model import Document, Item, Meta, Section
+
+_ROLE_KEYS = {"read": "ReadTensors", "write": "WriteTensors", "result": "ResultTensors"}
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def dims(values: tuple[int, ...] | list[int]) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def build_document(
+    path: Path, ark: ArkFile, index: TensorIndex, graph: nx.DiGraph | None, problems: list[Problem], summary: dict
+) -> Document:
+    view = ArkView(ark, index, graph)
+    doc = Document(
+        meta=Meta(format=f"ark-{ark.kind}", source=path, producer="Microsoft ARK"),
+        tree=view.tree(path.name),
+        problems=problems,
+        summary=summary,
+        graph=graph,
+    )
+    doc.analysis["ark"] = view
+    view.document = doc
+    doc.describe = view.describe
+    doc.find_ref = view.find_ref
+    doc.search = view.search
+    doc.ancestors = view.ancestors
+    doc.tensor_of = view.tensor_of
+    return doc
+
+
+class ArkView:
+    def __init__(self, ark: ArkFile, index: TensorIndex, graph: nx.DiGraph | None) -> None:
+        self.ark = ark
+        self.index = index
+        self.graph = graph
+        self.document: Document | None = None
+        self.group_word = "node" if ark.kind == "model" else "task"
+        # JSON paths of the items, longest first, so a problem's location finds the most specific item
+        self._paths: list[tuple[str, Any]] = []
+        for g, group in enumerate(ark.groups):
+            self._paths.append((group.path, ("group", g)))
+            for i, op in enumerate(group.ops):
+                self._paths.append((op.path, ("op", g, i)))
+                for role in _ROLE_KEYS:
+                    for k, tensor in enumerate(op.tensors(role)):
+                        self._paths.append((tensor.path, ("tensor", g, i, role, k)))
+        for p, pg in enumerate(ark.processor_groups):
+            self._paths.append((pg.path, ("pgroup", p)))
+            for r, rg in enumerate(pg.resource_groups):
+                self._paths.append((rg.path, ("rgroup", p, r)))
+                for t, tg in enumerate(rg.task_groups):
+                    self._paths.append((tg.path, ("tgroup", p, r, t)))
+        self._paths.sort(key=lambda entry: len(entry[0]), reverse=True)
+
+    # ---- tree -------------------------------------------------------------------------------------------
+    def tree(self, name: str) -> Item:
+        ark = self.ark
+        groups = ark.groups
+        title = "Nodes" if ark.kind == "model" else "Task infos"
+        children = [
+            Item("summary", "Summary", ("summary",)),
+            Item("groups", f"{title}  ({len(groups)})", ("groups",), expand=self._group_items),
+            Item("buffers", f"Buffers  ({len(self.index.buffers)})", ("buffers",), expand=self._buffer_items),
+        ]
+        if ark.kind == "plan":
+            children.append(
+                Item(
+                    "pgroups",
+                    f"Processor groups  ({len(ark.processor_groups)})",
+                    ("pgroups",),
+                    expand=self._pgroup_items,
+                )
+            )
+        return Item("file", name, ("summary",), children=children)
+
+    def group_label(self, g: int) -> str:
+        group = self.ark.groups[g]
+        ops = " + ".join(f"{op.type} {op.name}".strip() for op in group.ops) or "(no op)"
+        return f"{self.group_word} {group.id}  {ops}"
+
+    def _group_items(self) -> list[Item]:
+        return [
+            Item(self.group_word, self.group_label(g), ("group", g), expand=lambda g=g: self._op_items(g))
+            for g in range(len(self.ark.groups))
+        ]
+
+    def _op_items(self, g: int) -> list[Item]:
+        return [
+            Item("op", op_label(op), ("op", g, i), expand=lambda i=i: self._tensor_items(g, i))
+            for i, op in enumerate(self.ark.groups[g].ops)
+        ]
+
+    def _tensor_items(self, g: int, i: int) -> list[Item]:
+        op = self.ark.groups[g].ops[i]
+        items = []
+        for role in _ROLE_KEYS:
+            for k, tensor in enumerate(op.tensors(role)):
+                items.append(
+                    Item(
+                        "tensor",
+                        f"{role:<6} {tensor_label(tensor)}",
+                        ("tensor", g, i, role, k),
+                        children=[Item("buffer", self.buffer_label(tensor.buffer.id), ("buffer", tensor.buffer.id))],
+                    )
+                )
+        return items
+
+    def buffer_label(self, buffer_id: int) -> str:
+        ids = self.index.buffers.get(buffer_id, [])
+        return f"buffer {buffer_id}  {human_bytes(self.index.buffer_bytes(buffer_id))}  · {len(ids)} tensors"
+
+    def _buffer_items(self) -> list[Item]:
+        return [
+            Item("buffer", self.buffer_label(b), ("buffer", b), expand=lambda b=b: self._buffer_tensor_items(b))
+            for b in self.index.buffers
+        ]
+
+    def _buffer_tensor_items(self, buffer_id: int) -> list[Item]:
+        return [
+            Item("tensor", tensor_label(self.index.tensors[t]), ("tensor-id", t)) for t in self.index.buffers[buffer_id]
+        ]
+
+    def _pgroup_items(self) -> list[Item]:
+        items = []
+        for p, pg in enumerate(self.ark.processor_groups):
+            items.append(
+                Item(
+                    "pgroup",
+                    f"processor group {p}  processors {pg.processor_range}",
+                    ("pgroup", p),
+                    expand=lambda p=p: self._rgroup_items(p),
+                )
+            )
+        return items
+
+    def _rgroup_items(self, p: int) -> list[Item]:
+        items = []
+        for r, rg in enumerate(self.ark.processor_groups[p].resource_groups):
+            children = [
+                Item(
+                    "tgroup",
+                    f"task {tg.task_id}  tasks {tg.task_range}  granularity {tg.granularity}",
+                    ("tgroup", p, r, t),
+                )
+                for t, tg in enumerate(rg.task_groups)
+            ]
+            label = f"resource group {r}  processors {rg.processor_range}  warps {rg.warp_range}"
+            items.append(Item("rgroup", label, ("rgroup", p, r), children=children))
+        return items
+
+    # ---- navigation -------------------------------------------------------------------------------------
+    def ancestors(self, ref: Any) -> list[Any]:
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        kind = ref[0]
+        if kind == "group":
+            return [("groups",), ref]
+        if kind == "op":
+            return [("groups",), ("group", ref[1]), ref]
+        if kind == "tensor":
+            return [("groups",), ("group", ref[1]), ("op", ref[1], ref[2]), ref]
+        if kind == "buffer":
+            return [("buffers",), ref]
+        if kind == "tensor-id":
+            tensor = self.index.tensors.get(ref[1])
+            return [("buffers",), ("buffer", tensor.buffer.id), ref] if tensor else [ref]
+        if kind == "pgroup":
+            return [("pgroups",), ref]
+        if kind == "rgroup":
+            return [("pgroups",), ("pgroup", ref[1]), ref]
+        if kind == "tgroup":
+            return [("pgroups",), ("pgroup", ref[1]), ("rgroup", ref[1], ref[2]), ref]
+        return [ref]
+
+    def find_ref(self, refs: dict[str, Any]) -> Any:
+        """The item a problem is about: the most specific item at its JSON location, else its tensor/node/task."""
+        location = refs.get("location") or ""
+        for path, ref in self._paths:
+            if path and (location == path or location.startswith(path + ".") or location.startswith(path + "[")):
+                return ref
+        if "tensor_id" in refs and refs["tensor_id"] in self.index.tensors:
+            return ("tensor-id", refs["tensor_id"])
+        for key in ("node_id", "task_id"):
+            if key in refs:
+                for g, group in enumerate(self.ark.groups):
+                    if group.id == refs[key]:
+                        return ("group", g)
+        return None
+
+    def tensor_of(self, ref: Any) -> int | None:
+        """The tensor id an item shows (the layout view follows it), or None."""
+        if not isinstance(ref, tuple) or not ref:
+            return None
+        if ref[0] == "tensor-id":
+            return ref[1]
+        if ref[0] == "tensor":
+            tensor = self._op_tensor(ref)
+            return tensor.id if tensor else None
+        if ref[0] == "buffer":
+            ids = self.index.buffers.get(ref[1])
+            return ids[0] if ids else None
+        return None
+
+    def where_used(self, tensor_id: int) -> Any:
+        """The first op-tensor ref of a tensor id: where a search hit should land."""
+        uses = self.index.uses.get(tensor_id, [])
+        if not uses:
+            return ("tensor-id", tensor_id)
+        use = uses[0]
+        return ("tensor", use.site.group, use.site.index, use.role, use.position)
+
+    def search(self, text: str, limit: int = 200) -> list[tuple[str, Any]]:
+        """Nodes/tasks by id, ops by name or type, tensors by id ("t5"), buffers ("buffer 4"), dtype, shape."""
+        text = text.strip()
+        if not text:
+            return []
+        hits: list[tuple[str, Any]] = []
+        lowered = text.lower()
+        number = re.fullmatch(r"(#|node\s*|task\s*|t|tensor\s*|b|buffer\s*)?(\d+)", lowered)
+        if number:
+            prefix, value = (number.group(1) or "").strip(), int(number.group(2))
+            if prefix in ("", "#", "node", "task"):
+                hits += [
+                    (self.group_label(g), ("group", g)) for g, grp in enumerate(self.ark.groups) if grp.id == value
+                ]
+            if prefix in ("", "t", "tensor") and value in self.index.tensors:
+                hits.append((f"tensor {tensor_label(self.index.tensors[value])}", self.where_used(value)))
+            if prefix in ("", "b", "buffer") and value in self.index.buffers:
+                hits.append((self.buffer_label(value), ("buffer", value)))
+            return hits[:limit]
+        shape = _parse_shape(text)
+        for g, group in enumerate(self.ark.groups):
+            for i, op in enumerate(group.ops):
+                if lowered in op.name.lower() or lowered == op.type.lower():
+                    hits.append((f"{self.group_word} {group.id}  {op_label(op)}", ("op", g, i)))
+        for tensor_id, tensor in self.index.tensors.items():
+            if tensor.dtype.lower() == lowered or (shape is not None and tensor.shape == shape):
+                hits.append((f"tensor {tensor_label(tensor)}", self.where_used(tensor_id)))
+        return hits[:limit]
+
+    # ---- details ----------------------------------------------------------------------------------------
+    def describe(self, ref: Any) -> list[Section]:
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        method = getattr(self, "_describe_" + str(ref[0]).replace("-", "_"), None)
+        if method is None:
+            return []
+        try:
+            return method(*ref[1:])
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+
+    def _describe_summary(self) -> list[Section]:
+        ark = self.ark
+        summary = self.document.summary if self.document else {}
+        rows: list[tuple[str, Any]] = [
+            ("format", f"ARK {ark.kind}"),
+            ("rank", ark.rank),
+            ("world size", ark.world_size),
+        ]
+        if ark.kind == "plan":
+            rows += [
+                ("architecture", ark.architecture),
+                ("processors", ark.num_processors),
+                ("warps per processor", ark.num_warps_per_processor),
+            ]
+        rows += [(k.replace("_", " "), v) for k, v in summary.items() if not isinstance(v, dict)]
+        sections = [Section(f"ARK {ark.kind}", ("property", "value"), rows)]
+        types = summary.get("op_types") or {}
+        sections.append(Section("Op types", ("type", "ops"), list(types.items())))
+        return sections
+
+    def _describe_groups(self) -> list[Section]:
+        return [
+            Section(
+                "Nodes" if self.ark.kind == "model" else "Task infos",
+                ("id", "ops", "producers" if self.ark.kind == "model" else "warps"),
+                [
+                    (
+                        group.id,
+                        " + ".join(op.type for op in group.ops),
+                        dims(group.producers) if self.ark.kind == "model" else group.num_warps,
+                    )
+                    for group in self.ark.groups
+                ],
+            )
+        ]
+
+    def _describe_group(self, g: int) -> list[Section]:
+        group = self.ark.groups[g]
+        if self.ark.kind == "model":
+            rows = [
+                ("id", group.id),
+                ("producers", dims(group.producers)),
+                ("consumers", dims(group.consumers)),
+                ("ops", len(group.ops)),
+                ("location", group.path),
+            ]
+        else:
+            rows = [
+                ("id", group.id),
+                ("warps", group.num_warps),
+                ("SRAM", f"{group.sram_bytes:,} B"),
+                ("ops", len(group.ops)),
+                ("location", group.path),
+            ]
+        sections = [Section(f"{self.group_word.title()} {group.id}", ("property", "value"), rows)]
+        sections.append(
+            Section("Ops", ("type", "name", "virtual"), [(o.type, o.name, o.is_virtual) for o in group.ops])
+        )
+        sections += self._problems_at(group.path)
+        return sections
+
+    def _describe_op(self, g: int, i: int) -> list[Section]:
+        op = self.ark.groups[g].ops[i]
+        sections = [
+            Section(
+                f"Op {op.type}",
+                ("property", "value"),
+                [("type", op.type), ("name", op.name), ("virtual", op.is_virtual), ("location", op.path)],
+            ),
+            Section("Args", ("name", "type", "value"), [(a.name, a.type, arg_value(a)) for a in op.args]),
+            Section(
+                "Tensors",
+                ("role", "id", "dtype", "shape", "buffer", "bytes"),
+                [
+                    (role, t.id, t.dtype, dims(t.shape), t.buffer.id, self._bytes_of(t.id))
+                    for role in _ROLE_KEYS
+                    for t in op.tensors(role)
+                ],
+            ),
+        ]
+        if op.config is not None:
+            sections.append(Section("Config", ("property", "value"), [(k, _plain(v)) for k, v in op.config.items()]))
+        sections += self._problems_at(op.path)
+        return sections
+
+    def _bytes_of(self, tensor_id: int) -> str:
+        layout = self.index.layouts.get(tensor_id)
+        return f"{layout.bytes:,}" if layout else "?"
+
+    def _op_tensor(self, ref: tuple) -> ArkTensor | None:
+        _, g, i, role, k = ref
+        return self.ark.groups[g].ops[i].tensors(role)[k]
+
+    def _describe_tensor(self, g: int, i: int, role: str, k: int) -> list[Section]:
+        tensor = self._op_tensor(("tensor", g, i, role, k))
+        return self.tensor_sections(tensor)
+
+    def _describe_tensor_id(self, tensor_id: int) -> list[Section]:
+        return self.tensor_sections(self.index.tensors[tensor_id])
+
+    def tensor_sections(self, tensor: ArkTensor) -> list[Section]:
+        buffer = tensor.buffer
+        rows: list[tuple[str, Any]] = [
+            ("id", tensor.id),
+            ("dtype", f"{tensor.dtype} ({tensor.element_bytes} B per element)"),
+            ("shape", dims(tensor.shape)),
+            ("strides (region)", dims(tensor.strides)),
+            ("offsets", dims(tensor.offsets)),
+            ("padded shape", dims(tensor.padded_shape)),
+        ]
+        if tensor.pads is not None:
+            rows.append(("pads (draft field)", dims(tensor.pads)))
+        rows += [
+            ("buffer", f"{buffer.id}  rank {buffer.rank}{'  external' if buffer.is_external else ''}"),
+            ("location", tensor.path),
+        ]
+        sections = [Section(f"Tensor {tensor.id}", ("property", "value"), rows)]
+        layout = self.index.layouts.get(tensor.id)
+        if layout is not None and self.index.tensors.get(tensor.id) is not None:
+            sections.append(layout_section(layout))
+            alias_ids = self.index.aliases_of(tensor.id)
+            sections.append(
+                Section(
+                    f"Aliases on buffer {buffer.id}",
+                    ("tensor", "dtype", "shape", "bytes"),
+                    [self._tensor_row(t) for t in alias_ids],
+                )
+            )
+        uses = self.index.uses.get(tensor.id, [])
+        sections.append(
+            Section(
+                "Used by",
+                (self.group_word, "op", "role"),
+                [
+                    (
+                        self.ark.groups[u.site.group].id,
+                        op_label(self.ark.groups[u.site.group].ops[u.site.index]),
+                        u.role,
+                    )
+                    for u in uses
+                ],
+            )
+        )
+        sections += self._problems_at(tensor.path, tensor_id=tensor.id)
+        return sections
+
+    def _tensor_row(self, tensor_id: int) -> tuple:
+        tensor = self.index.tensors[tensor_id]
+        layout = self.index.layouts.get(tensor_id)
+        span = f"{layout.first_byte:,}–{layout.end_byte:,}" if layout else "?"
+        return (tensor_id, tensor.dtype, dims(tensor.shape), span)
+
+    def _describe_buffers(self) -> list[Section]:
+        return [
+            Section(
+                "Buffers",
+                ("buffer", "bytes", "tensors"),
+                [(b, f"{self.index.buffer_bytes(b):,}", len(ids)) for b, ids in self.index.buffers.items()],
+            )
+        ]
+
+    def _describe_buffer(self, buffer_id: int) -> list[Section]:
+        ids = self.index.buffers[buffer_id]
+        buffer = self.index.tensors[ids[0]].buffer
+        rows = [
+            ("id", buffer_id),
+            ("rank", f"{buffer.rank} (local)" if buffer.rank == -1 else buffer.rank),
+            ("size", f"{self.index.buffer_bytes(buffer_id):,} B  (largest ∏ Strides × element size)"),
+            ("send tags", ", ".join(f"[{r}, {t}]" for r, t in buffer.send_tags) or "none"),
+            ("recv tags", ", ".join(f"[{r}, {t}]" for r, t in buffer.recv_tags) or "none"),
+            ("external", buffer.is_external),
+        ]
+        return [
+            Section(f"Buffer {buffer_id}", ("property", "value"), rows),
+            Section("Tensors", ("tensor", "dtype", "shape", "bytes"), [self._tensor_row(t) for t in ids]),
+        ]
+
+    def _describe_pgroups(self) -> list[Section]:
+        return [
+            Section(
+                "Processor groups",
+                ("group", "processors", "resource groups"),
+                [
+                    (p, str(pg.processor_range), len(pg.resource_groups))
+                    for p, pg in enumerate(self.ark.processor_groups)
+                ],
+            )
+        ]
+
+    def _describe_pgroup(self, p: int) -> list[Section]:
+        pg = self.ark.processor_groups[p]
+        return [
+            Section(
+                f"Processor group {p}",
+                ("property", "value"),
+                [("processors", str(pg.processor_range)), ("location", pg.path)],
+            ),
+            Section(
+                "Resource groups",
+                ("group", "processors", "warps", "SRAM", "task groups"),
+                [
+                    (r, str(rg.processor_range), str(rg.warp_range), str(rg.sram_range), len(rg.task_groups))
+                    for r, rg in enumerate(pg.resource_groups)
+                ],
+            ),
+            *self._problems_at(pg.path),
+        ]
+
+    def _describe_rgroup(self, p: int, r: int) -> list[Section]:
+        rg = self.ark.processor_groups[p].resource_groups[r]
+        return [
+            Section(
+                f"Resource group {r}",
+                ("property", "value"),
+                [
+                    ("processors", str(rg.processor_range)),
+                    ("warps", str(rg.warp_range)),
+                    ("SRAM bytes", str(rg.sram_range)),
+                    ("location", rg.path),
+                ],
+            ),
+            Section(
+                "Task groups",
+                ("task", "tasks", "granularity"),
+                [(tg.task_id, str(tg.task_range), tg.granularity) for tg in rg.task_groups],
+            ),
+            *self._problems_at(rg.path),
+        ]
+
+    def _describe_tgroup(self, p: int, r: int, t: int) -> list[Section]:
+        tg = self.ark.processor_groups[p].resource_groups[r].task_groups[t]
+        task = next((task for task in self.ark.tasks if task.id == tg.task_id), None)
+        rows = [
+            ("task id", tg.task_id),
+            ("task ops", " + ".join(op_label(op) for op in task.ops) if task else "(no such task)"),
+            ("task range", str(tg.task_range)),
+            ("granularity", tg.granularity),
+            ("location", tg.path),
+        ]
+        return [Section(f"Task group {t}", ("property", "value"), rows), *self._problems_at(tg.path)]
+
+    def _problems_at(self, path: str, tensor_id: int | None = None) -> list[Section]:
+        if self.document is None or not path:
+            return []
+        rows = [
+            (p.severity, p.code, p.message)
+            for p in self.document.problems
+            if p.location == path
+            or p.location.startswith(path + ".")
+            or p.location.startswith(path + "[")
+            or (tensor_id is not None and p.refs.get("tensor_id") == tensor_id and p.code == "tensor-mismatch")
+        ]
+        return [Section("Problems here", ("severity", "code", "message"), rows)] if rows else []
+
+
+def layout_section(layout: TensorLayout) -> Section:
+    return Section(
+        "Layout in the buffer",
+        ("property", "value"),
+        [
+            ("element size", f"{layout.element_bytes} B"),
+            ("first byte", f"{layout.first_byte:,}"),
+            ("  = e × Σ Offsets[i] × pitch[i]", layout.first_byte_formula()),
+            ("end byte (one past the last)", f"{layout.end_byte:,}"),
+            ("  = e × (Σ (Offsets+Shape−1)[i] × pitch[i] + 1)", layout.end_byte_formula()),
+            ("pitches (elements)", dims(layout.pitches)),
+            ("data bytes", f"{layout.bytes:,}"),
+            ("contiguous runs", f"{layout.runs:,} × {layout.run_bytes:,} B"),
+            ("padding bytes", f"{layout.padding_bytes:,}"),
+            ("region bytes (∏ Strides × e)", f"{layout.region_bytes:,}"),
+        ],
+    )
+
+
+def op_label(op: ArkOp) -> str:
+    virtual = "  (virtual)" if op.is_virtual else ""
+    return f"{op.type} {op.name}{virtual}".strip()
+
+
+def tensor_label(tensor: ArkTensor) -> str:
+    return f"t{tensor.id}  {tensor.dtype} {dims(tensor.shape)}  buf {tensor.buffer.id}"
+
+
+def arg_value(arg: ArkArg) -> str:
+    if arg.type == "TENSOR" and isinstance(arg.value, ArkTensor):
+        return "tensor " + tensor_label(arg.value)
+    if arg.type == "OFFSET" and isinstance(arg.value, tuple):
+        return f"buffer {arg.value[0]} + {arg.value[1]} B"
+    if arg.type == "DIMS":
+        return dims(arg.value)
+    return str(arg.value).lower() if isinstance(arg.value, bool) else str(arg.value)
+
+
+def _plain(value: Any) -> str:
+    return dims(value) if isinstance(value, list) and all(isinstance(v, int) for v in value) else str(value)
+
+
+def _parse_shape(text: str) -> tuple[int, ...] | None:
+    numbers = re.fullmatch(r"\[?\s*(\d+(?:\s*[,x×]\s*\d+)*)\s*\]?", text)
+    if not numbers or not any(c in text for c in "[,x×"):
+        return None
+    return tuple(int(n) for n in re.findall(r"\d+", numbers.group(1)))
