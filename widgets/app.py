@@ -57,6 +57,7 @@ class IrExplorerApp(App[None]):
         Binding("1", "view('tree')", "Tree"),
         Binding("2", "view('timeline')", "Timeline"),
         Binding("3", "view('buffers')", "Buffers"),
+        Binding("4", "view('layout')", "Layout"),
         Binding("t", "view('tree')", "Tree", show=False),
         Binding("d", "focus('details')", "Details", show=False),
         Binding("p", "focus('problems')", "Problems"),
@@ -68,7 +69,7 @@ class IrExplorerApp(App[None]):
         ("Everywhere", "q", "quit"),
         ("Everywhere", "? / F1", "this help"),
         ("Everywhere", "Ctrl+F", "search by name or id"),
-        ("Everywhere", "1 / 2 / 3", "show the tree / the timeline / the buffer occupancy"),
+        ("Everywhere", "1 / 2 / 3 / 4", "show the tree / the timeline / the buffer occupancy / a tensor's layout"),
         ("Everywhere", "t / d / p", "focus the tree / the details / the problems"),
         ("Everywhere", "n / N", "jump to the next / previous problem"),
         ("Everywhere", "s", "show the file summary"),
@@ -101,6 +102,8 @@ class IrExplorerApp(App[None]):
                         yield Static("Only for scheduler IR files.", id="timeline-placeholder")
                     with TabPane("3 Buffers", id="tab-buffers"):
                         yield Static("Only for scheduler IR files.", id="buffers-placeholder")
+                    with TabPane("4 Layout", id="tab-layout"):
+                        yield Static("Only for ARK model and plan files.", id="layout-placeholder")
                 with Vertical(id="right"):
                     yield DetailsPanel(id="details")
                     yield ProblemsTable(id="problems")
@@ -131,6 +134,8 @@ class IrExplorerApp(App[None]):
             if document.schedule is not None:
                 import widgets.buffer_view  # noqa: F401 - imported here, off the UI thread
                 import widgets.timeline  # noqa: F401
+            if "ark" in document.analysis:
+                import widgets.stride_map  # noqa: F401
         except LoadCancelled:
             return
         except LoadError as error:
@@ -150,29 +155,34 @@ class IrExplorerApp(App[None]):
         tree.show_document(document)
         self.query_one(ProblemsTable).show_problems(document.problems)
         self.query_one(DetailsPanel).show_sections(document.describe(("summary",)))
-        has_schedule = document.schedule is not None
+        views = self.views_for(document)
         tabs = self.query_one(TabbedContent)
-        for pane in ("tab-timeline", "tab-buffers"):
-            if has_schedule:
-                tabs.enable_tab(pane)
+        for name in ("timeline", "buffers", "layout"):
+            if name in views:
+                tabs.enable_tab(f"tab-{name}")
             else:
-                tabs.disable_tab(pane)
-        self.views_ready = not has_schedule
-        if has_schedule:
-            self.run_worker(self._mount_schedule_views(document), group="views")
+                tabs.disable_tab(f"tab-{name}")
+        self.views_ready = not views
+        if views:
+            self.run_worker(self._mount_views(document, views), group="views")
         tree.focus()
 
-    async def _mount_schedule_views(self, document: Document) -> None:
-        """Swap the placeholders for the timeline and buffer views (their modules were imported by the loader)."""
-        from widgets.buffer_view import BufferView
-        from widgets.timeline import Timeline
+    @staticmethod
+    def views_for(document: Document) -> tuple[str, ...]:
+        """The views beside the tree that this document has."""
+        if document.schedule is not None:
+            return ("timeline", "buffers")
+        if "ark" in document.analysis:
+            return ("layout",)
+        return ()
 
-        for name, view in (("timeline", Timeline(id="timeline")), ("buffers", BufferView(id="buffers"))):
+    async def _mount_views(self, document: Document, views: tuple[str, ...]) -> None:
+        """Swap the placeholders for the format's views (their modules were imported by the load worker)."""
+        for name in views:
             if not self.query(f"#{name}"):
                 await self.query_one(f"#{name}-placeholder").remove()
-                await self.query_one(f"#tab-{name}").mount(view)
-        self.timeline.show_document(document)
-        self.buffers.show_document(document)
+                await self.query_one(f"#tab-{name}").mount(_make_view(name))
+            self.query_one(f"#{name}").show_document(document)
         self.views_ready = True
 
     @property
@@ -184,6 +194,11 @@ class IrExplorerApp(App[None]):
     @property
     def buffers(self) -> Any:
         found = self.query("#buffers")
+        return found.first() if found else None
+
+    @property
+    def layout(self) -> Any:
+        found = self.query("#layout")
         return found.first() if found else None
 
     def show_error(self, error: LoadError) -> None:
@@ -204,6 +219,9 @@ class IrExplorerApp(App[None]):
             if self.timeline is not None:
                 self.timeline.select(ref[1])
                 self.buffers.show_row(ref[1], highlight=highlight)
+        tensor_id = self.document.tensor_of(ref)
+        if tensor_id is not None and self.layout is not None:
+            self.layout.show_tensor(tensor_id)
 
     # Handlers named after the messages (Timeline.WorkloadSelected, ...) so this module need not import them.
     def on_timeline_workload_selected(self, message: Any) -> None:
@@ -229,7 +247,7 @@ class IrExplorerApp(App[None]):
     def jump_to_problem(self, message: ProblemChosen) -> None:
         if self.document is None:
             return
-        ref = self.document.find_ref(message.problem.refs)
+        ref = self.document.find_ref({**message.problem.refs, "location": message.problem.location})
         if ref is None:
             self.notify(f"{message.problem.code}: nothing in the tree to jump to", severity="warning")
             return
@@ -259,9 +277,10 @@ class IrExplorerApp(App[None]):
     # ---- actions --------------------------------------------------------------------------------------------
     def action_help(self) -> None:
         from widgets.buffer_view import BufferView
+        from widgets.stride_map import StrideMap
         from widgets.timeline import Timeline
 
-        self.push_screen(HelpScreen(self.HELP_KEYS + Timeline.HELP_KEYS + BufferView.HELP_KEYS))
+        self.push_screen(HelpScreen(self.HELP_KEYS + Timeline.HELP_KEYS + BufferView.HELP_KEYS + StrideMap.HELP_KEYS))
 
     def action_search(self) -> None:
         if self.document is None:
@@ -284,8 +303,9 @@ class IrExplorerApp(App[None]):
         """Show the tree, the timeline or the buffer view, and give it the keyboard."""
         if self.document is None:
             return
-        if name != "tree" and self.document.schedule is None:
-            self.notify("this view is for scheduler IR files", severity="warning")
+        if name != "tree" and name not in self.views_for(self.document):
+            wanted = "ARK model and plan files" if name == "layout" else "scheduler IR files"
+            self.notify(f"this view is for {wanted}", severity="warning")
             return
         self.query_one(TabbedContent).active = f"tab-{name}"
         # Focus now, not via focus()'s call_later: keys typed right after `2` must reach the timeline.
@@ -294,7 +314,7 @@ class IrExplorerApp(App[None]):
     @on(TabbedContent.TabActivated)
     def focus_active_view(self, event: TabbedContent.TabActivated) -> None:
         widget_id = (event.pane.id or "").removeprefix("tab-")
-        if self.document is not None and widget_id in ("tree", "timeline", "buffers"):
+        if self.document is not None and widget_id in ("tree", "timeline", "buffers", "layout"):
             for widget in self.query(f"#{widget_id}"):  # empty while the app is shutting down
                 widget.focus()
 
@@ -325,6 +345,7 @@ class IrExplorerApp(App[None]):
         yield SystemCommand("Summary", "Show the file summary (s)", self.action_show_summary)
         yield SystemCommand("Timeline", "Per-core workload timeline (2)", lambda: self.action_view("timeline"))
         yield SystemCommand("Buffers", "Animated L2/WL0 occupancy (3)", lambda: self.action_view("buffers"))
+        yield SystemCommand("Layout", "How an ARK tensor sits in its buffer (4)", lambda: self.action_view("layout"))
         yield SystemCommand("Tree", "The document tree (1)", lambda: self.action_view("tree"))
         yield SystemCommand(
             "Focus problems", "Move the focus to the problems list (p)", lambda: self.action_focus("problems")
@@ -345,6 +366,20 @@ def problem_section(problem: Problem) -> Section:
             value = ", ".join(map(str, value))
         rows.append((key.replace("_", " "), value))
     return Section("Problem", ("property", "value"), rows)
+
+
+def _make_view(name: str) -> Any:
+    if name == "timeline":
+        from widgets.timeline import Timeline
+
+        return Timeline(id="timeline")
+    if name == "buffers":
+        from widgets.buffer_view import BufferView
+
+        return BufferView(id="buffers")
+    from widgets.stride_map import StrideMap
+
+    return StrideMap(id="layout")
 
 
 def make_app(path: str | Path, *, strict: bool = False, document: Document | None = None) -> IrExplorerApp:

@@ -31,6 +31,13 @@ class SummaryBar(Static):
                 f" │ makespan {compact(s['makespan'])} (seq {compact(s['makespan_sequential'])})",
                 f" │ peak L2 {human_bytes(s['peak_l2_bytes'])}/{human_bytes(s['buffer_size'])} │",
             ]
+        else:  # model formats: their summary's counts, in the loader's order
+            counts_text = " · ".join(
+                f"{value:,} {key.replace('_', ' ')}"
+                for key, value in s.items()
+                if isinstance(value, int) and not isinstance(value, bool)
+            )
+            parts.append(f" │ {counts_text} │" if counts_text else " │")
         counts = count_by_severity(document.problems)
         parts.append((f" ✗ {plural(counts['error'], 'error')}", "bold red" if counts["error"] else "green"))
         parts.append((f" ⚠ {plural(counts['warning'], 'warning')}", "yellow" if counts["warning"] else "green"))

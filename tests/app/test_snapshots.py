@@ -10,10 +10,12 @@ import pytest
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import ROOT
 from widgets.app import make_app
+from widgets.messages import RevealRef
 
 CLEAN = "sample_data/clean_2x2_stschedule.json"
 PLANTED = "sample_data/planted_problems_2x2_stschedule.json"
 TRUNCATED = "tests/app/data/truncated_stschedule.json"
+VIEWS = "sample_data/views_ark_model.json"
 
 CASES = {
     "shell_on_clean_sample": (CLEAN, ("down", "down", "down", "enter", "down", "down")),
@@ -24,6 +26,14 @@ CASES = {
     "buffers_clean_frame": (CLEAN, ("3", "right", "right", "right", "right", "right")),
     "buffers_overlap_frame": (PLANTED, ("n", "n")),
     "buffers_all_cores": (PLANTED, ("3", "right", "right", "right", "g")),
+    "ark_op_details": (VIEWS, ("down", "down", "enter", "down", "enter", "down")),
+    "ark_layout_overlapping_window": (VIEWS, ("reveal:10", "4", "down", "down", "right")),
+    "ark_layout_padding": (VIEWS, ("reveal:5", "4", "down")),
+    "ark_layout_4d_outer_dims": (
+        VIEWS,
+        ("reveal:19", "4", "right_square_bracket", "greater_than_sign", "right_square_bracket"),
+    ),
+    "ark_layout_large_blocks": (VIEWS, ("reveal:17", "4")),
 }
 
 
@@ -34,6 +44,12 @@ def test_snapshot(snap_compare, monkeypatch, case):
 
     async def run_before(pilot):
         await wait_loaded(pilot)
-        await pilot.press(*keys)
+        for key in keys:
+            if key.startswith("reveal:"):  # open the tree at a tensor, as a search hit would
+                pilot.app.post_message(RevealRef(("tensor-id", int(key.split(":")[1]))))
+                await pilot.pause()
+            else:
+                await pilot.press(key)
+        await pilot.pause()
 
     assert snap_compare(make_app(path), terminal_size=SIZE, run_before=run_before)
