@@ -362,6 +362,9 @@ def main() -> None:
         f"{views['buffer_frame_max_s'] * 1000:.1f} ms | ≤ 16 ms median |",
         "",
     ]
+    from ark_bench import section as ark_section  # benchmarks/ is on sys.path when run as a script
+
+    lines += ark_section(OUT, PROBES, run_probe, ratio)
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
     print("wrote BENCHMARKS.md")
 

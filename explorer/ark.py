@@ -7,7 +7,7 @@ Every object keeps the JSON path it came from, so a problem can point at the exa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 # Element sizes in bytes of ARK's DataType strings (ark/api/data_type.cpp). NONE is registered but never
 # valid for a real tensor.
@@ -70,6 +70,7 @@ OP_ARGS: dict[str, frozenset[str]] = {
 
 ARCHITECTURES = ("ANY", "CUDA", "CUDA_70", "CUDA_80", "CUDA_90", "ROCM", "ROCM_90A", "ROCM_942")
 TENSOR_ROLES = ("read", "write", "result")
+ROLE_KEYS = {"read": "ReadTensors", "write": "WriteTensors", "result": "ResultTensors"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +93,7 @@ class ArkTensor:
     offsets: tuple[int, ...]
     padded_shape: tuple[int, ...]
     buffer: ArkBuffer
-    path: str = ""
+    path: str = ""  # the first occurrence; see ArkOp.tensor_path
     pads: tuple[int, ...] | None = None  # the April 2024 draft's field, kept for display only
 
     @property
@@ -132,6 +133,11 @@ class ArkOp:
 
     def tensors(self, role: str) -> list[ArkTensor]:
         return {"read": self.read, "write": self.write, "result": self.result}[role]
+
+    def tensor_path(self, role: str, position: int) -> str:
+        """Where this op's tensor sits in the file. A tensor object is shared by all its occurrences (the
+        loader reuses identical ones), so its own `path` is only that of the first."""
+        return f"{self.path}.{ROLE_KEYS[role]}[{position}]"
 
 
 @dataclass(slots=True)
@@ -191,8 +197,7 @@ class ArkTask:
     path: str = ""
 
 
-@dataclass(slots=True)
-class OpSite:
+class OpSite(NamedTuple):
     """Where an op sits: the node (model) or task (plan) at `group` position, op `index` inside it."""
 
     group: int

@@ -95,3 +95,37 @@ def dumps_like_ark(value: Any, indent: int = 0) -> str:
         return "{\n" + ",\n".join(items) + f"\n{pad}}}"
     items = [f"{inner}{dumps_like_ark(v, indent + 1)}" for v in value]
     return "[\n" + ",\n".join(items) + f"\n{pad}]"
+
+
+def chain_model(n_nodes: int) -> dict[str, Any]:
+    """A long model for benchmarks: a chain of matmul/elementwise nodes, every third one reading a strided
+    column view of its producer's buffer (as compressed ARK files do), with weights on their own buffers."""
+    nodes: list[dict] = []
+    width = 4096
+    previous: dict | None = None
+    next_tensor = 0
+
+    def fresh(shape, buffer_id, **kw) -> dict:
+        nonlocal next_tensor
+        next_tensor += 1
+        return _tensor(next_tensor, shape, buffer_id, **kw)
+
+    for i in range(n_nodes):
+        out_buffer = 2 * i
+        if previous is None:
+            read = [fresh((1, 512, width), 10**6)]
+        elif i % 3 == 0:  # a view of the left half of the producer's output
+            read = [fresh((1, 512, width // 2), previous["Buffer"]["Id"], strides=(1, 512, width))]
+        else:
+            read = [previous]
+        op_type = ("Matmul", "Gelu", "Add", "Mul")[i % 4]
+        if op_type == "Matmul":
+            read = [*read, fresh((width, read[0]["Shape"][-1]), out_buffer + 1)]
+        write = fresh((1, 512, width), out_buffer)
+        result = fresh((1, 512, width), out_buffer)
+        producers = [i - 1] if i else []
+        nodes.append(_node(i, producers, [], op_type, f"{op_type.lower()}_{i}", read, [write], [result]))
+        if i:
+            nodes[i - 1]["ConsumerNodeIds"] = [i]
+        previous = result
+    return {"Rank": 0, "WorldSize": 1, "Nodes": nodes}

@@ -15,7 +15,7 @@ from typing import Any
 import networkx as nx
 
 from explorer.analysis.ark_checks import TensorIndex
-from explorer.analysis.strides import TensorLayout
+from explorer.analysis.strides import TensorLayout, layout_of
 from explorer.ark import ArkArg, ArkFile, ArkOp, ArkTensor
 from explorer.errors import Problem
 from explorer.formatting import human_bytes
@@ -57,22 +57,34 @@ class ArkView:
         self.graph = graph
         self.document: Document | None = None
         self.group_word = "node" if ark.kind == "model" else "task"
-        # JSON paths of the items, longest first, so a problem's location finds the most specific item
-        self._paths: list[tuple[str, Any]] = []
+        self._path_index: list[tuple[str, Any]] | None = None
+
+    @property
+    def _paths(self) -> list[tuple[str, Any]]:
+        """JSON paths of the items, longest first, so a problem's location finds the most specific item.
+        Built on the first problem jump: a big model opens without it."""
+        if self._path_index is None:
+            self._path_index = self._item_paths()
+        return self._path_index
+
+    def _item_paths(self) -> list[tuple[str, Any]]:
+        ark = self.ark
+        paths: list[tuple[str, Any]] = []
         for g, group in enumerate(ark.groups):
-            self._paths.append((group.path, ("group", g)))
+            paths.append((group.path, ("group", g)))
             for i, op in enumerate(group.ops):
-                self._paths.append((op.path, ("op", g, i)))
+                paths.append((op.path, ("op", g, i)))
                 for role in _ROLE_KEYS:
-                    for k, tensor in enumerate(op.tensors(role)):
-                        self._paths.append((tensor.path, ("tensor", g, i, role, k)))
+                    for k in range(len(op.tensors(role))):
+                        paths.append((op.tensor_path(role, k), ("tensor", g, i, role, k)))
         for p, pg in enumerate(ark.processor_groups):
-            self._paths.append((pg.path, ("pgroup", p)))
+            paths.append((pg.path, ("pgroup", p)))
             for r, rg in enumerate(pg.resource_groups):
-                self._paths.append((rg.path, ("rgroup", p, r)))
+                paths.append((rg.path, ("rgroup", p, r)))
                 for t, tg in enumerate(rg.task_groups):
-                    self._paths.append((tg.path, ("tgroup", p, r, t)))
-        self._paths.sort(key=lambda entry: len(entry[0]), reverse=True)
+                    paths.append((tg.path, ("tgroup", p, r, t)))
+        paths.sort(key=lambda entry: len(entry[0]), reverse=True)
+        return paths
 
     # ---- tree -------------------------------------------------------------------------------------------
     def tree(self, name: str) -> Item:
@@ -358,7 +370,7 @@ class ArkView:
         return sections
 
     def _bytes_of(self, tensor_id: int) -> str:
-        layout = self.index.layouts.get(tensor_id)
+        layout = self.index.layout(tensor_id)
         return f"{layout.bytes:,}" if layout else "?"
 
     def _op_tensor(self, ref: tuple) -> ArkTensor | None:
@@ -367,12 +379,13 @@ class ArkView:
 
     def _describe_tensor(self, g: int, i: int, role: str, k: int) -> list[Section]:
         tensor = self._op_tensor(("tensor", g, i, role, k))
-        return self.tensor_sections(tensor)
+        return self.tensor_sections(tensor, self.ark.groups[g].ops[i].tensor_path(role, k))
 
     def _describe_tensor_id(self, tensor_id: int) -> list[Section]:
-        return self.tensor_sections(self.index.tensors[tensor_id])
+        tensor = self.index.tensors[tensor_id]
+        return self.tensor_sections(tensor, tensor.path)
 
-    def tensor_sections(self, tensor: ArkTensor) -> list[Section]:
+    def tensor_sections(self, tensor: ArkTensor, location: str) -> list[Section]:
         buffer = tensor.buffer
         rows: list[tuple[str, Any]] = [
             ("id", tensor.id),
@@ -386,18 +399,19 @@ class ArkView:
             rows.append(("pads (draft field)", dims(tensor.pads)))
         rows += [
             ("buffer", f"{buffer.id}  rank {buffer.rank}{'  external' if buffer.is_external else ''}"),
-            ("location", tensor.path),
+            ("location", location),
         ]
         sections = [Section(f"Tensor {tensor.id}", ("property", "value"), rows)]
-        layout = self.index.layouts.get(tensor.id)
-        if layout is not None and self.index.tensors.get(tensor.id) is not None:
+        indexed = self.index.tensors.get(tensor.id) is tensor  # not a differing duplicate of the id
+        layout = self.index.layout(tensor.id) if indexed else layout_of(tensor)
+        if layout is not None:
             sections.append(layout_section(layout))
-            alias_ids = self.index.aliases_of(tensor.id)
+        if layout is not None and indexed:
             sections.append(
                 Section(
                     f"Aliases on buffer {buffer.id}",
                     ("tensor", "dtype", "shape", "bytes"),
-                    [self._tensor_row(t) for t in alias_ids],
+                    [self._tensor_row(t) for t in self.index.aliases_of(tensor.id)],
                 )
             )
         uses = self.index.uses.get(tensor.id, [])
@@ -415,12 +429,12 @@ class ArkView:
                 ],
             )
         )
-        sections += self._problems_at(tensor.path, tensor_id=tensor.id)
+        sections += self._problems_at(location, tensor_id=tensor.id)
         return sections
 
     def _tensor_row(self, tensor_id: int) -> tuple:
         tensor = self.index.tensors[tensor_id]
-        layout = self.index.layouts.get(tensor_id)
+        layout = self.index.layout(tensor_id)
         span = f"{layout.first_byte:,}–{layout.end_byte:,}" if layout else "?"
         return (tensor_id, tensor.dtype, dims(tensor.shape), span)
 

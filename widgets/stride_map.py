@@ -90,7 +90,7 @@ class StrideMap(FrameWidget, can_focus=True):
 
     @property
     def layout(self) -> TensorLayout | None:
-        return self.index.layouts.get(self.tensor_id) if self.document is not None else None
+        return self.index.layout(self.tensor_id) if self.document is not None else None
 
     def show_tensor(self, tensor_id: int) -> None:
         if tensor_id == self.tensor_id:

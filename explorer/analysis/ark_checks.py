@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import networkx as nx
 
@@ -16,8 +17,7 @@ from explorer.ark import TENSOR_ROLES, ArkFile, ArkTensor, OpSite
 from explorer.errors import Problem
 
 
-@dataclass(frozen=True, slots=True)
-class TensorUse:
+class TensorUse(NamedTuple):  # a NamedTuple: created once per tensor occurrence, so it must be cheap
     site: OpSite
     role: str  # read / write / result
     position: int
@@ -30,16 +30,25 @@ class TensorIndex:
     tensors: dict[int, ArkTensor] = field(default_factory=dict)
     uses: dict[int, list[TensorUse]] = field(default_factory=dict)
     buffers: dict[int, list[int]] = field(default_factory=dict)  # buffer id -> tensor ids, ascending
-    layouts: dict[int, TensorLayout] = field(default_factory=dict)
+    _layouts: dict[int, TensorLayout | None] = field(default_factory=dict)
     _aliases: dict[int, list[int]] = field(default_factory=dict)
 
+    def layout(self, tensor_id: int) -> TensorLayout | None:
+        """The tensor's byte layout (None when unknown or unplaceable), computed on first use: a big model
+        opens without placing tensors nobody looks at."""
+        if tensor_id not in self._layouts:
+            tensor = self.tensors.get(tensor_id)
+            self._layouts[tensor_id] = layout_of(tensor) if tensor is not None else None
+        return self._layouts[tensor_id]
+
     def layouts_on(self, buffer_id: int) -> list[TensorLayout]:
-        return [self.layouts[t] for t in self.buffers.get(buffer_id, []) if t in self.layouts]
+        layouts = (self.layout(t) for t in self.buffers.get(buffer_id, []))
+        return [layout for layout in layouts if layout is not None]
 
     def aliases_of(self, tensor_id: int) -> list[int]:
         """Other tensors on the same buffer whose data shares bytes with this one (computed once, on demand)."""
         if tensor_id not in self._aliases:
-            layout = self.layouts.get(tensor_id)
+            layout = self.layout(tensor_id)
             self._aliases[tensor_id] = aliases(layout, self.layouts_on(layout.buffer_id)) if layout else []
         return self._aliases[tensor_id]
 
@@ -57,22 +66,19 @@ def index_tensors(ark: ArkFile) -> tuple[TensorIndex, list[Problem]]:
                 known = index.tensors.get(tensor.id)
                 if known is None:
                     index.tensors[tensor.id] = tensor
-                elif not known.same_fields(tensor):
+                elif known is not tensor and not known.same_fields(tensor):
                     problems.append(
                         Problem(
                             "warning",
                             "tensor-mismatch",
                             f"tensor {tensor.id} appears with other fields than at {known.path}",
-                            tensor.path,
+                            op.tensor_path(role, position),
                             {"tensor_id": tensor.id},
                         )
                     )
     by_buffer: dict[int, set[int]] = {}
     for tensor in index.tensors.values():
         by_buffer.setdefault(tensor.buffer.id, set()).add(tensor.id)
-        layout = layout_of(tensor)
-        if layout is not None:
-            index.layouts[tensor.id] = layout
     index.buffers = {b: sorted(ids) for b, ids in sorted(by_buffer.items())}
     return index, problems
 
@@ -80,6 +86,7 @@ def index_tensors(ark: ArkFile) -> tuple[TensorIndex, list[Problem]]:
 def node_graph(ark: ArkFile) -> tuple[nx.DiGraph, list[Problem]]:
     """The declared producer→consumer graph and every way the declarations disagree with the tensors."""
     graph = nx.DiGraph()
+    edges: set[tuple[int, int]] = set()  # each edge is declared twice (producer and consumer side)
     problems: list[Problem] = []
     by_id = {}
     for position, node in enumerate(ark.nodes):
@@ -135,8 +142,8 @@ def node_graph(ark: ArkFile) -> tuple[nx.DiGraph, list[Problem]]:
                         )
                     )
                 if other in by_id and other != node.id:
-                    edge = (other, node.id) if key == "ProducerNodeIds" else (node.id, other)
-                    graph.add_edge(*edge)
+                    edges.add((other, node.id) if key == "ProducerNodeIds" else (node.id, other))
+    graph.add_edges_from(edges)
     problems += _producer_checks(ark, by_id)
     if not nx.is_directed_acyclic_graph(graph):
         cycle = nx.find_cycle(graph)
@@ -160,14 +167,14 @@ def _producer_checks(ark: ArkFile, by_id: dict) -> list[Problem]:
     written_by: dict[int, int] = {}
     for node in by_id.values():
         for op in node.ops:
-            for tensor in op.result:
+            for k, tensor in enumerate(op.result):
                 if tensor.id in result_of and result_of[tensor.id] != node.id:
                     problems.append(
                         Problem(
                             "error",
                             "duplicate-result",
                             f"tensor {tensor.id} is a result of node {result_of[tensor.id]} and of node {node.id}",
-                            tensor.path,
+                            op.tensor_path("result", k),
                             {"node_id": node.id, "tensor_id": tensor.id},
                         )
                     )
@@ -177,7 +184,8 @@ def _producer_checks(ark: ArkFile, by_id: dict) -> list[Problem]:
     for node in by_id.values():
         expected: set[int] = set()
         for op in node.ops:
-            for tensor in op.read + op.write:
+            used = [("read", k, t) for k, t in enumerate(op.read)] + [("write", k, t) for k, t in enumerate(op.write)]
+            for role, k, tensor in used:
                 producer = result_of.get(tensor.id)
                 if producer is not None and producer != node.id:
                     expected.add(producer)
@@ -188,7 +196,7 @@ def _producer_checks(ark: ArkFile, by_id: dict) -> list[Problem]:
                             "reads-write-tensor",
                             f"node {node.id} uses tensor {tensor.id}, a WriteTensor of node {written_by[tensor.id]}; "
                             "consumers should use the producer's ResultTensor id",
-                            tensor.path,
+                            op.tensor_path(role, k),
                             {"node_id": node.id, "tensor_id": tensor.id},
                         )
                     )

@@ -12,7 +12,7 @@ def tensor_report(index: TensorIndex, tensor_id: int) -> dict[str, Any] | None:
     tensor = index.tensors.get(tensor_id)
     if tensor is None:
         return None
-    layout = index.layouts.get(tensor_id)
+    layout = index.layout(tensor_id)
     return {
         "tensor_id": tensor.id,
         "buffer_id": tensor.buffer.id,

@@ -55,6 +55,15 @@ _RG_KEYS = {"ProcessorRange", "WarpRange", "SramRange", "TaskGroups"}
 _TG_KEYS = {"TaskId", "TaskRange", "Granularity"}
 
 
+def _plain_ints(value: Any) -> tuple[int, ...] | None:
+    """A JSON array of in-range integers as a tuple, checked at C speed; None when anything is unusual."""
+    if type(value) is not list or not value or set(map(type, value)) != {int}:
+        return None
+    if min(value) < -INT_LIMIT or max(value) > INT_LIMIT:
+        return None
+    return tuple(value)
+
+
 class Dropped(Exception):
     """A required field is missing or of the wrong type: the enclosing object cannot be kept."""
 
@@ -86,6 +95,10 @@ class ArkReader:
         self.strict = strict
         self.problems: list[Problem] = []
         self.tensor_table: dict[int, Any] = {}  # draft files: tensors listed once at the top level
+        # A tensor is repeated wherever it is used (producer's result, consumers' reads): an occurrence equal to
+        # the last one read for its id reuses that object instead of being validated again.
+        self._read_tensors: dict[int, tuple[dict, ArkTensor]] = {}
+        self._read_buffers: dict[int, tuple[dict, ArkBuffer]] = {}
 
     # ---- problems ---------------------------------------------------------------------------------------
     def error(self, code: str, path: str, message: str, **refs: Any) -> None:
@@ -118,11 +131,16 @@ class ArkReader:
         return value
 
     def int_field(self, obj: dict, name: str, path: str, low: int = -INT_LIMIT, high: int = INT_LIMIT) -> int:
+        value = obj.get(name)
+        if type(value) is int and low <= value <= high:
+            return value  # the common case: no path string is built
         return self.int_value(self.field(obj, name, path), path + jsonpath.key(name), low, high)
 
     def int_list(self, value: Any, path: str, low: int = -INT_LIMIT) -> tuple[int, ...]:
         if not isinstance(value, list):
             raise Dropped(path, f"expected an array of integers, got {jsonpath.short_json(value)}")
+        if set(map(type, value)) <= {int} and (not value or (min(value) >= low and max(value) <= INT_LIMIT)):
+            return tuple(value)  # the common case, checked at C speed
         return tuple(self.int_value(v, f"{path}[{i}]", low) for i, v in enumerate(value))
 
     def str_field(self, obj: dict, name: str, path: str) -> str:
@@ -162,6 +180,37 @@ class ArkReader:
         if isinstance(value, int) and not isinstance(value, bool) and value in self.tensor_table:
             return self.tensor(self.tensor_table[value], path)  # draft form: a tensor id
         obj = self.obj(value, path, "a tensor")
+        seen = self._read_tensors.get(obj.get("Id"))  # type: ignore[arg-type]
+        if seen is not None and seen[0] == obj:
+            return seen[1]
+        tensor = self._well_formed_tensor(obj, path)
+        if tensor is None:  # something is off: the careful reading below names it
+            tensor = self._tensor_fields(obj, path)
+        for fault in check_tensor(tensor):
+            self.error("tensor-invariant", path, f"tensor {tensor.id}: {fault}", tensor_id=tensor.id)
+        self._read_tensors[tensor.id] = (obj, tensor)
+        return tensor
+
+    def _well_formed_tensor(self, obj: dict, path: str) -> ArkTensor | None:
+        """The current form with nothing unusual (exactly its seven keys, plain integers): read without
+        building a path per field. None sends the tensor to the careful reader."""
+        if len(obj) != 7:
+            return None
+        tensor_id, dtype, buffer = obj.get("Id"), obj.get("DataType"), obj.get("Buffer")
+        if type(tensor_id) is not int or not 0 <= tensor_id <= INT_LIMIT or type(dtype) is not str:
+            return None
+        dims = [_plain_ints(obj.get(name)) for name in ("Shape", "Strides", "Offsets", "PaddedShape")]
+        if None in dims or type(buffer) is not dict:
+            return None
+        seen = self._read_buffers.get(buffer.get("Id"))  # type: ignore[arg-type]
+        if seen is not None and seen[0] == buffer:
+            ark_buffer = seen[1]
+        else:
+            ark_buffer = self.buffer(buffer, path + ".Buffer")
+            self._read_buffers[ark_buffer.id] = (buffer, ark_buffer)
+        return ArkTensor(tensor_id, dtype, *dims, buffer=ark_buffer, path=path)  # type: ignore[misc]
+
+    def _tensor_fields(self, obj: dict, path: str) -> ArkTensor:
         tensor_id = self.int_field(obj, "Id", path, low=0)
         dtype = self.str_field(obj, "DataType", path)
         dims = {name: self.int_list(self.field(obj, name, path), path + "." + name) for name in ("Shape",)}
@@ -182,7 +231,7 @@ class ArkReader:
         else:
             raise Dropped(path, 'missing required key "Buffer"')
         self.unknown_keys(obj, _TENSOR_KEYS, path)
-        tensor = ArkTensor(
+        return ArkTensor(
             id=tensor_id,
             dtype=dtype,
             shape=dims["Shape"],
@@ -193,9 +242,6 @@ class ArkReader:
             path=path,
             pads=pads,
         )
-        for fault in check_tensor(tensor):
-            self.error("tensor-invariant", path, f"tensor {tensor_id}: {fault}", tensor_id=tensor_id)
-        return tensor
 
     def buffer(self, value: Any, path: str) -> ArkBuffer:
         obj = self.obj(value, path, "a buffer")
@@ -213,6 +259,8 @@ class ArkReader:
 
     def tags(self, obj: dict, name: str, path: str) -> tuple[tuple[int, int], ...]:
         """`[[remote_rank, tag], ...]`; an invalid pair is dropped with an error, the buffer kept."""
+        if obj.get(name) == []:
+            return ()
         pairs = []
         for i, pair in enumerate(self.array(obj, name, path)):
             where = f"{path}.{name}[{i}]"

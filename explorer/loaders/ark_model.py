@@ -8,6 +8,7 @@ from pathlib import Path
 from explorer.analysis.ark_checks import index_tensors, node_graph, op_type_counts
 from explorer.ark_view import build_document
 from explorer.loaders.ark_json import ArkReader, decode_file
+from explorer.loaders.gc_pause import collector_paused
 from explorer.model import Document, ProgressCallback, no_progress
 
 FORMAT = "ark-model"
@@ -20,8 +21,11 @@ def match(path: Path, head: bytes) -> bool:
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    path = Path(path)
-    progress = progress or no_progress
+    with collector_paused():
+        return _load(Path(path), progress or no_progress, strict)
+
+
+def _load(path: Path, progress: ProgressCallback, strict: bool) -> Document:
     progress(0, 3, "parsing")
     reader = ArkReader(strict)
     ark = reader.model(decode_file(path), path)

@@ -8,6 +8,7 @@ from pathlib import Path
 from explorer.analysis.ark_checks import index_tensors, op_type_counts, plan_checks
 from explorer.ark_view import build_document
 from explorer.loaders.ark_json import ArkReader, decode_file
+from explorer.loaders.gc_pause import collector_paused
 from explorer.model import Document, ProgressCallback, no_progress
 
 FORMAT = "ark-plan"
@@ -19,8 +20,11 @@ def match(path: Path, head: bytes) -> bool:
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    path = Path(path)
-    progress = progress or no_progress
+    with collector_paused():
+        return _load(Path(path), progress or no_progress, strict)
+
+
+def _load(path: Path, progress: ProgressCallback, strict: bool) -> Document:
     progress(0, 2, "parsing")
     reader = ArkReader(strict)
     ark = reader.plan(decode_file(path), path)

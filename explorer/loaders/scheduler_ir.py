@@ -12,11 +12,9 @@ with its JSON path. Only unreadable JSON or a top level that is not an object is
 
 from __future__ import annotations
 
-import gc
 import itertools
 import operator
 import re
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,6 +23,7 @@ import numpy as np
 
 from explorer import jsonpath
 from explorer.errors import LoadError, Problem
+from explorer.loaders.gc_pause import collector_paused
 from explorer.model import Document, ProgressCallback, no_progress
 from explorer.schedule import (
     BUFFER_TYPES,
@@ -182,23 +181,10 @@ def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: 
     return build_document(Path(path), schedule, problems)
 
 
-@contextmanager
-def _collector_paused():
-    """Decoding allocates millions of acyclic containers; the cycle collector would rescan them again and
-    again (that is most of a generic parser's time on big files). Pause it, and restore it after."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def load_schedule(
     path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False
 ) -> tuple[Schedule, list[Problem]]:
-    with _collector_paused():
+    with collector_paused():
         return _load_schedule(Path(path), progress or no_progress, strict)
 
 

@@ -109,7 +109,7 @@ def test_spec_example_loads_clean_with_typed_args_and_tags(write_json):
     assert [(a.name, a.type, a.value) for a in op.args] == [("Axis", "INT", 1), ("KeepDim", "BOOL", True)]
     assert view.index.tensors[13].buffer.send_tags == ((1, 7),)
     assert sorted(doc.graph.edges) == [(0, 1)]
-    layout = view.index.layouts[10]
+    layout = view.index.layout(10)
     assert (layout.first_byte, layout.end_byte) == (128, 1024)  # 2 × 64; 2 × (3×128 + 127 + 1)
     assert view.index.buffer_bytes(3) == 1024  # 4 × 128 × 2
 

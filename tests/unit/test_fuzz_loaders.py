@@ -134,8 +134,11 @@ def exercise(doc) -> None:
         from explorer.analysis.stride_map import outer_dims, plane_grid
         from explorer.analysis.tensor_report import tensor_report
 
-        for tensor_id, layout in list(view.index.layouts.items())[:6]:
+        for tensor_id in list(view.index.tensors)[:6]:
             tensor_report(view.index, tensor_id)
+            layout = view.index.layout(tensor_id)
+            if layout is None:
+                continue
             others = view.index.layouts_on(layout.buffer_id)
             plane_grid(layout, others, tuple(layout.offsets[: outer_dims(layout)]), 20, 60)
 
