@@ -38,5 +38,6 @@ def analyze_document(document: Document) -> None:
 
         analysis = analyze_schedule(document.schedule)
         document.analysis["schedule"] = analysis
-        document.problems = document.problems + analysis.problems
-        document.summary = schedule_summary(document.schedule, analysis)
+        if document.meta.format == "scheduler-ir":  # other formats draw a derived schedule (TVM's storage plan)
+            document.problems = document.problems + analysis.problems
+            document.summary = schedule_summary(document.schedule, analysis)

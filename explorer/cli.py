@@ -152,12 +152,22 @@ def _json_default(value: Any) -> Any:
 def _print_info(payload: dict[str, Any]) -> None:
     lines = [f"{payload['file']}", f"  format: {payload['format']}"]
     for key, value in payload["summary"].items():
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            lines.append(f"  {key.replace('_', ' ')}:")  # e.g. TVM modules: one line each
+            lines += [
+                "    - " + ", ".join(f"{k.replace('_', ' ')} {_plain(v)}" for k, v in item.items()) for item in value
+            ]
+            continue
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in value.items())
         lines.append(f"  {key.replace('_', ' ')}: {value}")
     counts = payload["problems"]
     lines.append(f"  problems: {counts['error']} errors, {counts['warning']} warnings")
     print("\n".join(lines))
+
+
+def _plain(value: Any) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def _print_problem_table(problems: list, counts: dict[str, int]) -> None:

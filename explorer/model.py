@@ -82,3 +82,5 @@ class Document:
     ancestors: Callable[[Any], list[Any]] = field(default=lambda ref: [ref])
     # the tensor id an item shows, for formats with a tensor layout view (ARK); None elsewhere
     tensor_of: Callable[[Any], Any] = field(default=lambda ref: None)
+    # one line for the summary bar when the summary's counts do not say it well (e.g. TVM's nested modules)
+    headline: str = ""

@@ -472,6 +472,11 @@ def write_samples(folder: Path) -> list[Path]:
     path = folder / VIEWS_NAME
     path.write_text(dumps_like_ark(views_model()) + "\n", encoding="utf-8")
     written.append(path)
+    from explorer.tvm_samples import MLF_NAME, bundle_members, tar_bytes
+
+    path = folder / MLF_NAME
+    path.write_bytes(tar_bytes(bundle_members()))
+    written.append(path)
     return written
 
 

@@ -93,6 +93,10 @@ class Schedule:
     dout_dst_wl: np.ndarray
 
     dram_raw: Any = None  # msgspec.Raw of the "-1" section, for details
+    # Other formats draw derived schedules with the same views (TVM: a module per core, a node per workload).
+    core_names: dict[int, str] | None = None
+    unit: str = "workload"
+    memory_name: str = "L2"
     _row_index: dict[tuple[int, int], int] | None = field(default=None, repr=False)
     _core_items: dict[int, list[Any]] = field(default_factory=dict, repr=False)
 
@@ -128,6 +132,19 @@ class Schedule:
         """(x, y) of a core in the xlen×ylen mesh, row-major as in the documented IR."""
         width = max(self.xlen, 1)
         return core % width, core // width
+
+    def core_label(self, core: int) -> str:
+        """How views name a core: its mesh position, or the name a derived schedule gives it."""
+        if self.core_names and core in self.core_names:
+            return self.core_names[core]
+        x, y = self.mesh_position(core)
+        return f"core {core} (x{x}, y{y})"
+
+    def core_short(self, core: int) -> str:
+        if self.core_names and core in self.core_names:
+            return self.core_names[core]
+        x, y = self.mesh_position(core)
+        return f"c{core} ({x},{y})"
 
     def wl_path(self, row: int) -> str:
         return f'$["{int(self.wl_core[row])}"][{int(self.wl_pos[row])}]'

@@ -27,7 +27,7 @@ from widgets.doc_tree import DocumentTree
 from widgets.error_panel import ErrorPanel
 from widgets.help_screen import HelpScreen
 from widgets.loading import LoadingPanel
-from widgets.messages import ItemFocused, ProblemChosen, RevealRef
+from widgets.messages import ItemActivated, ItemFocused, ProblemChosen, RevealRef
 from widgets.problems import ProblemsTable
 from widgets.search_screen import SearchScreen
 from widgets.summary_bar import SummaryBar
@@ -58,6 +58,7 @@ class IrExplorerApp(App[None]):
         Binding("2", "view('timeline')", "Timeline"),
         Binding("3", "view('buffers')", "Buffers"),
         Binding("4", "view('layout')", "Layout"),
+        Binding("5", "view('source')", "Source"),
         Binding("t", "view('tree')", "Tree", show=False),
         Binding("d", "focus('details')", "Details", show=False),
         Binding("p", "focus('problems')", "Problems"),
@@ -69,7 +70,7 @@ class IrExplorerApp(App[None]):
         ("Everywhere", "q", "quit"),
         ("Everywhere", "? / F1", "this help"),
         ("Everywhere", "Ctrl+F", "search by name or id"),
-        ("Everywhere", "1 / 2 / 3 / 4", "show the tree / the timeline / the buffer occupancy / a tensor's layout"),
+        ("Everywhere", "1 / 2 / 3 / 4 / 5", "tree / timeline / buffer occupancy / tensor layout / source files"),
         ("Everywhere", "t / d / p", "focus the tree / the details / the problems"),
         ("Everywhere", "n / N", "jump to the next / previous problem"),
         ("Everywhere", "s", "show the file summary"),
@@ -104,6 +105,8 @@ class IrExplorerApp(App[None]):
                         yield Static("Only for scheduler IR files.", id="buffers-placeholder")
                     with TabPane("4 Layout", id="tab-layout"):
                         yield Static("Only for ARK model and plan files.", id="layout-placeholder")
+                    with TabPane("5 Source", id="tab-source"):
+                        yield Static("Only for TVM Model Library Format bundles.", id="source-placeholder")
                 with Vertical(id="right"):
                     yield DetailsPanel(id="details")
                     yield ProblemsTable(id="problems")
@@ -136,6 +139,8 @@ class IrExplorerApp(App[None]):
                 import widgets.timeline  # noqa: F401
             if "ark" in document.analysis:
                 import widgets.stride_map  # noqa: F401
+            if "tvm" in document.analysis:
+                import widgets.source_view  # noqa: F401
         except LoadCancelled:
             return
         except LoadError as error:
@@ -157,7 +162,7 @@ class IrExplorerApp(App[None]):
         self.query_one(DetailsPanel).show_sections(document.describe(("summary",)))
         views = self.views_for(document)
         tabs = self.query_one(TabbedContent)
-        for name in ("timeline", "buffers", "layout"):
+        for name in ("timeline", "buffers", "layout", "source"):
             if name in views:
                 tabs.enable_tab(f"tab-{name}")
             else:
@@ -170,11 +175,12 @@ class IrExplorerApp(App[None]):
     @staticmethod
     def views_for(document: Document) -> tuple[str, ...]:
         """The views beside the tree that this document has."""
-        if document.schedule is not None:
-            return ("timeline", "buffers")
+        views: tuple[str, ...] = ("timeline", "buffers") if document.schedule is not None else ()
         if "ark" in document.analysis:
-            return ("layout",)
-        return ()
+            views += ("layout",)
+        if "tvm" in document.analysis:
+            views += ("source",)
+        return views
 
     async def _mount_views(self, document: Document, views: tuple[str, ...]) -> None:
         """Swap the placeholders for the format's views (their modules were imported by the load worker)."""
@@ -201,6 +207,11 @@ class IrExplorerApp(App[None]):
         found = self.query("#layout")
         return found.first() if found else None
 
+    @property
+    def source(self) -> Any:
+        found = self.query("#source")
+        return found.first() if found else None
+
     def show_error(self, error: LoadError) -> None:
         self.load_error = error
         self.query_one(SummaryBar).show_error(self.path.name)
@@ -222,6 +233,17 @@ class IrExplorerApp(App[None]):
         tensor_id = self.document.tensor_of(ref)
         if tensor_id is not None and self.layout is not None:
             self.layout.show_tensor(tensor_id)
+        if isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
+            self.source.show(ref[1], ref[2])
+
+    @on(ItemActivated)
+    def open_item_view(self, message: ItemActivated) -> None:
+        """Enter on a source file opens the source view; on an ARK tensor, its layout."""
+        ref = message.item.ref
+        if isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
+            self.action_view("source")
+        elif self.document is not None and self.document.tensor_of(ref) is not None and self.layout is not None:
+            self.action_view("layout")
 
     # Handlers named after the messages (Timeline.WorkloadSelected, ...) so this module need not import them.
     def on_timeline_workload_selected(self, message: Any) -> None:
@@ -277,10 +299,12 @@ class IrExplorerApp(App[None]):
     # ---- actions --------------------------------------------------------------------------------------------
     def action_help(self) -> None:
         from widgets.buffer_view import BufferView
+        from widgets.source_view import SourceView
         from widgets.stride_map import StrideMap
         from widgets.timeline import Timeline
 
-        self.push_screen(HelpScreen(self.HELP_KEYS + Timeline.HELP_KEYS + BufferView.HELP_KEYS + StrideMap.HELP_KEYS))
+        keys = self.HELP_KEYS + Timeline.HELP_KEYS + BufferView.HELP_KEYS + StrideMap.HELP_KEYS + SourceView.HELP_KEYS
+        self.push_screen(HelpScreen(keys))
 
     def action_search(self) -> None:
         if self.document is None:
@@ -304,7 +328,7 @@ class IrExplorerApp(App[None]):
         if self.document is None:
             return
         if name != "tree" and name not in self.views_for(self.document):
-            wanted = "ARK model and plan files" if name == "layout" else "scheduler IR files"
+            wanted = {"layout": "ARK model and plan files", "source": "TVM bundles"}.get(name, "scheduler IR files")
             self.notify(f"this view is for {wanted}", severity="warning")
             return
         self.query_one(TabbedContent).active = f"tab-{name}"
@@ -314,7 +338,7 @@ class IrExplorerApp(App[None]):
     @on(TabbedContent.TabActivated)
     def focus_active_view(self, event: TabbedContent.TabActivated) -> None:
         widget_id = (event.pane.id or "").removeprefix("tab-")
-        if self.document is not None and widget_id in ("tree", "timeline", "buffers", "layout"):
+        if self.document is not None and widget_id in ("tree", "timeline", "buffers", "layout", "source"):
             for widget in self.query(f"#{widget_id}"):  # empty while the app is shutting down
                 widget.focus()
 
@@ -346,6 +370,7 @@ class IrExplorerApp(App[None]):
         yield SystemCommand("Timeline", "Per-core workload timeline (2)", lambda: self.action_view("timeline"))
         yield SystemCommand("Buffers", "Animated L2/WL0 occupancy (3)", lambda: self.action_view("buffers"))
         yield SystemCommand("Layout", "How an ARK tensor sits in its buffer (4)", lambda: self.action_view("layout"))
+        yield SystemCommand("Source", "Source files of a TVM bundle (5)", lambda: self.action_view("source"))
         yield SystemCommand("Tree", "The document tree (1)", lambda: self.action_view("tree"))
         yield SystemCommand(
             "Focus problems", "Move the focus to the problems list (p)", lambda: self.action_focus("problems")
@@ -377,6 +402,10 @@ def _make_view(name: str) -> Any:
         from widgets.buffer_view import BufferView
 
         return BufferView(id="buffers")
+    if name == "source":
+        from widgets.source_view import SourceView
+
+        return SourceView(id="source")
     from widgets.stride_map import StrideMap
 
     return StrideMap(id="layout")

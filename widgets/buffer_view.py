@@ -241,12 +241,11 @@ class BufferView(FrameWidget, can_focus=True):
         row = self.row
         analysis = self.document.analysis["schedule"]
         rows = s.core_rows(self.core)
-        x, y = s.mesh_position(self.core)
         used = int(analysis.l2_bytes[row])
         header = (
-            f"core {self.core} (x{x}, y{y}) · before workload #{int(s.wl_id[row])} "
+            f"{s.core_label(self.core)} · before {s.unit} #{int(s.wl_id[row])} "
             f"{s.layers[s.wl_layer[row]]} · frame {self.frame + 1}/{len(rows)} · "
-            f"L2 {human_bytes(used)} of {human_bytes(s.buffersize)}"
+            f"{s.memory_name} {human_bytes(used)} of {human_bytes(s.buffersize)}"
             f"{' · ▶ playing ×' + str(SPEEDS[self.speed_index]) if self.playing else ''}"
         )
         lines = [_text(header, width, TEXT)]
@@ -266,7 +265,7 @@ class BufferView(FrameWidget, can_focus=True):
             bytes_per_cell=round_cell_size(wl0_cap, grid_rows * (WL0_WIDTH - 2)),
         )
         wl_name = s.wl0_key.split("_")[0].upper()
-        l2_title = f"L2 · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
+        l2_title = f"{s.memory_name} · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
         wl_title = f"{wl_name} · {human_bytes(wl0_cap)}"
         lines.append(
             Strip(
@@ -344,7 +343,8 @@ class BufferView(FrameWidget, can_focus=True):
             eighths = [max(e, 1) if level else 0 for level, e in zip(levels, eighths, strict=True)]
         label = f"capacity {human_bytes(s.buffersize)} "
         lines = [Strip([Segment(" " * RULER), Segment((label + "╌" * plot)[:plot], DIM)])]
-        for row, name in ((1, "L2 used │"), (0, "        │")):
+        used_label = f"{s.memory_name} used" if len(s.memory_name) <= 3 else "in use"
+        for row, name in ((1, f"{used_label:<8}│"), (0, "        │")):
             segments = [Segment(name, DIM)]
             for k, e in enumerate(eighths):
                 part = min(max(e - row * 8, 0), 8)

@@ -8,7 +8,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from explorer.model import Document, Item
-from widgets.messages import ItemFocused
+from widgets.messages import ItemActivated, ItemFocused
 
 _KIND_STYLE = {
     "core": "bold",
@@ -59,6 +59,10 @@ class DocumentTree(Tree[Item]):
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Item]) -> None:
         if event.node.data is not None:
             self.post_message(ItemFocused(event.node.data))
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[Item]) -> None:
+        if event.node.data is not None and not event.node.data.has_children:
+            self.post_message(ItemActivated(event.node.data))
 
     def reveal(self, ref: Any) -> bool:
         """Open the nodes leading to `ref` and put the cursor on it; False when it is not in the tree."""

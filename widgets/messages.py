@@ -18,6 +18,14 @@ class ItemFocused(Message):
         self.item = item
 
 
+class ItemActivated(Message):
+    """Enter on a leaf of the tree: the app opens the view that shows it (a source file, a tensor's layout)."""
+
+    def __init__(self, item: Item) -> None:
+        super().__init__()
+        self.item = item
+
+
 class ProblemChosen(Message):
     """Enter on a problem: the app navigates to what it points at."""
 

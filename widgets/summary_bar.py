@@ -31,6 +31,8 @@ class SummaryBar(Static):
                 f" │ makespan {compact(s['makespan'])} (seq {compact(s['makespan_sequential'])})",
                 f" │ peak L2 {human_bytes(s['peak_l2_bytes'])}/{human_bytes(s['buffer_size'])} │",
             ]
+        elif document.headline:
+            parts.append(f" │ {document.headline} │")
         else:  # model formats: their summary's counts, in the loader's order
             counts_text = " · ".join(
                 f"{value:,} {key.replace('_', ' ')}"

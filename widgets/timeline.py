@@ -306,8 +306,7 @@ class Timeline(FrameWidget, can_focus=True):
         self, core: int, current: bool, owners: np.ndarray, base: int, critical, linked, cursor_col: int
     ) -> Strip:
         s = self.schedule
-        x, y = s.mesh_position(core)
-        label = f"{'▶' if current else ' '}c{core} ({x},{y})"[: LABEL - 1].ljust(LABEL)
+        label = f"{'▶' if current else ' '}{s.core_short(core)}"[: LABEL - 1].ljust(LABEL)
         segments = [Segment(label, Style(bold=current, color="#ffffff" if current else "#9a9a9a"))]
         run_text: list[str] = []
         run_style: Style | None = None

@@ -15,7 +15,12 @@ from types import ModuleType
 
 from explorer.errors import LoadError
 
-BUILTIN_LOADERS = ("explorer.loaders.scheduler_ir", "explorer.loaders.ark_model", "explorer.loaders.ark_plan")
+BUILTIN_LOADERS = (
+    "explorer.loaders.scheduler_ir",
+    "explorer.loaders.ark_model",
+    "explorer.loaders.ark_plan",
+    "explorer.loaders.tvm_mlf",
+)
 HEAD_BYTES = 64 * 1024
 
 

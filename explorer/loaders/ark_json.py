@@ -180,7 +180,8 @@ class ArkReader:
         if isinstance(value, int) and not isinstance(value, bool) and value in self.tensor_table:
             return self.tensor(self.tensor_table[value], path)  # draft form: a tensor id
         obj = self.obj(value, path, "a tensor")
-        seen = self._read_tensors.get(obj.get("Id"))  # type: ignore[arg-type]
+        tensor_id = obj.get("Id")
+        seen = self._read_tensors.get(tensor_id) if type(tensor_id) is int else None
         if seen is not None and seen[0] == obj:
             return seen[1]
         tensor = self._well_formed_tensor(obj, path)
@@ -202,7 +203,8 @@ class ArkReader:
         dims = [_plain_ints(obj.get(name)) for name in ("Shape", "Strides", "Offsets", "PaddedShape")]
         if None in dims or type(buffer) is not dict:
             return None
-        seen = self._read_buffers.get(buffer.get("Id"))  # type: ignore[arg-type]
+        buffer_id = buffer.get("Id")
+        seen = self._read_buffers.get(buffer_id) if type(buffer_id) is int else None
         if seen is not None and seen[0] == buffer:
             ark_buffer = seen[1]
         else:

@@ -105,6 +105,7 @@ async def test_search_by_layer_name_and_by_id():
 
 async def test_help_screen_lists_every_key():
     from widgets.buffer_view import BufferView
+    from widgets.stride_map import StrideMap
     from widgets.timeline import Timeline
 
     app = make_app(CLEAN)
@@ -123,8 +124,10 @@ async def test_help_screen_lists_every_key():
             "equals_sign": "+",
             "plus": "+",
             "minus": "-",
+            "greater_than_sign": ">",
+            "less_than_sign": "<",
         }
-        for owner in (app, Timeline, BufferView):
+        for owner in (app, Timeline, BufferView, StrideMap):
             for binding in owner.BINDINGS:
                 key = binding.key.split(",")[0]
                 shown = names.get(key, key).replace("right", "→").replace("left", "←").replace("up", "↑")

@@ -16,6 +16,7 @@ CLEAN = "sample_data/clean_2x2_stschedule.json"
 PLANTED = "sample_data/planted_problems_2x2_stschedule.json"
 TRUNCATED = "tests/app/data/truncated_stschedule.json"
 VIEWS = "sample_data/views_ark_model.json"
+MLF = "sample_data/two_modules_mlf.tar"
 
 CASES = {
     "shell_on_clean_sample": (CLEAN, ("down", "down", "down", "enter", "down", "down")),
@@ -34,6 +35,10 @@ CASES = {
         ("reveal:19", "4", "right_square_bracket", "greater_than_sign", "right_square_bracket"),
     ),
     "ark_layout_large_blocks": (VIEWS, ("reveal:17", "4")),
+    "tvm_graph_node": (MLF, ("reveal-ref:workload:1", "enter")),
+    "tvm_c_source_at_the_fused_function": (MLF, ("reveal-ref:workload:1", "enter", "down", "enter")),
+    "tvm_storage_occupancy": (MLF, ("reveal-ref:workload:0", "3")),
+    "tvm_storage_plan_details": (MLF, ("reveal-ref:storage:0",)),
 }
 
 
@@ -47,6 +52,10 @@ def test_snapshot(snap_compare, monkeypatch, case):
         for key in keys:
             if key.startswith("reveal:"):  # open the tree at a tensor, as a search hit would
                 pilot.app.post_message(RevealRef(("tensor-id", int(key.split(":")[1]))))
+                await pilot.pause()
+            elif key.startswith("reveal-ref:"):
+                _, kind, value = key.split(":")
+                pilot.app.post_message(RevealRef((kind, int(value))))
                 await pilot.pause()
             else:
                 await pilot.press(key)

@@ -6,11 +6,13 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
 import os
 import random
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from hypothesis import strategies as st
 
 from explorer.api import open_document
 from explorer.errors import LoadError
+from explorer.tvm_samples import tar_bytes
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 EXAMPLES = int(os.environ.get("IR_EXPLORER_FUZZ_EXAMPLES", "150"))
@@ -33,18 +36,21 @@ def seed_files() -> dict[str, list[Path]]:
             SAMPLE_DATA / "planted_problems_2x2_stschedule.json",
         ],
         "ark": [SAMPLE_DATA / "views_ark_model.json"],
+        "tvm-mlf": [SAMPLE_DATA / "two_modules_mlf.tar"],
     }
     if (SAMPLES / "scheduler_ir").is_dir():
         files["scheduler-ir"] += sorted((SAMPLES / "scheduler_ir").glob("*_stschedule.json"))
     if (SAMPLES / "ark").is_dir():
         files["ark"] += sorted((SAMPLES / "ark").glob("*.json"))
+    if (SAMPLES / "tvm_mlf").is_dir():
+        files["tvm-mlf"] += sorted((SAMPLES / "tvm_mlf").glob("*.tar"))
     return files
 
 
 SEED_FILES = seed_files()
 SEEDS = {path.name: path.read_bytes() for paths in SEED_FILES.values() for path in paths}
 # what a mutated file is saved as: the scheduler IR is recognised by its name too, ARK files by content only
-SAVE_AS = {"scheduler-ir": "m_{kind}_stschedule.json", "ark": "m_{kind}.json"}
+SAVE_AS = {"scheduler-ir": "m_{kind}_stschedule.json", "ark": "m_{kind}.json", "tvm-mlf": "m_{kind}.tar"}
 ODD_VALUES = [
     None,
     True,
@@ -89,23 +95,50 @@ def mutate_structure(value, rng: random.Random):
     return value
 
 
-def mutated_bytes(name: str, seed: int, kind: str) -> bytes:
-    rng = random.Random(seed)
-    data = SEEDS[name]
-    if kind == "truncate":
-        return data[: rng.randrange(len(data))]
-    if kind == "flip":
-        out = bytearray(data)
-        for _ in range(rng.randint(1, 8)):
-            out[rng.randrange(len(out))] = rng.randrange(256)
-        return bytes(out)
-    value = json.loads(SEEDS[name])
+def flipped(data: bytes, rng: random.Random) -> bytes:
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 8)):
+        out[rng.randrange(len(out))] = rng.randrange(256)
+    return bytes(out)
+
+
+def mutated_json(data: bytes, rng: random.Random) -> bytes:
+    value = json.loads(data)
     for _ in range(rng.randint(1, 4)):
         value = mutate_structure(value, rng)
     text = json.dumps(value)
     for depth in (3, 50, 3000):
         text = text.replace(f'"__DEEP_{depth}__"', "[" * depth + "1" + "]" * depth)
     return text.encode()
+
+
+def mutated_bundle(data: bytes, rng: random.Random, kind: str) -> bytes:
+    """A tar with one member changed: its JSON broken (structure) or its bytes flipped (params, sources)."""
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        members = {info.name.removeprefix("./"): archive.extractfile(info).read() for info in archive if info.isreg()}
+    json_names = [n for n in members if n.endswith((".json", ".graph"))]
+    if kind == "structure" and json_names:
+        name = rng.choice(json_names)
+        members[name] = mutated_json(members[name], rng)
+    else:
+        name = rng.choice(sorted(members))
+        if members[name]:
+            members[name] = flipped(members[name], rng)
+    return tar_bytes(members)
+
+
+def mutated_bytes(name: str, seed: int, kind: str) -> bytes:
+    rng = random.Random(seed)
+    data = SEEDS[name]
+    if kind == "truncate":
+        return data[: rng.randrange(len(data))]
+    if name.endswith(".tar"):
+        if kind == "flip" and rng.random() < 0.5:
+            return flipped(data, rng)  # the tar headers themselves
+        return mutated_bundle(data, rng, kind)
+    if kind == "flip":
+        return flipped(data, rng)
+    return mutated_json(data, rng)
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +162,19 @@ def exercise(doc) -> None:
     if doc.schedule is not None:
         for row in range(min(doc.schedule.n_workloads, 5)):
             doc.describe(("workload", row))
+    tvm = doc.analysis.get("tvm")
+    if tvm is not None:
+        for m, module in enumerate(tvm.modules):
+            for k in range(min(len(module.params), 3)):
+                doc.describe(("param", m, k))
+            if module.plan:
+                doc.describe(("storage", m))
+            for node in (module.graph.nodes if module.graph else [])[:8]:
+                doc.describe(tvm.node_ref(m, node.nid))
+                tvm.function_source(node.func_name)
+        if doc.schedule is not None:
+            for e in range(min(doc.schedule.buf_tensor.size, 3)):
+                doc.describe(("buffer-entry", 0, e))
     view = doc.analysis.get("ark")
     if view is not None:
         from explorer.analysis.stride_map import outer_dims, plane_grid

@@ -1,0 +1,144 @@
+"""Reading a TVM Model Library Format bundle (a tar, or an extracted folder) into memory, safely.
+
+Nothing is ever extracted or written. Members that could be dangerous if someone did extract them (absolute
+paths, `..`, symbolic and hard links, devices, FIFOs) are refused with an error problem; every member and the
+whole bundle are capped in bytes, so a hostile tar cannot exhaust memory; a corrupt or truncated tar is a
+LoadError naming the member where it broke.
+"""
+
+from __future__ import annotations
+
+import os
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from explorer.errors import LoadError, Problem
+
+MAX_MEMBER_BYTES = 512 * 1024 * 1024
+MAX_TOTAL_BYTES = 2 * 1024 * 1024 * 1024
+MAX_MEMBERS = 100_000
+
+
+@dataclass
+class Bundle:
+    """The bundle's regular files by normalised name (no leading `./`), and what was refused while reading."""
+
+    kind: str  # "tar" or "folder"
+    members: dict[str, bytes] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def find(self, *names: str) -> str | None:
+        """The first of `names` present in the bundle."""
+        return next((name for name in names if name in self.members), None)
+
+    def under(self, folder: str) -> list[str]:
+        prefix = folder.rstrip("/") + "/"
+        return sorted(name for name in self.members if name.startswith(prefix))
+
+
+def normalise(name: str) -> str | None:
+    """`./a/b` → `a/b`; None for a name that escapes the bundle (absolute, `..`) or is empty."""
+    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        return None
+    parts = [part for part in PurePosixPath(name.replace("\\", "/")).parts if part not in (".", "")]
+    if not parts or ".." in parts:
+        return None
+    return "/".join(parts)
+
+
+def _refuse(bundle: Bundle, member: str, message: str) -> None:
+    bundle.problems.append(Problem("error", "refused-member", message, f"tar member {member!r}", {"member": member}))
+
+
+def read_tar(path: Path) -> Bundle:
+    bundle = Bundle("tar")
+    total = 0
+    last = ""  # the last member read: where a truncated archive broke
+    try:
+        with tarfile.open(path, mode="r:*") as archive:  # opened read-only; members are read, never extracted
+            for count, info in enumerate(archive):
+                if count >= MAX_MEMBERS:
+                    _refuse(bundle, info.name, f"more than {MAX_MEMBERS:,} members: the rest is not read")
+                    break
+                last = info.name
+                if info.isdir():
+                    continue
+                name = normalise(info.name)
+                if name is None:
+                    _refuse(bundle, info.name, "the member's path leaves the bundle (absolute or '..'): skipped")
+                    continue
+                if info.issym() or info.islnk():
+                    _refuse(bundle, info.name, f"a link (to {info.linkname!r}): links are not followed, skipped")
+                    continue
+                if not info.isreg():
+                    _refuse(bundle, info.name, "a device, FIFO or other special file: skipped")
+                    continue
+                if info.size > MAX_MEMBER_BYTES:
+                    _refuse(bundle, info.name, f"{info.size:,} bytes, over the {MAX_MEMBER_BYTES:,}-byte cap: skipped")
+                    continue
+                if total + info.size > MAX_TOTAL_BYTES:
+                    _refuse(
+                        bundle, info.name, f"the bundle passes the {MAX_TOTAL_BYTES:,}-byte cap: the rest is not read"
+                    )
+                    break
+                handle = archive.extractfile(info)
+                data = handle.read(info.size + 1) if handle is not None else b""
+                if len(data) != info.size:
+                    raise LoadError(
+                        path, f"tar member {info.name!r}", "the archive ends inside this member (truncated)"
+                    )
+                total += info.size
+                if name in bundle.members:
+                    bundle.problems.append(
+                        Problem("warning", "duplicate-member", "appears twice; the later copy is used",
+                                f"tar member {info.name!r}", {"member": name})
+                    )  # fmt: skip
+                bundle.members[name] = data
+    except LoadError:
+        raise
+    except tarfile.ReadError as error:
+        where = f"tar member {last!r}" if last else "tar header"
+        if last:
+            message = f"the archive breaks off in or after this member: truncated or corrupt ({error})"
+        else:
+            message = "not a tar archive (plain, gzip, bzip2 or xz), or one cut short inside its first header"
+        raise LoadError(path, where, message) from None
+    except (EOFError, OSError, tarfile.TarError) as error:
+        raise LoadError(path, "tar", f"the archive is corrupt or truncated ({type(error).__name__}: {error})") from None
+    return bundle
+
+
+def read_folder(path: Path) -> Bundle:
+    """An extracted bundle. Symbolic links are not followed (reported), the same caps apply."""
+    bundle = Bundle("folder")
+    total = 0
+    for root, dirs, files in os.walk(path, followlinks=False):
+        for name in sorted(dirs):
+            if (Path(root) / name).is_symlink():
+                _refuse(bundle, _relative(path, Path(root) / name), "a symbolic link to a folder: not followed")
+        dirs[:] = sorted(d for d in dirs if not (Path(root) / d).is_symlink())
+        for name in sorted(files):
+            full = Path(root) / name
+            member = _relative(path, full)
+            if full.is_symlink():
+                _refuse(bundle, member, "a symbolic link: not followed")
+                continue
+            if not full.is_file():
+                _refuse(bundle, member, "a device, FIFO or other special file: skipped")
+                continue
+            size = full.stat().st_size
+            if size > MAX_MEMBER_BYTES:
+                _refuse(bundle, member, f"{size:,} bytes, over the {MAX_MEMBER_BYTES:,}-byte cap: skipped")
+                continue
+            if total + size > MAX_TOTAL_BYTES:
+                _refuse(bundle, member, f"the bundle passes the {MAX_TOTAL_BYTES:,}-byte cap: the rest is not read")
+                return bundle
+            with full.open("rb") as handle:
+                bundle.members[member] = handle.read(MAX_MEMBER_BYTES)
+            total += size
+    return bundle
+
+
+def _relative(root: Path, full: Path) -> str:
+    return full.relative_to(root).as_posix()

@@ -1,0 +1,61 @@
+"""A TVM Model Library Format bundle as plain data: metadata, modules and the files that belong to each.
+
+Metadata versions differ in where things are (see `explorer.loaders.tvm_mlf`); this is the common form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from explorer.analysis.storage_plan import StoragePlan
+from explorer.loaders.mlf_archive import Bundle
+from explorer.loaders.tvm_graph import Graph
+from explorer.loaders.tvm_params import ParamArray
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionMemory:
+    function: str
+    device: int | None
+    workspace_bytes: int
+    constants_bytes: int | None = None
+    io_bytes: int | None = None
+
+
+@dataclass
+class Module:
+    name: str
+    executors: list[str]
+    style: str
+    targets: list[str]
+    memory: list[FunctionMemory] = field(default_factory=list)
+    graph_member: str | None = None
+    params_member: str | None = None
+    relay_member: str | None = None
+    tir_members: list[str] = field(default_factory=list)
+    source_members: list[str] = field(default_factory=list)  # codegen C sources, headers, objects
+    graph: Graph | None = None
+    params: list[ParamArray] = field(default_factory=list)
+    plan: StoragePlan | None = None
+    core: int | None = None  # this module's core in the storage-plan schedule
+
+    @property
+    def workspace_bytes(self) -> int:
+        return sum(m.workspace_bytes for m in self.memory if m.function == "main")
+
+    @property
+    def param_bytes(self) -> int:
+        return sum(array.nbytes for array in self.params)
+
+
+@dataclass
+class MlfBundle:
+    bundle: Bundle
+    metadata: dict[str, Any]
+    version: int | None
+    modules: list[Module]
+    rows_nid: dict[int, list[int]] = field(default_factory=dict)  # per core: node id of each schedule row
+
+    def text(self, member: str) -> str:
+        return self.bundle.members.get(member, b"").decode("utf-8", errors="replace")

@@ -1,0 +1,566 @@
+"""A TVM MLF bundle as a Document: bundle → metadata → modules → graph nodes / params / storage / sources.
+
+Graph nodes that run (`tvm_op`) use the storage-plan schedule's ("workload", row) refs, so selecting one in
+the tree moves the timeline and the buffer view (which draw the plan over node order) to it, and back.
+Refs: ("metadata",), ("module", m), ("graph", m), ("gnode", m, nid), ("workload", row), ("params", m),
+("param", m, k), ("storage", m), ("sid", m, sid), ("memory", m), ("source", member, line), ("file", member).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from explorer.errors import Problem
+from explorer.formatting import human_bytes
+from explorer.loaders.tvm_params import array_stats
+from explorer.mlf import MlfBundle, Module
+from explorer.model import Document, Item, Meta, Section
+
+SOURCE_SUFFIXES = {
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".relay": "relay",
+    ".txt": "text",
+    ".json": "json",
+}
+_LOCATION_NODE = re.compile(r"\$\.nodes\[(\d+)\]")
+
+
+def language_of(member: str) -> str | None:
+    """The source language of a bundle member, or None for binary files (objects, params)."""
+    suffix = Path(member).suffix
+    if member.endswith("relay.txt") or suffix == ".relay":
+        return "relay"
+    if Path(member).name.startswith("tir"):
+        return "tir"
+    return SOURCE_SUFFIXES.get(suffix)
+
+
+def build_document(path: Path, mlf: MlfBundle, schedule: Any, problems: list[Problem]) -> Document:
+    view = TvmView(mlf, schedule)
+    doc = Document(
+        meta=Meta(format="tvm-mlf", source=path, producer="Apache TVM", versions={"metadata": str(mlf.version)}),
+        tree=view.tree(path.name),
+        problems=problems,
+        summary=view.summary(),
+        graph=view.nx_graph(),
+        schedule=schedule,
+    )
+    doc.analysis["tvm"] = view
+    doc.headline = view.headline()
+    view.document = doc
+    doc.describe = view.describe
+    doc.find_ref = view.find_ref
+    doc.search = view.search
+    doc.ancestors = view.ancestors
+    return doc
+
+
+class TvmView:
+    def __init__(self, mlf: MlfBundle, schedule: Any) -> None:
+        self.mlf = mlf
+        self.schedule = schedule
+        self.document: Document | None = None
+        self._functions: dict[str, tuple[str, int]] | None = None
+        self._row_of: dict[tuple[int, int], int] = {}
+        if schedule is not None:
+            for row, (core, nid) in enumerate(zip(schedule.wl_core.tolist(), schedule.wl_id.tolist(), strict=True)):
+                self._row_of[(core, nid)] = row
+
+    @property
+    def modules(self) -> list[Module]:
+        return self.mlf.modules
+
+    # ---- summary ----------------------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        """The `info` summary (issue #6 fixes the keys); 0 where a module has no graph or params."""
+        modules = []
+        for module in self.modules:
+            graph, plan = module.graph, module.plan
+            modules.append(
+                {
+                    "name": module.name,
+                    "executors": module.executors,
+                    "graph_nodes": len(graph.nodes) if graph else 0,
+                    "tvm_ops": sum(n.op == "tvm_op" for n in graph.nodes) if graph else 0,
+                    "params": len(module.params),
+                    "param_bytes": module.param_bytes,
+                    "storage_ids": len(plan.storage) if plan else 0,
+                    "peak_storage_bytes": plan.peak_bytes if plan else 0,
+                    "workspace_bytes": module.workspace_bytes,
+                }
+            )
+        return {
+            "metadata_version": self.mlf.version,
+            "modules": modules,
+            "members": len(self.mlf.bundle.members),
+        }
+
+    def headline(self) -> str:
+        modules = self.modules
+        nodes = sum(len(m.graph.nodes) for m in modules if m.graph)
+        params = sum(m.param_bytes for m in modules)
+        names = ", ".join(m.name for m in modules[:3]) + (" …" if len(modules) > 3 else "")
+        return (
+            f"MLF v{self.mlf.version} · {len(modules)} module{'s' if len(modules) != 1 else ''} ({names}) · "
+            f"{nodes} graph nodes · params {human_bytes(params)}"
+        )
+
+    def nx_graph(self) -> nx.DiGraph:
+        graph = nx.DiGraph()
+        for m, module in enumerate(self.modules):
+            for node in module.graph.nodes if module.graph else []:
+                graph.add_node((m, node.nid), label=node.func_name or node.name, op=node.op)
+                for nid, _ in node.inputs:
+                    graph.add_edge((m, nid), (m, node.nid))
+        return graph
+
+    # ---- tree -------------------------------------------------------------------------------------------
+    def tree(self, name: str) -> Item:
+        children = [Item("summary", "Summary", ("summary",)), Item("metadata", "Metadata", ("metadata",))]
+        for m, module in enumerate(self.modules):
+            children.append(
+                Item("module", self.module_label(module), ("module", m), expand=lambda m=m: self._module_items(m))
+            )
+        assigned = {member for module in self.modules for member in self._members_of(module)}
+        others = [member for member in sorted(self.mlf.bundle.members) if member not in assigned]
+        if others:
+            children.append(
+                Item(
+                    "files", f"Other files  ({len(others)})", ("files",), children=[self._file_item(o) for o in others]
+                )
+            )
+        return Item("file", name, ("summary",), children=children)
+
+    def module_label(self, module: Module) -> str:
+        parts = [f"module {module.name}", ", ".join(module.executors) or module.style]
+        if module.graph:
+            parts.append(f"{len(module.graph.nodes)} nodes")
+        if module.params:
+            parts.append(f"{len(module.params)} params ({human_bytes(module.param_bytes)})")
+        return "  · ".join(parts)
+
+    def _members_of(self, module: Module) -> list[str]:
+        members = [module.graph_member, module.params_member, module.relay_member, *module.tir_members]
+        return [m for m in members + module.source_members if m]
+
+    def _module_items(self, m: int) -> list[Item]:
+        module = self.modules[m]
+        items = []
+        if module.graph:
+            items.append(Item("graph", f"Graph  ({len(module.graph.nodes)} nodes)", ("graph", m),
+                              expand=lambda: self._node_items(m)))  # fmt: skip
+        if module.params:
+            items.append(Item("params", f"Parameters  ({len(module.params)}, {human_bytes(module.param_bytes)})",
+                              ("params", m), expand=lambda: self._param_items(m)))  # fmt: skip
+        if module.plan:
+            plan = module.plan
+            label = f"Storage plan  ({len(plan.storage)} ids, peak {human_bytes(plan.peak_bytes)})"
+            items.append(Item("storage", label, ("storage", m), expand=lambda: self._sid_items(m)))
+        if module.memory:
+            items.append(Item("memory", f"Memory  (workspace {human_bytes(module.workspace_bytes)})", ("memory", m)))
+        for member in [module.relay_member, *module.tir_members, *module.source_members]:
+            if member:
+                items.append(self._file_item(member))
+        return items
+
+    def _file_item(self, member: str) -> Item:
+        size = len(self.mlf.bundle.members.get(member, b""))
+        language = language_of(member)
+        ref = ("source", member, 1) if language else ("file", member)
+        return Item("source" if language else "file", f"{member}  {human_bytes(size)}", ref)
+
+    def node_ref(self, m: int, nid: int) -> tuple:
+        module = self.modules[m]
+        row = self._row_of.get((module.core, nid)) if module.core is not None else None
+        return ("workload", row) if row is not None else ("gnode", m, nid)
+
+    def _node_items(self, m: int) -> list[Item]:
+        graph = self.modules[m].graph
+        items = []
+        for node in graph.nodes:
+            label = f"#{node.nid} {node.func_name or node.name}" + ("" if node.op == "tvm_op" else "  (input)")
+            children = None
+            if node.op == "tvm_op":
+                found = self.function_source(node.func_name)
+                if found:
+                    member, line = found
+                    children = [Item("source", f"→ C source  {member}:{line}", ("source", member, line))]
+            items.append(Item("node", label, self.node_ref(m, node.nid), children=children))
+        return items
+
+    def _param_items(self, m: int) -> list[Item]:
+        return [
+            Item("param", f"{a.name}  {a.dtype} {list(a.shape)}  {human_bytes(a.nbytes)}", ("param", m, k))
+            for k, a in enumerate(self.modules[m].params)
+        ]
+
+    def _sid_items(self, m: int) -> list[Item]:
+        plan = self.modules[m].plan
+        return [
+            Item("sid", f"storage {s.sid}  {human_bytes(s.size)}  nodes {s.start}–{s.end}  {s.role}", ("sid", m, s.sid))
+            for s in plan.storage.values()
+        ]
+
+    # ---- sources ----------------------------------------------------------------------------------------
+    def function_source(self, func_name: str) -> tuple[str, int] | None:
+        """Where a fused function is defined in the C sources: (member, line). Indexed once, on first use."""
+        if self._functions is None:
+            self._functions = {}
+            definition = re.compile(r"^[^\n;]*?\b([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{", re.M)
+            for module in self.modules:
+                for member in module.source_members:
+                    if language_of(member) != "c":
+                        continue
+                    text = self.mlf.text(member)
+                    for match in definition.finditer(text):
+                        line = text.count("\n", 0, match.start(1)) + 1
+                        self._functions.setdefault(match.group(1), (member, line))
+        return self._functions.get(func_name) if func_name else None
+
+    def source_text(self, member: str) -> str:
+        return self.mlf.text(member)
+
+    # ---- navigation -------------------------------------------------------------------------------------
+    def _module_of_row(self, row: int) -> tuple[int, int]:
+        core, nid = int(self.schedule.wl_core[row]), int(self.schedule.wl_id[row])
+        m = next(i for i, module in enumerate(self.modules) if module.core == core)
+        return m, nid
+
+    def ancestors(self, ref: Any) -> list[Any]:
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        kind = ref[0]
+        if kind == "workload":
+            m, _ = self._module_of_row(ref[1])
+            return [("module", m), ("graph", m), ref]
+        if kind == "gnode":
+            return [("module", ref[1]), ("graph", ref[1]), ref]
+        if kind in ("graph", "params", "storage", "memory"):
+            return [("module", ref[1]), ref]
+        if kind == "param":
+            return [("module", ref[1]), ("params", ref[1]), ref]
+        if kind == "sid":
+            return [("module", ref[1]), ("storage", ref[1]), ref]
+        if kind in ("source", "file"):
+            member = ref[1]
+            for m, module in enumerate(self.modules):
+                if member in self._members_of(module):
+                    return [("module", m), (kind, member, 1) if kind == "source" else ref]
+            return [("files",), (kind, member, 1) if kind == "source" else ref]
+        return [ref]
+
+    def find_ref(self, refs: dict[str, Any]) -> Any:
+        location = refs.get("location") or ""
+        member = refs.get("member")
+        for m, module in enumerate(self.modules):
+            if member and member == module.graph_member:
+                match = _LOCATION_NODE.search(location)
+                if match and module.graph and int(match.group(1)) < len(module.graph.nodes):
+                    return self.node_ref(m, int(match.group(1)))
+                return ("graph", m) if module.graph else ("module", m)
+            if member and member == module.params_member:
+                return ("module", m)
+        if member in self.mlf.bundle.members:
+            return ("source", member, 1) if language_of(member) else ("file", member)
+        if location.startswith("metadata.json"):
+            return ("metadata",)
+        return None
+
+    def search(self, text: str, limit: int = 200) -> list[tuple[str, Any]]:
+        """Graph nodes by name or function, parameters by name, storage ids ("sid 3"), files by name."""
+        needle = text.strip().lower()
+        if not needle:
+            return []
+        hits: list[tuple[str, Any]] = []
+        sid = re.fullmatch(r"(?:sid|storage)\s*(\d+)", needle)
+        for m, module in enumerate(self.modules):
+            if sid and module.plan and int(sid.group(1)) in module.plan.storage:
+                hits.append((f"storage {sid.group(1)} of module {module.name}", ("sid", m, int(sid.group(1)))))
+            for node in module.graph.nodes if module.graph else []:
+                if needle in node.name.lower() or needle in node.func_name.lower():
+                    hits.append(
+                        (f"{module.name} #{node.nid} {node.func_name or node.name}", self.node_ref(m, node.nid))
+                    )
+            for k, array in enumerate(module.params):
+                if needle in array.name.lower() or needle == array.dtype:
+                    hits.append(
+                        (f"{module.name} param {array.name} {array.dtype} {list(array.shape)}", ("param", m, k))
+                    )
+        for member in sorted(self.mlf.bundle.members):
+            if needle in member.lower():
+                hits.append((member, ("source", member, 1) if language_of(member) else ("file", member)))
+        return hits[:limit]
+
+    # ---- details ----------------------------------------------------------------------------------------
+    def describe(self, ref: Any) -> list[Section]:
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        method = getattr(self, "_describe_" + str(ref[0]).replace("-", "_"), None)
+        if method is None:
+            return []
+        try:
+            return method(*ref[1:])
+        except (KeyError, IndexError, TypeError, ValueError, StopIteration) as error:
+            return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+
+    def _describe_summary(self) -> list[Section]:
+        summary = self.document.summary if self.document else self.summary()
+        rows = [
+            ("format", f"TVM Model Library Format, metadata version {summary['metadata_version']}"),
+            ("bundle", f"{self.mlf.bundle.kind}, {summary['members']} files"),
+        ]
+        columns = (
+            "module",
+            "executors",
+            "nodes",
+            "tvm ops",
+            "params",
+            "param bytes",
+            "storage ids",
+            "peak",
+            "workspace",
+        )
+        table = [
+            (
+                m["name"],
+                ", ".join(m["executors"]),
+                m["graph_nodes"],
+                m["tvm_ops"],
+                m["params"],
+                f"{m['param_bytes']:,}",
+                m["storage_ids"],
+                f"{m['peak_storage_bytes']:,}",
+                f"{m['workspace_bytes']:,}",
+            )
+            for m in summary["modules"]
+        ]
+        return [Section("TVM bundle", ("property", "value"), rows), Section("Modules", columns, table)]
+
+    def _describe_metadata(self) -> list[Section]:
+        meta = self.mlf.metadata
+        rows = [(key, _plain(value)) for key, value in meta.items() if key not in ("memory", "modules")]
+        sections = [Section("metadata.json", ("property", "value"), rows)]
+        for module in self.modules:
+            sections.append(
+                Section(
+                    f"Module {module.name}",
+                    ("property", "value"),
+                    [
+                        ("executors", ", ".join(module.executors) or "none"),
+                        ("style", module.style),
+                        ("targets", "; ".join(module.targets)),
+                        ("graph", module.graph_member or "none"),
+                        ("params", module.params_member or "none"),
+                        ("relay", module.relay_member or "none"),
+                    ],
+                )
+            )
+        return sections
+
+    def _describe_module(self, m: int) -> list[Section]:
+        summary = (self.document.summary if self.document else self.summary())["modules"][m]
+        rows = [(k.replace("_", " "), _plain(v)) for k, v in summary.items()]
+        return [
+            Section(f"Module {self.modules[m].name}", ("property", "value"), rows),
+            *self._describe_metadata()[1:][m : m + 1],
+        ]
+
+    def _describe_memory(self, m: int) -> list[Section]:
+        return [
+            Section(
+                f"Memory of module {self.modules[m].name} (metadata.json)",
+                ("function", "device", "workspace", "constants", "io"),
+                [
+                    (u.function, u.device, f"{u.workspace_bytes:,}", _opt(u.constants_bytes), _opt(u.io_bytes))
+                    for u in self.modules[m].memory
+                ],
+            )
+        ]
+
+    def _describe_graph(self, m: int) -> list[Section]:
+        graph = self.modules[m].graph
+        ops = [n for n in graph.nodes if n.op == "tvm_op"]
+        return [
+            Section(
+                f"Graph {graph.member}",
+                ("property", "value"),
+                [
+                    ("nodes", len(graph.nodes)),
+                    ("tvm_op nodes", len(ops)),
+                    ("inputs and parameters", len(graph.arg_nodes)),
+                    ("entries", len(graph.entries)),
+                    ("outputs", ", ".join(f"node {n} output {i}" for n, i in graph.heads)),
+                ],
+            )
+        ]
+
+    def _describe_workload(self, row: int) -> list[Section]:
+        m, nid = self._module_of_row(row)
+        return self._describe_gnode(m, nid)
+
+    def _describe_gnode(self, m: int, nid: int) -> list[Section]:
+        module = self.modules[m]
+        graph = module.graph
+        node = graph.nodes[nid]
+        rows: list[tuple[str, Any]] = [("node", nid), ("name", node.name), ("op", node.op)]
+        if node.op == "tvm_op":
+            found = self.function_source(node.func_name)
+            rows.append(("function", node.func_name))
+            rows.append(("defined in", f"{found[0]} line {found[1]}" if found else "not found in the C sources"))
+            workspace = [u.workspace_bytes for u in module.memory if u.function == node.func_name]
+            if workspace:
+                rows.append(("workspace", f"{max(workspace):,} B"))
+        elif node.name in {a.name for a in module.params}:
+            rows.append(("kind", "parameter"))
+        else:
+            rows.append(("kind", "graph input"))
+        inputs = []
+        for k, (src, index) in enumerate(node.inputs):
+            eid = graph.entry_id(src, index)
+            entry = graph.entries[eid] if eid is not None and eid < len(graph.entries) else None
+            inputs.append((k, f"#{src} {graph.nodes[src].name}", index, *(_entry_cells(entry))))
+        outputs = [(e.index, e.eid, *(_entry_cells(e))) for e in graph.entries if e.nid == nid]
+        attrs = [(k, _plain(v)) for k, v in node.attrs.items()]
+        return [
+            Section(f"Graph node {nid}", ("property", "value"), rows),
+            Section("Inputs", ("#", "from", "output", "dtype", "shape", "storage", "bytes"), inputs),
+            Section("Outputs", ("#", "entry", "dtype", "shape", "storage", "bytes"), outputs),
+            Section("Attributes", ("property", "value"), attrs),
+        ]
+
+    def _describe_params(self, m: int) -> list[Section]:
+        module = self.modules[m]
+        return [
+            Section(
+                f"Parameters ({module.params_member})",
+                ("name", "dtype", "shape", "bytes"),
+                [(a.name, a.dtype, str(list(a.shape)), f"{a.nbytes:,}") for a in module.params],
+            )
+        ]
+
+    def _describe_param(self, m: int, k: int) -> list[Section]:
+        module = self.modules[m]
+        array = module.params[k]
+        rows = [
+            ("name", array.name),
+            ("dtype", array.dtype),
+            ("shape", str(list(array.shape))),
+            ("bytes", f"{array.nbytes:,}"),
+            ("device type", array.device_type),
+            ("file", f"{module.params_member} at byte {array.offset:,}"),
+        ]
+        stats = array_stats(self.mlf.bundle.members[module.params_member], array)
+        return [
+            Section(f"Parameter {array.name}", ("property", "value"), rows),
+            Section("Values", ("property", "value"), [(k, _number(v)) for k, v in stats.items()]),
+        ]
+
+    def _describe_storage(self, m: int) -> list[Section]:
+        module = self.modules[m]
+        plan = module.plan
+        peak_node = module.graph.nodes[plan.peak_node] if plan.peak_node >= 0 else None
+        rows = [
+            ("storage ids", len(plan.storage)),
+            ("allocated (every id, whole run)", f"{plan.allocated_bytes:,} B"),
+            (
+                "peak live",
+                f"{plan.peak_bytes:,} B at node {plan.peak_node}"
+                + (f" ({peak_node.func_name or peak_node.name})" if peak_node else ""),
+            ),
+        ]
+        table = [(s.sid, f"{s.size:,}", s.start, s.end, s.role, len(s.entries)) for s in plan.storage.values()]
+        return [
+            Section(f"Storage plan of module {module.name}", ("property", "value"), rows),
+            Section("Storage ids", ("id", "bytes", "first node", "last node", "role", "entries"), table),
+        ]
+
+    def _describe_sid(self, m: int, sid: int) -> list[Section]:
+        module = self.modules[m]
+        s = module.plan.storage[sid]
+        graph = module.graph
+        entries = [graph.entries[eid] for eid in s.entries]
+        return [
+            Section(
+                f"Storage id {sid}",
+                ("property", "value"),
+                [("bytes (largest entry)", f"{s.size:,}"), ("live over nodes", f"{s.start}–{s.end}"), ("role", s.role)],
+            ),
+            Section(
+                "Entries sharing it",
+                ("entry", "node", "dtype", "shape", "bytes"),
+                [
+                    (e.eid, f"#{e.nid} {graph.nodes[e.nid].name}", e.dtype, str(list(e.shape)), f"{e.nbytes:,}")
+                    for e in entries
+                ],
+            ),
+        ]
+
+    def _describe_buffer_entry(self, row: int, e: int) -> list[Section]:
+        m, _ = self._module_of_row(row)
+        return self._describe_sid(m, int(self.schedule.buf_tensor[e]))
+
+    def _describe_source(self, member: str, line: int) -> list[Section]:
+        text = self.mlf.text(member)
+        return [
+            Section(
+                member,
+                ("property", "value"),
+                [
+                    ("language", language_of(member)),
+                    ("bytes", f"{len(self.mlf.bundle.members.get(member, b'')):,}"),
+                    ("lines", text.count("\n") + 1),
+                    ("shown at line", line),
+                    ("view", "press 5 for the source view"),
+                ],
+            )
+        ]
+
+    def _describe_file(self, member: str) -> list[Section]:
+        data = self.mlf.bundle.members.get(member, b"")
+        return [
+            Section(
+                member,
+                ("property", "value"),
+                [("bytes", f"{len(data):,}"), ("first bytes", data[:16].hex(" "))],
+            )
+        ]
+
+    def _describe_files(self) -> list[Section]:
+        return [
+            Section(
+                "Other files",
+                ("file", "bytes"),
+                [(m, f"{len(d):,}") for m, d in sorted(self.mlf.bundle.members.items())],
+            )
+        ]
+
+
+def _entry_cells(entry: Any) -> tuple:
+    if entry is None:
+        return ("?", "?", "?", "?")
+    return (entry.dtype, str(list(entry.shape)), entry.storage_id, f"{entry.nbytes:,}")
+
+
+def _opt(value: int | None) -> str:
+    return "" if value is None else f"{value:,}"
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {v}" for k, v in value.items())
+    return str(value)
