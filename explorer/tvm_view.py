@@ -183,9 +183,11 @@ class TvmView:
 
     def _node_items(self, m: int) -> list[Item]:
         graph = self.modules[m].graph
+        params = {array.name for array in self.modules[m].params}
         items = []
         for node in graph.nodes:
-            label = f"#{node.nid} {node.func_name or node.name}" + ("" if node.op == "tvm_op" else "  (input)")
+            kind = "" if node.op == "tvm_op" else "  (param)" if node.name in params else "  (input)"
+            label = f"#{node.nid} {node.func_name or node.name}{kind}"
             children = None
             if node.op == "tvm_op":
                 found = self.function_source(node.func_name)
@@ -425,7 +427,7 @@ class TvmView:
         for k, (src, index) in enumerate(node.inputs):
             eid = graph.entry_id(src, index)
             entry = graph.entries[eid] if eid is not None and eid < len(graph.entries) else None
-            inputs.append((k, f"#{src} {graph.nodes[src].name}", index, *(_entry_cells(entry))))
+            inputs.append((k, f"#{src} {_short(graph.nodes[src].name)}", index, *(_entry_cells(entry))))
         outputs = [(e.index, e.eid, *(_entry_cells(e))) for e in graph.entries if e.nid == nid]
         attrs = [(k, _plain(v)) for k, v in node.attrs.items()]
         return [
@@ -546,6 +548,11 @@ def _entry_cells(entry: Any) -> tuple:
     if entry is None:
         return ("?", "?", "?", "?")
     return (entry.dtype, str(list(entry.shape)), entry.storage_id, f"{entry.nbytes:,}")
+
+
+def _short(name: str, limit: int = 28) -> str:
+    """Generated names run to 100 characters: keep the start, which says what the function fuses."""
+    return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
 def _opt(value: int | None) -> str:
