@@ -53,6 +53,7 @@ def build_document(path: Path, mlf: MlfBundle, schedule: Any, problems: list[Pro
         schedule=schedule,
     )
     doc.analysis["tvm"] = view
+    doc.analysis["sources"] = view  # the source view reads files through it
     doc.headline = view.headline()
     view.document = doc
     doc.describe = view.describe
@@ -228,6 +229,9 @@ class TvmView:
 
     def source_text(self, member: str) -> str:
         return self.mlf.text(member)
+
+    def language_of(self, member: str) -> str | None:
+        return language_of(member)
 
     # ---- navigation -------------------------------------------------------------------------------------
     def _module_of_row(self, row: int) -> tuple[int, int]:

@@ -139,7 +139,7 @@ class IrExplorerApp(App[None]):
                 import widgets.timeline  # noqa: F401
             if "ark" in document.analysis:
                 import widgets.stride_map  # noqa: F401
-            if "tvm" in document.analysis:
+            if "sources" in document.analysis:
                 import widgets.source_view  # noqa: F401
         except LoadCancelled:
             return
@@ -178,7 +178,7 @@ class IrExplorerApp(App[None]):
         views: tuple[str, ...] = ("timeline", "buffers") if document.schedule is not None else ()
         if "ark" in document.analysis:
             views += ("layout",)
-        if "tvm" in document.analysis:
+        if "sources" in document.analysis:
             views += ("source",)
         return views
 
@@ -238,9 +238,12 @@ class IrExplorerApp(App[None]):
 
     @on(ItemActivated)
     def open_item_view(self, message: ItemActivated) -> None:
-        """Enter on a source file opens the source view; on an ARK tensor, its layout."""
+        """Enter on a link jumps to its target; on a source file opens the source view; on an ARK tensor, its
+        layout."""
         ref = message.item.ref
-        if isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
+        if isinstance(ref, tuple) and len(ref) == 2 and ref[0] == "goto":  # a link: a value's producer, a consumer
+            self.post_message(RevealRef(ref[1]))
+        elif isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
             self.action_view("source")
         elif self.document is not None and self.document.tensor_of(ref) is not None and self.layout is not None:
             self.action_view("layout")
@@ -328,7 +331,9 @@ class IrExplorerApp(App[None]):
         if self.document is None:
             return
         if name != "tree" and name not in self.views_for(self.document):
-            wanted = {"layout": "ARK model and plan files", "source": "TVM bundles"}.get(name, "scheduler IR files")
+            wanted = {"layout": "ARK model and plan files", "source": "TVM bundles and compiled Core ML models"}.get(
+                name, "scheduler IR files"
+            )
             self.notify(f"this view is for {wanted}", severity="warning")
             return
         self.query_one(TabbedContent).active = f"tab-{name}"

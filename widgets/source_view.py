@@ -1,4 +1,5 @@
-"""Source files of a bundle (C, Relay, TIR, JSON) with syntax highlighting and line numbers.
+"""Source files (a TVM bundle's C, Relay, TIR and JSON; a compiled Core ML model's model.mil) with syntax
+highlighting and line numbers.
 
 A Line-API scroll view: the file is highlighted once (Pygments, through Rich), and only the visible lines
 are turned into strips, so a 5,000-line generated C file scrolls as fast as a short one.
@@ -16,7 +17,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-LEXERS = {"c": "c", "cpp": "cpp", "relay": "python", "tir": "python", "json": "json", "text": "text"}
+LEXERS = {"c": "c", "cpp": "cpp", "relay": "python", "tir": "python", "mil": "python", "json": "json", "text": "text"}
 GUTTER = Style(color="#6a6a6a")
 TARGET = Style(bgcolor="#33334d")
 
@@ -45,12 +46,10 @@ class SourceView(ScrollView, can_focus=True):
 
     def show(self, member: str, line: int = 1) -> None:
         """Open `member` of the bundle with `line` (1-based) near the top and marked."""
-        from explorer.tvm_view import language_of
-
-        view = self.document.analysis["tvm"]
+        view = self.document.analysis["sources"]
         if member != self.member:
             code = view.source_text(member)
-            lexer = LEXERS.get(language_of(member) or "text", "text")
+            lexer = LEXERS.get(view.language_of(member) or "text", "text")
             highlighted = Syntax(code, lexer, theme="monokai").highlight(code)
             self._lines = highlighted.split("\n", allow_blank=True)
             self.member = member

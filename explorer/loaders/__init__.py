@@ -20,6 +20,8 @@ BUILTIN_LOADERS = (
     "explorer.loaders.ark_model",
     "explorer.loaders.ark_plan",
     "explorer.loaders.tvm_mlf",
+    "explorer.loaders.onnx_model",
+    "explorer.loaders.coreml",
 )
 HEAD_BYTES = 64 * 1024
 

@@ -1,0 +1,608 @@
+"""A Core ML model as a Document. ML Program: description → functions → active block → ops → nested blocks
+(cond, while_loop, recursively); NeuralNetwork: layers; compiled folders: model.mil in the source view.
+
+Refs: ("description",), ("feature", section, k), ("function", name), ("block", key), ("op", key, i),
+("layers",), ("layer", k), ("pipeline", k), ("goto", target), ("source", "model.mil", line).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from explorer.coreml import CoreMLModel, blob_stats, op_name, type_text, value_text
+from explorer.errors import Problem
+from explorer.formatting import human_bytes
+from explorer.model import Document, Item, Meta, Section
+
+CHUNK = 500
+_MIL_FUNC = re.compile(r"^\s*func\s+(\w+)")
+_MIL_OP = re.compile(r"^\s*(?:[\w<>\[\], ]+?)\s+(\S+)\s*=\s*(\w+)\(")
+
+
+def build_document(path: Path, model: CoreMLModel, problems: list[Problem]) -> Document:
+    view = CoreMLView(model)
+    summary = view.summary()
+    doc = Document(
+        meta=Meta(
+            format="coreml", source=path, producer="Core ML", versions={"spec": str(summary.get("spec_version"))}
+        ),
+        tree=view.tree(path.name),
+        problems=problems,
+        summary=summary,
+    )
+    doc.analysis["coreml"] = view
+    if model.mil_text is not None:
+        doc.analysis["sources"] = view
+    view.document = doc
+    doc.describe = view.describe
+    doc.find_ref = view.find_ref
+    doc.search = view.search
+    doc.ancestors = view.ancestors
+    doc.headline = view.headline(summary)
+    return doc
+
+
+class CoreMLView:
+    def __init__(self, model: CoreMLModel) -> None:
+        self.model = model
+        self.document: Document | None = None
+        self._mil = None
+
+    @property
+    def mil(self) -> Any:
+        if self._mil is None:
+            from explorer.loaders.coreml_proto import proto_module
+
+            self._mil = proto_module("MIL_pb2")
+        return self._mil
+
+    @property
+    def spec(self) -> Any:
+        return self.model.model
+
+    # ---- summary ----------------------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        """The `info` summary (issue #5 fixes the keys)."""
+        model = self.model
+        if model.model is None:
+            ops = self.mil_ops()
+            return {
+                "model_type": "compiled",
+                "spec_version": None,
+                "functions": len({f for f, _, _ in ops}),
+                "operations": len(ops),
+                "op_types": dict(Counter(t for _, t, _ in ops).most_common()),
+            }
+        spec = model.model
+        description = spec.description
+        inputs, outputs = len(description.input), len(description.output)
+        if not inputs and description.functions:  # multi-function: the default function's interface
+            default = next((f for f in description.functions if f.name == description.defaultFunctionName), None)
+            default = default or description.functions[0]
+            inputs, outputs = len(default.input), len(default.output)
+        result: dict[str, Any] = {"model_type": model.model_type, "spec_version": spec.specificationVersion}
+        if model.model_type == "mlProgram":
+            ops = [op for block in model.blocks.values() for op in block.proto.operations]
+            result |= {
+                "functions": len(spec.mlProgram.functions),
+                "operations": len(ops),
+                "op_types": dict(Counter(op.type for op in ops).most_common()),
+            }
+        elif self.layers() is not None:
+            layers = self.layers()
+            result |= {
+                "layers": len(layers),
+                "layer_types": dict(Counter(_layer_type(layer) for layer in layers).most_common()),
+            }
+        elif model.model_type == "pipeline" or model.model_type.startswith("pipeline"):
+            result["models"] = len(self._pipeline().models)
+        result |= {"inputs": inputs, "outputs": outputs, "states": len(description.state)}
+        return result
+
+    def headline(self, summary: dict[str, Any]) -> str:
+        if summary["model_type"] == "compiled":
+            return f"compiled Core ML (model.mil) · {summary['operations']} ops"
+        count = summary.get("operations", summary.get("layers"))
+        unit = "ops" if "operations" in summary else "layers"
+        return f"Core ML spec {summary['spec_version']} · {summary['model_type']}" + (
+            f" · {count} {unit}" if count is not None else ""
+        )
+
+    def layers(self) -> Any:
+        spec = self.spec
+        kind = spec.WhichOneof("Type") if spec is not None else None
+        if kind in ("neuralNetwork", "neuralNetworkClassifier", "neuralNetworkRegressor"):
+            return getattr(spec, kind).layers
+        return None
+
+    def _pipeline(self) -> Any:
+        return getattr(self.spec, self.model.model_type)
+
+    # ---- model.mil (compiled folders) --------------------------------------------------------------------
+    def mil_ops(self) -> list[tuple[str, str, int]]:
+        """(function, op type, line) for each op line of model.mil that can be read."""
+        ops, function = [], "?"
+        for number, line in enumerate((self.model.mil_text or "").splitlines(), start=1):
+            found = _MIL_FUNC.match(line)
+            if found:
+                function = found.group(1)
+                continue
+            found = _MIL_OP.match(line)
+            if found:
+                ops.append((function, found.group(2), number))
+        return ops
+
+    def source_text(self, member: str) -> str:
+        return self.model.mil_text or ""
+
+    def language_of(self, member: str) -> str:
+        return "mil"
+
+    # ---- tree -------------------------------------------------------------------------------------------
+    def tree(self, name: str) -> Item:
+        children = [Item("summary", "Summary", ("summary",))]
+        model = self.model
+        if model.model is None:
+            functions: dict[str, list] = {}
+            for function, op_type, line in self.mil_ops():
+                functions.setdefault(function, []).append((op_type, line))
+            children.append(Item("source", "model.mil", ("source", "model.mil", 1)))
+            for function, ops in functions.items():
+                items = [
+                    Item("source", f"{op_type}  (line {line})", ("source", "model.mil", line)) for op_type, line in ops
+                ]
+                children.append(
+                    Item(
+                        "function", f"function {function}  ({len(ops)} ops)", ("mil-function", function), children=items
+                    )
+                )
+            return Item("file", name, ("summary",), children=children)
+        children.append(
+            Item(
+                "description", "Description  (inputs, outputs, metadata)", ("description",), expand=self._feature_items
+            )
+        )
+        if model.model_type == "mlProgram":
+            for function_name in self.spec.mlProgram.functions:
+                key = self._active_block(function_name)
+                count = len(model.blocks[key].proto.operations) if key else 0
+                children.append(
+                    Item(
+                        "function",
+                        f"function {function_name}  ({count} ops)",
+                        ("function", function_name),
+                        expand=lambda key=key: self._op_items(key) if key else [],
+                    )
+                )
+        layers = self.layers()
+        if layers is not None:
+            children.append(Item("layers", f"Layers  ({len(layers)})", ("layers",), expand=self._layer_items))
+        if model.model_type.startswith("pipeline"):
+            models = self._pipeline().models
+            children += [
+                Item("pipeline", f"model {k}: {m.WhichOneof('Type')}", ("pipeline", k)) for k, m in enumerate(models)
+            ]
+        return Item("file", name, ("summary",), children=children)
+
+    def _active_block(self, function_name: str) -> str | None:
+        return next((k for k, b in self.model.blocks.items() if b.parent is None and b.function == function_name), None)
+
+    def _feature_items(self) -> list[Item]:
+        description = self.spec.description
+        items = []
+        for section in ("input", "output", "state"):
+            for k, feature in enumerate(getattr(description, section)):
+                items.append(
+                    Item("feature", f"{section} {feature.name}  {_feature_type(feature)}", ("feature", section, k))
+                )
+        return items
+
+    def _op_items(self, key: str) -> list[Item]:
+        count = len(self.model.blocks[key].proto.operations)
+        if count <= CHUNK:
+            return [self._op_item(key, i) for i in range(count)]
+        return [
+            Item(
+                "chunk",
+                f"ops {lo}–{min(lo + CHUNK, count) - 1}",
+                ("chunk", key, lo),
+                expand=lambda lo=lo: [self._op_item(key, i) for i in range(lo, min(lo + CHUNK, count))],
+            )
+            for lo in range(0, count, CHUNK)
+        ]
+
+    def op_label(self, key: str, i: int) -> str:
+        op = self.model.blocks[key].proto.operations[i]
+        outputs = ", ".join(f"{o.name}: {type_text(o.type, self.mil)}" for o in op.outputs[:2])
+        mark = "  (blob)" if (key, i) in self.model.blobs else ""
+        return f"#{i} {op.type}  {op_name(op)}  → {outputs}{mark}"
+
+    def _op_item(self, key: str, i: int) -> Item:
+        op = self.model.blocks[key].proto.operations[i]
+        has_children = bool(op.inputs) or bool(op.blocks)
+        return Item(
+            "op",
+            self.op_label(key, i),
+            ("op", key, i),
+            expand=(lambda: self._op_children(key, i)) if has_children else None,
+        )
+
+    def _op_children(self, key: str, i: int) -> list[Item]:
+        op = self.model.blocks[key].proto.operations[i]
+        items = []
+        for param, argument in op.inputs.items():
+            for binding in argument.arguments:
+                if binding.WhichOneof("binding") == "name":
+                    source = self.resolve(key, binding.name)
+                    target = ("goto", ("op", *source)) if source else ("op", key, i)
+                    items.append(Item("link", f"{param} ← {binding.name}", target))
+                else:
+                    items.append(Item("link", f"{param} = {value_text(binding.value)}", ("op", key, i)))
+        for j in range(len(op.blocks)):
+            nested = f"{key}.operations[{i}].blocks[{j}]"
+            count = len(self.model.blocks[nested].proto.operations) if nested in self.model.blocks else 0
+            items.append(
+                Item(
+                    "block",
+                    f"block {j}  ({count} ops)",
+                    ("block", nested),
+                    expand=lambda nested=nested: self._op_items(nested),
+                )
+            )
+        return items
+
+    def resolve(self, key: str, name: str) -> tuple[str, int] | None:
+        """The op producing `name` seen from block `key`: its own block, then enclosing blocks."""
+        current: str | None = key
+        while current is not None:
+            block = self.model.blocks[current]
+            if name in block.producer:
+                return current, block.producer[name]
+            current = block.parent[0] if block.parent else None
+        return None
+
+    def _layer_items(self) -> list[Item]:
+        return [
+            Item("layer", f"#{k} {_layer_type(layer)}  {layer.name}", ("layer", k))
+            for k, layer in enumerate(self.layers())
+        ]
+
+    # ---- navigation -------------------------------------------------------------------------------------
+    def _block_path(self, key: str) -> list[Any]:
+        block = self.model.blocks[key]
+        if block.parent is None:
+            return [("function", block.function)]
+        parent_key, i = block.parent
+        return [*self._op_path(parent_key, i), ("block", key)]
+
+    def _op_path(self, key: str, i: int) -> list[Any]:
+        path = self._block_path(key)
+        if len(self.model.blocks[key].proto.operations) > CHUNK:
+            path.append(("chunk", key, i // CHUNK * CHUNK))
+        return [*path, ("op", key, i)]
+
+    def ancestors(self, ref: Any) -> list[Any]:
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        if ref[0] == "op" and ref[1] in self.model.blocks:
+            return self._op_path(ref[1], ref[2])
+        if ref[0] == "block" and ref[1] in self.model.blocks:
+            return self._block_path(ref[1])
+        if ref[0] == "feature":
+            return [("description",), ref]
+        if ref[0] == "layer":
+            return [("layers",), ref]
+        return [ref]
+
+    def find_ref(self, refs: dict[str, Any]) -> Any:
+        location = refs.get("location") or ""
+        for key in sorted(self.model.blocks, key=len, reverse=True):
+            if location.startswith(key + ".operations["):
+                i = int(location[len(key) + 12 :].split("]")[0])
+                if i < len(self.model.blocks[key].proto.operations):
+                    return ("op", key, i)
+        if location.startswith("mlProgram.functions["):
+            return ("function", location[20:].split("]")[0])
+        return None
+
+    def search(self, text: str, limit: int = 200) -> list[tuple[str, Any]]:
+        """Ops by name or type, layers by name or type, features by name, and dtypes/shapes of op outputs."""
+        needle = text.strip().lower()
+        if not needle:
+            return []
+        hits = []
+        for key, block in self.model.blocks.items():
+            for i, op in enumerate(block.proto.operations):
+                outputs = " ".join(type_text(o.type, self.mil) for o in op.outputs).lower()
+                if needle == op.type.lower() or needle in op_name(op).lower() or needle in outputs:
+                    hits.append((f"{block.title}: {self.op_label(key, i)}", ("op", key, i)))
+                    if len(hits) >= limit:
+                        return hits
+        for k, layer in enumerate(self.layers() or []):
+            if needle in layer.name.lower() or needle == _layer_type(layer).lower():
+                hits.append((f"layer #{k} {_layer_type(layer)} {layer.name}", ("layer", k)))
+        if self.spec is not None:
+            for section in ("input", "output", "state"):
+                for k, feature in enumerate(getattr(self.spec.description, section)):
+                    if needle in feature.name.lower():
+                        hits.append((f"{section} {feature.name}", ("feature", section, k)))
+        for function, op_type, line in self.mil_ops() if self.model.mil_text else []:
+            if needle == op_type.lower():
+                hits.append((f"{function}: {op_type} (line {line})", ("source", "model.mil", line)))
+        return hits[:limit]
+
+    # ---- details ----------------------------------------------------------------------------------------
+    def describe(self, ref: Any) -> list[Section]:
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        method = getattr(self, "_describe_" + str(ref[0]).replace("-", "_"), None)
+        if method is None:
+            return []
+        try:
+            return method(*ref[1:])
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+            return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+
+    def _describe_summary(self) -> list[Section]:
+        summary = self.document.summary if self.document else self.summary()
+        rows = [(k.replace("_", " "), v) for k, v in summary.items() if not isinstance(v, dict)]
+        sections = [Section("Core ML model", ("property", "value"), rows)]
+        for key in ("op_types", "layer_types"):
+            if summary.get(key):
+                sections.append(
+                    Section(key.replace("_", " ").capitalize(), ("type", "count"), list(summary[key].items()))
+                )
+        if self.spec is not None:
+            sections.append(self._weights_section())
+        return sections
+
+    def _weights_section(self) -> Section:
+        by_dtype: dict[str, list[int]] = {}
+        for blob in self.model.blobs.values():
+            entry = by_dtype.setdefault(blob.dtype, [0, 0])
+            entry[0] += 1
+            entry[1] += blob.size
+        for layer in self.layers() or []:
+            for dtype, size in _layer_weights(layer):
+                entry = by_dtype.setdefault(dtype, [0, 0])
+                entry[0] += 1
+                entry[1] += size
+        return Section(
+            "Weights by dtype", ("dtype", "tensors", "bytes"), [(k, v[0], f"{v[1]:,}") for k, v in by_dtype.items()]
+        )
+
+    def _describe_description(self) -> list[Section]:
+        description = self.spec.description
+        metadata = description.metadata
+        rows = [
+            ("specification version", self.spec.specificationVersion),
+            ("model type", self.model.model_type),
+            ("author", metadata.author),
+            ("license", metadata.license),
+            ("version", metadata.versionString),
+            ("short description", metadata.shortDescription),
+        ]
+        rows += [(f"user: {k}", v) for k, v in metadata.userDefined.items()]
+        if description.defaultFunctionName:
+            rows.append(("default function", description.defaultFunctionName))
+        features = [
+            (section, f.name, _feature_type(f))
+            for section in ("input", "output", "state")
+            for f in getattr(description, section)
+        ]
+        for function in description.functions:
+            features += [(f"{function.name} input", f.name, _feature_type(f)) for f in function.input]
+            features += [(f"{function.name} output", f.name, _feature_type(f)) for f in function.output]
+        return [
+            Section("Model description", ("property", "value"), rows),
+            Section("Features", ("kind", "name", "type"), features),
+        ]
+
+    def _describe_feature(self, section: str, k: int) -> list[Section]:
+        feature = getattr(self.spec.description, section)[k]
+        return [
+            Section(
+                f"{section} {feature.name}",
+                ("property", "value"),
+                [("type", _feature_type(feature)), ("description", feature.shortDescription)],
+            )
+        ]
+
+    def _describe_function(self, name: str) -> list[Section]:
+        function = self.spec.mlProgram.functions[name]
+        key = self._active_block(name)
+        block = self.model.blocks[key].proto if key else None
+        rows = [
+            ("opset", function.opset),
+            ("specializations", ", ".join(function.block_specializations)),
+            ("active block", key or "(missing)"),
+            ("operations", len(block.operations) if block else 0),
+            ("outputs", ", ".join(block.outputs) if block else ""),
+        ]
+        inputs = [(i.name, type_text(i.type, self.mil)) for i in function.inputs]
+        return [Section(f"Function {name}", ("property", "value"), rows), Section("Inputs", ("name", "type"), inputs)]
+
+    def _describe_block(self, key: str) -> list[Section]:
+        block = self.model.blocks[key]
+        proto = block.proto
+        rows = [
+            ("block", block.title),
+            ("location", key),
+            ("operations", len(proto.operations)),
+            ("inputs", ", ".join(i.name for i in proto.inputs)),
+            ("outputs", ", ".join(proto.outputs)),
+        ]
+        return [Section(block.title, ("property", "value"), rows)]
+
+    def _describe_chunk(self, key: str, lo: int) -> list[Section]:
+        return self._describe_block(key)
+
+    def _describe_op(self, key: str, i: int) -> list[Section]:
+        op = self.model.blocks[key].proto.operations[i]
+        rows = [
+            ("type", op.type),
+            ("name", op_name(op)),
+            ("block", self.model.blocks[key].title),
+            ("location", f"{key}.operations[{i}]"),
+        ]
+        if op.type.startswith("constexpr_"):
+            rows.append(("kind", "compressed constant (decompressed when the model loads)"))
+        inputs = []
+        for param, argument in op.inputs.items():
+            for binding in argument.arguments:
+                if binding.WhichOneof("binding") == "name":
+                    source = self.resolve(key, binding.name)
+                    origin = self.op_label(*source) if source else "function input"
+                    inputs.append((param, binding.name, origin))
+                else:
+                    inputs.append((param, value_text(binding.value), "value"))
+        outputs = [(o.name, type_text(o.type, self.mil)) for o in op.outputs]
+        attributes = [(k, type_text(v.type, self.mil), value_text(v)) for k, v in op.attributes.items() if k != "name"]
+        sections = [
+            Section(f"Op {op.type}", ("property", "value"), rows),
+            Section("Inputs", ("parameter", "binding", "from"), inputs),
+            Section("Outputs", ("name", "type"), outputs),
+            Section("Attributes", ("name", "type", "value"), attributes),
+        ]
+        blob = self.model.blobs.get((key, i))
+        if blob is not None:
+            weight_file = self.model.weights_dir / "weight.bin"
+            sections.append(
+                Section(
+                    "Blob in weight.bin",
+                    ("property", "value"),
+                    [
+                        ("record at", f"{blob.offset:,}"),
+                        ("dtype", blob.dtype),
+                        ("bytes", f"{blob.size:,}"),
+                        ("data at", f"{blob.data_offset:,}"),
+                    ],
+                )
+            )
+            sections.append(Section("Values", ("property", "value"), list(blob_stats(weight_file, blob).items())))
+        return sections
+
+    def _describe_layers(self) -> list[Section]:
+        return [
+            Section(
+                "Layers",
+                ("#", "type", "name", "weights"),
+                [
+                    (k, _layer_type(layer), layer.name, human_bytes(sum(s for _, s in _layer_weights(layer))))
+                    for k, layer in enumerate(self.layers())
+                ],
+            )
+        ]
+
+    def _describe_layer(self, k: int) -> list[Section]:
+        layer = self.layers()[k]
+        kind = _layer_type(layer)
+        rows = [
+            ("type", kind),
+            ("name", layer.name),
+            ("inputs", ", ".join(layer.input)),
+            ("outputs", ", ".join(layer.output)),
+        ]
+        params = getattr(layer, kind)
+        fields = [
+            (f.name, _short(v))
+            for f, v in params.ListFields()
+            if f.message_type is None or f.message_type.name != "WeightParams"
+        ]
+        weights = [(name, dtype, f"{size:,}") for name, dtype, size in _named_weights(params)]
+        return [
+            Section(f"Layer {layer.name}", ("property", "value"), rows),
+            Section("Parameters", ("field", "value"), fields),
+            Section("Weights", ("name", "stored as", "bytes"), weights),
+        ]
+
+    def _describe_pipeline(self, k: int) -> list[Section]:
+        member = self._pipeline().models[k]
+        rows = [
+            ("type", member.WhichOneof("Type")),
+            ("spec version", member.specificationVersion),
+            ("inputs", ", ".join(f.name for f in member.description.input)),
+            ("outputs", ", ".join(f.name for f in member.description.output)),
+        ]
+        return [Section(f"Pipeline model {k}", ("property", "value"), rows)]
+
+    def _describe_source(self, member: str, line: int) -> list[Section]:
+        text = self.model.mil_text or ""
+        lines = text.splitlines()
+        shown = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        return [
+            Section(
+                "model.mil",
+                ("property", "value"),
+                [
+                    ("lines", len(lines)),
+                    ("line", line),
+                    ("text", shown[:200]),
+                    ("view", "press 5 (Enter) for the source view"),
+                ],
+            )
+        ]
+
+    def _describe_mil_function(self, name: str) -> list[Section]:
+        ops = [(t, line) for f, t, line in self.mil_ops() if f == name]
+        return [Section(f"function {name}", ("op", "count"), Counter(t for t, _ in ops).most_common())]
+
+    def _describe_goto(self, target: Any) -> list[Section]:
+        return [Section("Link", ("property", "value"), [("press Enter", "to jump there")]), *self.describe(target)]
+
+
+def _feature_type(feature: Any) -> str:
+    kind = feature.type.WhichOneof("Type")
+    if kind == "multiArrayType":
+        array = feature.type.multiArrayType
+        dtype = {65552: "fp16", 65568: "fp32", 65600: "fp64", 131104: "int32", 131080: "int8"}.get(
+            array.dataType, str(array.dataType)
+        )
+        return f"multiArray {dtype}{list(array.shape)}"
+    if kind == "imageType":
+        image = feature.type.imageType
+        return f"image {image.width}×{image.height}"
+    if kind == "stateType":
+        return "state"
+    return kind or "?"
+
+
+def _layer_type(layer: Any) -> str:
+    return layer.WhichOneof("layer") or "?"
+
+
+def _named_weights(params: Any) -> list[tuple[str, str, int]]:
+    found = []
+    for field_descriptor, value in params.ListFields():
+        if field_descriptor.message_type is not None and field_descriptor.message_type.name == "WeightParams":
+            for stored, size in _weight_size(value):
+                found.append((field_descriptor.name, stored, size))
+    return found
+
+
+def _weight_size(weights: Any) -> list[tuple[str, int]]:
+    sizes = []
+    if len(weights.floatValue):
+        sizes.append(("float32", 4 * len(weights.floatValue)))
+    if weights.float16Value:
+        sizes.append(("float16", len(weights.float16Value)))
+    if weights.rawValue:
+        sizes.append(("raw", len(weights.rawValue)))
+    if weights.int8RawValue:
+        sizes.append(("int8", len(weights.int8RawValue)))
+    return sizes
+
+
+def _layer_weights(layer: Any) -> list[tuple[str, int]]:
+    kind = _layer_type(layer)
+    if kind == "?":
+        return []
+    return [(dtype, size) for _, dtype, size in _named_weights(getattr(layer, kind))]
+
+
+def _short(value: Any) -> str:
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= 80 else text[:79] + "…"

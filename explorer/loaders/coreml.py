@@ -1,0 +1,195 @@
+"""Loader for Core ML: `.mlpackage` folders (through Manifest.json), `.mlmodel` files (ML Program,
+NeuralNetwork, pipelines, ...) and compiled `.mlmodelc` folders (their `model.mil` text).
+
+Only coremltools' protobuf modules are used (see explorer.loaders.coreml_proto). Weight records in
+`weight.bin` are validated here, 64 bytes each; their data is read when a weight is opened. A missing
+`weight.bin` is a warning: the structure still shows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from explorer.coreml import CoreMLModel, index_program, read_blob_record
+from explorer.errors import LoadError, Problem
+from explorer.loaders.gc_pause import collector_paused
+from explorer.model import Document, ProgressCallback, no_progress
+
+FORMAT = "coreml"
+ACCEPTS_DIRECTORIES = True
+MAX_SPEC_BYTES = 2**31 - 1
+
+
+def match(path: Path, head: bytes) -> bool:
+    if path.is_dir():
+        return (
+            (path / "Manifest.json").is_file()
+            or (path / "model.mil").is_file()
+            or path.suffix
+            in (
+                ".mlpackage",
+                ".mlmodelc",
+            )
+        )
+    return path.suffix.lower() == ".mlmodel"
+
+
+def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
+    with collector_paused():
+        return _load(Path(path), progress or no_progress)
+
+
+def _load(path: Path, progress: ProgressCallback) -> Document:
+    from explorer.coreml_view import build_document
+    from explorer.loaders.coreml_proto import CoreMLUnavailable, proto_module
+
+    problems: list[Problem] = []
+    progress(0, 3, "reading")
+    if path.is_dir() and not (path / "Manifest.json").is_file() and (path / "model.mil").is_file():
+        model = CoreMLModel(path, None, None, path / "weights", mil_text=_read_text(path / "model.mil", path))
+        _check_weights(model, problems)
+        return build_document(path, model, problems)
+    spec_path, weights_dir = _locate(path)
+    try:
+        model_pb2 = proto_module("Model_pb2")
+    except CoreMLUnavailable as error:
+        raise LoadError(path, "", str(error)) from None
+    try:
+        with spec_path.open("rb") as handle:
+            data = handle.read(MAX_SPEC_BYTES + 1)
+    except OSError as error:
+        raise LoadError(spec_path, "", f"cannot read the model: {error.strerror or error}") from None
+    if not data:
+        raise LoadError(spec_path, "byte 0", "the model file is empty")
+    spec = model_pb2.Model()
+    try:
+        spec.ParseFromString(data)
+    except Exception as error:  # protobuf's DecodeError, or RecursionError on absurd nesting
+        raise LoadError(
+            spec_path, "Model", f"not a valid Core ML model protobuf (truncated or not Core ML): {error}"
+        ) from None
+    if spec.specificationVersion == 0 and spec.WhichOneof("Type") is None:
+        raise LoadError(spec_path, "Model.specificationVersion", "no specification version and no model: not Core ML")
+    model = CoreMLModel(path, spec_path, spec, weights_dir)
+    progress(1, 3, "indexing")
+    if spec.WhichOneof("Type") == "mlProgram":
+        index_program(spec.mlProgram, model)
+        problems += _check_program(model)
+        _check_weights(model, problems)
+    progress(3, 3, "done")
+    return build_document(path, model, problems)
+
+
+def _read_text(path: Path, root: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as error:
+        raise LoadError(root, path.name, f"cannot read: {error.strerror or error}") from None
+
+
+def _locate(path: Path) -> tuple[Path, Path | None]:
+    """(the model protobuf, the weights folder) of a package or a plain .mlmodel."""
+    if not path.is_dir():
+        return path, path.parent / "weights"
+    manifest_path = path / "Manifest.json"
+    if not manifest_path.is_file():
+        raise LoadError(path, "Manifest.json", "a .mlpackage folder needs Manifest.json")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        root = manifest["rootModelIdentifier"]
+        entry = manifest["itemInfoEntries"][root]["path"]
+    except (ValueError, KeyError, TypeError, OSError) as error:
+        raise LoadError(
+            path, "Manifest.json", f"expected itemInfoEntries[rootModelIdentifier].path ({error!r})"
+        ) from None
+    spec_path = (path / "Data" / str(entry)).resolve()
+    if not spec_path.is_relative_to(path.resolve()):
+        raise LoadError(path, "Manifest.json", f"the model path {entry!r} leaves the package")
+    if not spec_path.is_file():
+        raise LoadError(path, "Manifest.json", f"the root model {entry!r} is not in Data/")
+    return spec_path, spec_path.parent / "weights"
+
+
+def _check_program(model: CoreMLModel) -> list[Problem]:
+    problems: list[Problem] = []
+    program = model.model.mlProgram
+    for name, function in program.functions.items():
+        if function.opset not in function.block_specializations:
+            problems.append(
+                Problem(
+                    "error",
+                    "missing-block",
+                    f"function {name!r}: no block for its opset {function.opset!r}",
+                    f"mlProgram.functions[{name}]",
+                )
+            )
+    if not program.functions:
+        problems.append(Problem("warning", "empty-program", "the ML Program has no functions", "mlProgram.functions"))
+    return problems
+
+
+def _check_weights(model: CoreMLModel, problems: list[Problem]) -> None:
+    """Validate every blob record the program points at; a missing weight.bin is a warning."""
+    uses = []
+    for key, block in model.blocks.items():
+        for i, op in enumerate(block.proto.operations):
+            for attribute_name, value in op.attributes.items():
+                if value.WhichOneof("value") == "blobFileValue":
+                    uses.append((key, i, attribute_name, value.blobFileValue))
+    weight_file = model.weights_dir / "weight.bin" if model.weights_dir else None
+    if model.mil_text is not None:
+        if "BLOBFILE" in model.mil_text and not (weight_file and weight_file.is_file()):
+            problems.append(
+                Problem(
+                    "warning",
+                    "missing-weights",
+                    "model.mil refers to weights/weight.bin, which is missing",
+                    "weights/weight.bin",
+                )
+            )
+        return
+    if not uses:
+        return
+    if weight_file is None or not weight_file.is_file():
+        problems.append(
+            Problem(
+                "warning",
+                "missing-weights",
+                f"{len(uses)} constants live in weights/weight.bin, "
+                "which is missing: the structure shows, their values cannot",
+                "weights/weight.bin",
+            )
+        )
+        return
+    size = weight_file.stat().st_size
+    with weight_file.open("rb") as handle:
+        header = handle.read(64)
+        if len(header) < 8 or int.from_bytes(header[4:8], "little") != 2:
+            problems.append(
+                Problem(
+                    "warning",
+                    "weights-header",
+                    "weight.bin does not start with a version-2 header",
+                    "weights/weight.bin: byte 0",
+                )
+            )
+        for key, i, attribute_name, blob in uses:
+            where = f"{key}.operations[{i}].attributes[{attribute_name}]"
+            if not re.search(r"weights/weight\.bin$", blob.fileName):
+                problems.append(
+                    Problem("warning", "other-blob-file", f"blob file {blob.fileName!r} is not read", where)
+                )
+                continue
+            record = read_blob_record(handle, size, blob.offset)
+            if isinstance(record, str):
+                problems.append(Problem("error", "bad-blob", record, where))
+            else:
+                model.blobs[(key, i)] = record
+                if record.data_offset % 64:
+                    problems.append(
+                        Problem(
+                            "warning", "unaligned-blob", f"data at {record.data_offset:,} is not 64-byte aligned", where
+                        )
+                    )

@@ -1,0 +1,166 @@
+"""Loader for ONNX models: the structure without weights; weights are read on demand by the views.
+
+The file is read once, read-only, and parsed with the onnx package's protobuf classes. External-data
+sidecars are only checked for existence here. Shape inference fills in value types where it succeeds; a
+failure is a warning. A Git LFS pointer, a truncated file or something that is not an ONNX protobuf is a
+LoadError that says which.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from explorer.errors import LoadError, Problem
+from explorer.loaders.gc_pause import collector_paused
+from explorer.model import Document, ProgressCallback, no_progress
+
+FORMAT = "onnx"
+LFS_POINTER = b"version https://git-lfs.github.com/spec"
+MAX_BYTES = 2**31 - 1  # protobuf's own limit for one message
+
+
+def match(path: Path, head: bytes) -> bool:
+    return path.suffix.lower() in (".onnx", ".onnxtxt") or head.startswith(LFS_POINTER) and ".onnx" in path.name
+
+
+def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
+    with collector_paused():
+        return _load(Path(path), progress or no_progress)
+
+
+def _load(path: Path, progress: ProgressCallback) -> Document:
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    from explorer.onnx_index import build_index
+    from explorer.onnx_view import build_document
+
+    progress(0, 3, "reading")
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise LoadError(path, "", f"{size:,} bytes is over protobuf's 2 GiB limit for one model file")
+        with path.open("rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
+    if data.startswith(LFS_POINTER):
+        raise LoadError(
+            path, "byte 0", "this is a Git LFS pointer, not a model: fetch the real file with `git lfs pull`"
+        )
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RecursionError, ValueError) as error:
+        raise LoadError(path, "ModelProto", f"not a valid ONNX protobuf (truncated or not ONNX): {error}") from None
+    if not model.HasField("graph"):
+        raise LoadError(path, "ModelProto.graph", "no graph: this protobuf is not an ONNX model")
+    progress(1, 3, "indexing graphs")
+    index = build_index(model)
+    problems = [Problem(s, c, m, loc) for s, c, m, loc in index.problems]
+    problems += _checks(path, index)
+    progress(2, 3, "inferring shapes")
+    problems += _infer_shapes(index)
+    summary = summarise(index)
+    progress(3, 3, "done")
+    return build_document(path, index, problems, summary)
+
+
+def summarise(index) -> dict:
+    """The `info` summary (issue #5 fixes the keys), plus parameter elements and bytes per dtype."""
+    from explorer.onnx_index import element_name
+    from explorer.onnx_view import tensor_bytes
+
+    model = index.model
+    main = index.main
+    by_dtype: dict[str, list[int]] = {}
+    parameters = 0
+    for tensor in main.proto.initializer:
+        elements = math.prod(tensor.dims)
+        parameters += elements
+        entry = by_dtype.setdefault(element_name(tensor.data_type), [0, 0])
+        entry[0] += elements
+        entry[1] += tensor_bytes(tensor) or 0
+    return {
+        "graphs": len(index.counted),
+        "nodes": sum(len(index.graphs[key].nodes) for key in index.counted),
+        "top_level_nodes": len(main.nodes),
+        "functions": len(model.functions),
+        "initializers": len(main.proto.initializer),
+        "op_types": dict(index.op_types().most_common()),
+        "inputs": len(main.inputs),
+        "outputs": len(main.outputs),
+        "opsets": {("ai.onnx" if o.domain in ("", "ai.onnx") else o.domain): o.version for o in model.opset_import},
+        "parameters": parameters,
+        "parameters_by_dtype": {k: tuple(v) for k, v in sorted(by_dtype.items())},
+    }
+
+
+def _checks(path: Path, index) -> list[Problem]:
+    problems: list[Problem] = []
+    model = index.model
+    if not model.opset_import:
+        problems.append(Problem("warning", "no-opset", "the model imports no opset", "ModelProto.opset_import"))
+    for key, info in index.graphs.items():
+        known_inputs = set(info.inputs) if info.kind == "function" else None
+        for n, node in enumerate(info.nodes):
+            for k, name in enumerate(node.input):
+                if name and index.resolve(key, name) is None and not (known_inputs and name in known_inputs):
+                    problems.append(
+                        Problem(
+                            "error",
+                            "undefined-value",
+                            f"node {n} ({node.op_type}) reads {name!r}, which no node, input or initializer defines",
+                            f"{key}.node[{n}].input[{k}]",
+                        )
+                    )
+        for k, name in enumerate(info.outputs):
+            if name and index.resolve(key, name) is None:
+                problems.append(
+                    Problem(
+                        "error", "undefined-output", f"graph output {name!r} is never produced", f"{key}.output[{k}]"
+                    )
+                )
+    missing: set[str] = set()
+    for i, tensor in enumerate(index.main.proto.initializer):
+        if tensor.data_location == 1:  # EXTERNAL
+            location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+            if location and location not in missing and not (path.parent / location).is_file():
+                missing.add(location)
+                problems.append(
+                    Problem(
+                        "warning",
+                        "missing-external-data",
+                        f"external data file {location!r} is missing: the structure shows, these weights cannot",
+                        f"graph.initializer[{i}]",
+                    )
+                )
+    return problems
+
+
+def _infer_shapes(index) -> list[Problem]:
+    """Add inferred value types to the index; a failure is a warning (the declared types stay)."""
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(index.model, check_type=False, strict_mode=False)
+    except Exception as error:  # onnx raises several types (InferenceError, ValidationError, RuntimeError)
+        return [Problem("warning", "shape-inference", f"shape inference failed: {str(error)[:300]}", "graph")]
+    _merge_types(index, "graph", inferred.graph)
+    return []
+
+
+def _merge_types(index, key: str, graph) -> None:
+    info = index.graphs.get(key)
+    if info is None:
+        return
+    for value in graph.value_info:
+        if value.HasField("type"):
+            info.types.setdefault(value.name, value.type)
+    for n, node in enumerate(graph.node):
+        for a, attribute in enumerate(node.attribute):
+            if attribute.HasField("g"):
+                _merge_types(index, f"{key}.node[{n}].attribute[{a}].g", attribute.g)
+            for g, sub in enumerate(attribute.graphs):
+                _merge_types(index, f"{key}.node[{n}].attribute[{a}].graphs[{g}]", sub)

@@ -1,0 +1,182 @@
+"""An index over an ONNX ModelProto: every graph (main, subgraphs in node attributes, local functions) with
+its producers, consumers and value types, so the views answer "who makes this value, who reads it" at once.
+
+Graphs are keyed by their protobuf path (`graph`, `graph.node[3].attribute[0].g`, `functions[1]`), which is
+also the location problems carry. A name a subgraph reads but does not define resolves to the nearest
+enclosing graph that does (ONNX's outer-scope rule).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from onnx import AttributeProto, TensorProto
+
+ELEMENT_NAMES = {code: name.lower() for name, code in TensorProto.DataType.items()}
+ELEMENT_NAMES.update({TensorProto.FLOAT: "float32", TensorProto.DOUBLE: "float64", TensorProto.FLOAT16: "float16"})
+# bits per element, for parameter bytes (strings have no fixed size)
+ELEMENT_BITS = {
+    TensorProto.FLOAT: 32,
+    TensorProto.DOUBLE: 64,
+    TensorProto.FLOAT16: 16,
+    TensorProto.BFLOAT16: 16,
+    TensorProto.INT8: 8,
+    TensorProto.UINT8: 8,
+    TensorProto.INT16: 16,
+    TensorProto.UINT16: 16,
+    TensorProto.INT32: 32,
+    TensorProto.UINT32: 32,
+    TensorProto.INT64: 64,
+    TensorProto.UINT64: 64,
+    TensorProto.BOOL: 8,
+    TensorProto.COMPLEX64: 64,
+    TensorProto.COMPLEX128: 128,
+}
+for _name in ("FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "FLOAT8E8M0"):
+    if hasattr(TensorProto, _name):
+        ELEMENT_BITS[getattr(TensorProto, _name)] = 8
+for _name in ("INT4", "UINT4", "FLOAT4E2M1", "INT2", "UINT2"):
+    if hasattr(TensorProto, _name):
+        ELEMENT_BITS[getattr(TensorProto, _name)] = 2 if _name.endswith("2") else 4
+
+
+def element_name(code: int) -> str:
+    return ELEMENT_NAMES.get(code, f"type{code}")
+
+
+@dataclass
+class GraphInfo:
+    key: str
+    proto: Any  # GraphProto, or FunctionProto for a local function
+    kind: str  # "main", "subgraph" or "function"
+    title: str
+    parent: str | None = None  # the enclosing graph's key (subgraphs)
+    owner: int | None = None  # the node in the parent that holds this subgraph
+    producer: dict[str, int] = field(default_factory=dict)  # value name → node index
+    consumers: dict[str, list[int]] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    initializers: dict[str, int] = field(default_factory=dict)  # name → index in proto.initializer
+    types: dict[str, Any] = field(default_factory=dict)  # name → TypeProto (declared, then inferred)
+    subgraphs: dict[int, list[str]] = field(default_factory=dict)  # node index → keys of its subgraphs
+
+    @property
+    def nodes(self) -> Any:
+        return self.proto.node
+
+
+@dataclass
+class ModelIndex:
+    model: Any
+    graphs: dict[str, GraphInfo]
+    counted: list[str]  # main + subgraphs outside functions, in document order (the summary's "graphs")
+    problems: list[tuple[str, str, str, str]] = field(default_factory=list)  # severity, code, message, location
+
+    @property
+    def main(self) -> GraphInfo:
+        return self.graphs["graph"]
+
+    def resolve(self, key: str, name: str) -> tuple[str, str] | None:
+        """Where a value is defined, seen from graph `key`: (graph key, "input"|"initializer"|"node"), or None."""
+        current: str | None = key
+        while current is not None:
+            graph = self.graphs[current]
+            if name in graph.producer:
+                return current, "node"
+            if name in graph.initializers:
+                return current, "initializer"
+            if name in graph.inputs:
+                return current, "input"
+            current = graph.parent
+        return None
+
+    def type_of(self, key: str, name: str) -> Any:
+        current: str | None = key
+        while current is not None:
+            found = self.graphs[current].types.get(name)
+            if found is not None:
+                return found
+            current = self.graphs[current].parent
+        return None
+
+    def op_types(self) -> Counter:
+        return Counter(node.op_type for key in self.counted for node in self.graphs[key].nodes)
+
+
+def build_index(model: Any) -> ModelIndex:
+    graphs: dict[str, GraphInfo] = {}
+    counted: list[str] = []
+    index = ModelIndex(model, graphs, counted)
+    _add_graph(index, model.graph, "graph", "main", "main graph", None, None, count=True)
+    for k, function in enumerate(model.functions):
+        key = f"functions[{k}]"
+        title = f"function {function.domain + '.' if function.domain else ''}{function.name}"
+        _add_graph(index, function, key, "function", title, None, None, count=False)
+    return index
+
+
+def _add_graph(
+    index: ModelIndex,
+    proto: Any,
+    key: str,
+    kind: str,
+    title: str,
+    parent: str | None,
+    owner: int | None,
+    count: bool,
+    depth: int = 0,
+) -> None:
+    graph = GraphInfo(key, proto, kind, title, parent, owner)
+    index.graphs[key] = graph
+    if count:
+        index.counted.append(key)
+    if kind == "function":
+        graph.inputs = list(proto.input)
+        graph.outputs = list(proto.output)
+        for info in getattr(proto, "value_info", []):
+            graph.types[info.name] = info.type
+    else:
+        graph.inputs = [v.name for v in proto.input]
+        graph.outputs = [v.name for v in proto.output]
+        graph.initializers = {t.name: i for i, t in enumerate(proto.initializer)}
+        for values in (proto.input, proto.output, proto.value_info):
+            for info in values:
+                if info.HasField("type"):
+                    graph.types.setdefault(info.name, info.type)
+    producer, consumers = graph.producer, graph.consumers
+    for n, node in enumerate(proto.node):
+        for name in node.input:
+            if name:
+                consumers.setdefault(name, []).append(n)
+        for name in node.output:
+            if not name:
+                continue
+            if name in producer:
+                index.problems.append(
+                    (
+                        "error",
+                        "duplicate-output",
+                        f"value {name!r} is produced twice (nodes {producer[name]} and {n})",
+                        f"{key}.node[{n}].output",
+                    )  # fmt: skip
+                )
+            else:
+                producer[name] = n
+        for a, attribute in enumerate(node.attribute):
+            if attribute.type == AttributeProto.GRAPH or (attribute.type == 0 and attribute.HasField("g")):
+                subgraphs = [(f"{key}.node[{n}].attribute[{a}].g", attribute.g)]
+            elif attribute.type == AttributeProto.GRAPHS:
+                subgraphs = [
+                    (f"{key}.node[{n}].attribute[{a}].graphs[{g}]", sub) for g, sub in enumerate(attribute.graphs)
+                ]
+            else:
+                continue
+            for sub_key, sub in subgraphs:
+                graph.subgraphs.setdefault(n, []).append(sub_key)
+                if depth >= 64:  # protobuf itself refuses deeper nesting; stop well before Python's stack does
+                    index.problems.append(("error", "too-deep", "subgraphs nested more than 64 deep", sub_key))
+                    continue
+                sub_title = f"{node.op_type} {attribute.name}" + (f" #{node.name}" if node.name else "")
+                _add_graph(index, sub, sub_key, "subgraph", sub_title, key, n, count, depth + 1)

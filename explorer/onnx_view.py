@@ -1,0 +1,652 @@
+"""An ONNX model as a Document: graphs → inputs / outputs / initializers / nodes → values → producer/consumers.
+
+Refs: ("graph", key), ("inputs"|"outputs"|"inits"|"nodes", key), ("chunk", key, lo), ("node", key, n),
+("value", key, name), ("init", key, i), ("functions",), ("goto", target ref) for the links that jump to a
+value's producer or consumers (Enter on them). `key` is the graph's protobuf path (see explorer.onnx_index).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from onnx import AttributeProto, TensorProto
+
+from explorer.errors import Problem
+from explorer.formatting import human_bytes
+from explorer.model import Document, Item, Meta, Section
+from explorer.onnx_index import ELEMENT_BITS, ModelIndex, element_name
+
+CHUNK = 500
+MAX_STATS_BYTES = 256 * 1024 * 1024
+
+
+def type_text(type_proto: Any) -> str:
+    """`float32[batch, 3, 32, 32]`, `seq(float32[?])`, `optional(int64[])`, `map(string, float32)`."""
+    if type_proto is None:
+        return "?"
+    kind = type_proto.WhichOneof("value")
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        tensor = getattr(type_proto, kind)
+        dims = "?" if not tensor.HasField("shape") else ", ".join(_dim(d) for d in tensor.shape.dim)
+        prefix = "sparse " if kind == "sparse_tensor_type" else ""
+        return f"{prefix}{element_name(tensor.elem_type)}[{dims}]"
+    if kind == "sequence_type":
+        return f"seq({type_text(type_proto.sequence_type.elem_type)})"
+    if kind == "optional_type":
+        return f"optional({type_text(type_proto.optional_type.elem_type)})"
+    if kind == "map_type":
+        return f"map({element_name(type_proto.map_type.key_type)}, {type_text(type_proto.map_type.value_type)})"
+    return "?"
+
+
+def _dim(dim: Any) -> str:
+    which = dim.WhichOneof("value")
+    if which == "dim_value":
+        return str(dim.dim_value)
+    if which == "dim_param":
+        return dim.dim_param
+    return "?"
+
+
+def tensor_bytes(tensor: Any) -> int | None:
+    bits = ELEMENT_BITS.get(tensor.data_type)
+    if bits is None:
+        return None
+    return math.ceil(math.prod(tensor.dims) * bits / 8)
+
+
+def attribute_text(attribute: Any, limit: int = 80) -> tuple[str, str]:
+    """(type name, short value) of a node attribute."""
+    kind = attribute.type
+    name = AttributeProto.AttributeType.Name(kind).lower() if kind in AttributeProto.AttributeType.values() else "?"
+    if kind == AttributeProto.FLOAT:
+        value = f"{attribute.f:g}"
+    elif kind == AttributeProto.INT:
+        value = str(attribute.i)
+    elif kind == AttributeProto.STRING:
+        value = repr(attribute.s.decode("utf-8", errors="replace"))
+    elif kind == AttributeProto.TENSOR:
+        value = f"tensor {element_name(attribute.t.data_type)}{list(attribute.t.dims)}"
+    elif kind == AttributeProto.GRAPH:
+        value = f"graph ({len(attribute.g.node)} nodes)"
+    elif kind == AttributeProto.FLOATS:
+        value = "[" + ", ".join(f"{v:g}" for v in attribute.floats) + "]"
+    elif kind == AttributeProto.INTS:
+        value = "[" + ", ".join(map(str, attribute.ints)) + "]"
+    elif kind == AttributeProto.STRINGS:
+        value = "[" + ", ".join(repr(v.decode("utf-8", errors="replace")) for v in attribute.strings) + "]"
+    elif kind == AttributeProto.GRAPHS:
+        value = f"{len(attribute.graphs)} graphs"
+    elif kind == AttributeProto.TYPE_PROTO:
+        value = type_text(attribute.tp)
+    else:
+        value = attribute.ref_attr_name and f"ref {attribute.ref_attr_name}" or "?"
+    if attribute.ref_attr_name:
+        value = f"→ function attribute {attribute.ref_attr_name}"
+    return name, value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def build_document(path: Path, index: ModelIndex, problems: list[Problem], summary: dict[str, Any]) -> Document:
+    view = OnnxView(path, index)
+    model = index.model
+    versions = {("ai.onnx" if o.domain in ("", "ai.onnx") else o.domain): str(o.version) for o in model.opset_import}
+    doc = Document(
+        meta=Meta(
+            format="onnx",
+            source=path,
+            producer=f"{model.producer_name} {model.producer_version}".strip(),
+            versions={"ir": str(model.ir_version), **versions},
+        ),
+        tree=view.tree(path.name),
+        problems=problems,
+        summary=summary,
+    )
+    doc.analysis["onnx"] = view
+    view.document = doc
+    doc.describe = view.describe
+    doc.find_ref = view.find_ref
+    doc.search = view.search
+    doc.ancestors = view.ancestors
+    doc.headline = (
+        f"ONNX IR {model.ir_version} · opset {', '.join(f'{k} {v}' for k, v in versions.items())} · "
+        f"{summary['nodes']:,} nodes in {summary['graphs']} graph{'s' if summary['graphs'] != 1 else ''} · "
+        f"{summary['parameters']:,} parameters"
+    )
+    return doc
+
+
+class OnnxView:
+    def __init__(self, path: Path, index: ModelIndex) -> None:
+        self.path = path
+        self.index = index
+        self.document: Document | None = None
+        self._graph = None
+
+    @property
+    def graph(self) -> Any:
+        """A networkx graph of every counted graph's nodes, edges from producer to consumer; built on demand."""
+        if self._graph is None:
+            import networkx as nx
+
+            graph = nx.DiGraph()
+            for key in self.index.counted:
+                info = self.index.graphs[key]
+                for n, node in enumerate(info.nodes):
+                    graph.add_node((key, n), op=node.op_type)
+                    for name in node.input:
+                        source = info.producer.get(name)
+                        if source is not None:
+                            graph.add_edge((key, source), (key, n), value=name)
+            self._graph = graph
+        return self._graph
+
+    # ---- tree -------------------------------------------------------------------------------------------
+    def tree(self, name: str) -> Item:
+        children = [Item("summary", "Summary", ("summary",)), *self._graph_children("graph")]
+        functions = self.index.model.functions
+        if functions:
+            children.append(
+                Item(
+                    "functions",
+                    f"Functions  ({len(functions)})",
+                    ("functions",),
+                    expand=lambda: [self._graph_item(f"functions[{k}]") for k in range(len(functions))],
+                )
+            )
+        return Item("file", name, ("summary",), children=children)
+
+    def _graph_item(self, key: str, label: str | None = None) -> Item:
+        info = self.index.graphs[key]
+        text = label or f"{info.title}  ({len(info.nodes)} nodes)"
+        return Item("graph", text, ("graph", key), expand=lambda: self._graph_children(key))
+
+    def _graph_children(self, key: str) -> list[Item]:
+        info = self.index.graphs[key]
+        items = [
+            Item(
+                "inputs",
+                f"Inputs  ({len(info.inputs)})",
+                ("inputs", key),
+                expand=lambda: self._values(key, info.inputs),
+            ),
+            Item(
+                "outputs",
+                f"Outputs  ({len(info.outputs)})",
+                ("outputs", key),
+                expand=lambda: self._values(key, info.outputs),
+            ),
+        ]
+        if info.initializers:
+            items.append(
+                Item(
+                    "inits",
+                    f"Initializers  ({len(info.initializers)})",
+                    ("inits", key),
+                    expand=lambda: self._init_items(key),
+                )
+            )
+        items.append(Item("nodes", f"Nodes  ({len(info.nodes)})", ("nodes", key), expand=lambda: self._node_items(key)))
+        return items
+
+    def _values(self, key: str, names: list[str]) -> list[Item]:
+        return [self._value_item(key, name) for name in names]
+
+    def _value_item(self, key: str, name: str, prefix: str = "") -> Item:
+        label = f"{prefix}{name or '(empty)'} : {type_text(self.index.type_of(key, name))}"
+        return Item("value", label, ("value", key, name), expand=lambda: self._links(key, name))
+
+    def _links(self, key: str, name: str) -> list[Item]:
+        """Jumps from a value to its producer and consumers (Enter follows them)."""
+        items = []
+        found = self.index.resolve(key, name)
+        if found is not None:
+            where, kind = found
+            info = self.index.graphs[where]
+            if kind == "node":
+                n = info.producer[name]
+                items.append(Item("link", f"← from {self.node_label(where, n)}", ("goto", ("node", where, n))))
+            elif kind == "initializer":
+                items.append(
+                    Item("link", f"← initializer of {info.title}", ("goto", ("init", where, info.initializers[name])))
+                )
+            else:
+                items.append(Item("link", f"← input of {info.title}", ("goto", ("graph", where))))
+        for consumer_key, n in self.consumers_of(key, name):
+            items.append(Item("link", f"→ to {self.node_label(consumer_key, n)}", ("goto", ("node", consumer_key, n))))
+        return items
+
+    def consumers_of(self, key: str, name: str) -> list[tuple[str, int]]:
+        """Nodes reading `name` as defined in graph `key`: its own readers and those of nested subgraphs that
+        use it from the outer scope."""
+        found = [(key, n) for n in self.index.graphs[key].consumers.get(name, [])]
+        for sub_key, sub in self.index.graphs.items():
+            if sub.parent is None or sub_key == key or not self._nested_in(sub_key, key):
+                continue
+            if name in sub.consumers and self.index.resolve(sub_key, name) == self.index.resolve(key, name):
+                found += [(sub_key, n) for n in sub.consumers[name]]
+        return found
+
+    def _nested_in(self, key: str, ancestor: str) -> bool:
+        current = self.index.graphs[key].parent
+        while current is not None:
+            if current == ancestor:
+                return True
+            current = self.index.graphs[current].parent
+        return False
+
+    def node_label(self, key: str, n: int) -> str:
+        node = self.index.graphs[key].nodes[n]
+        domain = f"{node.domain}." if node.domain not in ("", "ai.onnx") else ""
+        return f"#{n} {domain}{node.op_type}" + (f"  {node.name}" if node.name else "")
+
+    def _node_items(self, key: str) -> list[Item]:
+        count = len(self.index.graphs[key].nodes)
+        if count <= CHUNK:
+            return [self._node_item(key, n) for n in range(count)]
+        return [
+            Item(
+                "chunk",
+                f"nodes {lo}–{min(lo + CHUNK, count) - 1}",
+                ("chunk", key, lo),
+                expand=lambda lo=lo: [self._node_item(key, n) for n in range(lo, min(lo + CHUNK, count))],
+            )
+            for lo in range(0, count, CHUNK)
+        ]
+
+    def _node_item(self, key: str, n: int) -> Item:
+        return Item("node", self.node_label(key, n), ("node", key, n), expand=lambda: self._node_children(key, n))
+
+    def _node_children(self, key: str, n: int) -> list[Item]:
+        node = self.index.graphs[key].nodes[n]
+        items = [self._value_item(key, name, "in  ") for name in node.input if name]
+        items += [self._value_item(key, name, "out ") for name in node.output if name]
+        for sub_key in self.index.graphs[key].subgraphs.get(n, []):
+            attribute = node.attribute[int(sub_key.rsplit("attribute[", 1)[1].split("]")[0])]
+            items.append(
+                self._graph_item(sub_key, f"{attribute.name}: subgraph ({len(self.index.graphs[sub_key].nodes)} nodes)")
+            )
+        return items
+
+    def _init_items(self, key: str) -> list[Item]:
+        proto = self.index.graphs[key].proto
+        return [
+            Item("init", f"{t.name}  {element_name(t.data_type)}{list(t.dims)}{_external_mark(t)}", ("init", key, i))
+            for i, t in enumerate(proto.initializer)
+        ]
+
+    # ---- navigation -------------------------------------------------------------------------------------
+    def _graph_path(self, key: str) -> list[Any]:
+        """Refs from the top down to graph `key`'s item (the main graph's children sit at the top)."""
+        if key == "graph":
+            return []
+        info = self.index.graphs[key]
+        if info.kind == "function":
+            return [("functions",), ("graph", key)]
+        parent = info.parent
+        path = self._graph_path(parent) + self._node_path(parent, info.owner)
+        return [*path, ("graph", key)]
+
+    def _node_path(self, key: str, n: int) -> list[Any]:
+        path = [("nodes", key)]
+        if len(self.index.graphs[key].nodes) > CHUNK:
+            path.append(("chunk", key, n // CHUNK * CHUNK))
+        return [*path, ("node", key, n)]
+
+    def ancestors(self, ref: Any) -> list[Any]:
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        kind = ref[0]
+        if kind == "graph":
+            return self._graph_path(ref[1]) or [ref]
+        if kind in ("inputs", "outputs", "inits", "nodes"):
+            return [*self._graph_path(ref[1]), ref]
+        if kind == "node":
+            return self._graph_path(ref[1]) + self._node_path(ref[1], ref[2])
+        if kind == "init":
+            return [*self._graph_path(ref[1]), ("inits", ref[1]), ref]
+        if kind == "value":
+            key, name = ref[1], ref[2]
+            info = self.index.graphs[key]
+            if name in info.inputs:
+                return [*self._graph_path(key), ("inputs", key), ref]
+            if name in info.outputs:
+                return [*self._graph_path(key), ("outputs", key), ref]
+            if name in info.producer:
+                return self._graph_path(key) + self._node_path(key, info.producer[name]) + [ref]
+        return [ref]
+
+    def find_ref(self, refs: dict[str, Any]) -> Any:
+        """The most specific item at a problem's protobuf location (`graph.node[3].attribute[0].g.node[1]`)."""
+        location = refs.get("location") or ""
+        best = None
+        for key in sorted(self.index.graphs, key=len, reverse=True):
+            if location == key or location.startswith(key + "."):
+                rest = location[len(key) :]
+                if rest.startswith(".node["):
+                    n = int(rest[6:].split("]")[0])
+                    if n < len(self.index.graphs[key].nodes):
+                        return ("node", key, n)
+                if rest.startswith(".initializer["):
+                    return ("init", key, int(rest[13:].split("]")[0]))
+                best = ("graph", key) if key != "graph" else ("summary",)
+                break
+        return best
+
+    def search(self, text: str, limit: int = 200) -> list[tuple[str, Any]]:
+        """Nodes by name or op type, values by name, initializers by name, dtype or shape (e.g. "float16",
+        "[16, 3, 3, 3]")."""
+        needle = text.strip().lower()
+        if not needle:
+            return []
+        hits: list[tuple[str, Any]] = []
+        shape = _shape_query(needle)
+        for key, info in self.index.graphs.items():
+            for n, node in enumerate(info.nodes):
+                if needle == node.op_type.lower() or needle in node.name.lower():
+                    hits.append((f"{info.title}: {self.node_label(key, n)}", ("node", key, n)))
+                if len(hits) >= limit:
+                    return hits
+            for name in list(info.inputs) + list(info.producer):
+                if needle in name.lower():
+                    hits.append((f"{info.title}: value {name}", ("value", key, name)))
+            if info.kind != "function":
+                for i, tensor in enumerate(info.proto.initializer):
+                    dims = tuple(tensor.dims)
+                    if needle in tensor.name.lower() or needle == element_name(tensor.data_type) or dims == shape:
+                        hits.append((f"{info.title}: initializer {tensor.name} {list(dims)}", ("init", key, i)))
+        return hits[:limit]
+
+    # ---- details ----------------------------------------------------------------------------------------
+    def describe(self, ref: Any) -> list[Section]:
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        method = getattr(self, "_describe_" + str(ref[0]), None)
+        if method is None:
+            return []
+        try:
+            return method(*ref[1:])
+        except (KeyError, IndexError, TypeError, ValueError) as error:
+            return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+
+    def _describe_summary(self) -> list[Section]:
+        model = self.index.model
+        summary = self.document.summary if self.document else {}
+        rows = [
+            ("format", f"ONNX, IR version {model.ir_version}"),
+            ("producer", f"{model.producer_name} {model.producer_version}".strip() or "(not set)"),
+            ("domain", model.domain or "(not set)"),
+            ("model version", model.model_version),
+            ("opsets", ", ".join(f"{k} {v}" for k, v in summary.get("opsets", {}).items())),
+        ]
+        rows += [(k.replace("_", " "), f"{v:,}") for k, v in summary.items() if isinstance(v, int)]
+        if model.doc_string:
+            rows.append(("doc", model.doc_string[:200]))
+        sections = [Section("ONNX model", ("property", "value"), rows)]
+        if model.metadata_props:
+            sections.append(Section("Metadata", ("key", "value"), [(p.key, p.value) for p in model.metadata_props]))
+        sections.append(Section("Op types", ("op", "nodes"), list(summary.get("op_types", {}).items())))
+        dtypes = summary.get("parameters_by_dtype", {})
+        sections.append(
+            Section(
+                "Parameters by dtype",
+                ("dtype", "elements", "bytes"),
+                [(k, f"{v[0]:,}", f"{v[1]:,}") for k, v in dtypes.items()],
+            )
+        )
+        return sections
+
+    def _describe_graph(self, key: str) -> list[Section]:
+        info = self.index.graphs[key]
+        rows = [("graph", info.title), ("location", key), ("nodes", len(info.nodes))]
+        if info.parent is not None:
+            rows.append(
+                ("inside", f"{self.index.graphs[info.parent].title}, node {self.node_label(info.parent, info.owner)}")
+            )
+        if info.kind == "function":
+            proto = info.proto
+            rows += [("domain", proto.domain), ("attributes", ", ".join(proto.attribute) or "none")]
+            rows.append(("opsets", ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in proto.opset_import)))
+        outer = sorted(
+            {
+                name
+                for node in info.nodes
+                for name in node.input
+                if name and self.index.resolve(key, name) and self.index.resolve(key, name)[0] != key
+            }
+        )
+        sections = [Section(info.title, ("property", "value"), rows)]
+        sections.append(
+            Section("Inputs", ("name", "type"), [(n, type_text(self.index.type_of(key, n))) for n in info.inputs])
+        )
+        sections.append(
+            Section("Outputs", ("name", "type"), [(n, type_text(self.index.type_of(key, n))) for n in info.outputs])
+        )
+        if outer:
+            sections.append(
+                Section(
+                    "Values from enclosing graphs",
+                    ("name", "defined in"),
+                    [(n, self.index.graphs[self.index.resolve(key, n)[0]].title) for n in outer],
+                )
+            )
+        return sections
+
+    def _describe_inputs(self, key: str) -> list[Section]:
+        return self._describe_graph(key)[1:2]
+
+    def _describe_outputs(self, key: str) -> list[Section]:
+        return self._describe_graph(key)[2:3]
+
+    def _describe_nodes(self, key: str) -> list[Section]:
+        info = self.index.graphs[key]
+        counts: dict[str, int] = {}
+        for node in info.nodes:
+            counts[node.op_type] = counts.get(node.op_type, 0) + 1
+        return [Section(f"Nodes of {info.title}", ("op", "count"), sorted(counts.items(), key=lambda kv: -kv[1]))]
+
+    def _describe_chunk(self, key: str, lo: int) -> list[Section]:
+        return self._describe_nodes(key)
+
+    def _describe_inits(self, key: str) -> list[Section]:
+        proto = self.index.graphs[key].proto
+        return [
+            Section(
+                "Initializers",
+                ("name", "dtype", "shape", "bytes", "stored"),
+                [
+                    (t.name, element_name(t.data_type), str(list(t.dims)), _bytes(t), _storage(t))
+                    for t in proto.initializer
+                ],
+            )
+        ]
+
+    def _describe_functions(self) -> list[Section]:
+        return [
+            Section(
+                "Local functions",
+                ("domain", "name", "nodes", "inputs", "outputs"),
+                [(f.domain, f.name, len(f.node), len(f.input), len(f.output)) for f in self.index.model.functions],
+            )
+        ]
+
+    def _describe_node(self, key: str, n: int) -> list[Section]:
+        info = self.index.graphs[key]
+        node = info.nodes[n]
+        rows = [
+            ("op type", node.op_type),
+            ("domain", node.domain or "ai.onnx"),
+            ("name", node.name or "(none)"),
+            ("graph", info.title),
+            ("location", f"{key}.node[{n}]"),
+        ]
+        if node.doc_string:
+            rows.append(("doc", node.doc_string[:200]))
+        function = self._local_function(node)
+        if function is not None:
+            rows.append(("local function", f"{function} (Functions in the tree)"))
+        inputs = [
+            (k, name or "(omitted)", type_text(self.index.type_of(key, name)) if name else "", self._source(key, name))
+            for k, name in enumerate(node.input)
+        ]
+        outputs = [
+            (
+                k,
+                name,
+                type_text(self.index.type_of(key, name)),
+                ", ".join(self.node_label(ck, cn) for ck, cn in self.consumers_of(key, name)[:6]) or "(graph output)"
+                if name in info.outputs or self.consumers_of(key, name)
+                else "(unused)",
+            )
+            for k, name in enumerate(node.output)
+        ]
+        attributes = [(a.name, *attribute_text(a)) for a in node.attribute]
+        return [
+            Section(f"Node {self.node_label(key, n)}", ("property", "value"), rows),
+            Section("Inputs", ("#", "value", "type", "from"), inputs),
+            Section("Outputs", ("#", "value", "type", "to"), outputs),
+            Section("Attributes", ("name", "type", "value"), attributes),
+        ]
+
+    def _local_function(self, node: Any) -> str | None:
+        for function in self.index.model.functions:
+            if function.name == node.op_type and function.domain == node.domain:
+                return f"{function.domain}.{function.name}"
+        return None
+
+    def _source(self, key: str, name: str) -> str:
+        if not name:
+            return ""
+        found = self.index.resolve(key, name)
+        if found is None:
+            return "undefined"
+        where, kind = found
+        info = self.index.graphs[where]
+        scope = "" if where == key else f" ({info.title})"
+        if kind == "node":
+            return self.node_label(where, info.producer[name]) + scope
+        return f"{kind}{scope}"
+
+    def _describe_value(self, key: str, name: str) -> list[Section]:
+        found = self.index.resolve(key, name)
+        rows = [("name", name), ("type", type_text(self.index.type_of(key, name))), ("from", self._source(key, name))]
+        if found and found[1] == "initializer":
+            info = self.index.graphs[found[0]]
+            return [
+                Section(f"Value {name}", ("property", "value"), rows),
+                *self._describe_init(found[0], info.initializers[name]),
+            ]
+        consumers = self.consumers_of(found[0] if found else key, name)
+        return [
+            Section(f"Value {name}", ("property", "value"), rows),
+            Section(
+                "Consumers",
+                ("graph", "node"),
+                [(self.index.graphs[k].title, self.node_label(k, n)) for k, n in consumers],
+            ),
+        ]
+
+    def _describe_init(self, key: str, i: int) -> list[Section]:
+        tensor = self.index.graphs[key].proto.initializer[i]
+        rows = [
+            ("name", tensor.name),
+            ("dtype", element_name(tensor.data_type)),
+            ("shape", str(list(tensor.dims))),
+            ("elements", f"{math.prod(tensor.dims):,}"),
+            ("bytes", _bytes(tensor)),
+            ("stored", _storage(tensor)),
+            ("location", f"{key}.initializer[{i}]"),
+        ]
+        return [Section(f"Initializer {tensor.name}", ("property", "value"), rows), self._values_section(tensor)]
+
+    def _values_section(self, tensor: Any) -> Section:
+        """Statistics of the weights, read now (from the file or its external-data sidecar)."""
+        stats = weight_stats(tensor, self.path.parent)
+        return Section("Values", ("property", "value"), list(stats.items()))
+
+    def _describe_goto(self, target: Any) -> list[Section]:
+        return [Section("Link", ("property", "value"), [("press Enter", "to jump there")]), *self.describe(target)]
+
+
+def weight_stats(tensor: Any, base_dir: Path) -> dict[str, str]:
+    size = tensor_bytes(tensor)
+    if size is not None and size > MAX_STATS_BYTES:
+        return {"values": f"not summarised: {human_bytes(size)} is over the {human_bytes(MAX_STATS_BYTES)} limit"}
+    try:
+        from onnx import numpy_helper
+
+        if tensor.data_location == TensorProto.EXTERNAL:
+            array = _external_array(tensor, base_dir)
+        else:
+            array = numpy_helper.to_array(tensor)
+    except FileNotFoundError as error:
+        return {"values": f"external data missing: {error.filename or error}"}
+    except Exception as error:  # a malformed tensor: say why instead of failing the panel
+        return {"values": f"cannot be read: {type(error).__name__}: {str(error)[:120]}"}
+    if array.dtype.kind in "OSU":
+        return {"values": ", ".join(map(str, array.reshape(-1)[:8].tolist()))}
+    flat = array.reshape(-1)
+    if flat.size == 0:
+        return {"values": "empty"}
+    with np.errstate(all="ignore"):
+        numbers = flat.astype(np.float64)
+    finite = numbers[np.isfinite(numbers)]
+    stats = {
+        "min": f"{finite.min():.6g}" if finite.size else "nan",
+        "max": f"{finite.max():.6g}" if finite.size else "nan",
+        "mean": f"{finite.mean():.6g}" if finite.size else "nan",
+        "std": f"{finite.std():.6g}" if finite.size else "nan",
+        "sparsity": f"{np.count_nonzero(flat == 0) / flat.size:.1%} zeros",
+        "first values": ", ".join(f"{v:.6g}" for v in numbers[:8].tolist()),
+    }
+    return stats
+
+
+def _external_array(tensor: Any, base_dir: Path) -> np.ndarray:
+    """The tensor's bytes from its sidecar, read-only, never touching the model's own proto."""
+    from onnx import numpy_helper
+
+    info = {entry.key: entry.value for entry in tensor.external_data}
+    location = info.get("location", "")
+    path = (base_dir / location).resolve()
+    if not path.is_relative_to(base_dir.resolve()):
+        raise ValueError(f"external data location {location!r} leaves the model's folder")
+    offset, length = int(info.get("offset", 0) or 0), info.get("length")
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        data = handle.read(int(length) if length else -1)
+    copy = TensorProto()
+    copy.CopyFrom(tensor)
+    del copy.external_data[:]
+    copy.data_location = TensorProto.DEFAULT
+    copy.raw_data = data
+    return numpy_helper.to_array(copy)
+
+
+def _external_mark(tensor: Any) -> str:
+    return "  (external)" if tensor.data_location == TensorProto.EXTERNAL else ""
+
+
+def _bytes(tensor: Any) -> str:
+    size = tensor_bytes(tensor)
+    return f"{size:,}" if size is not None else "?"
+
+
+def _storage(tensor: Any) -> str:
+    if tensor.data_location == TensorProto.EXTERNAL:
+        info = {entry.key: entry.value for entry in tensor.external_data}
+        return f"external: {info.get('location', '?')} at {info.get('offset', '0')} (+{info.get('length', '?')})"
+    if tensor.raw_data:
+        return "raw_data in the file"
+    return "typed fields in the file"
+
+
+def _shape_query(text: str) -> tuple[int, ...] | None:
+    import re
+
+    match = re.fullmatch(r"\[?\s*(\d+(?:\s*[,x×]\s*\d+)*)\s*\]?", text)
+    if not match or not any(c in text for c in "[,x×"):
+        return None
+    return tuple(int(n) for n in re.findall(r"\d+", match.group(1)))
