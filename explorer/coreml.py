@@ -80,7 +80,7 @@ def block_key_of(function: str, opset: str) -> str:
 
 def index_program(program: Any, model: CoreMLModel) -> None:
     """Every block (the active one of each function, then nested blocks recursively) and its producers."""
-    for name, function in program.functions.items():
+    for name, function in sorted(program.functions.items()):  # a map: sorted for a stable order
         opset = (
             function.opset
             if function.opset in function.block_specializations

@@ -166,7 +166,7 @@ class CoreMLView:
             )
         )
         if model.model_type == "mlProgram":
-            for function_name in self.spec.mlProgram.functions:
+            for function_name in sorted(self.spec.mlProgram.functions):
                 key = self._active_block(function_name)
                 count = len(model.blocks[key].proto.operations) if key else 0
                 children.append(
@@ -233,7 +233,7 @@ class CoreMLView:
     def _op_children(self, key: str, i: int) -> list[Item]:
         op = self.model.blocks[key].proto.operations[i]
         items = []
-        for param, argument in op.inputs.items():
+        for param, argument in sorted(op.inputs.items()):  # protobuf maps have no order: sort
             for binding in argument.arguments:
                 if binding.WhichOneof("binding") == "name":
                     source = self.resolve(key, binding.name)
@@ -385,7 +385,7 @@ class CoreMLView:
             ("version", metadata.versionString),
             ("short description", metadata.shortDescription),
         ]
-        rows += [(f"user: {k}", v) for k, v in metadata.userDefined.items()]
+        rows += [(f"user: {k}", v) for k, v in sorted(metadata.userDefined.items())]
         if description.defaultFunctionName:
             rows.append(("default function", description.defaultFunctionName))
         features = [
@@ -451,7 +451,7 @@ class CoreMLView:
         if op.type.startswith("constexpr_"):
             rows.append(("kind", "compressed constant (decompressed when the model loads)"))
         inputs = []
-        for param, argument in op.inputs.items():
+        for param, argument in sorted(op.inputs.items()):  # protobuf maps have no order: sort
             for binding in argument.arguments:
                 if binding.WhichOneof("binding") == "name":
                     source = self.resolve(key, binding.name)
@@ -460,7 +460,9 @@ class CoreMLView:
                 else:
                     inputs.append((param, value_text(binding.value), "value"))
         outputs = [(o.name, type_text(o.type, self.mil)) for o in op.outputs]
-        attributes = [(k, type_text(v.type, self.mil), value_text(v)) for k, v in op.attributes.items() if k != "name"]
+        attributes = [
+            (k, type_text(v.type, self.mil), value_text(v)) for k, v in sorted(op.attributes.items()) if k != "name"
+        ]
         sections = [
             Section(f"Op {op.type}", ("property", "value"), rows),
             Section("Inputs", ("parameter", "binding", "from"), inputs),

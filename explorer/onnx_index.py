@@ -105,7 +105,20 @@ class ModelIndex:
         return Counter(node.op_type for key in self.counted for node in self.graphs[key].nodes)
 
 
+class BadText(Exception):
+    """A name in the protobuf is not valid UTF-8 (protobuf then hands back bytes): (location,)."""
+
+
+def _require_text(values: Any, location: str) -> None:
+    for value in values:
+        if type(value) is not str:
+            raise BadText(location)
+
+
 def build_index(model: Any) -> ModelIndex:
+    _require_text([o.domain for o in model.opset_import], "ModelProto.opset_import")
+    _require_text([f.name for f in model.functions] + [f.domain for f in model.functions], "ModelProto.functions")
+    _require_text([p.key for p in model.metadata_props], "ModelProto.metadata_props")
     graphs: dict[str, GraphInfo] = {}
     counted: list[str] = []
     index = ModelIndex(model, graphs, counted)
@@ -145,8 +158,10 @@ def _add_graph(
             for info in values:
                 if info.HasField("type"):
                     graph.types.setdefault(info.name, info.type)
+    _require_text(graph.inputs + graph.outputs + list(graph.initializers), key)
     producer, consumers = graph.producer, graph.consumers
     for n, node in enumerate(proto.node):
+        _require_text((node.op_type, node.name, node.domain, *node.input, *node.output), f"{key}.node[{n}]")
         for name in node.input:
             if name:
                 consumers.setdefault(name, []).append(n)
@@ -165,6 +180,7 @@ def _add_graph(
             else:
                 producer[name] = n
         for a, attribute in enumerate(node.attribute):
+            _require_text((attribute.name,), f"{key}.node[{n}].attribute[{a}]")
             if attribute.type == AttributeProto.GRAPH or (attribute.type == 0 and attribute.HasField("g")):
                 subgraphs = [(f"{key}.node[{n}].attribute[{a}].g", attribute.g)]
             elif attribute.type == AttributeProto.GRAPHS:

@@ -47,7 +47,8 @@ def _dim(dim: Any) -> str:
     if which == "dim_value":
         return str(dim.dim_value)
     if which == "dim_param":
-        return dim.dim_param
+        name = dim.dim_param  # bytes when a corrupt file holds invalid UTF-8 there
+        return name if isinstance(name, str) else name.decode("utf-8", errors="replace")
     return "?"
 
 

@@ -477,6 +477,11 @@ def write_samples(folder: Path) -> list[Path]:
     path = folder / MLF_NAME
     path.write_bytes(tar_bytes(bundle_members()))
     written.append(path)
+    from explorer.onnx_samples import SUBGRAPHS_NAME, subgraph_model
+
+    path = folder / SUBGRAPHS_NAME
+    path.write_bytes(subgraph_model().SerializeToString(deterministic=True))
+    written.append(path)
     return written
 
 

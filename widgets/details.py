@@ -61,7 +61,8 @@ def _table(section: Section) -> Table:
         )
     rows = section.rows
     for row in rows[:MAX_ROWS]:
-        table.add_row(*("" if value is None else str(value) for value in row))
+        # Text, not str: values come from files, and "[main]" in a path must not be read as Rich markup
+        table.add_row(*(Text("" if value is None else str(value)) for value in row))
     if len(rows) > MAX_ROWS:
         table.caption = f"{len(rows) - MAX_ROWS} more rows not shown"
     if not rows:

@@ -243,13 +243,13 @@ def plan_checks(ark: ArkFile) -> list[Problem]:
                 )
             )
         tasks.setdefault(task.id, task)
-        counts = {op.config.get("NumTasks") for op in task.ops if op.config and "NumTasks" in op.config}
+        counts = {repr(op.config.get("NumTasks")) for op in task.ops if op.config and "NumTasks" in op.config}
         if len(counts) > 1:
             problems.append(
                 Problem(
                     "warning",
                     "num-tasks-differ",
-                    f"ops of task {task.id} disagree on NumTasks: {sorted(map(str, counts))}",
+                    f"ops of task {task.id} disagree on NumTasks: {sorted(counts)}",
                     task.path,
                     {"task_id": task.id},
                 )

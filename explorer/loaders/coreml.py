@@ -115,7 +115,7 @@ def _locate(path: Path) -> tuple[Path, Path | None]:
 def _check_program(model: CoreMLModel) -> list[Problem]:
     problems: list[Problem] = []
     program = model.model.mlProgram
-    for name, function in program.functions.items():
+    for name, function in sorted(program.functions.items()):
         if function.opset not in function.block_specializations:
             problems.append(
                 Problem(
@@ -135,7 +135,7 @@ def _check_weights(model: CoreMLModel, problems: list[Problem]) -> None:
     uses = []
     for key, block in model.blocks.items():
         for i, op in enumerate(block.proto.operations):
-            for attribute_name, value in op.attributes.items():
+            for attribute_name, value in sorted(op.attributes.items()):
                 if value.WhichOneof("value") == "blobFileValue":
                     uses.append((key, i, attribute_name, value.blobFileValue))
     weight_file = model.weights_dir / "weight.bin" if model.weights_dir else None

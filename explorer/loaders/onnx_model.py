@@ -33,7 +33,7 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
     import onnx
     from google.protobuf.message import DecodeError
 
-    from explorer.onnx_index import build_index
+    from explorer.onnx_index import BadText, build_index
     from explorer.onnx_view import build_document
 
     progress(0, 3, "reading")
@@ -57,7 +57,10 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
     if not model.HasField("graph"):
         raise LoadError(path, "ModelProto.graph", "no graph: this protobuf is not an ONNX model")
     progress(1, 3, "indexing graphs")
-    index = build_index(model)
+    try:
+        index = build_index(model)
+    except BadText as error:
+        raise LoadError(path, error.args[0], "a name is not valid UTF-8 text (a corrupt file)") from None
     problems = [Problem(s, c, m, loc) for s, c, m, loc in index.problems]
     problems += _checks(path, index)
     progress(2, 3, "inferring shapes")
@@ -126,6 +129,16 @@ def _checks(path: Path, index) -> list[Problem]:
     for i, tensor in enumerate(index.main.proto.initializer):
         if tensor.data_location == 1:  # EXTERNAL
             location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+            if not isinstance(location, str):
+                problems.append(
+                    Problem(
+                        "error",
+                        "bad-external-data",
+                        "the external data location is not valid text",
+                        f"graph.initializer[{i}].external_data",
+                    )
+                )
+                continue
             if location and location not in missing and not (path.parent / location).is_file():
                 missing.add(location)
                 problems.append(

@@ -13,6 +13,7 @@ import random
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -44,13 +45,38 @@ def seed_files() -> dict[str, list[Path]]:
         files["ark"] += sorted((SAMPLES / "ark").glob("*.json"))
     if (SAMPLES / "tvm_mlf").is_dir():
         files["tvm-mlf"] += sorted((SAMPLES / "tvm_mlf").glob("*.tar"))
+    files["onnx"] = [SAMPLE_DATA / "subgraphs_functions.onnx"]
+    if (SAMPLES / "onnx").is_dir():
+        files["onnx"] += sorted((SAMPLES / "onnx").glob("*.onnx"))
+    files["coreml"] = coreml_seeds()
     return files
 
 
+def coreml_seeds() -> list[Path]:
+    """Model protobufs (inside packages or bare): MIL-builder models made now, plus the real samples."""
+    from tests.coreml_models import make_models
+
+    folders = [make_models(Path(tempfile.mkdtemp(prefix="irx-coreml-seeds-")))]
+    if (SAMPLES / "coreml").is_dir():
+        folders.append(SAMPLES / "coreml")
+    found = []
+    for folder in folders:
+        found += sorted(folder.glob("*.mlmodel")) + sorted(
+            folder.glob("*.mlpackage/Data/com.apple.CoreML/model.mlmodel")
+        )
+    return found
+
+
 SEED_FILES = seed_files()
-SEEDS = {path.name: path.read_bytes() for paths in SEED_FILES.values() for path in paths}
+SEEDS = {str(path): path.read_bytes() for paths in SEED_FILES.values() for path in paths}
 # what a mutated file is saved as: the scheduler IR is recognised by its name too, ARK files by content only
-SAVE_AS = {"scheduler-ir": "m_{kind}_stschedule.json", "ark": "m_{kind}.json", "tvm-mlf": "m_{kind}.tar"}
+SAVE_AS = {
+    "scheduler-ir": "m_{kind}_stschedule.json",
+    "ark": "m_{kind}.json",
+    "tvm-mlf": "m_{kind}.tar",
+    "onnx": "m_{kind}.onnx",
+    "coreml": "m_{kind}.mlmodel",
+}
 ODD_VALUES = [
     None,
     True,
@@ -127,11 +153,108 @@ def mutated_bundle(data: bytes, rng: random.Random, kind: str) -> bytes:
     return tar_bytes(members)
 
 
+def mutate_proto(message, rng: random.Random) -> None:
+    """Break one field somewhere in a protobuf message: delete, duplicate, retype (odd values) or nest."""
+    for _ in range(64):  # walk down a random path of set fields
+        fields = message.ListFields()
+        if not fields:
+            return
+        descriptor, value = rng.choice(fields)
+        repeated = descriptor.is_repeated if hasattr(descriptor, "is_repeated") else descriptor.label == 3
+        is_message = descriptor.message_type is not None
+        if repeated and len(value) and rng.random() < 0.35:
+            container = getattr(message, descriptor.name)
+            if is_message and descriptor.message_type.GetOptions().map_entry:
+                key = rng.choice(list(container))
+                if rng.random() < 0.5:
+                    del container[key]
+                    return
+                message = container[key] if hasattr(container[key], "ListFields") else message
+                continue
+            index = rng.randrange(len(container))
+            if rng.random() < 0.5:
+                del container[index]
+            elif is_message:
+                container.add().CopyFrom(container[index])
+            else:
+                container.append(container[index])
+            return
+        if is_message and rng.random() < 0.8:
+            if repeated:
+                if descriptor.message_type.GetOptions().map_entry:
+                    values = list(getattr(message, descriptor.name).values())
+                    if not values or not hasattr(values[0], "ListFields"):
+                        return
+                    message = rng.choice(values)
+                else:
+                    message = rng.choice(list(value))
+            else:
+                message = value
+            continue
+        if is_message:
+            message.ClearField(descriptor.name)
+            return
+        odd = {
+            descriptor.TYPE_STRING: ["", "x" * 300, "../../etc", "\u0000"],
+            descriptor.TYPE_BYTES: [b"", b"\xff" * 17, b"\x00"],
+            descriptor.TYPE_BOOL: [True, False],
+            descriptor.TYPE_FLOAT: [float("nan"), float("inf"), -1e38],
+            descriptor.TYPE_DOUBLE: [float("nan"), -1e300],
+        }.get(descriptor.type, [0, -1, 2**31 - 1, 2**40, -(2**40), 7, 1000])
+        choice = rng.choice(odd)
+        try:
+            if repeated:
+                container = getattr(message, descriptor.name)
+                container[rng.randrange(len(container))] = choice
+            else:
+                setattr(message, descriptor.name, choice)
+        except (ValueError, TypeError):  # out of range for this integer width, or not a valid enum
+            message.ClearField(descriptor.name)
+        return
+
+
+def mutated_protobuf(fmt: str, data: bytes, rng: random.Random) -> bytes:
+    if fmt == "onnx":
+        import onnx
+
+        message = onnx.ModelProto()
+    else:
+        from explorer.loaders.coreml_proto import proto_module
+
+        message = proto_module("Model_pb2").Model()
+    message.ParseFromString(data)
+    for _ in range(rng.randint(1, 4)):
+        mutate_proto(message, rng)
+    if fmt == "onnx" and rng.random() < 0.1:  # deep nesting: the graph wrapped in If branches, many levels
+        import onnx
+        from google.protobuf.message import DecodeError
+
+        graph = message.graph
+        for _ in range(rng.choice([3, 20, 40])):  # 40 levels of If pass protobuf's own nesting limit
+            wrapper = onnx.GraphProto(name="wrap")
+            empty = onnx.GraphProto(name="empty")  # one branch only: the size grows linearly, not 2^depth
+            try:
+                node = onnx.helper.make_node("If", ["c"], ["o"], then_branch=graph, else_branch=empty)
+            except DecodeError:
+                break
+            wrapper.node.add().CopyFrom(node)
+            graph = wrapper
+        message.graph.CopyFrom(graph)
+    return message.SerializeToString()
+
+
+def format_of(name: str) -> str:
+    return next(fmt for fmt, paths in SEED_FILES.items() if any(str(p) == name for p in paths))
+
+
 def mutated_bytes(name: str, seed: int, kind: str) -> bytes:
     rng = random.Random(seed)
     data = SEEDS[name]
     if kind == "truncate":
         return data[: rng.randrange(len(data))]
+    fmt = format_of(name)
+    if fmt in ("onnx", "coreml"):
+        return flipped(data, rng) if kind == "flip" else mutated_protobuf(fmt, data, rng)
     if name.endswith(".tar"):
         if kind == "flip" and rng.random() < 0.5:
             return flipped(data, rng)  # the tar headers themselves
@@ -175,6 +298,29 @@ def exercise(doc) -> None:
         if doc.schedule is not None:
             for e in range(min(doc.schedule.buf_tensor.size, 3)):
                 doc.describe(("buffer-entry", 0, e))
+    onnx_view = doc.analysis.get("onnx")
+    if onnx_view is not None:
+        for key, info in list(onnx_view.index.graphs.items())[:4]:
+            doc.describe(("graph", key))
+            for n in range(min(len(info.nodes), 4)):
+                doc.describe(("node", key, n))
+                for name in info.nodes[n].input[:2]:
+                    doc.describe(("value", key, name))
+                    onnx_view._links(key, name)
+            for i in range(min(len(info.initializers), 2)):
+                doc.describe(("init", key, i))
+        doc.search("Conv")
+    coreml_view = doc.analysis.get("coreml")
+    if coreml_view is not None:
+        for key, block in list(coreml_view.model.blocks.items())[:4]:
+            doc.describe(("block", key))
+            for i in range(min(len(block.proto.operations), 6)):
+                doc.describe(("op", key, i))
+                coreml_view._op_children(key, i)
+        for k in range(min(len(coreml_view.layers() or []), 6)):
+            doc.describe(("layer", k))
+        doc.describe(("description",))
+        doc.search("conv")
     view = doc.analysis.get("ark")
     if view is not None:
         from explorer.analysis.stride_map import outer_dims, plane_grid
@@ -193,7 +339,7 @@ def exercise(doc) -> None:
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), seed=st.integers(0, 2**32), kind=st.sampled_from(["truncate", "flip", "structure"]))
 def test_mutated_files_load_or_fail_cleanly(fuzz_dir, fmt, data, seed, kind):
-    name = data.draw(st.sampled_from([path.name for path in SEED_FILES[fmt]]))
+    name = data.draw(st.sampled_from([str(path) for path in SEED_FILES[fmt]]))
     RAN[fmt] = RAN.get(fmt, 0) + 1
     path = fuzz_dir / SAVE_AS[fmt].format(kind=kind)
     path.write_bytes(mutated_bytes(name, seed, kind))
@@ -219,7 +365,7 @@ def test_check_never_prints_a_traceback(tmp_path):
     for index, kind in enumerate(["truncate", "flip", "structure"] * 3):
         fmt = sorted(SEED_FILES)[index % len(SEED_FILES)]
         path = tmp_path / SAVE_AS[fmt].format(kind=f"{index}_{kind}")
-        path.write_bytes(mutated_bytes(SEED_FILES[fmt][0].name, index, kind))
+        path.write_bytes(mutated_bytes(str(SEED_FILES[fmt][0]), index, kind))
         result = subprocess.run(
             [sys.executable, "-m", "explorer", "check", str(path)], capture_output=True, text=True, cwd=ROOT
         )

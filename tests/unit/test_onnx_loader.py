@@ -12,8 +12,8 @@ import pytest
 
 from explorer.api import open_document
 from explorer.errors import LoadError
+from explorer.onnx_samples import linear_model, odd_types_model, save_with_external_data, subgraph_model
 from tests.conftest import ROOT, samples_dir
-from tests.onnx_models import linear_model, odd_types_model, save_with_external_data, subgraph_model
 
 
 def save(model, tmp_path: Path, name: str = "model.onnx") -> Path:

@@ -1,4 +1,5 @@
-"""ONNX models built with onnx.helper for the tests: subgraphs, local functions, external data, odd types."""
+"""ONNX models built with onnx.helper: subgraphs, local functions, external data, odd types (demos, tests,
+fuzzing). `python -m explorer.samples` writes the subgraph model to sample_data/."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+SUBGRAPHS_NAME = "subgraphs_functions.onnx"
 
 
 def subgraph_model() -> onnx.ModelProto:
