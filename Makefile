@@ -29,6 +29,7 @@ samples: $(STAMP)
 	$(PY) -m explorer.samples sample_data
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet 'torch==2.13.0'  # CPU build from the local wheel: only the benchmark exports with it
 	$(PY) benchmarks/run.py
 
 fuzz: $(STAMP)

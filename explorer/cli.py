@@ -113,6 +113,8 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     document = open_document(args.file, strict=args.strict)
     if command == "tensor":
         return _run_tensor(document, args)
+    if command == "check":
+        document.run_deep_checks()
     counts = count_by_severity(document.problems)
     if command == "info":
         payload = {

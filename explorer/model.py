@@ -84,3 +84,10 @@ class Document:
     tensor_of: Callable[[Any], Any] = field(default=lambda ref: None)
     # one line for the summary bar when the summary's counts do not say it well (e.g. TVM's nested modules)
     headline: str = ""
+    # Checks that cost more than reading the file (ONNX shape inference): `check` and the TUI run them once,
+    # `info` does not. Returns the problems they found.
+    deep_checks: Callable[[], list[Problem]] = field(default=lambda: [])
+
+    def run_deep_checks(self) -> None:
+        self.problems = self.problems + self.deep_checks()
+        self.deep_checks = lambda: []

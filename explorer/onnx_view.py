@@ -144,6 +144,18 @@ class OnnxView:
             self._graph = graph
         return self._graph
 
+    def type_str(self, key: str, name: str) -> str:
+        """A value's type: declared or inferred, else (for an initializer) its dtype and dims."""
+        found = self.index.type_of(key, name)
+        if found is not None:
+            return type_text(found)
+        where = self.index.resolve(key, name)
+        if where is not None and where[1] == "initializer":
+            info = self.index.graphs[where[0]]
+            tensor = info.proto.initializer[info.initializers[name]]
+            return f"{element_name(tensor.data_type)}[{', '.join(map(str, tensor.dims))}]"
+        return "?"
+
     # ---- tree -------------------------------------------------------------------------------------------
     def tree(self, name: str) -> Item:
         children = [Item("summary", "Summary", ("summary",)), *self._graph_children("graph")]
@@ -196,7 +208,7 @@ class OnnxView:
         return [self._value_item(key, name) for name in names]
 
     def _value_item(self, key: str, name: str, prefix: str = "") -> Item:
-        label = f"{prefix}{name or '(empty)'} : {type_text(self.index.type_of(key, name))}"
+        label = f"{prefix}{name or '(empty)'} : {self.type_str(key, name)}"
         return Item("value", label, ("value", key, name), expand=lambda: self._links(key, name))
 
     def _links(self, key: str, name: str) -> list[Item]:
@@ -410,20 +422,13 @@ class OnnxView:
             proto = info.proto
             rows += [("domain", proto.domain), ("attributes", ", ".join(proto.attribute) or "none")]
             rows.append(("opsets", ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in proto.opset_import)))
-        outer = sorted(
-            {
-                name
-                for node in info.nodes
-                for name in node.input
-                if name and self.index.resolve(key, name) and self.index.resolve(key, name)[0] != key
-            }
-        )
+        outer = self._outer_values(key) if info.parent is not None else []
         sections = [Section(info.title, ("property", "value"), rows)]
         sections.append(
-            Section("Inputs", ("name", "type"), [(n, type_text(self.index.type_of(key, n))) for n in info.inputs])
+            Section("Inputs", ("name", "type"), [(n, self.type_str(key, n)) for n in info.inputs])
         )
         sections.append(
-            Section("Outputs", ("name", "type"), [(n, type_text(self.index.type_of(key, n))) for n in info.outputs])
+            Section("Outputs", ("name", "type"), [(n, self.type_str(key, n)) for n in info.outputs])
         )
         if outer:
             sections.append(
@@ -435,11 +440,25 @@ class OnnxView:
             )
         return sections
 
+    def _outer_values(self, key: str) -> list[str]:
+        """Names a subgraph reads from enclosing graphs (only subgraphs have any)."""
+        info = self.index.graphs[key]
+        names = set()
+        for node in info.nodes:
+            for name in node.input:
+                if name and name not in info.producer and name not in info.initializers and name not in info.inputs:
+                    found = self.index.resolve(key, name)
+                    if found and found[0] != key:
+                        names.add(name)
+        return sorted(names)
+
     def _describe_inputs(self, key: str) -> list[Section]:
-        return self._describe_graph(key)[1:2]
+        names = self.index.graphs[key].inputs
+        return [Section("Inputs", ("name", "type"), [(n, self.type_str(key, n)) for n in names])]
 
     def _describe_outputs(self, key: str) -> list[Section]:
-        return self._describe_graph(key)[2:3]
+        names = self.index.graphs[key].outputs
+        return [Section("Outputs", ("name", "type"), [(n, self.type_str(key, n)) for n in names])]
 
     def _describe_nodes(self, key: str) -> list[Section]:
         info = self.index.graphs[key]
@@ -489,14 +508,14 @@ class OnnxView:
         if function is not None:
             rows.append(("local function", f"{function} (Functions in the tree)"))
         inputs = [
-            (k, name or "(omitted)", type_text(self.index.type_of(key, name)) if name else "", self._source(key, name))
+            (k, name or "(omitted)", self.type_str(key, name) if name else "", self._source(key, name))
             for k, name in enumerate(node.input)
         ]
         outputs = [
             (
                 k,
                 name,
-                type_text(self.index.type_of(key, name)),
+                self.type_str(key, name),
                 ", ".join(self.node_label(ck, cn) for ck, cn in self.consumers_of(key, name)[:6]) or "(graph output)"
                 if name in info.outputs or self.consumers_of(key, name)
                 else "(unused)",
@@ -532,7 +551,7 @@ class OnnxView:
 
     def _describe_value(self, key: str, name: str) -> list[Section]:
         found = self.index.resolve(key, name)
-        rows = [("name", name), ("type", type_text(self.index.type_of(key, name))), ("from", self._source(key, name))]
+        rows = [("name", name), ("type", self.type_str(key, name)), ("from", self._source(key, name))]
         if found and found[1] == "initializer":
             info = self.index.graphs[found[0]]
             return [

@@ -134,6 +134,8 @@ class IrExplorerApp(App[None]):
 
         try:
             document = open_document(self.path, strict=self.strict, progress=progress)
+            progress(0.99, 1, "checking")
+            document.run_deep_checks()
             if document.schedule is not None:
                 import widgets.buffer_view  # noqa: F401 - imported here, off the UI thread
                 import widgets.timeline  # noqa: F401

@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from explorer.model import Section
 
-MAX_ROWS = 400
+MAX_ROWS = 120  # the tree lists everything; the panel summarises (Rich tables cost ~1 ms a row)
 
 
 class DetailsPanel(VerticalScroll):

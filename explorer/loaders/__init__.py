@@ -15,13 +15,15 @@ from types import ModuleType
 
 from explorer.errors import LoadError
 
-BUILTIN_LOADERS = (
-    "explorer.loaders.scheduler_ir",
-    "explorer.loaders.ark_model",
-    "explorer.loaders.ark_plan",
-    "explorer.loaders.tvm_mlf",
-    "explorer.loaders.onnx_model",
-    "explorer.loaders.coreml",
+# Module, and the name endings it usually has: a file is first offered to the loaders its name suggests, so
+# opening it imports one loader, not all of them (each import costs start-up time).
+BUILTIN_LOADERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("explorer.loaders.scheduler_ir", ("stschedule.json", ".json")),
+    ("explorer.loaders.ark_model", (".json",)),
+    ("explorer.loaders.ark_plan", (".json",)),
+    ("explorer.loaders.tvm_mlf", (".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz")),
+    ("explorer.loaders.onnx_model", (".onnx",)),
+    ("explorer.loaders.coreml", (".mlmodel", ".mlpackage", ".mlmodelc")),
 )
 HEAD_BYTES = 64 * 1024
 
@@ -33,7 +35,7 @@ class LoaderInfo:
 
 
 def available_loaders() -> list[LoaderInfo]:
-    modules = [importlib.import_module(name) for name in BUILTIN_LOADERS]
+    modules = [importlib.import_module(name) for name, _ in BUILTIN_LOADERS]
     for entry in entry_points(group="ir_explorer.loaders"):
         try:
             modules.append(entry.load())
@@ -52,8 +54,8 @@ def pick_loader(path: str | Path) -> LoaderInfo:
     path = Path(path)
     if not path.exists():
         raise LoadError(path, "", "no such file or directory")
-    loaders = available_loaders()
     if path.is_dir():
+        loaders = available_loaders()
         for loader in loaders:
             if getattr(loader.module, "ACCEPTS_DIRECTORIES", False) and loader.module.match(path, b""):
                 return loader
@@ -64,6 +66,13 @@ def pick_loader(path: str | Path) -> LoaderInfo:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
     if not head:
         raise LoadError(path, "byte 0", "the file is empty")
+    name = path.name.lower()
+    for module_name, endings in BUILTIN_LOADERS:  # the likely loaders first, importing only those
+        if name.endswith(endings):
+            module = importlib.import_module(module_name)
+            if module.match(path, head):
+                return LoaderInfo(module.FORMAT, module)
+    loaders = available_loaders()
     for loader in loaders:
         if loader.module.match(path, head):
             return loader

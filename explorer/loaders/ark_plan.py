@@ -5,9 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from explorer.analysis.ark_checks import index_tensors, op_type_counts, plan_checks
-from explorer.ark_view import build_document
-from explorer.loaders.ark_json import ArkReader, decode_file
 from explorer.loaders.gc_pause import collector_paused
 from explorer.model import Document, ProgressCallback, no_progress
 
@@ -25,6 +22,11 @@ def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: 
 
 
 def _load(path: Path, progress: ProgressCallback, strict: bool) -> Document:
+    # imported here, not at the top: the registry imports every loader to sniff a file, and networkx is slow
+    from explorer.analysis.ark_checks import index_tensors, op_type_counts, plan_checks
+    from explorer.ark_view import build_document
+    from explorer.loaders.ark_json import ArkReader, decode_file
+
     progress(0, 2, "parsing")
     reader = ArkReader(strict)
     ark = reader.plan(decode_file(path), path)

@@ -63,11 +63,11 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
         raise LoadError(path, error.args[0], "a name is not valid UTF-8 text (a corrupt file)") from None
     problems = [Problem(s, c, m, loc) for s, c, m, loc in index.problems]
     problems += _checks(path, index)
-    progress(2, 3, "inferring shapes")
-    problems += _infer_shapes(index)
     summary = summarise(index)
     progress(3, 3, "done")
-    return build_document(path, index, problems, summary)
+    document = build_document(path, index, problems, summary)
+    document.deep_checks = lambda: infer_shapes(index)
+    return document
 
 
 def summarise(index) -> dict:
@@ -105,19 +105,7 @@ def _checks(path: Path, index) -> list[Problem]:
     model = index.model
     if not model.opset_import:
         problems.append(Problem("warning", "no-opset", "the model imports no opset", "ModelProto.opset_import"))
-    for key, info in index.graphs.items():
-        known_inputs = set(info.inputs) if info.kind == "function" else None
-        for n, node in enumerate(info.nodes):
-            for k, name in enumerate(node.input):
-                if name and index.resolve(key, name) is None and not (known_inputs and name in known_inputs):
-                    problems.append(
-                        Problem(
-                            "error",
-                            "undefined-value",
-                            f"node {n} ({node.op_type}) reads {name!r}, which no node, input or initializer defines",
-                            f"{key}.node[{n}].input[{k}]",
-                        )
-                    )
+    for key, info in index.graphs.items():  # node inputs were checked while indexing (explorer.onnx_index)
         for k, name in enumerate(info.outputs):
             if name and index.resolve(key, name) is None:
                 problems.append(
@@ -152,8 +140,9 @@ def _checks(path: Path, index) -> list[Problem]:
     return problems
 
 
-def _infer_shapes(index) -> list[Problem]:
-    """Add inferred value types to the index; a failure is a warning (the declared types stay)."""
+def infer_shapes(index) -> list[Problem]:
+    """Add inferred value types to the index; a failure is a warning (the declared types stay). It costs about
+    twice the parse on big graphs, so it runs for `check` and the TUI, not for `info`."""
     import onnx
 
     try:

@@ -32,7 +32,6 @@ from explorer.schedule import (
     WL_SOURCES,
     Schedule,
 )
-from explorer.schedule_view import build_document
 
 FORMAT = "scheduler-ir"
 _SNIFF = re.compile(rb'^\s*\{\s*"(-1|\d+|buffersize|top_batch_cut|xlen|ylen)"\s*:')
@@ -177,6 +176,8 @@ class _Context:
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
+    from explorer.schedule_view import build_document  # not at the top: the registry imports every loader
+
     schedule, problems = load_schedule(path, progress=progress, strict=strict)
     return build_document(Path(path), schedule, problems)
 
