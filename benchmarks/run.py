@@ -365,6 +365,9 @@ def main() -> None:
     from ark_bench import section as ark_section  # benchmarks/ is on sys.path when run as a script
 
     lines += ark_section(OUT, PROBES, run_probe, ratio)
+    from onnx_bench import section as onnx_section
+
+    lines += onnx_section(OUT, PROBES, run_probe, ratio)
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
     print("wrote BENCHMARKS.md")
 

@@ -18,7 +18,7 @@ from typing import Any
 from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
 
-SUBCOMMANDS = ("info", "check", "tensor", "screenshot")
+SUBCOMMANDS = ("info", "check", "tensor", "export", "diff", "serve", "screenshot")
 
 
 class ExitCode(IntEnum):
@@ -31,7 +31,8 @@ def _base_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ir-explorer",
         description="Explore ML model files and accelerator schedules in the terminal.",
-        epilog="Subcommands: info FILE, check FILE, tensor FILE TENSOR_ID, screenshot FILE "
+        epilog="Subcommands: info FILE, check FILE, tensor FILE TENSOR_ID, export FILE, diff A B, serve FILE, "
+        "screenshot FILE "
         "(run 'ir-explorer SUBCOMMAND --help' for details). "
         "With only FILE, the interactive explorer opens.",
     )
@@ -43,6 +44,9 @@ def _tui_parser() -> argparse.ArgumentParser:
     parser = _base_parser()
     parser.add_argument("file", nargs="?", type=Path, help="the file to open (a bundled sample when omitted)")
     parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+    parser.add_argument(
+        "--bookmarks", type=Path, help="the bookmarks file to open and save (default FILE.bookmarks.json)"
+    )
     return parser
 
 
@@ -59,6 +63,19 @@ def _size(text: str) -> tuple[int, int]:
 def _command_parser(command: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=f"ir-explorer {command}")
     parser.add_argument("file", type=Path)
+    if command == "serve":
+        parser.description = "The explorer in a web browser (textual-serve). Bound to localhost unless --host says."
+        parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+        parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+        parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        parser.add_argument("--bookmarks", type=Path, help="the bookmarks file (default FILE.bookmarks.json)")
+        return parser
+    if command == "diff":
+        parser.description = "What changed from A to B (two schedules, or two models of one format)."
+        parser.add_argument("other", type=Path, metavar="B")
+        parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+        parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        return parser
     if command == "screenshot":
         parser.description = "Write an SVG of one view at a given state, without a terminal."
         parser.add_argument("--view", choices=("tree", "timeline", "buffers"), default="tree")
@@ -66,6 +83,12 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--workload", type=int, help="workload_id on that core (scheduler IR)")
         parser.add_argument("--size", type=_size, default=(160, 48), help="terminal size, WIDTHxHEIGHT")
         parser.add_argument("-o", "--output", type=Path, required=True, help="the SVG file to write")
+        parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        return parser
+    if command == "export":
+        parser.description = "Write a self-contained HTML report and/or a Chrome trace (Perfetto) of the file."
+        parser.add_argument("--html", type=Path, help="the HTML report to write (plotly.js embedded: works offline)")
+        parser.add_argument("--trace-event", type=Path, help="the Trace Event JSON to write (schedules)")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         return parser
     if command == "tensor":
@@ -110,7 +133,22 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
 
     if command == "screenshot":
         return _run_screenshot(args)
+    if command == "diff":
+        return _run_diff(args)
+    if command == "serve":
+        from explorer.loaders import pick_loader
+        from widgets.serve import serve  # needs textual-serve: imported only for this command
+
+        pick_loader(args.file)  # a file nothing can open is refused here, not in every browser tab
+        print(f"serving {args.file} on http://{args.host}:{args.port}/ (Ctrl+C to stop)", file=sys.stderr)
+        serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks)
+        return ExitCode.OK
+    if command == "export" and not (args.html or args.trace_event):
+        print("ir-explorer export: give --html OUT.html and/or --trace-event OUT.json", file=sys.stderr)
+        return ExitCode.UNUSABLE
     document = open_document(args.file, strict=args.strict)
+    if command == "export":
+        return _run_export(document, args)
     if command == "tensor":
         return _run_tensor(document, args)
     if command == "check":
@@ -184,6 +222,39 @@ def _print_problem_table(problems: list, counts: dict[str, int]) -> None:
     print(f"\n{counts['error']} errors, {counts['warning']} warnings")
 
 
+def _run_diff(args: argparse.Namespace) -> ExitCode:
+    from explorer.api import open_document
+    from explorer.diff import NotComparable, diff_documents, diff_lines
+
+    first, second = open_document(args.file, strict=args.strict), open_document(args.other, strict=args.strict)
+    try:
+        result = diff_documents(first, second)
+    except NotComparable as error:
+        raise LoadError(args.other, "", str(error)) from None
+    if args.json:
+        _print_json(result)
+    else:
+        print("\n".join(diff_lines(result)))
+    return ExitCode.OK
+
+
+def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
+    document.run_deep_checks()
+    if args.trace_event:
+        from explorer.exports.trace_event import trace_events
+
+        if document.schedule is None:
+            raise LoadError(args.file, "", f"a trace needs a schedule; this is a {document.meta.format} file")
+        args.trace_event.write_text(json.dumps(trace_events(document)), encoding="utf-8")
+        print(f"wrote {args.trace_event}", file=sys.stderr)
+    if args.html:
+        from explorer.exports.html_report import write_report
+
+        write_report(document, args.html)
+        print(f"wrote {args.html}", file=sys.stderr)
+    return ExitCode.OK
+
+
 def _run_tensor(document: Any, args: argparse.Namespace) -> ExitCode:
     from explorer.analysis.tensor_report import tensor_report
 
@@ -225,7 +296,7 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
         raise LoadError(path, "", "no such file or directory")
     from widgets.app import make_app  # the one place the core reaches the UI, and only when asked to
 
-    make_app(path, strict=args.strict).run()
+    make_app(path, strict=args.strict, bookmarks=args.bookmarks).run()
     return ExitCode.OK
 
 

@@ -424,12 +424,8 @@ class OnnxView:
             rows.append(("opsets", ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in proto.opset_import)))
         outer = self._outer_values(key) if info.parent is not None else []
         sections = [Section(info.title, ("property", "value"), rows)]
-        sections.append(
-            Section("Inputs", ("name", "type"), [(n, self.type_str(key, n)) for n in info.inputs])
-        )
-        sections.append(
-            Section("Outputs", ("name", "type"), [(n, self.type_str(key, n)) for n in info.outputs])
-        )
+        sections.append(Section("Inputs", ("name", "type"), [(n, self.type_str(key, n)) for n in info.inputs]))
+        sections.append(Section("Outputs", ("name", "type"), [(n, self.type_str(key, n)) for n in info.outputs]))
         if outer:
             sections.append(
                 Section(

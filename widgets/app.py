@@ -65,6 +65,8 @@ class IrExplorerApp(App[None]):
         Binding("n", "next_problem(1)", "Next problem"),
         Binding("N", "next_problem(-1)", "Prev problem", show=False),
         Binding("s", "show_summary", "Summary", show=False),
+        Binding("b", "bookmark", "Bookmark"),
+        Binding("B", "bookmarks", "Bookmarks", show=False),
     ]
     HELP_KEYS = [
         ("Everywhere", "q", "quit"),
@@ -74,11 +76,18 @@ class IrExplorerApp(App[None]):
         ("Everywhere", "t / d / p", "focus the tree / the details / the problems"),
         ("Everywhere", "n / N", "jump to the next / previous problem"),
         ("Everywhere", "s", "show the file summary"),
+        ("Everywhere", "b / B", "bookmark the selected item with a note / list the bookmarks and jump"),
     ]
 
-    def __init__(self, path: Path, *, strict: bool = False, document: Document | None = None) -> None:
+    def __init__(
+        self, path: Path, *, strict: bool = False, document: Document | None = None, bookmarks: Path | None = None
+    ) -> None:
         super().__init__()
         self.path = Path(path)
+        from explorer.bookmarks import sidecar_path
+
+        self.bookmarks_path = Path(bookmarks) if bookmarks else sidecar_path(self.path)
+        self.bookmarks: list[Any] = []
         self.strict = strict
         self.document: Document | None = document
         self.load_error: LoadError | None = None
@@ -156,6 +165,7 @@ class IrExplorerApp(App[None]):
 
     def show_document(self, document: Document) -> None:
         self.document = document
+        self._load_bookmarks()
         self.query_one(SummaryBar).show_document(document)
         self.query_one(ContentSwitcher).current = "main"
         tree = self.query_one(DocumentTree)
@@ -365,6 +375,131 @@ class IrExplorerApp(App[None]):
         if self.document is not None:
             self.query_one(DetailsPanel).show_sections(self.document.describe(("summary",)))
 
+    # ---- review: bookmarks, exports, diff --------------------------------------------------------------------
+    def _load_bookmarks(self) -> None:
+        from explorer.bookmarks import load_bookmarks
+
+        try:
+            self.bookmarks = load_bookmarks(self.bookmarks_path)
+        except ValueError as error:
+            self.notify(str(error), severity="warning")
+            self.bookmarks = []
+
+    def _save_bookmarks(self) -> None:
+        from explorer.bookmarks import save_bookmarks
+
+        try:
+            save_bookmarks(self.bookmarks_path, self.path, self.bookmarks)
+        except OSError as error:
+            self.notify(f"cannot save bookmarks to {self.bookmarks_path}: {error.strerror or error}", severity="error")
+
+    def action_bookmark(self) -> None:
+        """Mark the tree's selected item (and the view on screen) with a note, saved in the sidecar file."""
+        if self.document is None:
+            return
+        from explorer.bookmarks import Bookmark
+        from widgets.review_screens import PromptScreen
+
+        ref, label = _bookmark_label(self)
+        view = (self.query_one(TabbedContent).active or "tab-tree").removeprefix("tab-")
+
+        def add(note: str | None) -> None:
+            if note is None:
+                return
+            self.bookmarks.append(Bookmark(ref, view, note, label))
+            self._save_bookmarks()
+            self.notify(f"bookmarked {label} ({len(self.bookmarks)} in {self.bookmarks_path.name})")
+
+        self.push_screen(PromptScreen(f"Note for {label}:"), add)
+
+    def action_bookmarks(self) -> None:
+        if self.document is None:
+            return
+        from widgets.review_screens import BookmarksScreen
+
+        def delete(index: int) -> None:
+            del self.bookmarks[index]
+            self._save_bookmarks()
+
+        def go(index: int | None) -> None:
+            if index is None or not 0 <= index < len(self.bookmarks):
+                return
+            self.go_to_bookmark(self.bookmarks[index])
+
+        self.push_screen(BookmarksScreen(self.bookmarks, delete), go)
+
+    def go_to_bookmark(self, bookmark: Any) -> None:
+        self.post_message(RevealRef(bookmark.ref))
+        if bookmark.view != "tree" and bookmark.view in self.views_for(self.document):
+            self.call_after_refresh(self.action_view, bookmark.view)
+
+    def action_export_report(self) -> None:
+        from widgets.review_screens import PromptScreen
+
+        default = str(self.path.with_name(self.path.name + ".report.html"))
+        self.push_screen(PromptScreen("Write the HTML report to:", default), self._export_report)
+
+    @work(thread=True, group="export")
+    def _export_report(self, target: str | None) -> None:
+        if not target or self.document is None:
+            return
+        from explorer.exports.html_report import write_report
+
+        try:
+            write_report(self.document, Path(target))
+        except OSError as error:
+            self.call_from_thread(self.notify, f"cannot write {target}: {error.strerror or error}", severity="error")
+            return
+        self.call_from_thread(self.notify, f"wrote {target}")
+
+    def action_export_trace(self) -> None:
+        if self.document is None or self.document.schedule is None:
+            self.notify("a trace needs a schedule (scheduler IR or a TVM storage plan)", severity="warning")
+            return
+        from widgets.review_screens import PromptScreen
+
+        default = str(self.path.with_name(self.path.name + ".trace.json"))
+        self.push_screen(PromptScreen("Write the Chrome trace (Perfetto) to:", default), self._export_trace)
+
+    @work(thread=True, group="export")
+    def _export_trace(self, target: str | None) -> None:
+        if not target or self.document is None:
+            return
+        import json
+
+        from explorer.exports.trace_event import trace_events
+
+        try:
+            Path(target).write_text(json.dumps(trace_events(self.document)), encoding="utf-8")
+        except OSError as error:
+            self.call_from_thread(self.notify, f"cannot write {target}: {error.strerror or error}", severity="error")
+            return
+        self.call_from_thread(self.notify, f"wrote {target}")
+
+    def action_screenshot_svg(self) -> None:
+        path = self.save_screenshot()
+        self.notify(f"saved {path}")
+
+    def action_diff(self) -> None:
+        from widgets.review_screens import PromptScreen
+
+        self.push_screen(PromptScreen("Compare with which file (same format)?"), self._diff_with)
+
+    @work(thread=True, group="diff")
+    def _diff_with(self, other: str | None) -> None:
+        if not other or self.document is None:
+            return
+        from explorer.diff import NotComparable, diff_documents, diff_lines
+
+        try:
+            result = diff_documents(self.document, open_document(other, strict=self.strict))
+        except (LoadError, NotComparable) as error:
+            self.call_from_thread(self.notify, str(error), severity="error")
+            return
+        from widgets.review_screens import DiffScreen
+
+        self.call_from_thread(self.push_screen, DiffScreen(diff_lines(result)))
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Search", "Find items by name or id (Ctrl+F)", self.action_search)
@@ -382,6 +517,22 @@ class IrExplorerApp(App[None]):
         yield SystemCommand(
             "Focus problems", "Move the focus to the problems list (p)", lambda: self.action_focus("problems")
         )
+        yield SystemCommand("Bookmark this item", "Mark the selected item with a note (b)", self.action_bookmark)
+        yield SystemCommand("Bookmarks", "List the bookmarks and jump to one (B)", self.action_bookmarks)
+        yield SystemCommand("Export HTML report", "A self-contained report with plots", self.action_export_report)
+        yield SystemCommand(
+            "Export Chrome trace", "Trace Event JSON for Perfetto (schedules)", self.action_export_trace
+        )
+        yield SystemCommand("Screenshot", "Save an SVG of the screen", self.action_screenshot_svg)
+        yield SystemCommand("Diff with another file", "What changed from this file to another", self.action_diff)
+
+
+def _bookmark_label(app: IrExplorerApp) -> tuple[Any, str]:
+    tree = app.query_one(DocumentTree)
+    node = tree.cursor_node
+    if node is None or node.data is None:
+        return ("summary",), "summary"
+    return node.data.ref, node.data.label
 
 
 def problem_section(problem: Problem) -> Section:
@@ -418,6 +569,8 @@ def _make_view(name: str) -> Any:
     return StrideMap(id="layout")
 
 
-def make_app(path: str | Path, *, strict: bool = False, document: Document | None = None) -> IrExplorerApp:
+def make_app(
+    path: str | Path, *, strict: bool = False, document: Document | None = None, bookmarks: str | Path | None = None
+) -> IrExplorerApp:
     """The one way to build the app: the CLI, the tests and `serve` all call this."""
-    return IrExplorerApp(Path(path), strict=strict, document=document)
+    return IrExplorerApp(Path(path), strict=strict, document=document, bookmarks=Path(bookmarks) if bookmarks else None)

@@ -94,6 +94,14 @@ def test_subgraphs_outer_scope_and_functions(tmp_path):
     assert [p.key for p in index.model.metadata_props] == ["author", "purpose"]
 
 
+def test_networkx_graph_edges_follow_value_names(tmp_path):
+    doc = open_document(save(subgraph_model(), tmp_path))
+    graph = doc.analysis["onnx"].graph  # built on first use: producer node → consumer node, by value name
+    main_edges = [(a, b, data["value"]) for a, b, data in graph.edges(data=True) if a[0] == "graph"]
+    assert main_edges == [(("graph", 0), ("graph", 1), "branch_out")]
+    assert graph.number_of_nodes() == doc.summary["nodes"]
+
+
 def test_value_links_jump_to_producers_and_consumers(tmp_path):
     doc = open_document(save(subgraph_model(), tmp_path))
     view = doc.analysis["onnx"]

@@ -1,0 +1,196 @@
+"""What changed between two files of the same format: two schedules, or two models.
+
+Schedules: per-core workload counts, layers added and removed, makespan and peak-L2 deltas (B minus A), and
+the workloads (matched by core and workload id) whose duration changed most. Models: op-type counts, nodes
+added, removed and changed (matched by name), and parameter totals. Pure data: the CLI prints it, the TUI's
+diff screen shows it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from explorer.model import Document
+
+TOP_CHANGES = 25
+
+
+class NotComparable(ValueError):
+    """The two documents cannot be compared (different formats)."""
+
+
+def diff_documents(a: Document, b: Document) -> dict[str, Any]:
+    if a.meta.format != b.meta.format:
+        raise NotComparable(f"cannot compare a {a.meta.format} file with a {b.meta.format} file")
+    if a.meta.format == "scheduler-ir":
+        summary, changes = _schedule_diff(a, b)
+    else:
+        summary, changes = _model_diff(a, b)
+    return {
+        "format": a.meta.format,
+        "a": str(a.meta.source),
+        "b": str(b.meta.source),
+        "summary": summary,
+        "changes": changes,
+    }
+
+
+def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    sa, sb = a.schedule, b.schedule
+    ta, tb = a.analysis["schedule"], b.analysis["schedule"]
+    cores = sorted(set(sa.core_ids.tolist()) | set(sb.core_ids.tolist()))
+    per_core = {str(c): [len(sa.core_rows(c)), len(sb.core_rows(c))] for c in cores}
+    layers_a, layers_b = (
+        set(sa.layers[i] for i in np.unique(sa.wl_layer)),
+        set(sb.layers[i] for i in np.unique(sb.wl_layer)),
+    )
+    summary = {
+        "workloads": [sa.n_workloads, sb.n_workloads],
+        "workloads_per_core": per_core,
+        "layers_added": sorted(layers_b - layers_a),
+        "layers_removed": sorted(layers_a - layers_b),
+        "makespan": [ta.timeline.makespan, tb.timeline.makespan],
+        "makespan_delta": tb.timeline.makespan - ta.timeline.makespan,
+        "peak_l2_bytes": [ta.peak_l2_bytes, tb.peak_l2_bytes],
+        "peak_l2_delta": tb.peak_l2_bytes - ta.peak_l2_bytes,
+    }
+    changes: list[dict[str, Any]] = [{"kind": "layer-added", "layer": name} for name in summary["layers_added"]]
+    changes += [{"kind": "layer-removed", "layer": name} for name in summary["layers_removed"]]
+    rows_b = {(int(c), int(w)): r for r, (c, w) in enumerate(zip(sb.wl_core.tolist(), sb.wl_id.tolist(), strict=True))}
+    durations = []
+    for row_a, (core, wl) in enumerate(zip(sa.wl_core.tolist(), sa.wl_id.tolist(), strict=True)):
+        row_b = rows_b.get((core, wl))
+        if row_b is not None and sa.wl_time[row_a] != sb.wl_time[row_b]:
+            durations.append((abs(sb.wl_time[row_b] - sa.wl_time[row_a]), core, wl, row_a, row_b))
+    durations.sort(reverse=True)
+    for _, core, wl, row_a, row_b in durations[:TOP_CHANGES]:
+        changes.append(
+            {
+                "kind": "duration",
+                "core": core,
+                "workload_id": wl,
+                "layer": sb.layers[sb.wl_layer[row_b]],
+                "a": float(sa.wl_time[row_a]),
+                "b": float(sb.wl_time[row_b]),
+                "delta": float(sb.wl_time[row_b] - sa.wl_time[row_a]),
+            }
+        )
+    summary["durations_changed"] = len(durations)
+    return summary, changes
+
+
+def node_signatures(document: Document) -> dict[str, tuple[str, str]]:
+    """name → (op type, what else identifies it) for every node/op of a model document."""
+    found: dict[str, tuple[str, str]] = {}
+    onnx_view = document.analysis.get("onnx")
+    if onnx_view is not None:
+        for key in onnx_view.index.counted:
+            for n, node in enumerate(onnx_view.index.graphs[key].nodes):
+                name = node.name or f"{key}.node[{n}]"
+                attributes = ",".join(sorted(a.name for a in node.attribute))
+                found[name] = (node.op_type, f"in {list(node.input)} out {list(node.output)} attrs {attributes}")
+        return found
+    coreml = document.analysis.get("coreml")
+    if coreml is not None:
+        from explorer.coreml import op_name
+
+        for key, block in coreml.model.blocks.items():
+            for i, op in enumerate(block.proto.operations):
+                found[op_name(op) or f"{key}[{i}]"] = (op.type, ",".join(sorted(op.inputs)))
+        for k, layer in enumerate(coreml.layers() or []):
+            found[layer.name or f"layer {k}"] = (
+                layer.WhichOneof("layer") or "?",
+                f"{list(layer.input)}->{list(layer.output)}",
+            )
+        return found
+    ark = document.analysis.get("ark")
+    if ark is not None:
+        for _, op in ark.ark.ops():
+            shapes = [t.shape for t in op.read + op.write]
+            found[op.name] = (op.type, str(shapes))
+        return found
+    tvm = document.analysis.get("tvm")
+    if tvm is not None:
+        for module in tvm.modules:
+            for node in module.graph.nodes if module.graph else []:
+                found[f"{module.name}/{node.name}"] = (node.op if node.op != "tvm_op" else "tvm_op", node.func_name)
+    return found
+
+
+def _parameters(document: Document) -> dict[str, int]:
+    from explorer.exports.html_report import parameter_bytes_by_dtype
+
+    return parameter_bytes_by_dtype(document)
+
+
+def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    ops_a = Counter(a.summary.get("op_types") or a.summary.get("layer_types") or {})
+    ops_b = Counter(b.summary.get("op_types") or b.summary.get("layer_types") or {})
+    nodes_a, nodes_b = node_signatures(a), node_signatures(b)
+    added = sorted(set(nodes_b) - set(nodes_a))
+    removed = sorted(set(nodes_a) - set(nodes_b))
+    changed = sorted(name for name in set(nodes_a) & set(nodes_b) if nodes_a[name] != nodes_b[name])
+    params_a, params_b = _parameters(a), _parameters(b)
+    summary = {
+        "nodes": [len(nodes_a), len(nodes_b)],
+        "nodes_added": len(added),
+        "nodes_removed": len(removed),
+        "nodes_changed": len(changed),
+        "op_types_delta": {
+            op: ops_b[op] - ops_a[op] for op in sorted(set(ops_a) | set(ops_b)) if ops_b[op] != ops_a[op]
+        },
+        "parameter_bytes": [sum(params_a.values()), sum(params_b.values())],
+        "parameter_bytes_delta": sum(params_b.values()) - sum(params_a.values()),
+    }
+    changes: list[dict[str, Any]] = []
+    changes += [{"kind": "node-added", "name": n, "op": nodes_b[n][0]} for n in added]
+    changes += [{"kind": "node-removed", "name": n, "op": nodes_a[n][0]} for n in removed]
+    for name in changed:
+        op_a, op_b = nodes_a[name][0], nodes_b[name][0]
+        changes.append(
+            {
+                "kind": "node-changed",
+                "name": name,
+                "op_a": op_a,
+                "op_b": op_b,
+                "what": "op type" if op_a != op_b else "inputs, outputs or attributes",
+            }
+        )
+    for op, delta in summary["op_types_delta"].items():
+        changes.append({"kind": "op-count", "op": op, "a": ops_a[op], "b": ops_b[op], "delta": delta})
+    for dtype in sorted(set(params_a) | set(params_b)):
+        if params_a.get(dtype, 0) != params_b.get(dtype, 0):
+            changes.append(
+                {
+                    "kind": "parameters",
+                    "dtype": dtype,
+                    "a": params_a.get(dtype, 0),
+                    "b": params_b.get(dtype, 0),
+                    "delta": params_b.get(dtype, 0) - params_a.get(dtype, 0),
+                }
+            )
+    return summary, changes
+
+
+def diff_lines(result: dict[str, Any]) -> list[str]:
+    """The diff as text: the summary, then one line per change."""
+    lines = [f"{result['a']}  →  {result['b']}  ({result['format']})"]
+    for key, value in result["summary"].items():
+        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
+            value = f"{value[0]:,} → {value[1]:,}"
+        elif isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items()) or "none"
+        elif isinstance(value, list):
+            value = ", ".join(map(str, value)) or "none"
+        elif isinstance(value, float | int):
+            value = f"{value:+,}" if key.endswith("delta") else f"{value:,}"
+        lines.append(f"  {key.replace('_', ' ')}: {value}")
+    if result["changes"]:
+        lines.append("changes:")
+    for change in result["changes"]:
+        rest = ", ".join(f"{k} {v}" for k, v in change.items() if k != "kind")
+        lines.append(f"  {change['kind']:<13} {rest}")
+    return lines

@@ -1,0 +1,252 @@
+"""A self-contained HTML report (plotly.js embedded, so it works offline) of any loaded document.
+
+Every report has the summary and the problems; schedules add a per-core Gantt with the critical path, an
+animated L2 occupancy with a frame slider, and L2 bytes over time with the peak and the capacity; models add
+the op histogram and parameter bytes by dtype; TVM bundles add their storage plan over node order. The figure
+builders return plotly Figures, so tests check their data.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.model import Document
+from explorer.schedule import BUFFER_TYPES, LAYER_TYPES
+
+MAX_GANTT_WORKLOADS = 20_000
+MAX_FRAMES = 120
+TYPE_COLOURS = {
+    "pe": "#4f8fe8",
+    "vp": "#4cbf73",
+    "dt": "#e8a33d",
+    "ifmap": "#4cbf73",
+    "weight": "#b46be8",
+    "ofmap": "#e8a33d",
+}
+
+
+def gantt(document: Document) -> go.Figure:
+    s = document.schedule
+    timeline = document.analysis["schedule"].timeline
+    start, end = timeline.start, timeline.end
+    rows = np.flatnonzero(np.isfinite(start))
+    if rows.size > MAX_GANTT_WORKLOADS:  # keep the report openable: the earliest workloads, said in the title
+        rows = rows[np.argsort(start[rows], kind="stable")[:MAX_GANTT_WORKLOADS]]
+    figure = go.Figure()
+    for code, name in enumerate(LAYER_TYPES):
+        chosen = rows[s.wl_type[rows] == code]
+        if chosen.size:
+            figure.add_bar(
+                name=name,
+                orientation="h",
+                base=start[chosen],
+                x=end[chosen] - start[chosen],
+                y=[s.core_short(int(c)) for c in s.wl_core[chosen]],
+                marker_color=TYPE_COLOURS[name],
+                customdata=[[int(s.wl_id[r]), s.layers[s.wl_layer[r]]] for r in chosen],
+                hovertemplate="workload %{customdata[0]} %{customdata[1]}<br>%{base} – %{x}<extra></extra>",
+            )
+    critical = [r for r in timeline.critical_path if np.isfinite(start[r])]
+    if critical:
+        figure.add_bar(
+            name="critical path",
+            orientation="h",
+            base=start[critical],
+            x=end[critical] - start[critical],
+            y=[s.core_short(int(s.wl_core[r])) for r in critical],
+            marker={"color": "rgba(0,0,0,0)", "line": {"color": "#ff3030", "width": 2}},
+        )
+    shown = "" if rows.size == np.isfinite(start).sum() else f" (first {rows.size:,} workloads)"
+    figure.update_layout(
+        title=f"Per-core timeline{shown}, makespan {timeline.makespan:,.0f}",
+        barmode="overlay",
+        xaxis_title="time (cycles)",
+        yaxis_title="core",
+    )
+    return figure
+
+
+def occupancy_animation(document: Document) -> go.Figure:
+    """The L2 of the core with the peak, one frame per workload (sampled to MAX_FRAMES), with a slider."""
+    s = document.schedule
+    analysis = document.analysis["schedule"]
+    core = int(s.wl_core[analysis.peak_l2_row]) if analysis.peak_l2_row >= 0 else int(s.core_ids[0])
+    rows = list(s.core_rows(core))
+    if len(rows) > MAX_FRAMES:
+        rows = [rows[int(i)] for i in np.linspace(0, len(rows) - 1, MAX_FRAMES)]
+
+    def frame_data(row: int) -> list[go.Bar]:
+        lo, hi = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
+        bars = []
+        for code, name in enumerate(BUFFER_TYPES):
+            entries = [e for e in range(lo, hi) if s.buf_type[e] == code]
+            bars.append(
+                go.Bar(
+                    name=name,
+                    orientation="h",
+                    base=[int(s.buf_addr[e]) for e in entries],
+                    x=[int(s.buf_size[e]) for e in entries],
+                    y=[name] * len(entries),
+                    marker_color=TYPE_COLOURS[name],
+                    customdata=[int(s.buf_tensor[e]) for e in entries],
+                    hovertemplate="tensor %{customdata}<br>%{base:#x} + %{x} B<extra></extra>",
+                )
+            )
+        return bars
+
+    frames = [go.Frame(data=frame_data(row), name=str(int(s.wl_id[row]))) for row in rows]
+    figure = go.Figure(data=frames[0].data if frames else [], frames=frames)
+    steps = [
+        {
+            "label": frame.name,
+            "method": "animate",
+            "args": [[frame.name], {"mode": "immediate", "frame": {"duration": 0}}],
+        }
+        for frame in frames
+    ]
+    figure.update_layout(
+        title=f"{s.memory_name} occupancy of {s.core_label(core)}, before each {s.unit} ({len(frames)} frames)",
+        xaxis={"title": "address (bytes)", "range": [0, max(s.buffersize, 1)]},
+        barmode="overlay",
+        sliders=[{"steps": steps, "currentvalue": {"prefix": f"{s.unit} "}}],
+        updatemenus=[{"type": "buttons", "buttons": [{"label": "Play", "method": "animate", "args": [None]}]}],
+    )
+    return figure
+
+
+def occupancy_curve(document: Document) -> go.Figure:
+    s = document.schedule
+    analysis = document.analysis["schedule"]
+    start = analysis.timeline.start
+    figure = go.Figure()
+    for core in s.core_ids.tolist():
+        rows = np.array(list(s.core_rows(core)), dtype=np.int64)
+        rows = rows[np.isfinite(start[rows])] if rows.size else rows
+        figure.add_scatter(
+            name=s.core_short(core), x=start[rows], y=analysis.l2_bytes[rows], mode="lines", line_shape="hv"
+        )
+    figure.add_hline(y=s.buffersize, line_dash="dash", line_color="#888", annotation_text="capacity")
+    if analysis.peak_l2_row >= 0:
+        row = analysis.peak_l2_row
+        figure.add_scatter(
+            name="peak",
+            x=[start[row]],
+            y=[analysis.peak_l2_bytes],
+            mode="markers+text",
+            marker={"color": "#ff3030", "size": 10},
+            text=[f"peak {analysis.peak_l2_bytes:,} B"],
+            textposition="top center",
+        )
+    figure.update_layout(
+        title=f"{s.memory_name} bytes in use over time", xaxis_title="time (cycles)", yaxis_title="bytes"
+    )
+    return figure
+
+
+def op_histogram(document: Document) -> go.Figure | None:
+    counts = document.summary.get("op_types") or document.summary.get("layer_types")
+    if not counts:
+        return None
+    items = Counter(counts).most_common()
+    figure = go.Figure(go.Bar(x=[k for k, _ in items], y=[v for _, v in items], marker_color="#4f8fe8"))
+    figure.update_layout(title="Operations by type", xaxis_title="op type", yaxis_title="count")
+    return figure
+
+
+def parameter_bytes(document: Document) -> go.Figure | None:
+    by_dtype = parameter_bytes_by_dtype(document)
+    if not by_dtype:
+        return None
+    figure = go.Figure(go.Bar(x=list(by_dtype), y=list(by_dtype.values()), marker_color="#b46be8"))
+    figure.update_layout(title="Parameter bytes by dtype", xaxis_title="dtype", yaxis_title="bytes")
+    return figure
+
+
+def parameter_bytes_by_dtype(document: Document) -> dict[str, int]:
+    if "parameters_by_dtype" in document.summary:  # ONNX: (elements, bytes)
+        return {k: int(v[1]) for k, v in document.summary["parameters_by_dtype"].items()}
+    coreml = document.analysis.get("coreml")
+    if coreml is not None:
+        section = coreml._weights_section()
+        return {row[0]: int(str(row[2]).replace(",", "")) for row in section.rows}
+    tvm = document.analysis.get("tvm")
+    if tvm is not None:
+        found: dict[str, int] = {}
+        for module in tvm.modules:
+            for array in module.params:
+                found[array.dtype] = found.get(array.dtype, 0) + array.nbytes
+        return found
+    return {}
+
+
+def storage_plan_figure(document: Document) -> go.Figure | None:
+    tvm = document.analysis.get("tvm")
+    if tvm is None:
+        return None
+    figure = go.Figure()
+    for module in tvm.modules:
+        if module.plan is not None:
+            plan = module.plan
+            figure.add_scatter(
+                name=f"{module.name}: live bytes",
+                x=list(range(plan.live_bytes.size)),
+                y=plan.live_bytes.tolist(),
+                mode="lines",
+                line_shape="hv",
+            )
+            figure.add_hline(
+                y=plan.peak_bytes, line_dash="dot", annotation_text=f"{module.name} peak {plan.peak_bytes:,} B"
+            )
+    if not figure.data:
+        return None
+    figure.update_layout(title="Storage plan over node order", xaxis_title="graph node", yaxis_title="bytes live")
+    return figure
+
+
+def figures(document: Document) -> list[go.Figure]:
+    found: list[go.Figure | None] = []
+    if document.meta.format == "scheduler-ir":
+        found += [gantt(document), occupancy_animation(document), occupancy_curve(document)]
+    else:
+        found += [op_histogram(document), parameter_bytes(document), storage_plan_figure(document)]
+    return [figure for figure in found if figure is not None]
+
+
+def _table(columns: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def report_html(document: Document) -> str:
+    summary_rows = [
+        [k.replace("_", " "), v if not isinstance(v, (dict, list)) else ", ".join(map(str, v))]
+        for k, v in document.summary.items()
+    ]
+    problem_rows = [[p.severity, p.code, p.message, p.location] for p in document.problems[:2000]]
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+        f"<title>ir-explorer report: {html.escape(document.meta.source.name)}</title>",
+        "<style>body{font-family:system-ui,sans-serif;margin:2em;} table{border-collapse:collapse;margin:1em 0;}"
+        "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;} th{background:#f0f0f0;}</style></head><body>",
+        f"<h1>{html.escape(document.meta.source.name)}</h1>",
+        f"<p>format: {html.escape(document.meta.format)}</p>",
+        "<h2>Summary</h2>",
+        _table(["property", "value"], summary_rows),
+        f"<h2>Problems ({len(document.problems)})</h2>",
+        _table(["severity", "code", "message", "location"], problem_rows) if problem_rows else "<p>none</p>",
+    ]
+    for index, figure in enumerate(figures(document)):
+        parts.append(figure.to_html(full_html=False, include_plotlyjs=index == 0, div_id=f"figure-{index}"))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(document: Document, out: Path) -> None:
+    out.write_text(report_html(document), encoding="utf-8")

@@ -1,0 +1,98 @@
+"""Reviews in the app: bookmarks saved beside the input (never in it), reopened with --bookmarks; the palette;
+the browser mode fetched over loopback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+from explorer.bookmarks import load_bookmarks, sidecar_path
+from tests.app.helpers import SIZE, wait_loaded
+from tests.conftest import ROOT, SAMPLE_DATA
+from widgets.app import make_app
+from widgets.messages import RevealRef
+
+
+async def test_bookmark_a_tensor_and_walk_back_to_it(tmp_path):
+    source = tmp_path / "views_ark_model.json"
+    shutil.copy(SAMPLE_DATA / "views_ark_model.json", source)
+    before = source.read_bytes()
+    app = make_app(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        app.post_message(RevealRef(("tensor-id", 10)))
+        await pilot.pause()
+        await pilot.press("4", "b")  # in the layout view: the bookmark remembers the view
+        await pilot.pause()
+        await pilot.press(*"window overlaps q and k", "enter")
+        await pilot.pause()
+    saved = load_bookmarks(sidecar_path(source))
+    assert [(b.ref, b.view, b.note) for b in saved] == [(("tensor-id", 10), "layout", "window overlaps q and k")]
+    assert source.read_bytes() == before and json.loads(sidecar_path(source).read_text())["file"] == source.name
+
+    app = make_app(source, bookmarks=sidecar_path(source))  # a reviewer opens the same points
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("B")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert app.query_one("#tree").cursor_node.data.ref == ("tensor-id", 10)
+        assert app.query_one("#tabs").active == "tab-layout" and app.layout.tensor_id == 10
+
+
+async def test_palette_offers_exports_screenshot_bookmarks_and_diff():
+    app = make_app(SAMPLE_DATA / "clean_2x2_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {
+            "Export HTML report",
+            "Export Chrome trace",
+            "Screenshot",
+            "Bookmark this item",
+            "Bookmarks",
+            "Diff with another file",
+        } <= titles
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_serve_answers_over_loopback():
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "serve",
+            str(SAMPLE_DATA / "clean_2x2_stschedule.json"),
+            "--port",
+            str(port),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        page = ""
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+                    page = response.read().decode()
+                    break
+            except OSError:
+                time.sleep(0.1)
+        assert "ir-explorer" in page and "textual" in page.lower()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

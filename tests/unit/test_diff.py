@@ -1,0 +1,86 @@
+"""`ir-explorer diff`: schedule and model differences, worked out by hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import onnx
+import pytest
+
+from explorer.api import open_document
+from explorer.diff import NotComparable, diff_documents
+from explorer.onnx_samples import subgraph_model
+from tests.conftest import ROOT, SAMPLE_DATA
+from tests.schedules import two_core
+
+
+def test_schedule_diff(write_json):
+    a = two_core()
+    b = two_core()
+    b["1"][0]["time"] = 12  # C: 7 → 12, so D starts at 22 and the makespan goes 20 → 25
+    b["1"][1]["layer_name"] = "D2"  # a renamed layer: D removed, D2 added
+    first = open_document(write_json(a, "a_stschedule.json"))
+    second = open_document(write_json(b, "b_stschedule.json"))
+    result = diff_documents(first, second)
+    summary = result["summary"]
+    assert summary["makespan"] == [20.0, 25.0] and summary["makespan_delta"] == 5.0
+    assert summary["workloads_per_core"] == {"0": [2, 2], "1": [2, 2]}
+    assert (summary["layers_added"], summary["layers_removed"]) == (["D2"], ["D"])
+    durations = [c for c in result["changes"] if c["kind"] == "duration"]
+    assert durations == [
+        {"kind": "duration", "core": 1, "workload_id": 0, "layer": "C", "a": 7.0, "b": 12.0, "delta": 5.0}
+    ]
+
+
+def test_model_diff(tmp_path):
+    a, b = subgraph_model(), subgraph_model()
+    b.graph.node[1].name = "scale_renamed"  # removed + added
+    b.graph.node[0].attribute[1].g.node[0].op_type = "Sub"  # then_add changes type: Add -1, Sub +1
+    paths = []
+    for name, model in (("a.onnx", a), ("b.onnx", b)):
+        onnx.save_model(model, tmp_path / name)
+        paths.append(tmp_path / name)
+    result = diff_documents(open_document(paths[0]), open_document(paths[1]))
+    summary = result["summary"]
+    assert (summary["nodes_added"], summary["nodes_removed"], summary["nodes_changed"]) == (1, 1, 1)
+    assert summary["op_types_delta"] == {"Add": -1, "Sub": 1}
+    assert summary["parameter_bytes_delta"] == 0
+    kinds = {(c["kind"], c.get("name", c.get("op"))) for c in result["changes"]}
+    assert {("node-added", "scale_renamed"), ("node-removed", "scale"), ("node-changed", "then_add")} <= kinds
+
+
+def test_different_formats_are_refused(tmp_path):
+    with pytest.raises(NotComparable):
+        diff_documents(
+            open_document(SAMPLE_DATA / "views_ark_model.json"), open_document(SAMPLE_DATA / "two_modules_mlf.tar")
+        )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "diff",
+            str(SAMPLE_DATA / "views_ark_model.json"),
+            str(SAMPLE_DATA / "two_modules_mlf.tar"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 2 and "cannot compare" in result.stderr
+
+
+def test_diff_json_command():
+    path = SAMPLE_DATA / "clean_2x2_stschedule.json"
+    other = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "explorer", "diff", str(path), str(other), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    payload = json.loads(result.stdout)
+    assert payload["format"] == "scheduler-ir" and "makespan_delta" in payload["summary"]
+    assert isinstance(payload["changes"], list)

@@ -1,0 +1,171 @@
+"""`ir-explorer export`: the Chrome trace follows the Trace Event rules; the HTML report's figures hold the data."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from explorer.api import open_document
+from explorer.exports.html_report import (
+    figures,
+    gantt,
+    occupancy_animation,
+    occupancy_curve,
+    op_histogram,
+    parameter_bytes,
+    storage_plan_figure,
+)
+from explorer.exports.trace_event import trace_events
+from tests.conftest import ROOT, SAMPLE_DATA
+from tests.schedules import two_core
+
+PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+
+
+def check_trace_rules(trace: dict) -> Counter:
+    """The Trace Event format's rules that Perfetto and chrome://tracing rely on."""
+    assert isinstance(trace["traceEvents"], list)
+    phases = Counter()
+    flows: dict[int, list[str]] = {}
+    for event in trace["traceEvents"]:
+        phase = event["ph"]
+        phases[phase] += 1
+        assert isinstance(event["pid"], int) and isinstance(event["name"], str)
+        if phase == "M":
+            assert event["name"] in ("process_name", "thread_name", "thread_sort_index") and "args" in event
+            continue
+        assert isinstance(event["ts"], float) and event["ts"] >= 0
+        if phase == "X":
+            assert isinstance(event["tid"], int) and event["dur"] >= 0
+        elif phase in ("s", "f"):
+            flows.setdefault(event["id"], []).append(phase)
+            assert event["cat"] == "transfer"
+        elif phase == "C":
+            assert all(isinstance(v, int | float) for v in event["args"].values())
+        else:
+            raise AssertionError(f"unexpected phase {phase}")
+    assert all(sorted(pair) == ["f", "s"] for pair in flows.values())  # every flow starts once and ends once
+    return phases
+
+
+def test_trace_of_the_hand_worked_schedule(write_json):
+    doc = open_document(write_json(two_core()))
+    trace = trace_events(doc)
+    phases = check_trace_rules(trace)
+    s = doc.schedule
+    assert phases["X"] == s.n_workloads and phases["C"] == s.n_workloads
+    threads = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
+    assert threads == {0: "core 0 (x0, y0)", 1: "core 1 (x1, y0)"}
+    # one slice per workload, at the timeline's start, with its ids as args
+    timeline = doc.analysis["schedule"].timeline
+    slices = {(e["tid"], e["args"]["workload_id"]): e for e in trace["traceEvents"] if e["ph"] == "X"}
+    for row in range(s.n_workloads):
+        event = slices[(int(s.wl_core[row]), int(s.wl_id[row]))]
+        assert (event["ts"], event["ts"] + event["dur"]) == (timeline.start[row], timeline.end[row])
+    # flows only between cores, and as many as the cross-core dependencies
+    deps = doc.analysis["schedule"].deps
+    cross = sum(
+        1
+        for p, c, dram in zip(deps.producer, deps.consumer, deps.via_dram, strict=True)
+        if not dram and s.wl_core[p] != s.wl_core[c]
+    )
+    assert phases["s"] == cross > 0
+
+
+def test_export_command_writes_both_files(tmp_path):
+    html_path, trace_path = tmp_path / "report.html", tmp_path / "trace.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "export",
+            str(PLANTED),
+            "--html",
+            str(html_path),
+            "--trace-event",
+            str(trace_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    check_trace_rules(json.loads(trace_path.read_text()))
+    page = html_path.read_text()
+    assert "plotly" in page and "l2-overlap" in page and page.count('class="plotly-graph-div"') == 3
+    missing = subprocess.run(
+        [sys.executable, "-m", "explorer", "export", str(PLANTED)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert missing.returncode == 2 and "--html" in missing.stderr
+
+
+def test_schedule_figures_hold_the_data():
+    doc = open_document(PLANTED)
+    s = doc.schedule
+    analysis = doc.analysis["schedule"]
+    chart = gantt(doc)
+    bars = [trace for trace in chart.data if trace.name in ("pe", "vp", "dt")]
+    assert sum(len(trace.x) for trace in bars) == s.n_workloads
+    critical = next(trace for trace in chart.data if trace.name == "critical path")
+    assert len(critical.x) == len(analysis.timeline.critical_path)
+    animation = occupancy_animation(doc)
+    core = int(s.wl_core[analysis.peak_l2_row])
+    assert len(animation.frames) == len(s.core_rows(core))
+    first = s.core_rows(core).start
+    assert sum(len(bar.x) for bar in animation.frames[0].data) == int(s.buf_ptr[first + 1] - s.buf_ptr[first])
+    assert list(animation.layout.sliders[0].steps[0].args[0]) == [animation.frames[0].name]
+    curve = occupancy_curve(doc)
+    peak = next(trace for trace in curve.data if trace.name == "peak")
+    assert list(peak.y) == [analysis.peak_l2_bytes]
+    assert any(shape.y0 == s.buffersize for shape in curve.layout.shapes)  # the capacity line
+
+
+def test_model_figures():
+    onnx_doc = open_document(SAMPLE_DATA / "subgraphs_functions.onnx")
+    histogram = op_histogram(onnx_doc)
+    assert dict(zip(histogram.data[0].x, histogram.data[0].y, strict=True)) == onnx_doc.summary["op_types"]
+    params = parameter_bytes(onnx_doc)
+    assert dict(zip(params.data[0].x, params.data[0].y, strict=True)) == {"float32": 8, "int64": 8}
+    tvm_doc = open_document(SAMPLE_DATA / "two_modules_mlf.tar")
+    plan = storage_plan_figure(tvm_doc)
+    assert list(plan.data[0].y) == tvm_doc.analysis["tvm"].modules[0].plan.live_bytes.tolist()
+    assert len(figures(tvm_doc)) == 2  # no op histogram for TVM: its summary has no op types
+
+
+@pytest.mark.skipif(
+    shutil.which("chromium") is None, reason="Debian's chromium is not installed (apt-get install chromium)"
+)
+def test_report_renders_in_headless_chromium(tmp_path):
+    """The page is opened by a real browser: every plot div must have been drawn by plotly.js (an SVG inside)."""
+    html_path = tmp_path / "report.html"
+    subprocess.run(
+        [sys.executable, "-m", "explorer", "export", str(PLANTED), "--html", str(html_path)], check=True, cwd=ROOT
+    )
+    result = subprocess.run(
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            html_path.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    dom = result.stdout
+    assert dom.count('class="plotly-graph-div') == 3
+    assert dom.count("main-svg") >= 3  # plotly drew each figure

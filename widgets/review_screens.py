@@ -1,0 +1,107 @@
+"""Screens for reviews: a one-line prompt, the bookmark list, and the diff of two files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """Ask for one line (a bookmark note, a path); Enter answers, Escape cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    PromptScreen { align: center middle; }
+    PromptScreen > Vertical { width: 80; height: auto; border: round $accent; padding: 1 2; background: $panel; }
+    """
+
+    def __init__(self, question: str, value: str = "") -> None:
+        super().__init__()
+        self.question = question
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.question)
+            yield Input(value=self.value, id="prompt-input")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class BookmarksScreen(ModalScreen[int | None]):
+    """The bookmarks of this file: Enter jumps to one, Delete removes it, Escape closes."""
+
+    BINDINGS = [Binding("escape", "cancel", "Close"), Binding("delete", "delete", "Delete bookmark")]
+    DEFAULT_CSS = """
+    BookmarksScreen { align: center middle; }
+    BookmarksScreen > Vertical { width: 100; height: 70%; border: round $accent; padding: 0 1; background: $panel; }
+    BookmarksScreen OptionList { height: 1fr; }
+    """
+
+    def __init__(self, bookmarks: list[Any], on_delete: Any) -> None:
+        super().__init__()
+        self.bookmarks = bookmarks
+        self.on_delete = on_delete
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Bookmarks  (Enter: go there · Delete: remove · Escape: close)")
+            yield OptionList(*self._options(), id="bookmark-list")
+
+    def _options(self) -> list[Option]:
+        if not self.bookmarks:
+            return [Option("No bookmarks yet: press b on an item to mark it with a note.", disabled=True)]
+        return [
+            Option(
+                Text.assemble((f"{k + 1}. ", "bold"), (b.note or "(no note)", "bold cyan"), f"  {b.label}  [{b.view}]")
+            )
+            for k, b in enumerate(self.bookmarks)
+        ]
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if self.bookmarks:
+            self.dismiss(event.option_index)
+
+    def action_delete(self) -> None:
+        option_list = self.query_one(OptionList)
+        index = option_list.highlighted
+        if index is None or not self.bookmarks:
+            return
+        self.on_delete(index)
+        option_list.clear_options()
+        option_list.add_options(self._options())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class DiffScreen(ModalScreen[None]):
+    """The same diff `ir-explorer diff A B` prints, in a scrollable panel."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close")]
+    DEFAULT_CSS = """
+    DiffScreen { align: center middle; }
+    DiffScreen > VerticalScroll { width: 90%; height: 85%; border: round $accent; background: $panel; }
+    """
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(Text("\n".join(self.lines)), id="diff-text")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
