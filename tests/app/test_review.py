@@ -96,3 +96,24 @@ def test_serve_answers_over_loopback():
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+async def test_diff_screen_shows_the_same_as_the_command():
+    from explorer.api import open_document
+    from explorer.diff import diff_documents, diff_lines
+    from widgets.review_screens import DiffScreen
+
+    first, second = SAMPLE_DATA / "clean_2x2_stschedule.json", SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+    app = make_app(first)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        app.action_diff()
+        await pilot.pause()
+        await pilot.press(*str(second), "enter")
+        for _ in range(200):
+            if isinstance(app.screen, DiffScreen):
+                break
+            await pilot.pause(0.02)
+        assert isinstance(app.screen, DiffScreen)
+        expected = diff_lines(diff_documents(open_document(first), open_document(second)))
+        assert app.screen.lines == expected

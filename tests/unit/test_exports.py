@@ -169,3 +169,25 @@ def test_report_renders_in_headless_chromium(tmp_path):
     dom = result.stdout
     assert dom.count('class="plotly-graph-div') == 3
     assert dom.count("main-svg") >= 3  # plotly drew each figure
+
+
+@pytest.mark.parametrize(
+    ("kind", "pattern", "plots"),
+    [
+        ("scheduler_ir", "*_stschedule.json", 3),
+        ("onnx", "*.onnx", 2),
+        ("coreml", "*.ml*", 1),
+        ("tvm_mlf", "*.tar", 1),
+        ("ark", "model_*.json", 1),
+    ],
+)
+def test_reports_of_the_real_samples(tmp_path, kind, pattern, plots):
+    from explorer.exports.html_report import report_html
+    from tests.conftest import samples_dir
+
+    for path in sorted(samples_dir(kind).glob(pattern)):
+        document = open_document(path)
+        page = report_html(document)
+        assert page.count('class="plotly-graph-div"') >= plots, path.name
+        if document.schedule is not None and kind == "scheduler_ir":
+            check_trace_rules(trace_events(document))
