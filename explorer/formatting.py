@@ -4,6 +4,8 @@ from __future__ import annotations
 
 
 def human_bytes(n: float) -> str:
+    if isinstance(n, bool) or not isinstance(n, int | float):  # a raw record's junk, shown as it is
+        return f"{str(n)[:20]} (not a size)"
     for unit in ("B", "KiB", "MiB", "GiB"):
         if abs(n) < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -84,6 +84,10 @@ def explain_validation_error(error: msgspec.ValidationError, root: Any, base_pat
 def locate_decode_error(error: msgspec.DecodeError, data: bytes, base_offset: int = 0) -> tuple[str, str]:
     """(location, message) for malformed JSON: line, column and byte, which is what an editor needs."""
     text = str(error)
+    at = _AT.match(text)
+    if at and at.group("path"):  # e.g. "Number out of range - at `$[...][2]`": a place, not a byte offset
+        what = at.group("what")
+        return at.group("path").replace("[...]", "[…]"), what[:1].lower() + what[1:]
     match = _BYTE.search(text)
     if match:
         offset = base_offset + int(match.group(1))
