@@ -94,6 +94,9 @@ def _role(graph: Graph, entries: list, heads: set, param_names: set[str] | froze
 # ---- the plan drawn by the scheduler views -------------------------------------------------------------------
 
 
+MAX_SNAPSHOT_ENTRIES = 5_000_000
+
+
 def plan_schedule(modules: list[tuple[str, Graph, StoragePlan]]) -> tuple[object, dict[int, list[int]]]:
     """A one-core-per-module `Schedule` whose workloads are the tvm_op nodes (duration 1, so time = node order)
     and whose L2 snapshots are the storage ids live at each node. Returns it and, per core, the node id of
@@ -119,7 +122,13 @@ def plan_schedule(modules: list[tuple[str, Graph, StoragePlan]]) -> tuple[object
                          for i in range(graph.row_ptr[nid + 1] - graph.row_ptr[nid])
                          if graph.row_ptr[nid] + i < len(graph.entries)}
                    for nid in range(len(graph.nodes))}  # fmt: skip
-        for node in graph.nodes:
+        starts: dict[int, list[int]] = {}
+        for sid, info in plan.storage.items():
+            starts.setdefault(info.start, []).append(sid)
+        live: set[int] = set()
+        for node in graph.nodes:  # a sweep over node order: storage ids enter at their start, leave after their end
+            live.update(starts.get(node.nid, ()))
+            live = {sid for sid in live if plan.storage[sid].end >= node.nid}
             if node.op != "tvm_op":
                 continue
             rows_nid[core].append(node.nid)
@@ -132,7 +141,9 @@ def plan_schedule(modules: list[tuple[str, Graph, StoragePlan]]) -> tuple[object
             cols["layer"].append(layer_index[name])
             cols["time"].append(1.0)
             cols["buf_ptr"].append(len(buf["tensor"]))
-            for sid in plan.live_at(node.nid):
+            if len(buf["tensor"]) + len(live) > MAX_SNAPSHOT_ENTRIES:
+                continue  # a pathological plan: the rows stay, their snapshots stop (the table view still has all)
+            for sid in sorted(live):
                 s = plan.storage[sid]
                 buf["tensor"].append(sid)
                 buf["addr"].append(offsets[sid])

@@ -18,6 +18,7 @@ from explorer import jsonpath
 from explorer.errors import Problem
 
 MAX_STORAGE_ID = 1 << 31
+MAX_ENTRIES = 1_000_000  # node outputs in one graph: far above real models, far below what exhausts memory
 MAX_ENTRY_BYTES = 1 << 48  # 256 TiB: anything larger is a broken shape, and sums of it would overflow int64
 _DTYPE = re.compile(r"^(u?int|float|bfloat)(\d+)(?:x(\d+))?$")
 
@@ -193,6 +194,9 @@ def _row_ptr(value: Any, nodes: list[GraphNode], error) -> list[int]:
     built = [0]
     for node in nodes:
         built.append(built[-1] + node.num_outputs)
+    if built[-1] > MAX_ENTRIES:  # num_outputs is text in the file: "4000000000" must not become 4e9 entries
+        error("$.nodes", f"the nodes declare {built[-1]:,} outputs, more than {MAX_ENTRIES:,}: one output each is used")
+        built = list(range(len(nodes) + 1))
     if value is None:
         return built
     if (
@@ -201,8 +205,12 @@ def _row_ptr(value: Any, nodes: list[GraphNode], error) -> list[int]:
         or not all(type(v) is int for v in value)
         or any(b < a for a, b in zip(value, value[1:], strict=False))
         or (value and value[0] != 0)
+        or (value and value[-1] > MAX_ENTRIES)
     ):
-        error("$.node_row_ptr", f"expected {len(nodes) + 1} ascending integers from 0; rebuilt from num_outputs")
+        error(
+            "$.node_row_ptr",
+            f"expected {len(nodes) + 1} ascending integers from 0 (at most {MAX_ENTRIES:,}); rebuilt from num_outputs",
+        )
         return built
     return value
 
