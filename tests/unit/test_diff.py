@@ -84,3 +84,19 @@ def test_diff_json_command():
     payload = json.loads(result.stdout)
     assert payload["format"] == "scheduler-ir" and "makespan_delta" in payload["summary"]
     assert isinstance(payload["changes"], list)
+
+
+def test_diff_of_the_real_resnet_schedules():
+    from tests.conftest import samples_dir
+
+    folder = samples_dir("scheduler_ir")
+    b1 = open_document(folder / "int8_resnet34.sim_quantized_b1_c1_bw16_stschedule.json")
+    b4 = open_document(folder / "int8_resnet34.sim_quantized_b4_c1_bw16_stschedule.json")
+    result = diff_documents(b1, b4)
+    summary = result["summary"]
+    # same network, batch 1 → 4: the same 69 workloads on one core, each taking longer
+    assert summary["workloads_per_core"] == {"0": [69, 69]} and summary["layers_added"] == []
+    makespans = [doc.analysis["schedule"].timeline.makespan for doc in (b1, b4)]
+    assert summary["makespan_delta"] == makespans[1] - makespans[0] > 0
+    durations = [c for c in result["changes"] if c["kind"] == "duration"]
+    assert durations and durations == sorted(durations, key=lambda c: -abs(c["delta"]))
