@@ -47,7 +47,7 @@ async def measure():
 elapsed = asyncio.run(measure())
 """
 
-TRANSFORMER = r'''
+TRANSFORMER = r"""
 import sys, torch
 from torch import nn
 class Block(nn.Module):
@@ -69,7 +69,7 @@ class GPT(nn.Module):
     def forward(self, ids):
         return self.head(self.blocks(self.emb(ids)))
 torch.onnx.export(GPT().eval(), (torch.zeros(1, 16, dtype=torch.long),), sys.argv[1], dynamo=False, opset_version=17)
-'''
+"""
 
 
 def chain(path: Path, nodes: int, fan_out: int = 0) -> None:
