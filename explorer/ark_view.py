@@ -19,7 +19,7 @@ from explorer.analysis.strides import TensorLayout, layout_of
 from explorer.ark import ArkArg, ArkFile, ArkOp, ArkTensor
 from explorer.errors import Problem
 from explorer.formatting import human_bytes
-from explorer.model import Document, Item, Meta, Section
+from explorer.model import Document, Item, Meta, Section, attach_view, describe_by_kind
 
 _ROLE_KEYS = {"read": "ReadTensors", "write": "WriteTensors", "result": "ResultTensors"}
 _INDEX = re.compile(r"\[(\d+)\]")
@@ -41,11 +41,7 @@ def build_document(
         graph=graph,
     )
     doc.analysis["ark"] = view
-    view.document = doc
-    doc.describe = view.describe
-    doc.find_ref = view.find_ref
-    doc.search = view.search
-    doc.ancestors = view.ancestors
+    attach_view(doc, view)
     doc.tensor_of = view.tensor_of
     return doc
 
@@ -274,15 +270,7 @@ class ArkView:
 
     # ---- details ----------------------------------------------------------------------------------------
     def describe(self, ref: Any) -> list[Section]:
-        if not isinstance(ref, tuple) or not ref:
-            return []
-        method = getattr(self, "_describe_" + str(ref[0]).replace("-", "_"), None)
-        if method is None:
-            return []
-        try:
-            return method(*ref[1:])
-        except (KeyError, IndexError, TypeError, ValueError) as error:
-            return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+        return describe_by_kind(self, ref)
 
     def _describe_summary(self) -> list[Section]:
         ark = self.ark

@@ -195,19 +195,7 @@ def blob_stats(path: Path, blob: Blob) -> dict[str, str]:
     with path.open("rb") as handle:
         handle.seek(blob.data_offset)
         data = handle.read(blob.size)
-    values = np.frombuffer(
-        data, dtype=np.dtype(numpy_type).newbyteorder("<"), count=len(data) // np.dtype(numpy_type).itemsize
-    )
-    if values.size == 0:
-        return {"values": "empty"}
-    with np.errstate(all="ignore"):
-        numbers = values.astype(np.float64)
-    finite = numbers[np.isfinite(numbers)]
-    return {
-        "min": f"{finite.min():.6g}" if finite.size else "nan",
-        "max": f"{finite.max():.6g}" if finite.size else "nan",
-        "mean": f"{finite.mean():.6g}" if finite.size else "nan",
-        "std": f"{finite.std():.6g}" if finite.size else "nan",
-        "sparsity": f"{np.count_nonzero(values == 0) / values.size:.1%} zeros",
-        "first values": ", ".join(f"{v:.6g}" for v in numbers[:8].tolist()),
-    }
+    from explorer.analysis.value_stats import value_stats
+
+    itemsize = np.dtype(numpy_type).itemsize
+    return value_stats(np.frombuffer(data, dtype=np.dtype(numpy_type).newbyteorder("<"), count=len(data) // itemsize))

@@ -15,7 +15,7 @@ from typing import Any
 from explorer.coreml import CoreMLModel, blob_stats, op_name, type_text, value_text
 from explorer.errors import Problem
 from explorer.formatting import human_bytes
-from explorer.model import Document, Item, Meta, Section
+from explorer.model import Document, Item, Meta, Section, attach_view, describe_by_kind
 
 CHUNK = 500
 _MIL_FUNC = re.compile(r"^\s*func\s+(\w+)")
@@ -36,11 +36,7 @@ def build_document(path: Path, model: CoreMLModel, problems: list[Problem]) -> D
     doc.analysis["coreml"] = view
     if model.mil_text is not None:
         doc.analysis["sources"] = view
-    view.document = doc
-    doc.describe = view.describe
-    doc.find_ref = view.find_ref
-    doc.search = view.search
-    doc.ancestors = view.ancestors
+    attach_view(doc, view)
     doc.headline = view.headline(summary)
     return doc
 
@@ -336,15 +332,7 @@ class CoreMLView:
 
     # ---- details ----------------------------------------------------------------------------------------
     def describe(self, ref: Any) -> list[Section]:
-        if not isinstance(ref, tuple) or not ref:
-            return []
-        method = getattr(self, "_describe_" + str(ref[0]).replace("-", "_"), None)
-        if method is None:
-            return []
-        try:
-            return method(*ref[1:])
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
-            return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+        return describe_by_kind(self, ref)
 
     def _describe_summary(self) -> list[Section]:
         summary = self.document.summary if self.document else self.summary()

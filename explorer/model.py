@@ -91,3 +91,30 @@ class Document:
     def run_deep_checks(self) -> None:
         self.problems = self.problems + self.deep_checks()
         self.deep_checks = lambda: []
+
+
+def describe_by_kind(view: Any, ref: Any) -> list[Section]:
+    """The details of `ref` from the view's `_describe_<kind>` method (kind = ref[0], `-` read as `_`).
+
+    A kept record can still hold junk that the loader's fast path never read; instead of failing the panel,
+    such a record is described as unreadable, with the reason.
+    """
+    if not isinstance(ref, tuple) or not ref:
+        return []
+    method = getattr(view, "_describe_" + str(ref[0]).replace("-", "_"), None)
+    if method is None:
+        return []
+    try:
+        return method(*ref[1:])
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, StopIteration) as error:
+        return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+
+
+def attach_view(document: Document, view: Any) -> Document:
+    """Wire a format's view into its document: the callables every front end uses, and the way back."""
+    view.document = document
+    document.describe = view.describe
+    document.find_ref = view.find_ref
+    document.search = view.search
+    document.ancestors = view.ancestors
+    return document

@@ -16,7 +16,7 @@ from onnx import AttributeProto, TensorProto
 
 from explorer.errors import Problem
 from explorer.formatting import human_bytes
-from explorer.model import Document, Item, Meta, Section
+from explorer.model import Document, Item, Meta, Section, attach_view, describe_by_kind
 from explorer.onnx_index import ELEMENT_BITS, ModelIndex, element_name
 
 CHUNK = 500
@@ -106,11 +106,7 @@ def build_document(path: Path, index: ModelIndex, problems: list[Problem], summa
         summary=summary,
     )
     doc.analysis["onnx"] = view
-    view.document = doc
-    doc.describe = view.describe
-    doc.find_ref = view.find_ref
-    doc.search = view.search
-    doc.ancestors = view.ancestors
+    attach_view(doc, view)
     doc.headline = (
         f"ONNX IR {model.ir_version} · opset {', '.join(f'{k} {v}' for k, v in versions.items())} · "
         f"{summary['nodes']:,} nodes in {summary['graphs']} graph{'s' if summary['graphs'] != 1 else ''} · "
@@ -374,15 +370,7 @@ class OnnxView:
 
     # ---- details ----------------------------------------------------------------------------------------
     def describe(self, ref: Any) -> list[Section]:
-        if not isinstance(ref, tuple) or not ref:
-            return []
-        method = getattr(self, "_describe_" + str(ref[0]), None)
-        if method is None:
-            return []
-        try:
-            return method(*ref[1:])
-        except (KeyError, IndexError, TypeError, ValueError) as error:
-            return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+        return describe_by_kind(self, ref)
 
     def _describe_summary(self) -> list[Section]:
         model = self.index.model
@@ -601,23 +589,9 @@ def weight_stats(tensor: Any, base_dir: Path) -> dict[str, str]:
         return {"values": f"external data missing: {error.filename or error}"}
     except Exception as error:  # a malformed tensor: say why instead of failing the panel
         return {"values": f"cannot be read: {type(error).__name__}: {str(error)[:120]}"}
-    if array.dtype.kind in "OSU":
-        return {"values": ", ".join(map(str, array.reshape(-1)[:8].tolist()))}
-    flat = array.reshape(-1)
-    if flat.size == 0:
-        return {"values": "empty"}
-    with np.errstate(all="ignore"):
-        numbers = flat.astype(np.float64)
-    finite = numbers[np.isfinite(numbers)]
-    stats = {
-        "min": f"{finite.min():.6g}" if finite.size else "nan",
-        "max": f"{finite.max():.6g}" if finite.size else "nan",
-        "mean": f"{finite.mean():.6g}" if finite.size else "nan",
-        "std": f"{finite.std():.6g}" if finite.size else "nan",
-        "sparsity": f"{np.count_nonzero(flat == 0) / flat.size:.1%} zeros",
-        "first values": ", ".join(f"{v:.6g}" for v in numbers[:8].tolist()),
-    }
-    return stats
+    from explorer.analysis.value_stats import value_stats
+
+    return value_stats(array)
 
 
 def _external_array(tensor: Any, base_dir: Path) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 from explorer.analysis.buffer_view import row_of_entry, tensor_residency
 from explorer.errors import Problem
 from explorer.formatting import box, human_bytes, number
-from explorer.model import Document, Item, Meta, Section
+from explorer.model import Document, Item, Meta, Section, attach_view, describe_by_kind
 from explorer.schedule import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, Schedule
 
 CHUNK = 500
@@ -34,11 +34,7 @@ def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document
         problems=problems,
         schedule=s,
     )
-    view.document = doc
-    doc.describe = view.describe
-    doc.find_ref = view.find_ref
-    doc.search = view.search
-    doc.ancestors = view.ancestors
+    attach_view(doc, view)
     return doc
 
 
@@ -265,16 +261,7 @@ class ScheduleView:
         return cached
 
     def describe(self, ref: Any) -> list[Section]:
-        if not isinstance(ref, tuple) or not ref:
-            return []
-        method = getattr(self, "_describe_" + str(ref[0]).replace("-", "_"), None)
-        if method is None:
-            return []
-        try:
-            return method(*ref[1:])
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
-            # The raw record behind a kept item can still hold junk the fast path never read.
-            return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+        return describe_by_kind(self, ref)
 
     def _analysis(self) -> Any:
         return self.document.analysis.get("schedule") if self.document else None

@@ -18,7 +18,7 @@ from explorer.errors import Problem
 from explorer.formatting import human_bytes
 from explorer.loaders.tvm_params import array_stats
 from explorer.mlf import MlfBundle, Module
-from explorer.model import Document, Item, Meta, Section
+from explorer.model import Document, Item, Meta, Section, attach_view, describe_by_kind
 
 SOURCE_SUFFIXES = {
     ".c": "c",
@@ -55,11 +55,7 @@ def build_document(path: Path, mlf: MlfBundle, schedule: Any, problems: list[Pro
     doc.analysis["tvm"] = view
     doc.analysis["sources"] = view  # the source view reads files through it
     doc.headline = view.headline()
-    view.document = doc
-    doc.describe = view.describe
-    doc.find_ref = view.find_ref
-    doc.search = view.search
-    doc.ancestors = view.ancestors
+    attach_view(doc, view)
     return doc
 
 
@@ -306,15 +302,7 @@ class TvmView:
 
     # ---- details ----------------------------------------------------------------------------------------
     def describe(self, ref: Any) -> list[Section]:
-        if not isinstance(ref, tuple) or not ref:
-            return []
-        method = getattr(self, "_describe_" + str(ref[0]).replace("-", "_"), None)
-        if method is None:
-            return []
-        try:
-            return method(*ref[1:])
-        except (KeyError, IndexError, TypeError, ValueError, StopIteration) as error:
-            return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+        return describe_by_kind(self, ref)
 
     def _describe_summary(self) -> list[Section]:
         summary = self.document.summary if self.document else self.summary()
@@ -465,7 +453,7 @@ class TvmView:
         stats = array_stats(self.mlf.bundle.members[module.params_member], array)
         return [
             Section(f"Parameter {array.name}", ("property", "value"), rows),
-            Section("Values", ("property", "value"), [(k, _number(v)) for k, v in stats.items()]),
+            Section("Values", ("property", "value"), list(stats.items())),
         ]
 
     def _describe_storage(self, m: int) -> list[Section]:
@@ -561,12 +549,6 @@ def _short(name: str, limit: int = 28) -> str:
 
 def _opt(value: int | None) -> str:
     return "" if value is None else f"{value:,}"
-
-
-def _number(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
 
 
 def _plain(value: Any) -> str:

@@ -434,43 +434,36 @@ class IrExplorerApp(App[None]):
             self.call_after_refresh(self.action_view, bookmark.view)
 
     def action_export_report(self) -> None:
-        from widgets.review_screens import PromptScreen
-
-        default = str(self.path.with_name(self.path.name + ".report.html"))
-        self.push_screen(PromptScreen("Write the HTML report to:", default), self._export_report)
-
-    @work(thread=True, group="export")
-    def _export_report(self, target: str | None) -> None:
-        if not target or self.document is None:
-            return
         from explorer.exports.html_report import write_report
 
-        try:
-            write_report(self.document, Path(target))
-        except OSError as error:
-            self.call_from_thread(self.notify, f"cannot write {target}: {error.strerror or error}", severity="error")
-            return
-        self.call_from_thread(self.notify, f"wrote {target}")
+        self._ask_and_export("Write the HTML report to:", ".report.html", write_report)
 
     def action_export_trace(self) -> None:
         if self.document is None or self.document.schedule is None:
             self.notify("a trace needs a schedule (scheduler IR or a TVM storage plan)", severity="warning")
             return
-        from widgets.review_screens import PromptScreen
-
-        default = str(self.path.with_name(self.path.name + ".trace.json"))
-        self.push_screen(PromptScreen("Write the Chrome trace (Perfetto) to:", default), self._export_trace)
-
-    @work(thread=True, group="export")
-    def _export_trace(self, target: str | None) -> None:
-        if not target or self.document is None:
-            return
         import json
 
         from explorer.exports.trace_event import trace_events
 
+        def write_trace(document: Document, target: Path) -> None:
+            target.write_text(json.dumps(trace_events(document)), encoding="utf-8")
+
+        self._ask_and_export("Write the Chrome trace (Perfetto) to:", ".trace.json", write_trace)
+
+    def _ask_and_export(self, question: str, suffix: str, write: Any) -> None:
+        """Ask where (a default beside the input), then write in a thread so the UI keeps answering."""
+        from widgets.review_screens import PromptScreen
+
+        default = str(self.path.with_name(self.path.name + suffix))
+        self.push_screen(PromptScreen(question, default), lambda target: self._export(target, write))
+
+    @work(thread=True, group="export")
+    def _export(self, target: str | None, write: Any) -> None:
+        if not target or self.document is None:
+            return
         try:
-            Path(target).write_text(json.dumps(trace_events(self.document)), encoding="utf-8")
+            write(self.document, Path(target))
         except OSError as error:
             self.call_from_thread(self.notify, f"cannot write {target}: {error.strerror or error}", severity="error")
             return

@@ -135,22 +135,11 @@ def array_values(data: bytes, array: ParamArray) -> np.ndarray | None:
     return values.reshape(array.shape) if array.shape else values.reshape(())
 
 
-def array_stats(data: bytes, array: ParamArray, sample: int = 8) -> dict[str, object]:
-    """min/max/mean/std/sparsity and the first values; explains when they cannot be computed."""
+def array_stats(data: bytes, array: ParamArray) -> dict[str, str]:
+    """The value statistics of one array; explains when they cannot be computed (bfloat16, vector lanes)."""
+    from explorer.analysis.value_stats import value_stats
+
     values = array_values(data, array)
     if values is None:
         return {"values": f"not shown: {array.dtype} data ({array.nbytes:,} bytes)"}
-    if values.size == 0:
-        return {"values": "empty"}
-    flat = values.reshape(-1)
-    with np.errstate(all="ignore"):  # NaN/inf bytes are data too: they are filtered below, not warned about
-        numbers = flat.astype(np.float64)
-    finite = numbers[np.isfinite(numbers)]
-    return {
-        "min": float(finite.min()) if finite.size else float("nan"),
-        "max": float(finite.max()) if finite.size else float("nan"),
-        "mean": float(finite.mean()) if finite.size else float("nan"),
-        "std": float(finite.std()) if finite.size else float("nan"),
-        "sparsity": float(np.count_nonzero(flat == 0) / flat.size),
-        "first values": ", ".join(f"{v:g}" for v in numbers[:sample].tolist()),
-    }
+    return value_stats(values)

@@ -117,3 +117,21 @@ async def test_diff_screen_shows_the_same_as_the_command():
         assert isinstance(app.screen, DiffScreen)
         expected = diff_lines(diff_documents(open_document(first), open_document(second)))
         assert app.screen.lines == expected
+
+
+async def test_palette_export_writes_the_report_beside_the_input(tmp_path):
+    source = tmp_path / "two_modules_mlf.tar"
+    shutil.copy(SAMPLE_DATA / "two_modules_mlf.tar", source)
+    app = make_app(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        app.action_export_report()
+        await pilot.pause()
+        await pilot.press("enter")  # the default: beside the input
+        target = tmp_path / "two_modules_mlf.tar.report.html"
+        for _ in range(300):
+            if target.exists() and target.stat().st_size > 1000:
+                break
+            await pilot.pause(0.02)
+        await app.workers.wait_for_complete()
+        assert "plotly-graph-div" in target.read_text()

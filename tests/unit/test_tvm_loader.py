@@ -179,7 +179,7 @@ def test_params_parser_and_stats():
     assert (b.name, b.dtype, b.shape, b.nbytes) == ("b", "int8", (3,), 3)
     stats = array_stats(data, w)
     # values 0, -2, 4, 0: min -2, max 4, mean 0.5, half of them zero
-    assert (stats["min"], stats["max"], stats["mean"], stats["sparsity"]) == (-2.0, 4.0, 0.5, 0.5)
+    assert (stats["min"], stats["max"], stats["mean"], stats["sparsity"]) == ("-2", "4", "0.5", "50.0% zeros")
     with pytest.raises(ParamsError) as bad_magic:
         parse_params(b"\0" * 24)
     assert bad_magic.value.args[0] == 0
