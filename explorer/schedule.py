@@ -97,6 +97,8 @@ class Schedule:
     core_names: dict[int, str] | None = None
     unit: str = "workload"
     memory_name: str = "L2"
+    kind_names: tuple[str, ...] = BUFFER_TYPES  # how the buffer view's legend names buf_type 0, 1, 2
+    shows_wl0: bool = True  # derived schedules have no weight buffer and no ring regions to draw
     _row_index: dict[tuple[int, int], int] | None = field(default=None, repr=False)
     _core_items: dict[int, list[Any]] = field(default_factory=dict, repr=False)
 

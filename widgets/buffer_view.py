@@ -250,7 +250,8 @@ class BufferView(FrameWidget, can_focus=True):
         )
         lines = [_text(header, width, TEXT)]
         available = max(height - 11, 2)
-        l2_cols = max((width - RULER - WL0_WIDTH - 3) // 16 * 16, 8)  # rows of 16k cells: round row addresses
+        wl0_width = WL0_WIDTH if s.shows_wl0 else 0
+        l2_cols = max((width - RULER - wl0_width - 3) // 16 * 16, 8)  # rows of 16k cells: round row addresses
         bpc = round_cell_size(s.buffersize, available * l2_cols)
         grid_rows = min(available, -(-max(s.buffersize, 1) // (bpc * l2_cols)))
         cells = l2_cell_map(s, row, grid_rows * l2_cols, analysis.placement, bytes_per_cell=bpc)
@@ -260,32 +261,27 @@ class BufferView(FrameWidget, can_focus=True):
         wl0 = wl0_cell_map(
             s,
             row,
-            grid_rows * (WL0_WIDTH - 2),
+            grid_rows * max(wl0_width - 2, 1),
             wl0_cap,
-            bytes_per_cell=round_cell_size(wl0_cap, grid_rows * (WL0_WIDTH - 2)),
+            bytes_per_cell=round_cell_size(wl0_cap, grid_rows * max(wl0_width - 2, 1)),
         )
         wl_name = s.wl0_key.split("_")[0].upper()
         l2_title = f"{s.memory_name} · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
-        wl_title = f"{wl_name} · {human_bytes(wl0_cap)}"
-        lines.append(
-            Strip(
-                [
-                    Segment(" " * RULER),
-                    Segment(l2_title[:l2_cols].ljust(l2_cols), DIM),
-                    Segment(" │ ", DIM),
-                    Segment(wl_title[: WL0_WIDTH - 2], DIM),
-                ]
-            )
-        )
+        title = [Segment(" " * RULER), Segment(l2_title[:l2_cols].ljust(l2_cols), DIM)]
+        if s.shows_wl0:
+            title += [Segment(" │ ", DIM), Segment(f"{wl_name} · {human_bytes(wl0_cap)}"[: WL0_WIDTH - 2], DIM)]
+        lines.append(Strip(title))
         self._l2_geometry = (2, RULER, grid_rows, l2_cols, cells.owner)  # lines 0-1: header and map titles
         l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, ruler=True)
-        wl0_lines = self._map_lines(wl0, grid_rows, WL0_WIDTH - 2, None, None, None, ruler=False)
+        wl0_lines = self._map_lines(wl0, grid_rows, WL0_WIDTH - 2, None, None, None, ruler=False) if s.shows_wl0 else []
         for k in range(grid_rows):
-            segments = list(l2_lines[k]) + [Segment(" │ ", DIM)] + list(wl0_lines[k])
+            segments = list(l2_lines[k])
+            if s.shows_wl0:
+                segments += [Segment(" │ ", DIM), *wl0_lines[k]]
             lines.append(Strip(segments))
         lines.extend(self._strip_lines(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.append(self._peak_line(width, analysis.l2_bytes[rows.start : rows.stop]))
-        lines.append(_legend(width, wl_name))
+        lines.append(_legend(width, wl_name, s.kind_names, s.shows_wl0))
         lines.extend(self._findings(width, cells, wl0))
         return lines
 
@@ -447,10 +443,10 @@ def _text(text: str, width: int, style: Style) -> Strip:
     return Strip([Segment(text[:width].ljust(width), style)])
 
 
-def _legend(width: int, wl_name: str) -> Strip:
+def _legend(width: int, wl_name: str, kind_names: tuple[str, ...] = BUFFER_TYPES, wl0: bool = True) -> Strip:
     segments = [Segment("legend ", DIM)]
-    for name in ("ifmap", "weight", "ofmap"):
-        segments += [Segment("█", KIND_STYLE[name]), Segment(f" {name}  ", DIM)]
+    for name, shown in zip(("ifmap", "weight", "ofmap"), kind_names, strict=False):
+        segments += [Segment("█", KIND_STYLE[name]), Segment(f" {shown}  ", DIM)]
     segments += [
         Segment("▓", KIND_STYLE["ifmap"]),
         Segment(" newly added  ", DIM),
@@ -458,9 +454,12 @@ def _legend(width: int, wl_name: str) -> Strip:
         Segment(" overlap  ", DIM),
         Segment("·", FREE),
         Segment(" free  ", DIM),
-        Segment("◆", DIM),
-        Segment(" ring region start  ", DIM),
-        Segment("█", KIND_STYLE["wl0"]),
-        Segment(f" {wl_name} entry", DIM),
     ]
+    if wl0:
+        segments += [
+            Segment("◆", DIM),
+            Segment(" ring region start  ", DIM),
+            Segment("█", KIND_STYLE["wl0"]),
+            Segment(f" {wl_name} entry", DIM),
+        ]
     return Strip(segments).crop(0, width)

@@ -69,6 +69,7 @@ def _load(path: Path, progress: ProgressCallback, strict: bool) -> Document:
         schedule, mlf.rows_nid = plan_schedule(with_graphs)
         schedule.core_names = {core: f"module {name}" for core, (name, _, _) in enumerate(with_graphs)}
         schedule.unit, schedule.memory_name = "node", "storage"
+        schedule.kind_names, schedule.shows_wl0 = ("live", "parameter", "written by the node"), False
         for core, module in enumerate(m for m in modules if m.graph is not None and m.plan is not None):
             module.core = core
     if strict:
