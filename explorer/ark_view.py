@@ -231,6 +231,30 @@ class ArkView:
             return ids[0] if ids else None
         return None
 
+    def links(self, ref: Any) -> list[tuple[str, Any]]:
+        """A node's producers and consumers; a tensor's users (every op that reads, writes or returns it)."""
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        if ref[0] == "group" and self.ark.kind == "model":
+            node = self.ark.nodes[ref[1]]
+            position = {n.id: g for g, n in enumerate(self.ark.nodes)}
+            found = [
+                (f"← {self.group_label(position[p])}", ("group", position[p])) for p in node.producers if p in position
+            ]
+            return found + [
+                (f"→ {self.group_label(position[c])}", ("group", position[c])) for c in node.consumers if c in position
+            ]
+        tensor_id = self.tensor_of(ref) if ref[0] in ("tensor", "tensor-id") else None
+        if tensor_id is None:
+            return []
+        return [
+            (
+                f"{u.role} in {self.group_label(u.site.group)}",
+                ("tensor", u.site.group, u.site.index, u.role, u.position),
+            )
+            for u in self.index.uses.get(tensor_id, [])
+        ]
+
     def where_used(self, tensor_id: int) -> Any:
         """The first op-tensor ref of a tensor id: where a search hit should land."""
         uses = self.index.uses.get(tensor_id, [])

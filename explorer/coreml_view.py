@@ -250,6 +250,28 @@ class CoreMLView:
             )
         return items
 
+    def links(self, ref: Any) -> list[tuple[str, Any]]:
+        """An op's producers (through its bindings) and the ops reading its outputs, for the jump key."""
+        if not isinstance(ref, tuple) or not ref or ref[0] != "op" or ref[1] not in self.model.blocks:
+            return []
+        key, i = ref[1], ref[2]
+        op = self.model.blocks[key].proto.operations[i]
+        found = []
+        for param, argument in sorted(op.inputs.items()):
+            for binding in argument.arguments:
+                if binding.WhichOneof("binding") == "name":
+                    source = self.resolve(key, binding.name)
+                    if source:
+                        found.append((f"{param} ← {self.op_label(*source)}", ("op", *source)))
+        outputs = {o.name for o in op.outputs}
+        for other_key, block in self.model.blocks.items():
+            for j, other in enumerate(block.proto.operations):
+                for argument in other.inputs.values():
+                    if any(b.WhichOneof("binding") == "name" and b.name in outputs for b in argument.arguments):
+                        found.append((f"→ {self.op_label(other_key, j)}", ("op", other_key, j)))
+                        break
+        return found
+
     def resolve(self, key: str, name: str) -> tuple[str, int] | None:
         """The op producing `name` seen from block `key`: its own block, then enclosing blocks."""
         current: str | None = key

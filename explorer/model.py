@@ -84,6 +84,8 @@ class Document:
     tensor_of: Callable[[Any], Any] = field(default=lambda ref: None)
     # one line for the summary bar when the summary's counts do not say it well (e.g. TVM's nested modules)
     headline: str = ""
+    # where an item's data comes from and goes to: (label, ref) pairs the details panel can jump to (key g)
+    links: Callable[[Any], list[tuple[str, Any]]] = field(default=lambda ref: [])
     # Checks that cost more than reading the file (ONNX shape inference): `check` and the TUI run them once,
     # `info` does not. Returns the problems they found.
     deep_checks: Callable[[], list[Problem]] = field(default=lambda: [])
@@ -117,4 +119,6 @@ def attach_view(document: Document, view: Any) -> Document:
     document.find_ref = view.find_ref
     document.search = view.search
     document.ancestors = view.ancestors
+    if hasattr(view, "links"):
+        document.links = view.links
     return document

@@ -227,6 +227,29 @@ class OnnxView:
             items.append(Item("link", f"→ to {self.node_label(consumer_key, n)}", ("goto", ("node", consumer_key, n))))
         return items
 
+    def links(self, ref: Any) -> list[tuple[str, Any]]:
+        """Producers and consumers of a node's values, a value or an initializer, for the details panel's jump."""
+        if not isinstance(ref, tuple) or not ref:
+            return []
+        if ref[0] == "value":
+            return [(item.label, item.ref[1]) for item in self._links(ref[1], ref[2])]
+        if ref[0] == "node":
+            key, n = ref[1], ref[2]
+            node = self.index.graphs[key].nodes[n]
+            found = []
+            for name in node.input:
+                if name:
+                    found += [(f"in {name}: {item.label}", item.ref[1]) for item in self._links(key, name)[:1]]
+            for name in node.output:
+                if name:
+                    found += [(f"out {name}: {item.label}", item.ref[1]) for item in self._links(key, name)[1:]]
+            return found
+        if ref[0] == "init":
+            key, i = ref[1], ref[2]
+            name = self.index.graphs[key].proto.initializer[i].name
+            return [(f"→ to {self.node_label(k, n)}", ("node", k, n)) for k, n in self.consumers_of(key, name)]
+        return []
+
     def consumers_of(self, key: str, name: str) -> list[tuple[str, int]]:
         """Nodes reading `name` as defined in graph `key`: its own readers and those of nested subgraphs that
         use it from the outer scope."""

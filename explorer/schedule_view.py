@@ -206,6 +206,15 @@ class ScheduleView:
             return path
         return [ref]
 
+    def links(self, ref: Any) -> list[tuple[str, Any]]:
+        """A workload's producers and consumers on any core (the dependency analysis)."""
+        if not isinstance(ref, tuple) or not ref or ref[0] != "workload" or self._analysis() is None:
+            return []
+        deps = self._analysis().deps
+        row = ref[1]
+        found = [(f"← {self.s.wl_label(int(p))}", ("workload", int(p))) for p in deps.producers_of(row)]
+        return found + [(f"→ {self.s.wl_label(int(c))}", ("workload", int(c))) for c in deps.consumers_of(row)]
+
     def find_ref(self, refs: dict[str, Any]) -> Any:
         """The tree ref a problem points at: its workload when it names one, else its DRAM entry."""
         s = self.s

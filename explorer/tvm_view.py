@@ -151,11 +151,23 @@ class TvmView:
         module = self.modules[m]
         items = []
         if module.graph:
-            items.append(Item("graph", f"Graph  ({len(module.graph.nodes)} nodes)", ("graph", m),
-                              expand=lambda: self._node_items(m)))  # fmt: skip
+            items.append(
+                Item(
+                    "graph",
+                    f"Graph  ({len(module.graph.nodes)} nodes)",
+                    ("graph", m),
+                    expand=lambda: self._node_items(m),
+                )
+            )
         if module.params:
-            items.append(Item("params", f"Parameters  ({len(module.params)}, {human_bytes(module.param_bytes)})",
-                              ("params", m), expand=lambda: self._param_items(m)))  # fmt: skip
+            items.append(
+                Item(
+                    "params",
+                    f"Parameters  ({len(module.params)}, {human_bytes(module.param_bytes)})",
+                    ("params", m),
+                    expand=lambda: self._param_items(m),
+                )
+            )
         if module.plan:
             plan = module.plan
             label = f"Storage plan  ({len(plan.storage)} ids, peak {human_bytes(plan.peak_bytes)})"
@@ -257,6 +269,22 @@ class TvmView:
                     return [("module", m), (kind, member, 1) if kind == "source" else ref]
             return [("files",), (kind, member, 1) if kind == "source" else ref]
         return [ref]
+
+    def links(self, ref: Any) -> list[tuple[str, Any]]:
+        """A graph node's inputs and the nodes reading its outputs."""
+        if not isinstance(ref, tuple) or not ref or ref[0] not in ("workload", "gnode"):
+            return []
+        m, nid = self._module_of_row(ref[1]) if ref[0] == "workload" else (ref[1], ref[2])
+        graph = self.modules[m].graph
+        node = graph.nodes[nid]
+        found = [
+            (f"← #{src} {graph.nodes[src].func_name or graph.nodes[src].name}", self.node_ref(m, src))
+            for src, _ in node.inputs
+        ]
+        readers = sorted({other.nid for other in graph.nodes if any(src == nid for src, _ in other.inputs)})
+        return found + [
+            (f"→ #{r} {graph.nodes[r].func_name or graph.nodes[r].name}", self.node_ref(m, r)) for r in readers
+        ]
 
     def find_ref(self, refs: dict[str, Any]) -> Any:
         location = refs.get("location") or ""

@@ -65,6 +65,7 @@ class IrExplorerApp(App[None]):
         Binding("n", "next_problem(1)", "Next problem"),
         Binding("N", "next_problem(-1)", "Prev problem", show=False),
         Binding("s", "show_summary", "Summary", show=False),
+        Binding("g", "links", "Go to linked", show=False),
         Binding("b", "bookmark", "Bookmark"),
         Binding("B", "bookmarks", "Bookmarks", show=False),
     ]
@@ -77,6 +78,7 @@ class IrExplorerApp(App[None]):
         ("Everywhere", "n / N", "jump to the next / previous problem"),
         ("Everywhere", "s", "show the file summary"),
         ("Everywhere", "b / B", "bookmark the selected item with a note / list the bookmarks and jump"),
+        ("Everywhere", "g", "go to what feeds the selected item or what it feeds (producers, consumers)"),
     ]
 
     def __init__(
@@ -393,6 +395,26 @@ class IrExplorerApp(App[None]):
         except OSError as error:
             self.notify(f"cannot save bookmarks to {self.bookmarks_path}: {error.strerror or error}", severity="error")
 
+    def action_links(self) -> None:
+        """The selected item's producers and consumers (as the details panel lists them); Enter jumps."""
+        if self.document is None:
+            return
+        from widgets.review_screens import LinksScreen
+
+        ref, label = _bookmark_label(self)
+        links = self.document.links(ref)
+        if not links:
+            self.notify(f"nothing links to or from {label}")
+            return
+
+        def go(index: int | None) -> None:
+            if index is not None:
+                self.post_message(RevealRef(links[index][1]))
+
+        self.push_screen(
+            LinksScreen(f"Linked to {label}  (Enter: go there · Escape: close)", [t for t, _ in links]), go
+        )
+
     def action_bookmark(self) -> None:
         """Mark the tree's selected item (and the view on screen) with a note, saved in the sidecar file."""
         if self.document is None:
@@ -510,6 +532,7 @@ class IrExplorerApp(App[None]):
         yield SystemCommand(
             "Focus problems", "Move the focus to the problems list (p)", lambda: self.action_focus("problems")
         )
+        yield SystemCommand("Go to linked item", "Producers and consumers of the selection (g)", self.action_links)
         yield SystemCommand("Bookmark this item", "Mark the selected item with a note (b)", self.action_bookmark)
         yield SystemCommand("Bookmarks", "List the bookmarks and jump to one (B)", self.action_bookmarks)
         yield SystemCommand("Export HTML report", "A self-contained report with plots", self.action_export_report)

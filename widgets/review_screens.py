@@ -86,6 +86,34 @@ class BookmarksScreen(ModalScreen[int | None]):
         self.dismiss(None)
 
 
+class LinksScreen(ModalScreen[int | None]):
+    """Where the selected item's data comes from and goes to; Enter jumps there."""
+
+    BINDINGS = [Binding("escape", "cancel", "Close")]
+    DEFAULT_CSS = """
+    LinksScreen { align: center middle; }
+    LinksScreen > Vertical { width: 100; height: auto; max-height: 80%; border: round $accent; padding: 0 1;
+                             background: $panel; }
+    LinksScreen OptionList { height: auto; max-height: 30; }
+    """
+
+    def __init__(self, title: str, labels: list[str]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.labels = labels
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.title_text)
+            yield OptionList(*(Option(Text(label)) for label in self.labels), id="link-list")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option_index)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 class DiffScreen(ModalScreen[None]):
     """The same diff `ir-explorer diff A B` prints, in a scrollable panel."""
 

@@ -50,3 +50,37 @@ async def test_coreml_nested_block_op_details():
         await pilot.pause()
         assert app.query_one("#tree").cursor_node.data.ref == ("op", deepest, 0)
         assert app.query_one("#details").sections[0].title.startswith("Op ")
+
+
+async def test_g_jumps_from_a_node_to_what_it_feeds():
+    from widgets.review_screens import LinksScreen
+
+    app = make_app(ONNX)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        app.post_message(RevealRef(("node", "graph", 0)))  # the If: reads `flag`, feeds the Scale call
+        await pilot.pause()
+        assert [target for _, target in app.document.links(("node", "graph", 0))] == [
+            ("graph", "graph"),
+            ("node", "graph", 1),
+        ]
+        await pilot.press("d", "g")  # from the details panel
+        await pilot.pause()
+        assert isinstance(app.screen, LinksScreen)
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.query_one("#tree").cursor_node.data.ref == ("node", "graph", 1)
+
+
+def test_links_of_every_format():
+    from explorer.api import open_document
+
+    ark = open_document(SAMPLE_DATA / "views_ark_model.json")
+    assert [t for _, t in ark.links(("group", 4))] == [("group", 1), ("group", 2)]  # Sub reads the max and the scale
+    tvm = open_document(SAMPLE_DATA / "two_modules_mlf.tar")
+    assert [label for label, _ in tvm.links(("workload", 1))] == [
+        "← #3 tvmgen_classifier_fused_nn_dense_add",
+        "→ #7 tvmgen_classifier_fused_nn_dense_add_1",
+    ]
+    schedule = open_document(SAMPLE_DATA / "clean_2x2_stschedule.json")
+    assert schedule.links(("workload", 1))
