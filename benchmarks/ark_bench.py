@@ -10,22 +10,6 @@ from pathlib import Path
 NODES = 20_000
 
 PROBES = {
-    "ark_baseline_orjson": """
-import orjson, time
-t = time.perf_counter()
-with open(PATH, "rb") as f:
-    value = orjson.loads(f.read())
-elapsed = time.perf_counter() - t
-""",
-    "ark_info": """
-import io, contextlib, time
-from explorer.cli import main
-t = time.perf_counter()
-with contextlib.redirect_stdout(io.StringIO()):
-    code = main(["info", PATH, "--json"])
-elapsed = time.perf_counter() - t
-assert code == 0, code
-""",
     "ark_layout": """
 import time
 from explorer.analysis.stride_map import plane_grid
@@ -59,7 +43,8 @@ def big_model(out: Path) -> Path:
 def section(out: Path, probes: dict, run_probe: Callable[[str, Path], dict], ratio: Callable) -> list[str]:
     probes.update(PROBES)
     path = big_model(out)
-    base, info, layout = (run_probe(name, path) for name in ("ark_baseline_orjson", "ark_info", "ark_layout"))
+    # the same `orjson.loads` baseline and `info` probes as the scheduler IR (run.py), on this file
+    base, info, layout = (run_probe(name, path) for name in ("baseline_orjson", "info", "ark_layout"))
     return [
         "## ARK model (issue #4)",
         "",

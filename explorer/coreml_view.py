@@ -15,9 +15,18 @@ from typing import Any
 from explorer.coreml import CoreMLModel, blob_stats, op_name, type_text, value_text
 from explorer.errors import Problem
 from explorer.formatting import human_bytes
-from explorer.model import Document, Item, Meta, Section, attach_view, describe_by_kind
+from explorer.model import (
+    CHUNK,
+    Document,
+    Item,
+    Meta,
+    Section,
+    attach_view,
+    chunk_start,
+    chunked_items,
+    describe_by_kind,
+)
 
-CHUNK = 500
 _MIL_FUNC = re.compile(r"^\s*func\s+(\w+)")
 _MIL_OP = re.compile(r"^\s*(?:[\w<>\[\], ]+?)\s+(\S+)\s*=\s*(\w+)\(")
 
@@ -198,17 +207,7 @@ class CoreMLView:
 
     def _op_items(self, key: str) -> list[Item]:
         count = len(self.model.blocks[key].proto.operations)
-        if count <= CHUNK:
-            return [self._op_item(key, i) for i in range(count)]
-        return [
-            Item(
-                "chunk",
-                f"ops {lo}–{min(lo + CHUNK, count) - 1}",
-                ("chunk", key, lo),
-                expand=lambda lo=lo: [self._op_item(key, i) for i in range(lo, min(lo + CHUNK, count))],
-            )
-            for lo in range(0, count, CHUNK)
-        ]
+        return chunked_items(0, count, lambda i: self._op_item(key, i), "ops", lambda lo: ("chunk", key, lo))
 
     def op_label(self, key: str, i: int) -> str:
         op = self.model.blocks[key].proto.operations[i]
@@ -299,7 +298,7 @@ class CoreMLView:
     def _op_path(self, key: str, i: int) -> list[Any]:
         path = self._block_path(key)
         if len(self.model.blocks[key].proto.operations) > CHUNK:
-            path.append(("chunk", key, i // CHUNK * CHUNK))
+            path.append(("chunk", key, chunk_start(i)))
         return [*path, ("op", key, i)]
 
     def ancestors(self, ref: Any) -> list[Any]:
@@ -369,20 +368,19 @@ class CoreMLView:
             sections.append(self._weights_section())
         return sections
 
+    def weights_by_dtype(self) -> dict[str, tuple[int, int]]:
+        """dtype → (tensors, bytes) of the weight.bin blobs and the NeuralNetwork layers' inline weights."""
+        sizes = [(blob.dtype, blob.size) for blob in self.model.blobs.values()]
+        sizes += [weight for layer in self.layers() or [] for weight in _layer_weights(layer)]
+        by_dtype: dict[str, tuple[int, int]] = {}
+        for dtype, size in sizes:
+            count, total = by_dtype.get(dtype, (0, 0))
+            by_dtype[dtype] = (count + 1, total + size)
+        return by_dtype
+
     def _weights_section(self) -> Section:
-        by_dtype: dict[str, list[int]] = {}
-        for blob in self.model.blobs.values():
-            entry = by_dtype.setdefault(blob.dtype, [0, 0])
-            entry[0] += 1
-            entry[1] += blob.size
-        for layer in self.layers() or []:
-            for dtype, size in _layer_weights(layer):
-                entry = by_dtype.setdefault(dtype, [0, 0])
-                entry[0] += 1
-                entry[1] += size
-        return Section(
-            "Weights by dtype", ("dtype", "tensors", "bytes"), [(k, v[0], f"{v[1]:,}") for k, v in by_dtype.items()]
-        )
+        rows = [(k, count, f"{total:,}") for k, (count, total) in self.weights_by_dtype().items()]
+        return Section("Weights by dtype", ("dtype", "tensors", "bytes"), rows)
 
     def _describe_description(self) -> list[Section]:
         description = self.spec.description

@@ -95,6 +95,34 @@ class Document:
         self.deep_checks = lambda: []
 
 
+CHUNK = 500  # children per tree group: a node with 10^5 children must still open instantly
+
+
+def chunked_items(
+    start: int, stop: int, make_item: Callable[[int], Item], word: str, chunk_ref: Callable[[int], Any]
+) -> list[Item]:
+    """Items for indices start..stop-1, grouped in lazily built chunks of CHUNK when there are more.
+
+    Labels count from `start` ("workloads 0–499"); `chunk_ref(lo)` is the ref of the chunk starting at `lo`.
+    """
+    if stop - start <= CHUNK:
+        return [make_item(i) for i in range(start, stop)]
+    return [
+        Item(
+            "chunk",
+            f"{word} {lo - start}–{min(lo + CHUNK, stop) - 1 - start}",
+            chunk_ref(lo),
+            expand=lambda lo=lo: [make_item(i) for i in range(lo, min(lo + CHUNK, stop))],
+        )
+        for lo in range(start, stop, CHUNK)
+    ]
+
+
+def chunk_start(index: int, start: int = 0) -> int:
+    """The first index of the chunk holding `index` (see chunked_items)."""
+    return start + (index - start) // CHUNK * CHUNK
+
+
 def describe_by_kind(view: Any, ref: Any) -> list[Section]:
     """The details of `ref` from the view's `_describe_<kind>` method (kind = ref[0], `-` read as `_`).
 

@@ -16,10 +16,19 @@ from onnx import AttributeProto, TensorProto
 
 from explorer.errors import Problem
 from explorer.formatting import human_bytes
-from explorer.model import Document, Item, Meta, Section, attach_view, describe_by_kind
+from explorer.model import (
+    CHUNK,
+    Document,
+    Item,
+    Meta,
+    Section,
+    attach_view,
+    chunk_start,
+    chunked_items,
+    describe_by_kind,
+)
 from explorer.onnx_index import ELEMENT_BITS, ModelIndex, element_name
 
-CHUNK = 500
 MAX_STATS_BYTES = 256 * 1024 * 1024
 
 
@@ -276,17 +285,7 @@ class OnnxView:
 
     def _node_items(self, key: str) -> list[Item]:
         count = len(self.index.graphs[key].nodes)
-        if count <= CHUNK:
-            return [self._node_item(key, n) for n in range(count)]
-        return [
-            Item(
-                "chunk",
-                f"nodes {lo}–{min(lo + CHUNK, count) - 1}",
-                ("chunk", key, lo),
-                expand=lambda lo=lo: [self._node_item(key, n) for n in range(lo, min(lo + CHUNK, count))],
-            )
-            for lo in range(0, count, CHUNK)
-        ]
+        return chunked_items(0, count, lambda n: self._node_item(key, n), "nodes", lambda lo: ("chunk", key, lo))
 
     def _node_item(self, key: str, n: int) -> Item:
         return Item("node", self.node_label(key, n), ("node", key, n), expand=lambda: self._node_children(key, n))
@@ -324,7 +323,7 @@ class OnnxView:
     def _node_path(self, key: str, n: int) -> list[Any]:
         path = [("nodes", key)]
         if len(self.index.graphs[key].nodes) > CHUNK:
-            path.append(("chunk", key, n // CHUNK * CHUNK))
+            path.append(("chunk", key, chunk_start(n)))
         return [*path, ("node", key, n)]
 
     def ancestors(self, ref: Any) -> list[Any]:

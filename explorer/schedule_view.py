@@ -15,10 +15,18 @@ import numpy as np
 from explorer.analysis.buffer_view import row_of_entry, tensor_residency
 from explorer.errors import Problem
 from explorer.formatting import box, human_bytes, number
-from explorer.model import Document, Item, Meta, Section, attach_view, describe_by_kind
+from explorer.model import (
+    CHUNK,
+    Document,
+    Item,
+    Meta,
+    Section,
+    attach_view,
+    chunk_start,
+    chunked_items,
+    describe_by_kind,
+)
 from explorer.schedule import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, Schedule
-
-CHUNK = 500
 
 
 def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document:
@@ -71,17 +79,12 @@ class ScheduleView:
 
     def _core_children(self, core: int) -> list[Item]:
         rows = self.s.core_rows(core)
-        if len(rows) <= CHUNK:
-            return [self._workload_item(r) for r in rows]
-        return [
-            Item(
-                "chunk",
-                f"workloads {lo - rows.start}–{min(lo + CHUNK, rows.stop) - 1 - rows.start}",
-                ("chunk", core, lo, min(lo + CHUNK, rows.stop)),
-                expand=lambda lo=lo: [self._workload_item(r) for r in range(lo, min(lo + CHUNK, rows.stop))],
-            )
-            for lo in range(rows.start, rows.stop, CHUNK)
-        ]
+        return chunked_items(
+            rows.start, rows.stop, self._workload_item, "workloads", lambda lo: self._chunk_ref(core, lo)
+        )
+
+    def _chunk_ref(self, core: int, lo: int) -> tuple:
+        return ("chunk", core, lo, min(lo + CHUNK, self.s.core_rows(core).stop))
 
     def workload_label(self, row: int) -> str:
         s = self.s
@@ -194,8 +197,7 @@ class ScheduleView:
             path: list[Any] = [("core", core)]
             rows = self.s.core_rows(core)
             if len(rows) > CHUNK:
-                lo = rows.start + (row - rows.start) // CHUNK * CHUNK
-                path.append(("chunk", core, lo, min(lo + CHUNK, rows.stop)))
+                path.append(self._chunk_ref(core, chunk_start(row, rows.start)))
             path.append(("workload", row))
             if kind == "buffer-entry":
                 path.append(("buffer", row))

@@ -401,7 +401,7 @@ class IrExplorerApp(App[None]):
             return
         from widgets.review_screens import LinksScreen
 
-        ref, label = _bookmark_label(self)
+        ref, label = _selected_item(self)
         links = self.document.links(ref)
         if not links:
             self.notify(f"nothing links to or from {label}")
@@ -422,7 +422,7 @@ class IrExplorerApp(App[None]):
         from explorer.bookmarks import Bookmark
         from widgets.review_screens import PromptScreen
 
-        ref, label = _bookmark_label(self)
+        ref, label = _selected_item(self)
         view = (self.query_one(TabbedContent).active or "tab-tree").removeprefix("tab-")
 
         def add(note: str | None) -> None:
@@ -543,7 +543,8 @@ class IrExplorerApp(App[None]):
         yield SystemCommand("Diff with another file", "What changed from this file to another", self.action_diff)
 
 
-def _bookmark_label(app: IrExplorerApp) -> tuple[Any, str]:
+def _selected_item(app: IrExplorerApp) -> tuple[Any, str]:
+    """The tree cursor's ref and label: what a bookmark marks and what `g` starts from."""
     tree = app.query_one(DocumentTree)
     node = tree.cursor_node
     if node is None or node.data is None:

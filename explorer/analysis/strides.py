@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.ark import ArkTensor
+from explorer.ark import DTYPE_BYTES, ArkTensor
 
 # Above this many contiguous runs the exact alias test falls back to comparing byte intervals.
 MAX_EXACT_RUNS = 1 << 22
@@ -81,7 +81,7 @@ def check_tensor(tensor: ArkTensor) -> list[str]:
             faults.append(f"Offsets[{i}] = {o} is negative")
         if o + p > r:
             faults.append(f"Offsets[{i}] + PaddedShape[{i}] = {o} + {p} = {o + p} exceeds Strides[{i}] = {r}")
-    if tensor.dtype not in ("FP32", "FP16", "BF16", "INT32", "UINT32", "INT8", "UINT8", "BYTE"):
+    if not DTYPE_BYTES.get(tensor.dtype):  # unknown, or NONE (registered, 0 bytes, never a real tensor)
         faults.append(f"unknown DataType {tensor.dtype!r}")
     return faults
 

@@ -173,8 +173,7 @@ def parameter_bytes_by_dtype(document: Document) -> dict[str, int]:
         return {k: int(v[1]) for k, v in document.summary["parameters_by_dtype"].items()}
     coreml = document.analysis.get("coreml")
     if coreml is not None:
-        section = coreml._weights_section()
-        return {row[0]: int(str(row[2]).replace(",", "")) for row in section.rows}
+        return {dtype: total for dtype, (_, total) in coreml.weights_by_dtype().items()}
     tvm = document.analysis.get("tvm")
     if tvm is not None:
         found: dict[str, int] = {}
