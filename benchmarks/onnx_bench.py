@@ -26,7 +26,7 @@ elapsed = time.perf_counter() - t
 INFO = """
 import io, contextlib, time
 from explorer.cli import main
-import explorer.api, explorer.loaders.onnx_model, explorer.onnx_index, explorer.onnx_view, onnx  # before the clock
+import explorer.api, explorer.formats.onnx.document, explorer.formats.onnx.reader, onnx  # before the clock
 t = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(["info", PATH, "--json"])

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError
-from explorer.loaders import pick_loader
-from explorer.model import Document, ProgressCallback, no_progress
+from explorer.registry import pick_format
 
 
 def open_document(
     path: str | Path, *, strict: bool = False, progress: ProgressCallback | None = None, analyze: bool = True
 ) -> Document:
-    """Load `path` with the loader that recognises it, then run that format's analyses.
+    """Load `path` with the format that recognises it, then run the neutral analyses it has data for.
 
     Raises LoadError only; any other exception from a loader is a bug, turned into a LoadError that still
     names the file so a user never sees a traceback.
     """
     progress = progress or no_progress
-    loader = pick_loader(path)
+    found = pick_format(path)
     try:
-        document = loader.module.load(Path(path), progress=progress, strict=strict)
+        document = found.load(Path(path), progress=progress, strict=strict)
         if analyze:
             progress(0, 1, "analysing")
             analyze_document(document)
@@ -33,11 +33,9 @@ def open_document(
 
 
 def analyze_document(document: Document) -> None:
-    if document.schedule is not None:
-        from explorer.analysis import analyze_schedule, schedule_summary
+    """Neutral analyses over the document's lanes and snapshots; the format then adds its own (`analyzed`)."""
+    if document.schedule is not None and document.schedule_analysis is None:
+        from explorer.analysis import analyze_schedule
 
-        analysis = analyze_schedule(document.schedule)
-        document.analysis["schedule"] = analysis
-        if document.meta.format == "scheduler-ir":  # other formats draw a derived schedule (TVM's storage plan)
-            document.problems = document.problems + analysis.problems
-            document.summary = schedule_summary(document.schedule, analysis)
+        document.schedule_analysis = analyze_schedule(document.schedule)
+        document.view.analyzed(document)

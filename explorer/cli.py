@@ -136,10 +136,10 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     if command == "diff":
         return _run_diff(args)
     if command == "serve":
-        from explorer.loaders import pick_loader
+        from explorer.registry import pick_format
         from widgets.serve import serve  # needs textual-serve: imported only for this command
 
-        pick_loader(args.file)  # a file nothing can open is refused here, not in every browser tab
+        pick_format(args.file)  # a file nothing can open is refused here, not in every browser tab
         print(f"serving {args.file} on http://{args.host}:{args.port}/ (Ctrl+C to stop)", file=sys.stderr)
         serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks)
         return ExitCode.OK
@@ -239,31 +239,42 @@ def _run_diff(args: argparse.Namespace) -> ExitCode:
 
 
 def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
-    document.run_deep_checks()
-    if args.trace_event:
-        from explorer.exports.trace_event import trace_events
+    """Write what was asked for and what the document has; for what it lacks, say why (exit 2 if nothing)."""
+    from explorer.document import Capability
 
-        if document.schedule is None:
-            raise LoadError(args.file, "", f"a trace needs a schedule; this is a {document.meta.format} file")
-        args.trace_event.write_text(json.dumps(trace_events(document)), encoding="utf-8")
-        print(f"wrote {args.trace_event}", file=sys.stderr)
+    document.run_deep_checks()
+    wrote = False
     if args.html:
         from explorer.exports.html_report import write_report
 
         write_report(document, args.html)
         print(f"wrote {args.html}", file=sys.stderr)
-    return ExitCode.OK
+        wrote = True
+    if args.trace_event:
+        if document.offers(Capability.TIMELINE):
+            from explorer.exports.trace_event import trace_events
+
+            args.trace_event.write_text(json.dumps(trace_events(document)), encoding="utf-8")
+            print(f"wrote {args.trace_event}", file=sys.stderr)
+            wrote = True
+        else:
+            print(
+                f"no trace written to {args.trace_event}: a trace needs a timeline, and this "
+                f"{document.meta.format} file has none",
+                file=sys.stderr,
+            )
+    return ExitCode.OK if wrote else ExitCode.UNUSABLE
 
 
 def _run_tensor(document: Any, args: argparse.Namespace) -> ExitCode:
-    from explorer.analysis.tensor_report import tensor_report
-
-    view = document.analysis.get("ark")
-    if view is None:
-        raise LoadError(args.file, "", f"tensor needs an ARK model or plan file, this is {document.meta.format}")
-    report = tensor_report(view.index, args.tensor_id)
+    layouts = document.layouts
+    if layouts is None:
+        raise LoadError(
+            args.file, "", f"tensor needs a file with strided tensors (ARK), this is {document.meta.format}"
+        )
+    report = layouts.report(args.tensor_id)
     if report is None:
-        known = ", ".join(map(str, list(view.index.tensors)[:12]))
+        known = ", ".join(map(str, layouts.tensor_ids()[:12]))
         raise LoadError(args.file, "", f"no tensor with Id {args.tensor_id} (ids in the file: {known}, ...)")
     if args.json:
         _print_json(report)

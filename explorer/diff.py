@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.model import Document
+from explorer.document import Document
 
 TOP_CHANGES = 25
 
@@ -25,7 +25,7 @@ class NotComparable(ValueError):
 def diff_documents(a: Document, b: Document) -> dict[str, Any]:
     if a.meta.format != b.meta.format:
         raise NotComparable(f"cannot compare a {a.meta.format} file with a {b.meta.format} file")
-    if a.meta.format == "scheduler-ir":
+    if a.is_schedule and a.schedule is not None and b.schedule is not None:
         summary, changes = _schedule_diff(a, b)
     else:
         summary, changes = _model_diff(a, b)
@@ -40,7 +40,7 @@ def diff_documents(a: Document, b: Document) -> dict[str, Any]:
 
 def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     sa, sb = a.schedule, b.schedule
-    ta, tb = a.analysis["schedule"], b.analysis["schedule"]
+    ta, tb = a.schedule_analysis, b.schedule_analysis
     cores = sorted(set(sa.core_ids.tolist()) | set(sb.core_ids.tolist()))
     per_core = {str(c): [len(sa.core_rows(c)), len(sb.core_rows(c))] for c in cores}
     layers_a, layers_b = (
@@ -82,58 +82,14 @@ def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[
     return summary, changes
 
 
-def node_signatures(document: Document) -> dict[str, tuple[str, str]]:
-    """name → (op type, what else identifies it) for every node/op of a model document."""
-    found: dict[str, tuple[str, str]] = {}
-    onnx_view = document.analysis.get("onnx")
-    if onnx_view is not None:
-        for key in onnx_view.index.counted:
-            for n, node in enumerate(onnx_view.index.graphs[key].nodes):
-                name = node.name or f"{key}.node[{n}]"
-                attributes = ",".join(sorted(a.name for a in node.attribute))
-                found[name] = (node.op_type, f"in {list(node.input)} out {list(node.output)} attrs {attributes}")
-        return found
-    coreml = document.analysis.get("coreml")
-    if coreml is not None:
-        from explorer.coreml import op_name
-
-        for key, block in coreml.model.blocks.items():
-            for i, op in enumerate(block.proto.operations):
-                found[op_name(op) or f"{key}[{i}]"] = (op.type, ",".join(sorted(op.inputs)))
-        for k, layer in enumerate(coreml.layers() or []):
-            found[layer.name or f"layer {k}"] = (
-                layer.WhichOneof("layer") or "?",
-                f"{list(layer.input)}->{list(layer.output)}",
-            )
-        return found
-    ark = document.analysis.get("ark")
-    if ark is not None:
-        for _, op in ark.ark.ops():
-            shapes = [t.shape for t in op.read + op.write]
-            found[op.name] = (op.type, str(shapes))
-        return found
-    tvm = document.analysis.get("tvm")
-    if tvm is not None:
-        for module in tvm.modules:
-            for node in module.graph.nodes if module.graph else []:
-                found[f"{module.name}/{node.name}"] = (node.op if node.op != "tvm_op" else "tvm_op", node.func_name)
-    return found
-
-
-def _parameters(document: Document) -> dict[str, int]:
-    from explorer.exports.html_report import parameter_bytes_by_dtype
-
-    return parameter_bytes_by_dtype(document)
-
-
 def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     ops_a = Counter(a.summary.get("op_types") or a.summary.get("layer_types") or {})
     ops_b = Counter(b.summary.get("op_types") or b.summary.get("layer_types") or {})
-    nodes_a, nodes_b = node_signatures(a), node_signatures(b)
+    nodes_a, nodes_b = a.view.node_signatures(), b.view.node_signatures()
     added = sorted(set(nodes_b) - set(nodes_a))
     removed = sorted(set(nodes_a) - set(nodes_b))
     changed = sorted(name for name in set(nodes_a) & set(nodes_b) if nodes_a[name] != nodes_b[name])
-    params_a, params_b = _parameters(a), _parameters(b)
+    params_a, params_b = a.view.parameter_bytes_by_dtype(), b.view.parameter_bytes_by_dtype()
     summary = {
         "nodes": [len(nodes_a), len(nodes_b)],
         "nodes_added": len(added),

@@ -1,4 +1,8 @@
-"""Columnar storage for a multi-core schedule: numpy arrays, one row per workload / entry / transfer.
+"""The neutral lanes-and-snapshots table: numpy arrays, one row per block (workload) / entry / transfer.
+
+Lanes (cores) hold blocks (workloads) with durations and dependencies through transfer ids; before each block
+an address space (L2) holds entries (tensors) and a side space (WL0) more. The scheduler IR reads its files
+into it, and TVM's storage plan derives one; the words for its parts come from the document's Vocabulary.
 
 A 500 MB schedule holds about a million buffer-snapshot entries; as Python objects they would cost gigabytes
 and seconds. As columns they cost tens of megabytes and every analysis is a vectorised pass.
@@ -13,11 +17,9 @@ from typing import Any
 
 import numpy as np
 
-LAYER_TYPES = ("pe", "vp", "dt")
-BUFFER_TYPES = ("ifmap", "weight", "ofmap")
-WL_SOURCES = ("DDR", "CORE", "DRAM")
-DRAM_OUT_TYPES = ("weight", "fmap")
-INPUT_KINDS = ("ifmap", "weight")
+INPUT_KINDS = ("ifmap", "weight")  # in_kind codes: the entries a block reads through transfers
+# buf_type codes: the role of an address-space entry (the dependency and overlap analyses use codes only)
+ENTRY_INPUT, ENTRY_WEIGHT, ENTRY_OUTPUT = 0, 1, 2
 
 
 @dataclass
@@ -36,7 +38,7 @@ class Schedule:
     wl_pos: np.ndarray  # index in the core's array in the file (stays right when records are dropped)
     wl_id: np.ndarray
     wl_layer: np.ndarray  # index into `layers`
-    wl_type: np.ndarray  # index into LAYER_TYPES
+    wl_type: np.ndarray  # block kind code: Vocabulary.block_kinds names it
     wl_time: np.ndarray  # float64 duration
     wl_ofmap_size: np.ndarray
     core_raw: dict[int, Any]  # msgspec.Raw of each core's array: workload details are decoded on demand
@@ -62,7 +64,7 @@ class Schedule:
     buf_tensor: np.ndarray
     buf_addr: np.ndarray
     buf_size: np.ndarray
-    buf_type: np.ndarray  # index into BUFFER_TYPES
+    buf_type: np.ndarray  # ENTRY_INPUT / ENTRY_WEIGHT / ENTRY_OUTPUT: Vocabulary.entry_kinds names it
     buf_new: np.ndarray  # -1 absent, 0 false, 1 true
     buf_cur: np.ndarray  # cur_wl_ifmap present and true
     buf_pos: np.ndarray
@@ -70,7 +72,7 @@ class Schedule:
     w0_ptr: np.ndarray  # WL0/WL1 entries per workload
     w0_addr: np.ndarray
     w0_size: np.ndarray
-    w0_src: np.ndarray  # index into WL_SOURCES
+    w0_src: np.ndarray  # source code, named by the format
     w0_tid: np.ndarray  # first transfer id, -1 when none
     w0_pos: np.ndarray
     w0_layer: np.ndarray  # index into `layers`, -1 when absent
@@ -95,10 +97,6 @@ class Schedule:
     dram_raw: Any = None  # msgspec.Raw of the "-1" section, for details
     # Other formats draw derived schedules with the same views (TVM: a module per core, a node per workload).
     core_names: dict[int, str] | None = None
-    unit: str = "workload"
-    memory_name: str = "L2"
-    kind_names: tuple[str, ...] = BUFFER_TYPES  # how the buffer view's legend names buf_type 0, 1, 2
-    shows_wl0: bool = True  # derived schedules have no weight buffer and no ring regions to draw
     _row_index: dict[tuple[int, int], int] | None = field(default=None, repr=False)
     _core_items: dict[int, list[Any]] = field(default_factory=dict, repr=False)
 

@@ -2,7 +2,7 @@
 
 The child imports coremltools (converters and all); the test process never does, because the explorer loads
 coremltools' protobuf modules on their own and the two cannot share one process (see
-explorer.loaders.coreml_proto).
+explorer.formats.coreml.proto).
 """
 
 from __future__ import annotations

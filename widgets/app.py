@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +18,12 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Footer, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from explorer.api import open_document
+from explorer.document import Capability, Document, Section
 from explorer.errors import LoadError, Problem
-from explorer.model import Document, Section
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.error_panel import ErrorPanel
@@ -31,6 +33,7 @@ from widgets.messages import ItemActivated, ItemFocused, ProblemChosen, RevealRe
 from widgets.problems import ProblemsTable
 from widgets.search_screen import SearchScreen
 from widgets.summary_bar import SummaryBar
+from widgets.views import ALL_VIEWS, TREE, ViewSpec, offered_views, spec_named
 
 WORKLOAD_REFS = ("workload", "ifmap", "ofmap", "weight", "buffer", "wl0", "buffer-entry", "wl0-entry")
 BUFFER_PROBLEMS = ("l2-overlap", "wl0-overlap", "l2-out-of-range", "l2-over-capacity")
@@ -54,11 +57,7 @@ class IrExplorerApp(App[None]):
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("ctrl+f", "search", "Search"),
-        Binding("1", "view('tree')", "Tree"),
-        Binding("2", "view('timeline')", "Timeline"),
-        Binding("3", "view('buffers')", "Buffers"),
-        Binding("4", "view('layout')", "Layout"),
-        Binding("5", "view('source')", "Source"),
+        *(Binding(spec.key, f"view('{spec.name}')", spec.title) for spec in ALL_VIEWS),
         Binding("t", "view('tree')", "Tree", show=False),
         Binding("d", "focus('details')", "Details", show=False),
         Binding("p", "focus('problems')", "Problems"),
@@ -73,7 +72,6 @@ class IrExplorerApp(App[None]):
         ("Everywhere", "q", "quit"),
         ("Everywhere", "? / F1", "this help"),
         ("Everywhere", "Ctrl+F", "search by name or id"),
-        ("Everywhere", "1 / 2 / 3 / 4 / 5", "tree / timeline / buffer occupancy / tensor layout / source files"),
         ("Everywhere", "t / d / p", "focus the tree / the details / the problems"),
         ("Everywhere", "n / N", "jump to the next / previous problem"),
         ("Everywhere", "s", "show the file summary"),
@@ -105,19 +103,10 @@ class IrExplorerApp(App[None]):
             yield LoadingPanel(id="loading")
             yield ErrorPanel(id="error")
             with Horizontal(id="main"):
-                with TabbedContent(id="tabs"):
-                    with TabPane("1 Tree", id="tab-tree"):
-                        yield DocumentTree(id="tree")
-                    # The schedule views need numpy: they are imported by the load worker and mounted with
-                    # the document, so the first screen appears without waiting for those imports.
-                    with TabPane("2 Timeline", id="tab-timeline"):
-                        yield Static("Only for scheduler IR files.", id="timeline-placeholder")
-                    with TabPane("3 Buffers", id="tab-buffers"):
-                        yield Static("Only for scheduler IR files.", id="buffers-placeholder")
-                    with TabPane("4 Layout", id="tab-layout"):
-                        yield Static("Only for ARK model and plan files.", id="layout-placeholder")
-                    with TabPane("5 Source", id="tab-source"):
-                        yield Static("Only for TVM Model Library Format bundles.", id="source-placeholder")
+                # Only the tree at first: the other views are added as tabs once the document says it offers
+                # them; their modules (numpy and friends) are imported by the load worker, off the UI thread.
+                with TabbedContent(id="tabs"), TabPane(f"{TREE.key} {TREE.title}", id="tab-tree"):
+                    yield DocumentTree(id="tree")
                 with Vertical(id="right"):
                     yield DetailsPanel(id="details")
                     yield ProblemsTable(id="problems")
@@ -147,13 +136,8 @@ class IrExplorerApp(App[None]):
             document = open_document(self.path, strict=self.strict, progress=progress)
             progress(0.99, 1, "checking")
             document.run_deep_checks()
-            if document.schedule is not None:
-                import widgets.buffer_view  # noqa: F401 - imported here, off the UI thread
-                import widgets.timeline  # noqa: F401
-            if "ark" in document.analysis:
-                import widgets.stride_map  # noqa: F401
-            if "sources" in document.analysis:
-                import widgets.source_view  # noqa: F401
+            for spec in offered_views(document):
+                spec.import_widget()  # here, off the UI thread
         except LoadCancelled:
             return
         except LoadError as error:
@@ -174,36 +158,34 @@ class IrExplorerApp(App[None]):
         tree.show_document(document)
         self.query_one(ProblemsTable).show_problems(document.problems)
         self.query_one(DetailsPanel).show_sections(document.describe(("summary",)))
-        views = self.views_for(document)
-        tabs = self.query_one(TabbedContent)
-        for name in ("timeline", "buffers", "layout", "source"):
-            if name in views:
-                tabs.enable_tab(f"tab-{name}")
-            else:
-                tabs.disable_tab(f"tab-{name}")
+        views = offered_views(document)
         self.views_ready = not views
+        self.refresh_bindings()  # the view keys follow what the document offers
         if views:
             self.run_worker(self._mount_views(document, views), group="views")
         tree.focus()
 
     @staticmethod
     def views_for(document: Document) -> tuple[str, ...]:
-        """The views beside the tree that this document has."""
-        views: tuple[str, ...] = ("timeline", "buffers") if document.schedule is not None else ()
-        if "ark" in document.analysis:
-            views += ("layout",)
-        if "sources" in document.analysis:
-            views += ("source",)
-        return views
+        """The names of the views beside the tree that this document offers."""
+        return tuple(spec.name for spec in offered_views(document))
 
-    async def _mount_views(self, document: Document, views: tuple[str, ...]) -> None:
-        """Swap the placeholders for the format's views (their modules were imported by the load worker)."""
-        for name in views:
-            if not self.query(f"#{name}"):
-                await self.query_one(f"#{name}-placeholder").remove()
-                await self.query_one(f"#tab-{name}").mount(_make_view(name))
-            self.query_one(f"#{name}").show_document(document)
+    async def _mount_views(self, document: Document, views: tuple[ViewSpec, ...]) -> None:
+        """Add a tab for each view the document offers (their modules were imported by the load worker)."""
+        tabs = self.query_one(TabbedContent)
+        for spec in views:
+            if not self.query(f"#{spec.name}"):
+                await tabs.add_pane(TabPane(f"{spec.key} {spec.title}", spec.make(), id=f"tab-{spec.name}"))
+            self.query_one(f"#{spec.name}").show_document(document)
         self.views_ready = True
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """View keys exist only for the views the document offers: others are neither shown nor bound."""
+        if action == "view" and parameters and parameters[0] != "tree":
+            return self.document is not None and parameters[0] in self.views_for(self.document)
+        if action == "export_trace":
+            return self.document is not None and self.document.offers(Capability.TIMELINE)
+        return True
 
     @property
     def timeline(self) -> Any:
@@ -314,14 +296,21 @@ class IrExplorerApp(App[None]):
             tree.focus()
 
     # ---- actions --------------------------------------------------------------------------------------------
-    def action_help(self) -> None:
-        from widgets.buffer_view import BufferView
-        from widgets.source_view import SourceView
-        from widgets.stride_map import StrideMap
-        from widgets.timeline import Timeline
+    def help_keys(self) -> list[tuple[str, str, str]]:
+        """(where, key, what) for the keys of this document: the app's, then each offered view's, in the
+        document's own words."""
+        views = offered_views(self.document) if self.document is not None else ()
+        keys = [("Everywhere", spec.key, f"{spec.title.lower()}: {spec.about}") for spec in (TREE, *views)]
+        keys += self.HELP_KEYS
+        for spec in views:
+            keys += (
+                getattr(type(self.query_one(f"#{spec.name}")), "HELP_KEYS", []) if self.query(f"#{spec.name}") else []
+            )
+        words = asdict(self.document.vocabulary) if self.document is not None else {}
+        return [(where, key, what.format(**words) if words else what) for where, key, what in keys]
 
-        keys = self.HELP_KEYS + Timeline.HELP_KEYS + BufferView.HELP_KEYS + StrideMap.HELP_KEYS + SourceView.HELP_KEYS
-        self.push_screen(HelpScreen(keys))
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.help_keys()))
 
     def action_search(self) -> None:
         if self.document is None:
@@ -345,11 +334,7 @@ class IrExplorerApp(App[None]):
         if self.document is None:
             return
         if name != "tree" and name not in self.views_for(self.document):
-            wanted = {"layout": "ARK model and plan files", "source": "TVM bundles and compiled Core ML models"}.get(
-                name, "scheduler IR files"
-            )
-            self.notify(f"this view is for {wanted}", severity="warning")
-            return
+            return  # not offered: its key is not bound, and palette and bookmarks only name offered views
         self.query_one(TabbedContent).active = f"tab-{name}"
         # Focus now, not via focus()'s call_later: keys typed right after `2` must reach the timeline.
         self.screen.set_focus(self.query_one(f"#{name}"))
@@ -357,7 +342,7 @@ class IrExplorerApp(App[None]):
     @on(TabbedContent.TabActivated)
     def focus_active_view(self, event: TabbedContent.TabActivated) -> None:
         widget_id = (event.pane.id or "").removeprefix("tab-")
-        if self.document is not None and widget_id in ("tree", "timeline", "buffers", "layout", "source"):
+        if self.document is not None and spec_named(widget_id) is not None:
             for widget in self.query(f"#{widget_id}"):  # empty while the app is shutting down
                 widget.focus()
 
@@ -461,8 +446,7 @@ class IrExplorerApp(App[None]):
         self._ask_and_export("Write the HTML report to:", ".report.html", write_report)
 
     def action_export_trace(self) -> None:
-        if self.document is None or self.document.schedule is None:
-            self.notify("a trace needs a schedule (scheduler IR or a TVM storage plan)", severity="warning")
+        if self.document is None or not self.document.offers(Capability.TIMELINE):
             return
         import json
 
@@ -524,11 +508,12 @@ class IrExplorerApp(App[None]):
             "Previous problem", "Jump to the previous problem (N)", lambda: self.action_next_problem(-1)
         )
         yield SystemCommand("Summary", "Show the file summary (s)", self.action_show_summary)
-        yield SystemCommand("Timeline", "Per-core workload timeline (2)", lambda: self.action_view("timeline"))
-        yield SystemCommand("Buffers", "Animated L2/WL0 occupancy (3)", lambda: self.action_view("buffers"))
-        yield SystemCommand("Layout", "How an ARK tensor sits in its buffer (4)", lambda: self.action_view("layout"))
-        yield SystemCommand("Source", "Source files of a TVM bundle (5)", lambda: self.action_view("source"))
-        yield SystemCommand("Tree", "The document tree (1)", lambda: self.action_view("tree"))
+        words = asdict(self.document.vocabulary) if self.document is not None else {}
+        for spec in (TREE, *(offered_views(self.document) if self.document is not None else ())):
+            about = spec.about.format(**words) if words else spec.about
+            yield SystemCommand(
+                spec.title, f"{about[0].upper()}{about[1:]} ({spec.key})", partial(self.action_view, spec.name)
+            )
         yield SystemCommand(
             "Focus problems", "Move the focus to the problems list (p)", lambda: self.action_focus("problems")
         )
@@ -536,9 +521,8 @@ class IrExplorerApp(App[None]):
         yield SystemCommand("Bookmark this item", "Mark the selected item with a note (b)", self.action_bookmark)
         yield SystemCommand("Bookmarks", "List the bookmarks and jump to one (B)", self.action_bookmarks)
         yield SystemCommand("Export HTML report", "A self-contained report with plots", self.action_export_report)
-        yield SystemCommand(
-            "Export Chrome trace", "Trace Event JSON for Perfetto (schedules)", self.action_export_trace
-        )
+        if self.document is not None and self.document.offers(Capability.TIMELINE):
+            yield SystemCommand("Export Chrome trace", "Trace Event JSON for Perfetto", self.action_export_trace)
         yield SystemCommand("Screenshot", "Save an SVG of the screen", self.action_screenshot_svg)
         yield SystemCommand("Diff with another file", "What changed from this file to another", self.action_diff)
 
@@ -566,24 +550,6 @@ def problem_section(problem: Problem) -> Section:
             value = ", ".join(map(str, value))
         rows.append((key.replace("_", " "), value))
     return Section("Problem", ("property", "value"), rows)
-
-
-def _make_view(name: str) -> Any:
-    if name == "timeline":
-        from widgets.timeline import Timeline
-
-        return Timeline(id="timeline")
-    if name == "buffers":
-        from widgets.buffer_view import BufferView
-
-        return BufferView(id="buffers")
-    if name == "source":
-        from widgets.source_view import SourceView
-
-        return SourceView(id="source")
-    from widgets.stride_map import StrideMap
-
-    return StrideMap(id="layout")
 
 
 def make_app(

@@ -20,19 +20,15 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from explorer.analysis.buffer_view import CellMap, l2_cell_map, round_cell_size, wl0_capacity, wl0_cell_map
+from explorer.document import Document, Vocabulary
 from explorer.formatting import human_bytes
-from explorer.model import Document
-from explorer.schedule import BUFFER_TYPES
 from widgets.frame_widget import FrameWidget
 
 RULER = 9  # "0x00000 │"
 WL0_WIDTH = 18
-KIND_STYLE = {
-    "ifmap": Style(color="#4cbf73"),
-    "weight": Style(color="#b46be8"),
-    "ofmap": Style(color="#e8a33d"),
-    "wl0": Style(color="#4f8fe8"),
-}
+# address-space entries by kind code (Schedule.buf_type: input, weight, output); the vocabulary names them
+ENTRY_STYLES = (Style(color="#4cbf73"), Style(color="#b46be8"), Style(color="#e8a33d"))
+SIDE_STYLE = Style(color="#4f8fe8")  # entries of the side memory (WL0)
 FREE = Style(color="#3a3a3a")
 OVERLAP = Style(color="#ff3030", bold=True)
 SELECTED = Style(color="#ffffff", bold=True)
@@ -58,12 +54,12 @@ class BufferView(FrameWidget, can_focus=True):
         Binding("end", "frame_edge(1)", "Last frame", show=False),
     ]
     HELP_KEYS = [
-        ("Buffers", "Space", "play / pause the animation over the core's workloads"),
-        ("Buffers", "← / →", "previous / next frame (workload)"),
+        ("Buffers", "Space", "play / pause the animation over the {lane}'s {block}s"),
+        ("Buffers", "← / →", "previous / next frame ({block})"),
         ("Buffers", "+ / -", "faster / slower playback"),
         ("Buffers", "Home / End", "first / last frame"),
-        ("Buffers", "↑ / ↓", "previous / next core"),
-        ("Buffers", "G", "one core / every core at the same time"),
+        ("Buffers", "↑ / ↓", "previous / next {lane}"),
+        ("Buffers", "g", "one {lane} / every {lane} at the same time"),
         ("Buffers", "[ / ]", "select the previous / next tensor of the snapshot"),
         ("Buffers", "click", "select the tensor under the mouse"),
     ]
@@ -238,19 +234,20 @@ class BufferView(FrameWidget, can_focus=True):
 
     def _core_frame(self, width: int, height: int) -> list[Strip]:
         s = self.schedule
+        words = self.document.vocabulary
         row = self.row
-        analysis = self.document.analysis["schedule"]
+        analysis = self.document.schedule_analysis
         rows = s.core_rows(self.core)
         used = int(analysis.l2_bytes[row])
         header = (
-            f"{s.core_label(self.core)} · before {s.unit} #{int(s.wl_id[row])} "
+            f"{s.core_label(self.core)} · before {words.block} #{int(s.wl_id[row])} "
             f"{s.layers[s.wl_layer[row]]} · frame {self.frame + 1}/{len(rows)} · "
-            f"{s.memory_name} {human_bytes(used)} of {human_bytes(s.buffersize)}"
+            f"{words.memory} {human_bytes(used)} of {human_bytes(s.buffersize)}"
             f"{' · ▶ playing ×' + str(SPEEDS[self.speed_index]) if self.playing else ''}"
         )
         lines = [_text(header, width, TEXT)]
         available = max(height - 11, 2)
-        wl0_width = WL0_WIDTH if s.shows_wl0 else 0
+        wl0_width = WL0_WIDTH if words.side_memory else 0
         l2_cols = max((width - RULER - wl0_width - 3) // 16 * 16, 8)  # rows of 16k cells: round row addresses
         bpc = round_cell_size(s.buffersize, available * l2_cols)
         grid_rows = min(available, -(-max(s.buffersize, 1) // (bpc * l2_cols)))
@@ -265,23 +262,27 @@ class BufferView(FrameWidget, can_focus=True):
             wl0_cap,
             bytes_per_cell=round_cell_size(wl0_cap, grid_rows * max(wl0_width - 2, 1)),
         )
-        wl_name = s.wl0_key.split("_")[0].upper()
-        l2_title = f"{s.memory_name} · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
+        l2_title = f"{words.memory} · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
         title = [Segment(" " * RULER), Segment(l2_title[:l2_cols].ljust(l2_cols), DIM)]
-        if s.shows_wl0:
-            title += [Segment(" │ ", DIM), Segment(f"{wl_name} · {human_bytes(wl0_cap)}"[: WL0_WIDTH - 2], DIM)]
+        if words.side_memory:
+            title += [
+                Segment(" │ ", DIM),
+                Segment(f"{words.side_memory} · {human_bytes(wl0_cap)}"[: WL0_WIDTH - 2], DIM),
+            ]
         lines.append(Strip(title))
         self._l2_geometry = (2, RULER, grid_rows, l2_cols, cells.owner)  # lines 0-1: header and map titles
         l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, ruler=True)
-        wl0_lines = self._map_lines(wl0, grid_rows, WL0_WIDTH - 2, None, None, None, ruler=False) if s.shows_wl0 else []
+        wl0_lines = (
+            self._map_lines(wl0, grid_rows, WL0_WIDTH - 2, None, None, None, ruler=False) if words.side_memory else []
+        )
         for k in range(grid_rows):
             segments = list(l2_lines[k])
-            if s.shows_wl0:
+            if words.side_memory:
                 segments += [Segment(" │ ", DIM), *wl0_lines[k]]
             lines.append(Strip(segments))
         lines.extend(self._strip_lines(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.append(self._peak_line(width, analysis.l2_bytes[rows.start : rows.stop]))
-        lines.append(_legend(width, wl_name, s.kind_names, s.shows_wl0))
+        lines.append(_legend(width, words))
         lines.extend(self._findings(width, cells, wl0))
         return lines
 
@@ -305,10 +306,10 @@ class BufferView(FrameWidget, can_focus=True):
                 if owner < 0:
                     char, style = "·", FREE
                 elif types is None:
-                    char, style = "█", KIND_STYLE["wl0"]
+                    char, style = "█", SIDE_STYLE
                 else:
                     char = "▓" if new[owner] == 1 else "█"
-                    style = KIND_STYLE[BUFFER_TYPES[int(types[owner])]]
+                    style = ENTRY_STYLES[int(types[owner]) % len(ENTRY_STYLES)]
                     tensor = int(tensors[owner])
                     if tensor == selected_tensor or tensor in self.highlight:
                         style = SELECTED
@@ -328,6 +329,7 @@ class BufferView(FrameWidget, can_focus=True):
     def _strip_lines(self, width: int, used: np.ndarray) -> list[Strip]:
         """L2 bytes used per workload: two rows of bars under a dashed capacity line; the frame in white."""
         s = self.schedule
+        words = self.document.vocabulary
         plot = width - RULER
         if used.size == 0:
             return []
@@ -339,7 +341,7 @@ class BufferView(FrameWidget, can_focus=True):
             eighths = [max(e, 1) if level else 0 for level, e in zip(levels, eighths, strict=True)]
         label = f"capacity {human_bytes(s.buffersize)} "
         lines = [Strip([Segment(" " * RULER), Segment((label + "╌" * plot)[:plot], DIM)])]
-        used_label = f"{s.memory_name} used" if len(s.memory_name) <= 3 else "in use"
+        used_label = f"{words.memory} used" if len(words.memory) <= 3 else "in use"
         for row, name in ((1, f"{used_label:<8}│"), (0, "        │")):
             segments = [Segment(name, DIM)]
             for k, e in enumerate(eighths):
@@ -374,16 +376,19 @@ class BufferView(FrameWidget, can_focus=True):
 
     def _findings(self, width: int, cells: CellMap, wl0: CellMap) -> list[Strip]:
         s = self.schedule
+        words = self.document.vocabulary
         lines = []
         for a, b, lo, hi in cells.overlaps[:3]:
             lines.append(_text(f"overlap: tensor {a} and {b}, bytes {lo:#x}-{hi:#x}", width, OVERLAP))
         for a, b, lo, hi in wl0.overlaps[:2]:
-            lines.append(_text(f"{s.wl0_key} overlap: entry {a} and {b}, bytes {lo:#x}-{hi:#x}", width, OVERLAP))
+            lines.append(
+                _text(f"{words.side_memory} overlap: entry {a} and {b}, bytes {lo:#x}-{hi:#x}", width, OVERLAP)
+            )
         if self.selected_entry >= 0:
             e = self.selected_entry
             lines.append(
                 _text(
-                    f"selected: tensor {int(s.buf_tensor[e])} {BUFFER_TYPES[int(s.buf_type[e])]} "
+                    f"selected: tensor {int(s.buf_tensor[e])} {words.entry_kinds[int(s.buf_type[e])]} "
                     f"{int(s.buf_addr[e]):#x}-{int(s.buf_addr[e] + s.buf_size[e]):#x} "
                     f"({human_bytes(int(s.buf_size[e]))})",
                     width,
@@ -397,7 +402,8 @@ class BufferView(FrameWidget, can_focus=True):
     def _grid_frame(self, width: int, height: int) -> list[Strip]:
         """Every core's L2 at the time cursor: the workload each core is running (or last started) then."""
         s = self.schedule
-        analysis = self.document.analysis["schedule"]
+        words = self.document.vocabulary
+        analysis = self.document.schedule_analysis
         start = analysis.timeline.start
         t = float(start[self.row]) if not np.isnan(start[self.row]) else 0.0
         n = int(s.core_ids.size)
@@ -405,7 +411,12 @@ class BufferView(FrameWidget, can_focus=True):
         tile_w = width // columns
         tile_rows = max((height - 2) // -(-n // columns) - 2, 1)
         lines = [
-            _text(f"all cores at t = {t:,.0f} (the time cursor of core {self.core}) · G for one core", width, TEXT)
+            _text(
+                f"all {words.lane}s at t = {t:,.0f} (the time cursor of {words.lane} {self.core})"
+                f" · g for one {words.lane}",
+                width,
+                TEXT,
+            )
         ]
         for first in range(0, n, columns):
             block: list[list[Segment]] = [[] for _ in range(tile_rows + 1)]
@@ -422,7 +433,7 @@ class BufferView(FrameWidget, can_focus=True):
                 for r in range(tile_rows):
                     block[r + 1].extend(body[r] + [Segment("  ", DIM)])
             lines.extend(Strip(segments) for segments in block)
-        lines.append(_legend(width, s.wl0_key.split("_")[0].upper()))
+        lines.append(_legend(width, words))
         return lines
 
 
@@ -443,23 +454,23 @@ def _text(text: str, width: int, style: Style) -> Strip:
     return Strip([Segment(text[:width].ljust(width), style)])
 
 
-def _legend(width: int, wl_name: str, kind_names: tuple[str, ...] = BUFFER_TYPES, wl0: bool = True) -> Strip:
+def _legend(width: int, words: Vocabulary) -> Strip:
     segments = [Segment("legend ", DIM)]
-    for name, shown in zip(("ifmap", "weight", "ofmap"), kind_names, strict=False):
-        segments += [Segment("█", KIND_STYLE[name]), Segment(f" {shown}  ", DIM)]
+    for style, shown in zip(ENTRY_STYLES, words.entry_kinds, strict=False):
+        segments += [Segment("█", style), Segment(f" {shown}  ", DIM)]
     segments += [
-        Segment("▓", KIND_STYLE["ifmap"]),
+        Segment("▓", ENTRY_STYLES[0]),
         Segment(" newly added  ", DIM),
         Segment("▒", OVERLAP),
         Segment(" overlap  ", DIM),
         Segment("·", FREE),
         Segment(" free  ", DIM),
     ]
-    if wl0:
+    if words.side_memory:
         segments += [
             Segment("◆", DIM),
             Segment(" ring region start  ", DIM),
-            Segment("█", KIND_STYLE["wl0"]),
-            Segment(f" {wl_name} entry", DIM),
+            Segment("█", SIDE_STYLE),
+            Segment(f" {words.side_memory} entry", DIM),
         ]
     return Strip(segments).crop(0, width)

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from explorer.model import Section
+from explorer.document import Section
 
 MAX_ROWS = 120  # the tree lists everything; the panel summarises (Rich tables cost ~1 ms a row)
 

@@ -7,7 +7,7 @@ from typing import Any
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from explorer.model import Document, Item
+from explorer.document import Document, Item
 from widgets.messages import ItemActivated, ItemFocused
 
 _KIND_STYLE = {

@@ -6,8 +6,8 @@ from typing import Any
 
 from textual.message import Message
 
+from explorer.document import Item
 from explorer.errors import Problem
-from explorer.model import Item
 
 
 class ItemFocused(Message):

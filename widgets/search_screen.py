@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from explorer.model import Document
+from explorer.document import Document
 
 
 class SearchScreen(ModalScreen[Any]):
@@ -31,7 +31,7 @@ class SearchScreen(ModalScreen[Any]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Search by name or id (layer name, workload id, tensor id, transfer id)")
+            yield Label(f"Search by {self.document.vocabulary.search_hint}")
             yield Input(placeholder="e.g. Conv_1 or 17", id="search-input")
             yield OptionList(id="search-results")
 

@@ -46,7 +46,7 @@ class SourceView(ScrollView, can_focus=True):
 
     def show(self, member: str, line: int = 1) -> None:
         """Open `member` of the bundle with `line` (1-based) near the top and marked."""
-        view = self.document.analysis["sources"]
+        view = self.document.sources
         if member != self.member:
             code = view.source_text(member)
             lexer = LEXERS.get(view.language_of(member) or "text", "text")

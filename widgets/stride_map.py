@@ -1,4 +1,4 @@
-"""The stride map: how one ARK tensor sits in its buffer, drawn as a 2-D grid of its last two dimensions.
+"""The stride map: how one strided tensor sits in its buffer, drawn as a 2-D grid of its last two dimensions.
 
 Data, padding and the other tensors of the same buffer have distinct glyphs and colours; bytes where this
 tensor's data meets another tensor's data are red. The cursor names the element and byte offset under it,
@@ -16,7 +16,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from explorer.analysis.stride_map import DATA, OTHER, PAD, PlaneGrid, outer_dims, plane_grid, plane_shape
-from explorer.analysis.strides import TensorLayout, check_tensor, same_placement
+from explorer.analysis.strides import TensorLayout, same_placement
 from explorer.formatting import human_bytes
 from widgets.frame_widget import FrameWidget
 
@@ -80,13 +80,12 @@ class StrideMap(FrameWidget, can_focus=True):
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Any) -> None:
         self.document = document
-        view = document.analysis.get("ark")
-        first = next(iter(view.index.tensors), -1) if view else -1
-        self.show_tensor(first)
+        self.show_tensor(document.layouts.first_tensor() if document.layouts is not None else -1)
 
     @property
     def index(self) -> Any:
-        return self.document.analysis["ark"].index
+        """The document's tensor layouts (explorer.document.TensorLayouts)."""
+        return self.document.layouts
 
     @property
     def layout(self) -> TensorLayout | None:
@@ -159,14 +158,11 @@ class StrideMap(FrameWidget, can_focus=True):
         width = self.size.width
         if self.document is None or self.tensor_id < 0:
             return [Strip([Segment("Select a tensor in the tree to see how it sits in its buffer.", DIM)])]
-        tensor = self.index.tensors.get(self.tensor_id)
         layout = self.layout
-        if tensor is None:
-            return [Strip([Segment(f"no tensor {self.tensor_id}", DIM)])]
-        faults = check_tensor(tensor)
-        if layout is None or faults:  # ARK itself refuses such a tensor: say why rather than draw a guess
+        faults = self.index.layout_faults(self.tensor_id)
+        if layout is None or faults:  # the format itself refuses such a tensor: say why rather than draw a guess
             faults = faults or ["its dimensions cannot be placed"]
-            lines = [Strip([Segment(f"Tensor {tensor.id} cannot be placed in its buffer:", BOLD)])]
+            lines = [Strip([Segment(f"Tensor {self.tensor_id} cannot be placed in its buffer:", BOLD)])]
             lines += [Strip([Segment("  " + fault, TEXT)]) for fault in faults]
             return lines
         grid = self.grid()

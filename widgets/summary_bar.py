@@ -5,9 +5,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from explorer.document import Document
 from explorer.errors import count_by_severity
-from explorer.formatting import compact, human_bytes, plural
-from explorer.model import Document
+from explorer.formatting import plural
 
 
 class SummaryBar(Static):
@@ -24,14 +24,7 @@ class SummaryBar(Static):
             (document.meta.source.name, "bold cyan"),
             (f" {document.meta.format}", "magenta"),
         ]
-        if document.meta.format == "scheduler-ir":
-            parts += [
-                f" │ {plural(s['cores'], 'core')} · {plural(s['workloads'], 'workload')} · "
-                f"{plural(s['layers'], 'layer')}",
-                f" │ makespan {compact(s['makespan'])} (seq {compact(s['makespan_sequential'])})",
-                f" │ peak L2 {human_bytes(s['peak_l2_bytes'])}/{human_bytes(s['buffer_size'])} │",
-            ]
-        elif document.headline:
+        if document.headline:
             parts.append(f" │ {document.headline} │")
         else:  # model formats: their summary's counts, in the loader's order
             counts_text = " · ".join(

@@ -18,13 +18,14 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from explorer.analysis.timeline_view import column_owners, columns_touching, nice_ticks
+from explorer.document import Document
 from explorer.formatting import compact, number
-from explorer.model import Document
-from explorer.schedule import LAYER_TYPES
 from widgets.frame_widget import FrameWidget
 
 LABEL = 14  # columns for the core labels
-TYPE_COLORS = {"pe": ("#4f8fe8", "#2f6bc4"), "vp": ("#4cbf73", "#2f9a55"), "dt": ("#e8a33d", "#c4822a")}
+# block kinds by code (Schedule.wl_type), two shades each; the vocabulary names the kinds in the status line
+KIND_COLORS = (("#4f8fe8", "#2f6bc4"), ("#4cbf73", "#2f9a55"), ("#e8a33d", "#c4822a"), ("#b46be8", "#8f4fc4"))
+KIND_COLOR_NAMES = ("blue", "green", "orange", "purple")
 LAYER_PALETTE = [
     "#4f8fe8",
     "#4cbf73",
@@ -70,15 +71,15 @@ class Timeline(FrameWidget, can_focus=True):
     HELP_KEYS = [
         ("Timeline", "W / S", "zoom in / out around the selection"),
         ("Timeline", "A / D", "pan left / right"),
-        ("Timeline", ". / ,", "next / previous workload on the core"),
-        ("Timeline", "F", "fit the view to the selected workload"),
-        ("Timeline", "0", "show the whole schedule"),
+        ("Timeline", ". / ,", "next / previous {block} on the {lane}"),
+        ("Timeline", "F", "fit the view to the selected {block}"),
+        ("Timeline", "0", "show everything"),
         ("Timeline", "Home / End", "go to the start / end"),
-        ("Timeline", "↑ / ↓", "previous / next core"),
+        ("Timeline", "↑ / ↓", "previous / next {lane}"),
         ("Timeline", "C", "highlight the critical path"),
-        ("Timeline", "L", "colour by layer type / by layer"),
+        ("Timeline", "L", "colour by {block} kind / by layer"),
         ("Timeline", "M", "dependency-aware / sequential times"),
-        ("Timeline", "click / wheel", "select a workload / zoom"),
+        ("Timeline", "click / wheel", "select a {block} / zoom"),
     ]
     DEFAULT_CSS = """
     Timeline { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
@@ -108,7 +109,7 @@ class Timeline(FrameWidget, can_focus=True):
     def show_document(self, document: Document) -> None:
         self.document = document
         s = document.schedule
-        analysis = document.analysis["schedule"]
+        analysis = document.schedule_analysis
         self._critical = np.zeros(s.n_workloads, dtype=bool)
         self._critical[analysis.timeline.critical_path] = True
         self.t0, self.t1 = 0.0, max(self.makespan, 1.0)
@@ -122,11 +123,11 @@ class Timeline(FrameWidget, can_focus=True):
 
     @property
     def makespan(self) -> float:
-        t = self.document.analysis["schedule"].timeline
+        t = self.document.schedule_analysis.timeline
         return t.makespan_sequential if self.sequential else t.makespan
 
     def times(self) -> tuple[np.ndarray, np.ndarray]:
-        t = self.document.analysis["schedule"].timeline
+        t = self.document.schedule_analysis.timeline
         return (t.start_sequential, t.end_sequential) if self.sequential else (t.start, t.end)
 
     def select(self, row: int, *, announce: bool = False, keep_view: bool = False) -> None:
@@ -272,7 +273,7 @@ class Timeline(FrameWidget, can_focus=True):
         per = self._lines_per_core(len(visible))
         linked = np.zeros(s.n_workloads, dtype=bool)
         if self.selected >= 0:
-            deps = self.document.analysis["schedule"].deps
+            deps = self.document.schedule_analysis.deps
             linked[deps.producers_of(self.selected)] = True
             linked[deps.consumers_of(self.selected)] = True
         important = linked.copy()
@@ -340,7 +341,7 @@ class Timeline(FrameWidget, can_focus=True):
         if self.by_layer:
             color = LAYER_PALETTE[int(s.wl_layer[row]) % len(LAYER_PALETTE)]
             return _style(color if shade == 0 else _darker(color))
-        return _style(TYPE_COLORS[LAYER_TYPES[int(s.wl_type[row])]][shade])
+        return _style(KIND_COLORS[int(s.wl_type[row]) % len(KIND_COLORS)][shade])
 
     def _axis_labels(self, plot: int) -> Strip:
         text = [" "] * plot
@@ -348,7 +349,7 @@ class Timeline(FrameWidget, can_focus=True):
             label = compact(value)
             if col + len(label) <= plot:
                 text[col : col + len(label)] = label
-        unit = "time (cycles)"
+        unit = self.document.vocabulary.time_label
         return Strip([Segment(unit[: LABEL - 1].ljust(LABEL), AXIS), Segment("".join(text), AXIS)])
 
     def _axis_line(self, plot: int) -> Strip:
@@ -361,12 +362,19 @@ class Timeline(FrameWidget, can_focus=True):
             line[cursor] = "▼"
         return Strip([Segment(" " * LABEL, AXIS), Segment("".join(line), AXIS)])
 
+    def _kind_legend(self) -> str:
+        kinds = self.document.vocabulary.block_kinds
+        if len(kinds) <= 1:
+            return f"by kind ({kinds[0] if kinds else self.document.vocabulary.block} blue)"
+        named = ", ".join(f"{kind} {KIND_COLOR_NAMES[i % len(KIND_COLOR_NAMES)]}" for i, kind in enumerate(kinds))
+        return f"by type ({named})"
+
     def _status_line(self, width: int) -> Strip:
         s = self.schedule
         parts = [
             f"{compact(self.t0)}–{compact(self.t1)}",
             "sequential" if self.sequential else "dependencies",
-            "by layer" if self.by_layer else "by type (pe blue, vp green, dt orange)",
+            "by layer" if self.by_layer else self._kind_legend(),
         ]
         if self.selected >= 0:
             start, end = self.times()

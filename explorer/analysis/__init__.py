@@ -15,7 +15,6 @@ from explorer.analysis.buffers import (
 )
 from explorer.analysis.dependencies import Dependencies, dependencies
 from explorer.analysis.timeline import Timeline, compute_timeline
-from explorer.analysis.transfers import transfer_problems
 from explorer.errors import Problem
 from explorer.schedule import Schedule
 
@@ -36,8 +35,7 @@ def analyze_schedule(s: Schedule, dram_bytes_per_cycle: float | None = None) -> 
     timeline = compute_timeline(s, deps, dram_bytes_per_cycle)
     placement = place_l2_entries(s)
     used = l2_bytes_per_workload(s)
-    problems = transfer_problems(s, timeline.cycle_rows)
-    problems += l2_problems(s, placement)
+    problems = l2_problems(s, placement)
     problems += wl0_problems(s)
     peak_row = int(np.argmax(used)) if used.size else -1
     return ScheduleAnalysis(
@@ -49,24 +47,3 @@ def analyze_schedule(s: Schedule, dram_bytes_per_cycle: float | None = None) -> 
         peak_l2_row=peak_row,
         problems=problems,
     )
-
-
-def schedule_summary(s: Schedule, analysis: ScheduleAnalysis) -> dict:
-    """The `info` summary of a schedule (issue #2 fixes the keys)."""
-    transfer_ids = np.unique(np.concatenate([s.din_tid, s.dout_tid, s.of_tid]))
-    return {
-        "cores": int(s.core_ids.size),
-        "workloads": s.n_workloads,
-        "layers": int(np.unique(s.wl_layer).size),
-        "transfers": int(transfer_ids.size),
-        "dram_reads": int(s.dout_tid.size),
-        "dram_writes": int(s.din_tid.size),
-        "buffer_size": s.buffersize,
-        "makespan": _number(analysis.timeline.makespan),
-        "makespan_sequential": _number(analysis.timeline.makespan_sequential),
-        "peak_l2_bytes": analysis.peak_l2_bytes,
-    }
-
-
-def _number(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else round(float(value), 3)

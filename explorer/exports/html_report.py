@@ -16,30 +16,25 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.model import Document
-from explorer.schedule import BUFFER_TYPES, LAYER_TYPES
+from explorer.document import Capability, Document
 
 MAX_GANTT_WORKLOADS = 20_000
 MAX_FRAMES = 120
-TYPE_COLOURS = {
-    "pe": "#4f8fe8",
-    "vp": "#4cbf73",
-    "dt": "#e8a33d",
-    "ifmap": "#4cbf73",
-    "weight": "#b46be8",
-    "ofmap": "#e8a33d",
-}
+KIND_COLOURS = ("#4f8fe8", "#4cbf73", "#e8a33d", "#b46be8")  # block kinds by code, as the timeline draws them
+ENTRY_COLOURS = ("#4cbf73", "#b46be8", "#e8a33d")  # address-space entry kinds by code, as the buffer view
 
 
 def gantt(document: Document) -> go.Figure:
     s = document.schedule
-    timeline = document.analysis["schedule"].timeline
+    words = document.vocabulary
+    timeline = document.schedule_analysis.timeline
     start, end = timeline.start, timeline.end
     rows = np.flatnonzero(np.isfinite(start))
     if rows.size > MAX_GANTT_WORKLOADS:  # keep the report openable: the earliest workloads, said in the title
         rows = rows[np.argsort(start[rows], kind="stable")[:MAX_GANTT_WORKLOADS]]
     figure = go.Figure()
-    for code, name in enumerate(LAYER_TYPES):
+    for code in np.unique(s.wl_type[rows]).tolist():
+        name = words.block_kind(code)
         chosen = rows[s.wl_type[rows] == code]
         if chosen.size:
             figure.add_bar(
@@ -48,9 +43,9 @@ def gantt(document: Document) -> go.Figure:
                 base=start[chosen],
                 x=end[chosen] - start[chosen],
                 y=[s.core_short(int(c)) for c in s.wl_core[chosen]],
-                marker_color=TYPE_COLOURS[name],
+                marker_color=KIND_COLOURS[code % len(KIND_COLOURS)],
                 customdata=[[int(s.wl_id[r]), s.layers[s.wl_layer[r]]] for r in chosen],
-                hovertemplate="workload %{customdata[0]} %{customdata[1]}<br>%{base} – %{x}<extra></extra>",
+                hovertemplate=words.block + " %{customdata[0]} %{customdata[1]}<br>%{base} – %{x}<extra></extra>",
             )
     critical = [r for r in timeline.critical_path if np.isfinite(start[r])]
     if critical:
@@ -62,20 +57,21 @@ def gantt(document: Document) -> go.Figure:
             y=[s.core_short(int(s.wl_core[r])) for r in critical],
             marker={"color": "rgba(0,0,0,0)", "line": {"color": "#ff3030", "width": 2}},
         )
-    shown = "" if rows.size == np.isfinite(start).sum() else f" (first {rows.size:,} workloads)"
+    shown = "" if rows.size == np.isfinite(start).sum() else f" (first {rows.size:,} {words.block}s)"
     figure.update_layout(
-        title=f"Per-core timeline{shown}, makespan {timeline.makespan:,.0f}",
+        title=f"Per-{words.lane} timeline{shown}, makespan {timeline.makespan:,.0f}",
         barmode="overlay",
-        xaxis_title="time (cycles)",
-        yaxis_title="core",
+        xaxis_title=words.time_label,
+        yaxis_title=words.lane,
     )
     return figure
 
 
 def occupancy_animation(document: Document) -> go.Figure:
-    """The L2 of the core with the peak, one frame per workload (sampled to MAX_FRAMES), with a slider."""
+    """The memory (L2) of the lane with the peak, one frame per block (sampled to MAX_FRAMES), with a slider."""
     s = document.schedule
-    analysis = document.analysis["schedule"]
+    words = document.vocabulary
+    analysis = document.schedule_analysis
     core = int(s.wl_core[analysis.peak_l2_row]) if analysis.peak_l2_row >= 0 else int(s.core_ids[0])
     rows = list(s.core_rows(core))
     if len(rows) > MAX_FRAMES:
@@ -84,7 +80,7 @@ def occupancy_animation(document: Document) -> go.Figure:
     def frame_data(row: int) -> list[go.Bar]:
         lo, hi = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
         bars = []
-        for code, name in enumerate(BUFFER_TYPES):
+        for code, name in enumerate(words.entry_kinds):
             entries = [e for e in range(lo, hi) if s.buf_type[e] == code]
             bars.append(
                 go.Bar(
@@ -93,7 +89,7 @@ def occupancy_animation(document: Document) -> go.Figure:
                     base=[int(s.buf_addr[e]) for e in entries],
                     x=[int(s.buf_size[e]) for e in entries],
                     y=[name] * len(entries),
-                    marker_color=TYPE_COLOURS[name],
+                    marker_color=ENTRY_COLOURS[code % len(ENTRY_COLOURS)],
                     customdata=[int(s.buf_tensor[e]) for e in entries],
                     hovertemplate="tensor %{customdata}<br>%{base:#x} + %{x} B<extra></extra>",
                 )
@@ -111,10 +107,10 @@ def occupancy_animation(document: Document) -> go.Figure:
         for frame in frames
     ]
     figure.update_layout(
-        title=f"{s.memory_name} occupancy of {s.core_label(core)}, before each {s.unit} ({len(frames)} frames)",
+        title=f"{words.memory} occupancy of {s.core_label(core)}, before each {words.block} ({len(frames)} frames)",
         xaxis={"title": "address (bytes)", "range": [0, max(s.buffersize, 1)]},
         barmode="overlay",
-        sliders=[{"steps": steps, "currentvalue": {"prefix": f"{s.unit} "}}],
+        sliders=[{"steps": steps, "currentvalue": {"prefix": f"{words.block} "}}],
         updatemenus=[{"type": "buttons", "buttons": [{"label": "Play", "method": "animate", "args": [None]}]}],
     )
     return figure
@@ -122,7 +118,8 @@ def occupancy_animation(document: Document) -> go.Figure:
 
 def occupancy_curve(document: Document) -> go.Figure:
     s = document.schedule
-    analysis = document.analysis["schedule"]
+    words = document.vocabulary
+    analysis = document.schedule_analysis
     start = analysis.timeline.start
     figure = go.Figure()
     for core in s.core_ids.tolist():
@@ -144,7 +141,7 @@ def occupancy_curve(document: Document) -> go.Figure:
             textposition="top center",
         )
     figure.update_layout(
-        title=f"{s.memory_name} bytes in use over time", xaxis_title="time (cycles)", yaxis_title="bytes"
+        title=f"{words.memory} bytes in use over time", xaxis_title=words.time_label, yaxis_title="bytes"
     )
     return figure
 
@@ -160,7 +157,7 @@ def op_histogram(document: Document) -> go.Figure | None:
 
 
 def parameter_bytes(document: Document) -> go.Figure | None:
-    by_dtype = parameter_bytes_by_dtype(document)
+    by_dtype = document.view.parameter_bytes_by_dtype()
     if not by_dtype:
         return None
     figure = go.Figure(go.Bar(x=list(by_dtype), y=list(by_dtype.values()), marker_color="#b46be8"))
@@ -168,52 +165,34 @@ def parameter_bytes(document: Document) -> go.Figure | None:
     return figure
 
 
-def parameter_bytes_by_dtype(document: Document) -> dict[str, int]:
-    if "parameters_by_dtype" in document.summary:  # ONNX: (elements, bytes)
-        return {k: int(v[1]) for k, v in document.summary["parameters_by_dtype"].items()}
-    coreml = document.analysis.get("coreml")
-    if coreml is not None:
-        return {dtype: total for dtype, (_, total) in coreml.weights_by_dtype().items()}
-    tvm = document.analysis.get("tvm")
-    if tvm is not None:
-        found: dict[str, int] = {}
-        for module in tvm.modules:
-            for array in module.params:
-                found[array.dtype] = found.get(array.dtype, 0) + array.nbytes
-        return found
-    return {}
-
-
-def storage_plan_figure(document: Document) -> go.Figure | None:
-    tvm = document.analysis.get("tvm")
-    if tvm is None:
+def memory_plan_figure(document: Document) -> go.Figure | None:
+    """Bytes live per step of each memory plan the document has (TVM: storage ids over node order)."""
+    curves = document.view.memory_curves()
+    if not curves:
         return None
     figure = go.Figure()
-    for module in tvm.modules:
-        if module.plan is not None:
-            plan = module.plan
-            figure.add_scatter(
-                name=f"{module.name}: live bytes",
-                x=list(range(plan.live_bytes.size)),
-                y=plan.live_bytes.tolist(),
-                mode="lines",
-                line_shape="hv",
-            )
-            figure.add_hline(
-                y=plan.peak_bytes, line_dash="dot", annotation_text=f"{module.name} peak {plan.peak_bytes:,} B"
-            )
-    if not figure.data:
-        return None
-    figure.update_layout(title="Storage plan over node order", xaxis_title="graph node", yaxis_title="bytes live")
+    for curve in curves:
+        figure.add_scatter(
+            name=curve.name,
+            x=list(range(len(curve.live_bytes))),
+            y=list(curve.live_bytes),
+            mode="lines",
+            line_shape="hv",
+        )
+        figure.add_hline(
+            y=curve.peak_bytes, line_dash="dot", annotation_text=f"{curve.name} peak {curve.peak_bytes:,} B"
+        )
+    step = curves[0].step_label
+    figure.update_layout(title=f"Memory plan over {step} order", xaxis_title=step, yaxis_title="bytes live")
     return figure
 
 
 def figures(document: Document) -> list[go.Figure]:
     found: list[go.Figure | None] = []
-    if document.meta.format == "scheduler-ir":
+    if document.is_schedule and document.offers(Capability.TIMELINE):
         found += [gantt(document), occupancy_animation(document), occupancy_curve(document)]
     else:
-        found += [op_histogram(document), parameter_bytes(document), storage_plan_figure(document)]
+        found += [op_histogram(document), parameter_bytes(document), memory_plan_figure(document)]
     return [figure for figure in found if figure is not None]
 
 

@@ -1,9 +1,10 @@
 """A schedule as Chrome Trace Event JSON, for Perfetto and chrome://tracing.
 
-One process; each core is a thread named by its mesh position. Each workload is a complete ("X") slice with
-its layer, type and ids as args; a transfer from one core to another is a flow ("s" → "f") from the producing
-slice to the consuming one; L2 bytes in use per core are counter ("C") tracks. Times are the explorer's
-dependency-aware timeline, in cycles, written as the format's microseconds (1 cycle = 1 µs on screen).
+One process; each lane (core) is a thread named by its label. Each block (workload) is a complete ("X") slice
+with its layer, kind and ids as args; a transfer from one lane to another is a flow ("s" → "f") from the
+producing slice to the consuming one; bytes in use of the document's memory (L2) per lane are counter ("C")
+tracks. Times are the explorer's dependency-aware timeline in the document's time unit, written as the
+format's microseconds (1 unit = 1 µs on screen). The words come from the document's vocabulary.
 """
 
 from __future__ import annotations
@@ -12,17 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from explorer.model import Document
-from explorer.schedule import LAYER_TYPES
+from explorer.document import Capability, Document
 
 PID = 1
 
 
 def trace_events(document: Document) -> dict[str, Any]:
     s = document.schedule
-    if s is None:
-        raise ValueError("trace export needs a schedule (scheduler IR or a TVM storage plan)")
-    analysis = document.analysis["schedule"]
+    if not document.offers(Capability.TIMELINE) or s is None or document.schedule_analysis is None:
+        raise ValueError(f"a trace needs a timeline, and this {document.meta.format} file has none")
+    words = document.vocabulary
+    analysis = document.schedule_analysis
     timeline = analysis.timeline
     start, end = timeline.start, timeline.end
     events: list[dict[str, Any]] = [
@@ -37,17 +38,17 @@ def trace_events(document: Document) -> dict[str, Any]:
         events.append(
             {
                 "name": s.layers[layers[row]],
-                "cat": LAYER_TYPES[types[row]] if types[row] < len(LAYER_TYPES) else "workload",
+                "cat": words.block_kind(types[row]),
                 "ph": "X",
                 "pid": PID,
                 "tid": cores[row],
                 "ts": float(start[row]),
                 "dur": float(max(end[row] - start[row], 0.0)),
                 "args": {
-                    "workload_id": ids[row],
+                    f"{words.block}_id": ids[row],
                     "layer": s.layers[layers[row]],
-                    "type": LAYER_TYPES[types[row]] if types[row] < len(LAYER_TYPES) else "?",
-                    "core": cores[row],
+                    "type": words.block_kind(types[row]),
+                    words.lane: cores[row],
                     "row": row,
                 },
             }
@@ -68,7 +69,7 @@ def trace_events(document: Document) -> dict[str, Any]:
     for row in np.flatnonzero(scheduled).tolist():
         events.append(
             {
-                "name": f"{s.memory_name} bytes {s.core_label(cores[row])}",
+                "name": f"{words.memory} bytes {s.core_label(cores[row])}",
                 "ph": "C",
                 "pid": PID,
                 "ts": float(start[row]),
@@ -78,5 +79,9 @@ def trace_events(document: Document) -> dict[str, Any]:
     return {
         "traceEvents": events,
         "displayTimeUnit": "ms",
-        "otherData": {"source": str(document.meta.source), "format": document.meta.format, "time_unit": "cycles as µs"},
+        "otherData": {
+            "source": str(document.meta.source),
+            "format": document.meta.format,
+            "time_unit": f"{words.time_unit or 'steps'} as µs",
+        },
     }

@@ -15,7 +15,7 @@ async def test_onnx_value_link_jumps_to_the_consumer_inside_a_subgraph():
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
         tabs = app.query_one("#tabs")
-        assert all(tabs.get_tab(f"tab-{name}").disabled for name in ("timeline", "buffers", "layout", "source"))
+        assert not any(tabs.query(f"#tab-{name}") for name in ("timeline", "buffers", "layout", "source"))
         app.post_message(RevealRef(("value", "graph", "x")))  # a graph input
         await pilot.pause()
         tree = app.query_one("#tree")
@@ -44,7 +44,7 @@ async def test_coreml_nested_block_op_details():
     app = make_app(samples_dir("coreml") / "mil_builder_while_cond_ios16.mlpackage")
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
-        view = app.document.analysis["coreml"]
+        view = app.document.view
         deepest = max(view.model.blocks, key=len)
         app.post_message(RevealRef(("op", deepest, 0)))
         await pilot.pause()

@@ -17,7 +17,7 @@ def codes(doc, severity=None):
 
 def test_dependency_timeline_and_critical_path(write_json):
     doc = open_document(write_json(two_core()))
-    t = doc.analysis["schedule"].timeline
+    t = doc.schedule_analysis.timeline
     assert t.start.tolist() == [0, 10, 10, 17]
     assert t.end.tolist() == [10, 15, 17, 20]
     assert t.start_sequential.tolist() == [0, 10, 0, 7]
@@ -46,7 +46,7 @@ def test_spilled_tensor_waits_for_its_dram_write(write_json):
     a["ofmap"][0]["destination"] = [core(0, 1)]
     doc = open_document(write_json(doc_json))
     assert codes(doc) == []
-    assert doc.analysis["schedule"].timeline.start.tolist()[2] == 10  # C still waits for A, through DRAM
+    assert doc.schedule_analysis.timeline.start.tolist()[2] == 10  # C still waits for A, through DRAM
 
 
 def test_ring_wrap_overlap_range_and_capacity(write_json):
@@ -154,7 +154,7 @@ def test_dependency_cycle(write_json):
     doc = mutate(write_json, change)
     assert "dependency-cycle" in codes(doc, "error")
     # A and B wait on each other; C reads A's output and D reads B's and C's: none of them can start.
-    assert doc.analysis["schedule"].timeline.cycle_rows == [0, 1, 2, 3]
+    assert doc.schedule_analysis.timeline.cycle_rows == [0, 1, 2, 3]
 
 
 def test_soft_warnings(write_json):
@@ -210,6 +210,6 @@ def test_planted_workload_in_the_middle(write_json):
     d["-1"]["in"].append({"core_id": 0, "workload_id": 3, "transfer_id": 6})
     doc = open_document(write_json(d))
     assert codes(doc) == []
-    t = doc.analysis["schedule"].timeline
+    t = doc.schedule_analysis.timeline
     # E starts at max(B ends 15, C ends 17) = 17, ends 21; F 21–22. Makespan 22 (D ends at 20).
     assert t.start.tolist()[2:4] == [17, 21] and t.makespan == 22

@@ -104,7 +104,7 @@ def test_real_model_and_plan_open_with_zero_errors():
 def test_spec_example_loads_clean_with_typed_args_and_tags(write_json):
     doc = load(write_json, two_nodes())
     assert doc.problems == []
-    view = doc.analysis["ark"]
+    view = doc.view
     op = view.ark.nodes[0].ops[0]
     assert [(a.name, a.type, a.value) for a in op.args] == [("Axis", "INT", 1), ("KeepDim", "BOOL", True)]
     assert view.index.tensors[13].buffer.send_tags == ((1, 7),)
@@ -137,11 +137,11 @@ def test_every_arg_type_and_the_ops_array_form(write_json):
         }
     )
     doc = load(write_json, value)
-    op = doc.analysis["ark"].ark.nodes[0].ops[0]
+    op = doc.view.ark.nodes[0].ops[0]
     types = {a.name: a.type for a in op.args}
     assert types["Big"] == "INT64" and types["Huge"] == "UINT64" and types["Where"] == "OFFSET"
     assert {a.name: a.value for a in op.args}["Where"] == (3, 8192)
-    assert len(doc.analysis["ark"].ark.nodes[0].ops) == 2
+    assert len(doc.view.ark.nodes[0].ops) == 2
     # unknown arg names on a known op are kept and flagged, one warning each
     unknown = sorted(p.location for p in doc.problems if p.code == "unknown-arg")
     assert unknown == [f"$.Nodes[0].Ops[0].Args.{name}" for name in ("Big", "Dims", "Huge", "Scale", "View", "Where")]
@@ -159,7 +159,7 @@ def test_draft_and_branch_variants_are_read(write_json):
     value["Nodes"][1]["Op"]["WriteTensors"][0]["Buffer"]["IsExternal"] = True  # chhwang/torch branch
     value["Nodes"][1]["Op"]["Type"] = "Placeholder"
     doc = load(write_json, value)
-    index = doc.analysis["ark"].index
+    index = doc.view.index
     assert index.tensors[10].padded_shape == (4, 64) and index.tensors[10].pads == (1, 1)
     assert index.tensors[11].buffer.id == 4
     assert index.tensors[13].buffer.is_external
@@ -200,7 +200,7 @@ def test_tensor_invariants_are_located_errors(write_json, change, message):
     errors = [p for p in doc.problems if p.code == "tensor-invariant"]
     assert [p.location for p in errors] == ["$.Nodes[0].Op.ReadTensors[0]"]
     assert message in errors[0].message
-    assert 10 in doc.analysis["ark"].index.tensors  # kept, and shown with its problem
+    assert 10 in doc.view.index.tensors  # kept, and shown with its problem
 
 
 def test_broken_fields_drop_the_smallest_part_with_its_path(write_json):
@@ -215,7 +215,7 @@ def test_broken_fields_drop_the_smallest_part_with_its_path(write_json):
     assert ("bad-arg", "$.Nodes[0].Op.Args.Axis.INT") in found
     assert ("bad-arg", "$.Nodes[0].Op.Args.Odd.COMPLEX") in found
     assert ("bad-tag", "$.Nodes[1].Op.WriteTensors[0].Buffer.SendTags[1]") in found
-    index = doc.analysis["ark"].index
+    index = doc.view.index
     assert 10 not in index.tensors and 12 in index.tensors  # only the broken tensor went
     assert index.tensors[13].buffer.send_tags == ((1, 7),)
 
@@ -245,7 +245,7 @@ def test_results_twice_cycles_and_write_ids(write_json):
 def test_views_sample_is_clean_and_compressed_views_justify_producers():
     doc = open_document(VIEWS)
     assert doc.problems == []
-    index = doc.analysis["ark"].index
+    index = doc.view.index
     # q (cols 0..63), k (64..127) and the window (48..143) of the [1, 64, 192] qkv buffer
     assert index.aliases_of(4) == [2, 3, 10]
     assert index.aliases_of(7) == [2, 3, 10]

@@ -1,4 +1,5 @@
-"""The headless core never imports the UI: checked by import-linter's contract and by a clean interpreter."""
+"""The design's boundaries: the core never imports the UI (import-linter and a clean interpreter), formats are
+independent of each other, and neither the core nor the UI imports a format."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from tests.conftest import ROOT
 
 def test_importing_every_core_module_loads_no_textual():
     names = [m.name for m in pkgutil.walk_packages(explorer.__path__, "explorer.") if m.name != "explorer.__main__"]
-    assert "explorer.cli" in names and "explorer.loaders.scheduler_ir" in names
+    assert "explorer.cli" in names and "explorer.formats.scheduler_ir.reader" in names
     code = (
         "import importlib, sys\n"
         f"for name in {names!r}: importlib.import_module(name)\n"
@@ -32,4 +33,25 @@ def test_import_linter_contract_holds():
     assert lint_imports, "import-linter is part of the test extra"
     result = subprocess.run([lint_imports], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert "0 broken" in result.stdout
+    for contract in (
+        "The headless core never imports the UI",
+        "Formats are independent of each other",
+        "The UI knows formats only through the Document interface",
+    ):
+        assert f"{contract} KEPT" in result.stdout
+
+
+def test_every_format_package_is_under_the_contracts_and_registered():
+    """A new format package must be in the independence contract and in the registry, or it escapes both."""
+    import tomllib
+
+    from explorer.registry import BUILTIN_FORMATS
+
+    packages = sorted(
+        f"explorer.formats.{p.name}" for p in (ROOT / "explorer" / "formats").iterdir() if (p / "__init__.py").exists()
+    )
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    independent = next(c for c in contracts if c["type"] == "independence")["modules"]
+    assert sorted(independent) == packages
+    assert sorted(BUILTIN_FORMATS) == packages

@@ -41,11 +41,7 @@ def test_real_samples_open_with_zero_errors():
     convolution = network.describe(
         (
             "layer",
-            next(
-                k
-                for k, item in enumerate(network.analysis["coreml"].layers())
-                if item.WhichOneof("layer") == "convolution"
-            ),
+            next(k for k, item in enumerate(network.view.layers()) if item.WhichOneof("layer") == "convolution"),
         )
     )
     assert convolution[2].title == "Weights" and convolution[2].rows  # weights inline, with their sizes
@@ -54,7 +50,7 @@ def test_real_samples_open_with_zero_errors():
 def test_nested_blocks_blobs_and_quantized_constants(built):
     doc = open_document(built / "nested_blocks_blob.mlpackage")
     assert doc.problems == []
-    view = doc.analysis["coreml"]
+    view = doc.view
     main = "mlProgram.functions[main].block_specializations[CoreML6]"
     # while_loop (op 1) has its condition and body blocks; the body holds a cond with two more (depth 2)
     nested = [key for key in view.model.blocks if key != main]
@@ -113,7 +109,7 @@ def test_compiled_folder_shows_model_mil(tmp_path):
     doc = open_document(folder)
     assert doc.summary["model_type"] == "compiled"
     assert doc.summary["operations"] == 2 and doc.summary["op_types"] == {"relu": 1, "add": 1}
-    assert "sources" in doc.analysis and doc.search("add")[0][1] == ("source", "model.mil", 5)
+    assert doc.offers("source") and doc.sources is not None and doc.search("add")[0][1] == ("source", "model.mil", 5)
 
 
 @pytest.mark.parametrize("breakage", ["truncated", "garbage", "manifest", "empty"])

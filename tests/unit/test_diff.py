@@ -11,7 +11,7 @@ import pytest
 
 from explorer.api import open_document
 from explorer.diff import NotComparable, diff_documents
-from explorer.onnx_samples import subgraph_model
+from explorer.formats.onnx.samples import subgraph_model
 from tests.conftest import ROOT, SAMPLE_DATA
 from tests.schedules import two_core
 
@@ -96,7 +96,7 @@ def test_diff_of_the_real_resnet_schedules():
     summary = result["summary"]
     # same network, batch 1 → 4: the same 69 workloads on one core, each taking longer
     assert summary["workloads_per_core"] == {"0": [69, 69]} and summary["layers_added"] == []
-    makespans = [doc.analysis["schedule"].timeline.makespan for doc in (b1, b4)]
+    makespans = [doc.schedule_analysis.timeline.makespan for doc in (b1, b4)]
     assert summary["makespan_delta"] == makespans[1] - makespans[0] > 0
     durations = [c for c in result["changes"] if c["kind"] == "duration"]
     assert durations and durations == sorted(durations, key=lambda c: -abs(c["delta"]))

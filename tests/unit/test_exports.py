@@ -14,11 +14,11 @@ from explorer.api import open_document
 from explorer.exports.html_report import (
     figures,
     gantt,
+    memory_plan_figure,
     occupancy_animation,
     occupancy_curve,
     op_histogram,
     parameter_bytes,
-    storage_plan_figure,
 )
 from explorer.exports.trace_event import trace_events
 from tests.conftest import ROOT, SAMPLE_DATA
@@ -62,13 +62,13 @@ def test_trace_of_the_hand_worked_schedule(write_json):
     threads = {e["tid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "thread_name"}
     assert threads == {0: "core 0 (x0, y0)", 1: "core 1 (x1, y0)"}
     # one slice per workload, at the timeline's start, with its ids as args
-    timeline = doc.analysis["schedule"].timeline
+    timeline = doc.schedule_analysis.timeline
     slices = {(e["tid"], e["args"]["workload_id"]): e for e in trace["traceEvents"] if e["ph"] == "X"}
     for row in range(s.n_workloads):
         event = slices[(int(s.wl_core[row]), int(s.wl_id[row]))]
         assert (event["ts"], event["ts"] + event["dur"]) == (timeline.start[row], timeline.end[row])
     # flows only between cores, and as many as the cross-core dependencies
-    deps = doc.analysis["schedule"].deps
+    deps = doc.schedule_analysis.deps
     cross = sum(
         1
         for p, c, dram in zip(deps.producer, deps.consumer, deps.via_dram, strict=True)
@@ -108,7 +108,7 @@ def test_export_command_writes_both_files(tmp_path):
 def test_schedule_figures_hold_the_data():
     doc = open_document(PLANTED)
     s = doc.schedule
-    analysis = doc.analysis["schedule"]
+    analysis = doc.schedule_analysis
     chart = gantt(doc)
     bars = [trace for trace in chart.data if trace.name in ("pe", "vp", "dt")]
     assert sum(len(trace.x) for trace in bars) == s.n_workloads
@@ -133,8 +133,8 @@ def test_model_figures():
     params = parameter_bytes(onnx_doc)
     assert dict(zip(params.data[0].x, params.data[0].y, strict=True)) == {"float32": 8, "int64": 8}
     tvm_doc = open_document(SAMPLE_DATA / "two_modules_mlf.tar")
-    plan = storage_plan_figure(tvm_doc)
-    assert list(plan.data[0].y) == tvm_doc.analysis["tvm"].modules[0].plan.live_bytes.tolist()
+    plan = memory_plan_figure(tvm_doc)
+    assert list(plan.data[0].y) == tvm_doc.view.modules[0].plan.live_bytes.tolist()
     assert len(figures(tvm_doc)) == 2  # no op histogram for TVM: its summary has no op types
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from explorer.api import open_document
 from explorer.errors import LoadError
-from explorer.tvm_samples import tar_bytes
+from explorer.formats.tvm_mlf.samples import tar_bytes
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 EXAMPLES = int(os.environ.get("IR_EXPLORER_FUZZ_EXAMPLES", "150"))
@@ -219,7 +219,7 @@ def mutated_protobuf(fmt: str, data: bytes, rng: random.Random) -> bytes:
 
         message = onnx.ModelProto()
     else:
-        from explorer.loaders.coreml_proto import proto_module
+        from explorer.formats.coreml.proto import proto_module
 
         message = proto_module("Model_pb2").Model()
     message.ParseFromString(data)
@@ -285,8 +285,8 @@ def exercise(doc) -> None:
     if doc.schedule is not None:
         for row in range(min(doc.schedule.n_workloads, 5)):
             doc.describe(("workload", row))
-    tvm = doc.analysis.get("tvm")
-    if tvm is not None:
+    tvm = doc.view
+    if doc.meta.format == "tvm-mlf":
         for m, module in enumerate(tvm.modules):
             for k in range(min(len(module.params), 3)):
                 doc.describe(("param", m, k))
@@ -298,8 +298,8 @@ def exercise(doc) -> None:
         if doc.schedule is not None:
             for e in range(min(doc.schedule.buf_tensor.size, 3)):
                 doc.describe(("buffer-entry", 0, e))
-    onnx_view = doc.analysis.get("onnx")
-    if onnx_view is not None:
+    onnx_view = doc.view
+    if doc.meta.format == "onnx":
         for key, info in list(onnx_view.index.graphs.items())[:4]:
             doc.describe(("graph", key))
             for n in range(min(len(info.nodes), 4)):
@@ -310,8 +310,8 @@ def exercise(doc) -> None:
             for i in range(min(len(info.initializers), 2)):
                 doc.describe(("init", key, i))
         doc.search("Conv")
-    coreml_view = doc.analysis.get("coreml")
-    if coreml_view is not None:
+    coreml_view = doc.view
+    if doc.meta.format == "coreml":
         for key, block in list(coreml_view.model.blocks.items())[:4]:
             doc.describe(("block", key))
             for i in range(min(len(block.proto.operations), 6)):
@@ -321,10 +321,10 @@ def exercise(doc) -> None:
             doc.describe(("layer", k))
         doc.describe(("description",))
         doc.search("conv")
-    view = doc.analysis.get("ark")
-    if view is not None:
+    view = doc.view
+    if doc.meta.format.startswith("ark-"):
         from explorer.analysis.stride_map import outer_dims, plane_grid
-        from explorer.analysis.tensor_report import tensor_report
+        from explorer.formats.ark.tensor_report import tensor_report
 
         for tensor_id in list(view.index.tensors)[:6]:
             tensor_report(view.index, tensor_id)

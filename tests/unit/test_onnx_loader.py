@@ -12,7 +12,7 @@ import pytest
 
 from explorer.api import open_document
 from explorer.errors import LoadError
-from explorer.onnx_samples import linear_model, odd_types_model, save_with_external_data, subgraph_model
+from explorer.formats.onnx.samples import linear_model, odd_types_model, save_with_external_data, subgraph_model
 from tests.conftest import ROOT, samples_dir
 
 
@@ -37,7 +37,7 @@ def test_real_samples_open_with_zero_errors():
     )
     assert s["opsets"] == {"ai.onnx": 20} and s["op_types"]["Conv"] == 3
     # weights live in the .onnx.data sidecar and are read when a weight is opened
-    view = dynamo.analysis["onnx"]
+    view = dynamo.view
     sections = dynamo.describe(("init", "graph", 0))
     stats = dict(sections[1].rows)
     assert (
@@ -72,7 +72,7 @@ def test_subgraphs_outer_scope_and_functions(tmp_path):
     assert (s["graphs"], s["nodes"], s["top_level_nodes"], s["functions"]) == (4, 6, 2, 1)
     assert s["op_types"] == {"If": 1, "Scale": 1, "Add": 1, "Loop": 1, "Mul": 1, "Identity": 1}
     assert s["opsets"] == {"ai.onnx": 17, "custom": 1}
-    view = doc.analysis["onnx"]
+    view = doc.view
     index = view.index
     # helper.make_node sorts attributes by name: else_branch is attribute 0, then_branch attribute 1
     then_key = "graph.node[0].attribute[1].g"
@@ -96,7 +96,7 @@ def test_subgraphs_outer_scope_and_functions(tmp_path):
 
 def test_networkx_graph_edges_follow_value_names(tmp_path):
     doc = open_document(save(subgraph_model(), tmp_path))
-    graph = doc.analysis["onnx"].graph  # built on first use: producer node → consumer node, by value name
+    graph = doc.view.graph  # built on first use: producer node → consumer node, by value name
     main_edges = [(a, b, data["value"]) for a, b, data in graph.edges(data=True) if a[0] == "graph"]
     assert main_edges == [(("graph", 0), ("graph", 1), "branch_out")]
     assert graph.number_of_nodes() == doc.summary["nodes"]
@@ -104,7 +104,7 @@ def test_networkx_graph_edges_follow_value_names(tmp_path):
 
 def test_value_links_jump_to_producers_and_consumers(tmp_path):
     doc = open_document(save(subgraph_model(), tmp_path))
-    view = doc.analysis["onnx"]
+    view = doc.view
     links = view._links("graph", "branch_out")
     targets = [item.ref for item in links]
     assert targets == [("goto", ("node", "graph", 0)), ("goto", ("node", "graph", 1))]
@@ -113,8 +113,8 @@ def test_value_links_jump_to_producers_and_consumers(tmp_path):
 
 def test_every_type_is_shown(tmp_path):
     doc = open_document(save(odd_types_model(), tmp_path))
-    view = doc.analysis["onnx"]
-    from explorer.onnx_view import type_text
+    view = doc.view
+    from explorer.formats.onnx.document import type_text
 
     shown = {name: type_text(view.index.type_of("graph", name)) for name in view.index.main.inputs}
     assert shown == {

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.api import open_document
-from explorer.samples import CLEAN_NAME, PLANTED, PLANTED_NAME, write_samples
+from explorer.formats.scheduler_ir.samples import CLEAN_NAME, PLANTED, PLANTED_NAME
+from explorer.samples import write_samples
 from tests.conftest import SAMPLE_DATA
 
 
@@ -19,7 +20,7 @@ def test_clean_sample_has_no_problems_and_really_wraps():
     assert doc.problems == []
     s = doc.schedule
     assert (s.xlen, s.ylen, s.core_ids.tolist()) == (2, 2, [0, 1, 2, 3])
-    placement = doc.analysis["schedule"].placement
+    placement = doc.schedule_analysis.placement
     wrapped = placement.entry[s.buf_tensor.size :]
     assert wrapped.size > 0  # some entries cross a ring region's end ...
     assert set(np.unique(s.buf_type[wrapped]).tolist()) >= {0, 1}  # ... in both the fmap and weight regions

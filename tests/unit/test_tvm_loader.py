@@ -15,9 +15,9 @@ import pytest
 
 from explorer.api import open_document
 from explorer.errors import LoadError
-from explorer.loaders import mlf_archive
-from explorer.loaders.tvm_params import ParamsError, array_stats, parse_params
-from explorer.tvm_samples import MLF_NAME, bundle_members, params_bytes, tar_bytes
+from explorer.formats.tvm_mlf import archive as mlf_archive
+from explorer.formats.tvm_mlf.params import ParamsError, array_stats, parse_params
+from explorer.formats.tvm_mlf.samples import MLF_NAME, bundle_members, params_bytes, tar_bytes
 from tests.conftest import ROOT, SAMPLE_DATA, samples_dir
 
 SAMPLE = SAMPLE_DATA / MLF_NAME
@@ -38,7 +38,7 @@ def test_storage_plan_of_the_sample_worked_by_hand():
     #   e8 softmax (head) sid7 40    node8 → live to the end (node 8)
     # sid0 is shared by e0 and e4: size max(256, 128) = 256, live from node 0 to node 7.
     doc = open_document(SAMPLE)
-    module = doc.analysis["tvm"].modules[0]
+    module = doc.view.modules[0]
     plan = module.plan
     lifetimes = {sid: (s.size, s.start, s.end) for sid, s in plan.storage.items()}
     assert lifetimes == {
@@ -86,8 +86,8 @@ def test_sample_bundle_summary_and_the_occupancy_schedule():
     s = doc.schedule  # one core per module with a graph, one workload per tvm_op node
     assert s.core_ids.tolist() == [0] and s.wl_id.tolist() == [3, 4, 7, 8]
     # before node 3 the live storage ids are 0, 1, 2 and 3 (3 is written by it): 8704 bytes
-    assert doc.analysis["schedule"].l2_bytes.tolist() == [8704, 384, 1616, 80]
-    view = doc.analysis["tvm"]
+    assert doc.schedule_analysis.l2_bytes.tolist() == [8704, 384, 1616, 80]
+    view = doc.view
     assert view.function_source("tvmgen_classifier_fused_nn_relu") == ("codegen/host/src/classifier_lib0.c", 12)
 
 
@@ -114,7 +114,7 @@ def test_real_bundles_open_with_zero_errors():
         )
         assert got == values, name
         # the constants in metadata.json are exactly the params file's bytes
-        constants = [m.constants_bytes for m in doc.analysis["tvm"].modules[0].memory if m.function == "main"]
+        constants = [m.constants_bytes for m in doc.view.modules[0].memory if m.function == "main"]
         assert constants == [module["param_bytes"]]
 
 
@@ -168,8 +168,8 @@ def test_flat_v5_and_operator_only_bundles(tmp_path):
     doc = open_document(write_tar(tmp_path, operator, "ops.tar"))
     (module,) = doc.summary["modules"]
     assert (module["executors"], module["graph_nodes"], module["storage_ids"]) == ([], 0, 0)
-    assert doc.analysis["tvm"].modules[0].tir_members == ["src/tir-1.txt"]
-    assert [(m.function, m.workspace_bytes) for m in doc.analysis["tvm"].modules[0].memory] == [("add", 12)]
+    assert doc.view.modules[0].tir_members == ["src/tir-1.txt"]
+    assert [(m.function, m.workspace_bytes) for m in doc.view.modules[0].memory] == [("add", 12)]
 
 
 def test_params_parser_and_stats():
@@ -251,7 +251,7 @@ def test_hostile_members_are_refused_and_nothing_is_written(tmp_path, quiet_dir)
         for n in ("../escape.txt", "/etc/absolute.txt", "./a/../../up.txt", "./link", "./hard", "./dev", "./fifo")
     )
     assert all(p.severity == "error" for p in doc.problems if p.code == "refused-member")
-    assert set(doc.analysis["tvm"].mlf.bundle.members) == {"metadata.json"}
+    assert set(doc.view.mlf.bundle.members) == {"metadata.json"}
     assert sorted(os.listdir(tmp_path)) == before and os.listdir(quiet_dir) == []
     assert not (tmp_path / "escape.txt").exists() and not (tmp_path.parent / "up.txt").exists()
 

@@ -46,7 +46,7 @@ def test_l2_cell_map_paints_owners_overlaps_and_ring_boundaries(write_json):
     d["0"][0]["buffer"] = [entry(1, 0, 30), entry(2, 20, 20), entry(3, 70, 20, "weight")]  # 3 wraps at 80 → 0
     doc = open_document(write_json(d))
     s = doc.schedule
-    cells = l2_cell_map(s, 0, 16, doc.analysis["schedule"].placement)  # 10 bytes per cell
+    cells = l2_cell_map(s, 0, 16, doc.schedule_analysis.placement)  # 10 bytes per cell
     assert cells.bytes_per_cell == 10
     tensors = [int(s.buf_tensor[o]) if o >= 0 else 0 for o in cells.owner.tolist()]
     # [0,30) tensor 1; [20,40) tensor 2 wins cells 2-3; [70,80) + wrapped [0,10) tensor 3

@@ -1,7 +1,7 @@
 """Loader for Core ML: `.mlpackage` folders (through Manifest.json), `.mlmodel` files (ML Program,
 NeuralNetwork, pipelines, ...) and compiled `.mlmodelc` folders (their `model.mil` text).
 
-Only coremltools' protobuf modules are used (see explorer.loaders.coreml_proto). Weight records in
+Only coremltools' protobuf modules are used (see explorer.formats.coreml.proto). Weight records in
 `weight.bin` are validated here, 64 bytes each; their data is read when a weight is opened. A missing
 `weight.bin` is a warning: the structure still shows.
 """
@@ -12,28 +12,12 @@ import json
 import re
 from pathlib import Path
 
-from explorer.coreml import CoreMLModel, index_program, read_blob_record
+from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
-from explorer.loaders.gc_pause import collector_paused
-from explorer.model import Document, ProgressCallback, no_progress
+from explorer.formats.coreml.model import CoreMLModel, index_program, read_blob_record
+from explorer.gc_pause import collector_paused
 
-FORMAT = "coreml"
-ACCEPTS_DIRECTORIES = True
 MAX_SPEC_BYTES = 2**31 - 1
-
-
-def match(path: Path, head: bytes) -> bool:
-    if path.is_dir():
-        return (
-            (path / "Manifest.json").is_file()
-            or (path / "model.mil").is_file()
-            or path.suffix
-            in (
-                ".mlpackage",
-                ".mlmodelc",
-            )
-        )
-    return path.suffix.lower() == ".mlmodel"
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
@@ -42,8 +26,8 @@ def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: 
 
 
 def _load(path: Path, progress: ProgressCallback) -> Document:
-    from explorer.coreml_view import build_document
-    from explorer.loaders.coreml_proto import CoreMLUnavailable, proto_module
+    from explorer.formats.coreml.document import build_document
+    from explorer.formats.coreml.proto import CoreMLUnavailable, proto_module
 
     problems: list[Problem] = []
     progress(0, 3, "reading")

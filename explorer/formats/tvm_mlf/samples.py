@@ -2,7 +2,7 @@
 
 Module `classifier` is a graph-executor model (dense → relu → dense → softmax) whose storage plan reuses the
 input's storage id; module `kws` is an AOT build (no graph, a `tvmgen_kws.h` header). Every fused function
-has a C definition, so the tree's "→ C source" links resolve. `python -m explorer.samples` writes it.
+has a C definition, so the tree's "→ C source" links resolve. `make samples` writes it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import io
 import json
 import struct
 import tarfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ FUNCTIONS = (
 
 
 def params_bytes(arrays: dict[str, np.ndarray]) -> bytes:
-    """`tvm.relay.save_param_dict`'s layout (see explorer.loaders.tvm_params)."""
+    """`tvm.relay.save_param_dict`'s layout (see explorer.formats.tvm_mlf.params)."""
     codes = {"f": 2, "i": 0, "u": 1}
     out = [struct.pack("<QQQ", 0xF7E58D4F05049CB7, 0, len(arrays))]
     for name in arrays:
@@ -164,3 +165,11 @@ def tar_bytes(members: dict[str, bytes]) -> bytes:
             info.size, info.mtime, info.mode = len(data), 0, 0o644
             archive.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
+
+
+def write_samples(folder: Path) -> list[Path]:
+    """The bundled TVM demo: a tar with two modules."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / MLF_NAME
+    path.write_bytes(tar_bytes(bundle_members()))
+    return [path]

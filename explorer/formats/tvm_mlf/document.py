@@ -14,11 +14,21 @@ from typing import Any
 
 import networkx as nx
 
+from explorer.document import (
+    Capability,
+    Document,
+    DocumentView,
+    Item,
+    MemoryCurve,
+    Meta,
+    Section,
+    Vocabulary,
+    describe_by_kind,
+)
 from explorer.errors import Problem
+from explorer.formats.tvm_mlf.bundle import MlfBundle, Module
+from explorer.formats.tvm_mlf.params import array_stats
 from explorer.formatting import human_bytes
-from explorer.loaders.tvm_params import array_stats
-from explorer.mlf import MlfBundle, Module
-from explorer.model import Document, Item, Meta, Section, attach_view, describe_by_kind
 
 SOURCE_SUFFIXES = {
     ".c": "c",
@@ -29,6 +39,19 @@ SOURCE_SUFFIXES = {
     ".txt": "text",
     ".json": "json",
 }
+# The storage plan drawn by the shared views: one lane per module, one block per tvm_op node in node order,
+# and the storage ids live before each node as the address space.
+VOCABULARY = Vocabulary(
+    lane="module",
+    block="node",
+    time_label="node order",
+    time_unit="steps",
+    block_kinds=("tvm_op",),
+    memory="storage",
+    entry_kinds=("live", "parameter", "written by the node"),
+    side_memory="",
+    search_hint="graph node, function, parameter or source file name",
+)
 _LOCATION_NODE = re.compile(r"\$\.nodes\[(\d+)\]")
 
 
@@ -44,26 +67,28 @@ def language_of(member: str) -> str | None:
 
 def build_document(path: Path, mlf: MlfBundle, schedule: Any, problems: list[Problem]) -> Document:
     view = TvmView(mlf, schedule)
-    doc = Document(
+    capabilities = {Capability.TREE, Capability.DETAILS, Capability.SOURCE}
+    if schedule is not None:  # the graph executor's storage plan, drawn over node order
+        capabilities |= {Capability.TIMELINE, Capability.BUFFERS}
+    return Document(
         meta=Meta(format="tvm-mlf", source=path, producer="Apache TVM", versions={"metadata": str(mlf.version)}),
         tree=view.tree(path.name),
+        view=view,
+        capabilities=frozenset(capabilities),
+        vocabulary=VOCABULARY,
         problems=problems,
         summary=view.summary(),
         graph=view.nx_graph(),
         schedule=schedule,
+        sources=view,  # the source view reads bundle members through it
+        headline=view.headline(),
     )
-    doc.analysis["tvm"] = view
-    doc.analysis["sources"] = view  # the source view reads files through it
-    doc.headline = view.headline()
-    attach_view(doc, view)
-    return doc
 
 
-class TvmView:
+class TvmView(DocumentView):
     def __init__(self, mlf: MlfBundle, schedule: Any) -> None:
         self.mlf = mlf
         self.schedule = schedule
-        self.document: Document | None = None
         self._functions: dict[str, tuple[str, int]] | None = None
         self._row_of: dict[tuple[int, int], int] = {}
         if schedule is not None:
@@ -98,6 +123,27 @@ class TvmView:
             "modules": modules,
             "members": len(self.mlf.bundle.members),
         }
+
+    def node_signatures(self) -> dict[str, tuple[str, str]]:
+        found: dict[str, tuple[str, str]] = {}
+        for module in self.modules:
+            for node in module.graph.nodes if module.graph else []:
+                found[f"{module.name}/{node.name}"] = (node.op if node.op != "tvm_op" else "tvm_op", node.func_name)
+        return found
+
+    def parameter_bytes_by_dtype(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for module in self.modules:
+            for array in module.params:
+                found[array.dtype] = found.get(array.dtype, 0) + array.nbytes
+        return found
+
+    def memory_curves(self) -> list[MemoryCurve]:
+        return [
+            MemoryCurve(f"{m.name}: live bytes", "graph node", m.plan.live_bytes.tolist(), m.plan.peak_bytes)
+            for m in self.modules
+            if m.plan is not None
+        ]
 
     def headline(self) -> str:
         modules = self.modules

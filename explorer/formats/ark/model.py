@@ -1,6 +1,6 @@
 """ARK model and plan files as plain data: nodes/tasks → ops → tensors → buffers.
 
-The loader (`explorer.loaders.ark_json`) fills these from lenient JSON; analyses and views only read them.
+The loader (`explorer.formats.ark.reader`) fills these from lenient JSON; analyses and views only read them.
 Every object keeps the JSON path it came from, so a problem can point at the exact place in the file.
 """
 

@@ -13,25 +13,31 @@ import msgspec
 import numpy as np
 
 from explorer.analysis.buffer_view import row_of_entry, tensor_residency
-from explorer.errors import Problem
-from explorer.formatting import box, human_bytes, number
-from explorer.model import (
+from explorer.document import (
     CHUNK,
+    Capability,
     Document,
+    DocumentView,
     Item,
     Meta,
     Section,
-    attach_view,
     chunk_start,
     chunked_items,
     describe_by_kind,
 )
-from explorer.schedule import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, Schedule
+from explorer.errors import Problem
+from explorer.formats.scheduler_ir.checks import transfer_problems
+from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, vocabulary
+from explorer.formats.scheduler_ir.summary import schedule_summary
+from explorer.formatting import box, compact, human_bytes, number, plural
+from explorer.schedule import Schedule
+
+CAPABILITIES = frozenset({Capability.TREE, Capability.DETAILS, Capability.TIMELINE, Capability.BUFFERS})
 
 
 def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document:
     view = ScheduleView(s)
-    doc = Document(
+    return Document(
         meta=Meta(
             format="scheduler-ir",
             source=path,
@@ -39,18 +45,33 @@ def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document
             extra={"xlen": s.xlen, "ylen": s.ylen, "buffersize": s.buffersize, "wl_buffer": s.wl0_key},
         ),
         tree=view.tree(path.name),
+        view=view,
+        capabilities=CAPABILITIES,
+        vocabulary=vocabulary(s.wl0_key),
         problems=problems,
         schedule=s,
+        is_schedule=True,
     )
-    attach_view(doc, view)
-    return doc
 
 
-class ScheduleView:
+class ScheduleView(DocumentView):
     def __init__(self, s: Schedule) -> None:
         self.s = s
-        self.document: Document | None = None
         self._decoded: dict[int, dict] = {}
+
+    def analyzed(self, document: Document) -> None:
+        """The schedule's own checks (transfers, DRAM pairs) on top of the neutral ones, and its summary."""
+        analysis = document.schedule_analysis
+        document.problems = document.problems + transfer_problems(self.s, analysis.timeline.cycle_rows)
+        document.problems = document.problems + analysis.problems
+        document.summary = schedule_summary(self.s, analysis)
+        summary = document.summary
+        document.headline = (
+            f"{plural(summary['cores'], 'core')} · {plural(summary['workloads'], 'workload')} · "
+            f"{plural(summary['layers'], 'layer')} │ makespan {compact(summary['makespan'])} "
+            f"(seq {compact(summary['makespan_sequential'])}) │ peak L2 "
+            f"{human_bytes(summary['peak_l2_bytes'])}/{human_bytes(summary['buffer_size'])}"
+        )
 
     # ---- tree -------------------------------------------------------------------------------------------
     def tree(self, name: str) -> Item:
@@ -275,7 +296,7 @@ class ScheduleView:
         return describe_by_kind(self, ref)
 
     def _analysis(self) -> Any:
-        return self.document.analysis.get("schedule") if self.document else None
+        return self.document.schedule_analysis if self.document else None
 
     def _describe_summary(self) -> list[Section]:
         doc = self.document

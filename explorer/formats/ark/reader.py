@@ -1,4 +1,5 @@
-"""Lenient reading of ARK model and plan JSON into `explorer.ark` objects, with a JSON path for every fault.
+"""Lenient reading of ARK model and plan JSON into `explorer.formats.ark.model` objects, with a JSON path for
+every fault.
 
 Both node forms are read (`Op`, one object, and the older `Ops` array), `PaddedShape` or the April 2024
 draft's `Pads`/`BufferId`, every argument type, `[rank, tag]` send/receive pairs and the optional
@@ -15,8 +16,9 @@ from typing import Any
 import msgspec
 
 from explorer import jsonpath
-from explorer.analysis.strides import check_tensor
-from explorer.ark import (
+from explorer.errors import LoadError, Problem
+from explorer.formats.ark.layout import check_tensor
+from explorer.formats.ark.model import (
     ARCHITECTURES,
     ARG_TYPES,
     OP_ARGS,
@@ -32,7 +34,6 @@ from explorer.ark import (
     ArkTaskGroup,
     ArkTensor,
 )
-from explorer.errors import LoadError, Problem
 
 INT_LIMIT = 2**62  # larger values cannot be real sizes; refusing them keeps every later product exact
 _ARG_INT_RANGES = {

@@ -12,20 +12,22 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from explorer.coreml import CoreMLModel, blob_stats, op_name, type_text, value_text
-from explorer.errors import Problem
-from explorer.formatting import human_bytes
-from explorer.model import (
+from explorer.document import (
     CHUNK,
+    Capability,
     Document,
+    DocumentView,
     Item,
     Meta,
     Section,
-    attach_view,
+    Vocabulary,
     chunk_start,
     chunked_items,
     describe_by_kind,
 )
+from explorer.errors import Problem
+from explorer.formats.coreml.model import CoreMLModel, blob_stats, op_name, type_text, value_text
+from explorer.formatting import human_bytes
 
 _MIL_FUNC = re.compile(r"^\s*func\s+(\w+)")
 _MIL_OP = re.compile(r"^\s*(?:[\w<>\[\], ]+?)\s+(\S+)\s*=\s*(\w+)\(")
@@ -34,32 +36,48 @@ _MIL_OP = re.compile(r"^\s*(?:[\w<>\[\], ]+?)\s+(\S+)\s*=\s*(\w+)\(")
 def build_document(path: Path, model: CoreMLModel, problems: list[Problem]) -> Document:
     view = CoreMLView(model)
     summary = view.summary()
-    doc = Document(
+    capabilities = {Capability.TREE, Capability.DETAILS}
+    if model.mil_text is not None:
+        capabilities.add(Capability.SOURCE)
+    return Document(
         meta=Meta(
             format="coreml", source=path, producer="Core ML", versions={"spec": str(summary.get("spec_version"))}
         ),
         tree=view.tree(path.name),
+        view=view,
+        capabilities=frozenset(capabilities),
+        vocabulary=Vocabulary(search_hint="op, value or layer name, or an op type"),
         problems=problems,
         summary=summary,
+        sources=view if model.mil_text is not None else None,
+        headline=view.headline(summary),
     )
-    doc.analysis["coreml"] = view
-    if model.mil_text is not None:
-        doc.analysis["sources"] = view
-    attach_view(doc, view)
-    doc.headline = view.headline(summary)
-    return doc
 
 
-class CoreMLView:
+class CoreMLView(DocumentView):
     def __init__(self, model: CoreMLModel) -> None:
         self.model = model
-        self.document: Document | None = None
         self._mil = None
+
+    def node_signatures(self) -> dict[str, tuple[str, str]]:
+        found: dict[str, tuple[str, str]] = {}
+        for key, block in self.model.blocks.items():
+            for i, op in enumerate(block.proto.operations):
+                found[op_name(op) or f"{key}[{i}]"] = (op.type, ",".join(sorted(op.inputs)))
+        for k, layer in enumerate(self.layers() or []):
+            found[layer.name or f"layer {k}"] = (
+                layer.WhichOneof("layer") or "?",
+                f"{list(layer.input)}->{list(layer.output)}",
+            )
+        return found
+
+    def parameter_bytes_by_dtype(self) -> dict[str, int]:
+        return {dtype: total for dtype, (_, total) in self.weights_by_dtype().items()}
 
     @property
     def mil(self) -> Any:
         if self._mil is None:
-            from explorer.loaders.coreml_proto import proto_module
+            from explorer.formats.coreml.proto import proto_module
 
             self._mil = proto_module("MIL_pb2")
         return self._mil

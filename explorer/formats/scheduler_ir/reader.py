@@ -22,19 +22,11 @@ import msgspec
 import numpy as np
 
 from explorer import jsonpath
+from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
-from explorer.loaders.gc_pause import collector_paused
-from explorer.model import Document, ProgressCallback, no_progress
-from explorer.schedule import (
-    BUFFER_TYPES,
-    DRAM_OUT_TYPES,
-    LAYER_TYPES,
-    WL_SOURCES,
-    Schedule,
-)
-
-FORMAT = "scheduler-ir"
-_SNIFF = re.compile(rb'^\s*\{\s*"(-1|\d+|buffersize|top_batch_cut|xlen|ylen)"\s*:')
+from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
+from explorer.gc_pause import collector_paused
+from explorer.schedule import Schedule
 
 # Values are stored in int64 columns: refuse what would not fit rather than overflow later.
 Int = Annotated[int, msgspec.Meta(ge=-(2**62), le=2**62)]
@@ -140,12 +132,6 @@ _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _dram_decoder = msgspec.json.Decoder(Dram)
 
 
-def match(path: Path, head: bytes) -> bool:
-    if path.name.endswith("stschedule.json"):
-        return True
-    return bool(_SNIFF.match(head))
-
-
 class _Context:
     """What one load accumulates: the file, its problems, and the strictness."""
 
@@ -176,7 +162,9 @@ class _Context:
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    from explorer.schedule_view import build_document  # not at the top: the registry imports every loader
+    from explorer.formats.scheduler_ir.document import (
+        build_document,  # not at the top: the registry imports every loader
+    )
 
     schedule, problems = load_schedule(path, progress=progress, strict=strict)
     return build_document(Path(path), schedule, problems)

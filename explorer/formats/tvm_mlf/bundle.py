@@ -1,6 +1,6 @@
 """A TVM Model Library Format bundle as plain data: metadata, modules and the files that belong to each.
 
-Metadata versions differ in where things are (see `explorer.loaders.tvm_mlf`); this is the common form.
+Metadata versions differ in where things are (see `explorer.formats.tvm_mlf.reader`); this is the common form.
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from explorer.analysis.storage_plan import StoragePlan
-from explorer.loaders.mlf_archive import Bundle
-from explorer.loaders.tvm_graph import Graph
-from explorer.loaders.tvm_params import ParamArray
+from explorer.formats.tvm_mlf.archive import Bundle
+from explorer.formats.tvm_mlf.graph import Graph
+from explorer.formats.tvm_mlf.params import ParamArray
+from explorer.formats.tvm_mlf.storage_plan import StoragePlan
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 Refs: ("graph", key), ("inputs"|"outputs"|"inits"|"nodes", key), ("chunk", key, lo), ("node", key, n),
 ("value", key, name), ("init", key, i), ("functions",), ("goto", target ref) for the links that jump to a
-value's producer or consumers (Enter on them). `key` is the graph's protobuf path (see explorer.onnx_index).
+value's producer or consumers (Enter on them). `key` is the graph's protobuf path (see explorer.formats.onnx.index).
 """
 
 from __future__ import annotations
@@ -14,20 +14,21 @@ from typing import Any
 import numpy as np
 from onnx import AttributeProto, TensorProto
 
-from explorer.errors import Problem
-from explorer.formatting import human_bytes
-from explorer.model import (
+from explorer.document import (
     CHUNK,
     Document,
+    DocumentView,
     Item,
     Meta,
     Section,
-    attach_view,
+    Vocabulary,
     chunk_start,
     chunked_items,
     describe_by_kind,
 )
-from explorer.onnx_index import ELEMENT_BITS, ModelIndex, element_name
+from explorer.errors import Problem
+from explorer.formats.onnx.index import ELEMENT_BITS, ModelIndex, element_name
+from explorer.formatting import human_bytes
 
 MAX_STATS_BYTES = 256 * 1024 * 1024
 
@@ -103,7 +104,7 @@ def build_document(path: Path, index: ModelIndex, problems: list[Problem], summa
     view = OnnxView(path, index)
     model = index.model
     versions = {("ai.onnx" if o.domain in ("", "ai.onnx") else o.domain): str(o.version) for o in model.opset_import}
-    doc = Document(
+    return Document(
         meta=Meta(
             format="onnx",
             source=path,
@@ -111,25 +112,44 @@ def build_document(path: Path, index: ModelIndex, problems: list[Problem], summa
             versions={"ir": str(model.ir_version), **versions},
         ),
         tree=view.tree(path.name),
+        view=view,
+        vocabulary=Vocabulary(search_hint="node, value or initializer name, or an op type"),
         problems=problems,
         summary=summary,
+        headline=(
+            f"ONNX IR {model.ir_version} · opset {', '.join(f'{k} {v}' for k, v in versions.items())} · "
+            f"{summary['nodes']:,} nodes in {summary['graphs']} graph{'s' if summary['graphs'] != 1 else ''} · "
+            f"{summary['parameters']:,} parameters"
+        ),
     )
-    doc.analysis["onnx"] = view
-    attach_view(doc, view)
-    doc.headline = (
-        f"ONNX IR {model.ir_version} · opset {', '.join(f'{k} {v}' for k, v in versions.items())} · "
-        f"{summary['nodes']:,} nodes in {summary['graphs']} graph{'s' if summary['graphs'] != 1 else ''} · "
-        f"{summary['parameters']:,} parameters"
-    )
-    return doc
 
 
-class OnnxView:
+class OnnxView(DocumentView):
     def __init__(self, path: Path, index: ModelIndex) -> None:
         self.path = path
         self.index = index
-        self.document: Document | None = None
         self._graph = None
+
+    def deep_checks(self) -> list[Problem]:
+        """Shape inference: it costs more than reading the file, so `check` and the TUI run it, `info` not."""
+        from explorer.formats.onnx.reader import infer_shapes
+
+        return infer_shapes(self.index)
+
+    def node_signatures(self) -> dict[str, tuple[str, str]]:
+        found: dict[str, tuple[str, str]] = {}
+        for key in self.index.counted:
+            for n, node in enumerate(self.index.graphs[key].nodes):
+                attributes = ",".join(sorted(a.name for a in node.attribute))
+                found[node.name or f"{key}.node[{n}]"] = (
+                    node.op_type,
+                    f"in {list(node.input)} out {list(node.output)} attrs {attributes}",
+                )
+        return found
+
+    def parameter_bytes_by_dtype(self) -> dict[str, int]:
+        summary = self.document.summary if self.document else {}
+        return {k: int(v[1]) for k, v in summary.get("parameters_by_dtype", {}).items()}
 
     @property
     def graph(self) -> Any:

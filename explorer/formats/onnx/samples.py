@@ -1,5 +1,5 @@
 """ONNX models built with onnx.helper: subgraphs, local functions, external data, odd types (demos, tests,
-fuzzing). `python -m explorer.samples` writes the subgraph model to sample_data/."""
+fuzzing). `python -m explorer.formats.scheduler_ir.samples` writes the subgraph model to sample_data/."""
 
 from __future__ import annotations
 
@@ -126,3 +126,11 @@ def linear_model(rows: int = 16, cols: int = 8) -> onnx.ModelProto:
         initializer=[weight],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def write_samples(folder: Path) -> list[Path]:
+    """The bundled ONNX demo: If/Loop subgraphs and a local function."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / SUBGRAPHS_NAME
+    path.write_bytes(subgraph_model().SerializeToString(deterministic=True))
+    return [path]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.loaders.tvm_graph import Graph
+from explorer.formats.tvm_mlf.graph import Graph
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,17 +11,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
-from explorer.loaders.gc_pause import collector_paused
-from explorer.model import Document, ProgressCallback, no_progress
+from explorer.formats.onnx import LFS_POINTER
+from explorer.gc_pause import collector_paused
 
-FORMAT = "onnx"
-LFS_POINTER = b"version https://git-lfs.github.com/spec"
 MAX_BYTES = 2**31 - 1  # protobuf's own limit for one message
-
-
-def match(path: Path, head: bytes) -> bool:
-    return path.suffix.lower() in (".onnx", ".onnxtxt") or head.startswith(LFS_POINTER) and ".onnx" in path.name
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
@@ -33,8 +28,8 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
     import onnx
     from google.protobuf.message import DecodeError
 
-    from explorer.onnx_index import BadText, build_index
-    from explorer.onnx_view import build_document
+    from explorer.formats.onnx.document import build_document
+    from explorer.formats.onnx.index import BadText, build_index
 
     progress(0, 3, "reading")
     try:
@@ -65,15 +60,13 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
     problems += _checks(path, index)
     summary = summarise(index)
     progress(3, 3, "done")
-    document = build_document(path, index, problems, summary)
-    document.deep_checks = lambda: infer_shapes(index)
-    return document
+    return build_document(path, index, problems, summary)
 
 
 def summarise(index) -> dict:
     """The `info` summary (issue #5 fixes the keys), plus parameter elements and bytes per dtype."""
-    from explorer.onnx_index import element_name
-    from explorer.onnx_view import tensor_bytes
+    from explorer.formats.onnx.document import tensor_bytes
+    from explorer.formats.onnx.index import element_name
 
     model = index.model
     main = index.main
@@ -105,7 +98,7 @@ def _checks(path: Path, index) -> list[Problem]:
     model = index.model
     if not model.opset_import:
         problems.append(Problem("warning", "no-opset", "the model imports no opset", "ModelProto.opset_import"))
-    for key, info in index.graphs.items():  # node inputs were checked while indexing (explorer.onnx_index)
+    for key, info in index.graphs.items():  # node inputs were checked while indexing (explorer.formats.onnx.index)
         for k, name in enumerate(info.outputs):
             if name and index.resolve(key, name) is None:
                 problems.append(

@@ -1,7 +1,7 @@
 """Cross-reference analyses of ARK files: the tensor index, the node graph and the plan's task layout.
 
 Each check names the JSON path of what is wrong. Tensor-level invariants are checked while reading
-(`explorer.loaders.ark_json`); here the file is checked as a whole.
+(`explorer.formats.ark.reader`); here the file is checked as a whole.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from explorer.analysis.strides import TensorLayout, aliases, buffer_size, layout_of
-from explorer.ark import TENSOR_ROLES, ArkFile, ArkTensor, OpSite
+from explorer.analysis.strides import TensorLayout, aliases, buffer_size
 from explorer.errors import Problem
+from explorer.formats.ark.layout import check_tensor, layout_of
+from explorer.formats.ark.model import TENSOR_ROLES, ArkFile, ArkTensor, OpSite
 
 
 class TensorUse(NamedTuple):  # a NamedTuple: created once per tensor occurrence, so it must be cheap
@@ -54,6 +55,23 @@ class TensorIndex:
 
     def buffer_bytes(self, buffer_id: int) -> int:
         return buffer_size(self.layouts_on(buffer_id))
+
+    def tensor_ids(self) -> list[int]:
+        return list(self.tensors)
+
+    def report(self, tensor_id: int) -> dict | None:
+        from explorer.formats.ark.tensor_report import tensor_report
+
+        return tensor_report(self, tensor_id)
+
+    def first_tensor(self) -> int:
+        """The tensor the layout view shows before anything is chosen (-1 when the file has none)."""
+        return next(iter(self.tensors), -1)
+
+    def layout_faults(self, tensor_id: int) -> list[str]:
+        """Why a tensor cannot be placed in its buffer (ARK's invariants); empty when it can."""
+        tensor = self.tensors.get(tensor_id)
+        return check_tensor(tensor) if tensor is not None else [f"no tensor {tensor_id}"]
 
 
 def index_tensors(ark: ArkFile) -> tuple[TensorIndex, list[Problem]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.analysis.ark_checks import TensorIndex
+from explorer.formats.ark.checks import TensorIndex
 
 
 def tensor_report(index: TensorIndex, tensor_id: int) -> dict[str, Any] | None:

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from explorer.loaders.gc_pause import collector_paused
-from explorer.model import Document, ProgressCallback, no_progress
-
-FORMAT = "ark-model"
-_NODES = re.compile(rb'"Nodes"\s*:')
-_PLAN = re.compile(rb'"(TaskInfos|ProcessorGroups)"\s*:')
-
-
-def match(path: Path, head: bytes) -> bool:
-    return head.lstrip()[:1] == b"{" and bool(_NODES.search(head)) and not _PLAN.search(head)
+from explorer.document import Document, ProgressCallback, no_progress
+from explorer.gc_pause import collector_paused
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
@@ -23,10 +14,10 @@ def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: 
 
 
 def _load(path: Path, progress: ProgressCallback, strict: bool) -> Document:
-    # imported here, not at the top: the registry imports every loader to sniff a file, and networkx is slow
-    from explorer.analysis.ark_checks import index_tensors, node_graph, op_type_counts
-    from explorer.ark_view import build_document
-    from explorer.loaders.ark_json import ArkReader, decode_file
+    # imported here, not at the top: networkx is slow to import
+    from explorer.formats.ark.checks import index_tensors, node_graph, op_type_counts
+    from explorer.formats.ark.document import build_document
+    from explorer.formats.ark.reader import ArkReader, decode_file
 
     progress(0, 3, "parsing")
     reader = ArkReader(strict)

@@ -16,26 +16,16 @@ from typing import Any
 import msgspec
 
 from explorer import jsonpath
-from explorer.analysis.storage_plan import plan_schedule, storage_plan
+from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
-from explorer.loaders.gc_pause import collector_paused
-from explorer.loaders.mlf_archive import Bundle, read_folder, read_tar
-from explorer.loaders.tvm_graph import GraphError, parse_graph
-from explorer.loaders.tvm_params import ParamsError, parse_params
-from explorer.mlf import FunctionMemory, MlfBundle, Module
-from explorer.model import Document, ProgressCallback, no_progress
+from explorer.formats.tvm_mlf.archive import Bundle, read_folder, read_tar
+from explorer.formats.tvm_mlf.bundle import FunctionMemory, MlfBundle, Module
+from explorer.formats.tvm_mlf.graph import GraphError, parse_graph
+from explorer.formats.tvm_mlf.params import ParamsError, parse_params
+from explorer.formats.tvm_mlf.storage_plan import plan_schedule, storage_plan
+from explorer.gc_pause import collector_paused
 
-FORMAT = "tvm-mlf"
-ACCEPTS_DIRECTORIES = True
 KNOWN_VERSIONS = (2, 3, 4, 5, 6, 7)
-
-
-def match(path: Path, head: bytes) -> bool:
-    if path.is_dir():
-        return (path / "metadata.json").is_file()
-    if path.suffix in (".tar", ".tgz") or path.name.endswith((".tar.gz", ".tar.bz2", ".tar.xz")):
-        return True
-    return len(head) >= 512 and head[257:262] == b"ustar"  # a tar without the usual name
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
@@ -44,7 +34,7 @@ def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: 
 
 
 def _load(path: Path, progress: ProgressCallback, strict: bool) -> Document:
-    from explorer.tvm_view import build_document
+    from explorer.formats.tvm_mlf.document import build_document
 
     progress(0, 3, "reading the bundle")
     bundle = read_folder(path) if path.is_dir() else read_tar(path)
@@ -68,8 +58,6 @@ def _load(path: Path, progress: ProgressCallback, strict: bool) -> Document:
     if with_graphs:
         schedule, mlf.rows_nid = plan_schedule(with_graphs)
         schedule.core_names = {core: f"module {name}" for core, (name, _, _) in enumerate(with_graphs)}
-        schedule.unit, schedule.memory_name = "node", "storage"
-        schedule.kind_names, schedule.shows_wl0 = ("live", "parameter", "written by the node"), False
         for core, module in enumerate(m for m in modules if m.graph is not None and m.plan is not None):
             module.core = core
     if strict:

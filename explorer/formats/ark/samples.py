@@ -1,15 +1,16 @@
 """A small ARK model that shows what the stride map is for: slices, padding, overlapping views, a big tensor.
 
 Written in the current documented form (one `Op` per node, `PaddedShape`), compressed like ARK's own
-example (views appear as strided tensors of the producer's buffer). `python -m explorer.samples` writes it.
+example (views appear as strided tensors of the producer's buffer). `make samples` writes it.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from explorer.ark import ARG_TYPES
+from explorer.formats.ark.model import ARG_TYPES
 
 VIEWS_NAME = "views_ark_model.json"
 
@@ -129,3 +130,11 @@ def chain_model(n_nodes: int) -> dict[str, Any]:
             nodes[i - 1]["ConsumerNodeIds"] = [i]
         previous = result
     return {"Rank": 0, "WorldSize": 1, "Nodes": nodes}
+
+
+def write_samples(folder: Path) -> list[Path]:
+    """The bundled ARK demo: views of one buffer (slices, padding, an overlapping window)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / VIEWS_NAME
+    path.write_text(dumps_like_ark(views_model()) + "\n", encoding="utf-8")
+    return [path]

@@ -14,12 +14,13 @@ from typing import Any
 
 import networkx as nx
 
-from explorer.analysis.ark_checks import TensorIndex
-from explorer.analysis.strides import TensorLayout, layout_of
-from explorer.ark import ArkArg, ArkFile, ArkOp, ArkTensor
+from explorer.analysis.strides import TensorLayout
+from explorer.document import Capability, Document, DocumentView, Item, Meta, Section, Vocabulary, describe_by_kind
 from explorer.errors import Problem
+from explorer.formats.ark.checks import TensorIndex
+from explorer.formats.ark.layout import layout_of
+from explorer.formats.ark.model import ArkArg, ArkFile, ArkOp, ArkTensor
 from explorer.formatting import human_bytes
-from explorer.model import Document, Item, Meta, Section, attach_view, describe_by_kind
 
 _ROLE_KEYS = {"read": "ReadTensors", "write": "WriteTensors", "result": "ResultTensors"}
 _INDEX = re.compile(r"\[(\d+)\]")
@@ -33,25 +34,24 @@ def build_document(
     path: Path, ark: ArkFile, index: TensorIndex, graph: nx.DiGraph | None, problems: list[Problem], summary: dict
 ) -> Document:
     view = ArkView(ark, index, graph)
-    doc = Document(
+    return Document(
         meta=Meta(format=f"ark-{ark.kind}", source=path, producer="Microsoft ARK"),
         tree=view.tree(path.name),
+        view=view,
+        capabilities=frozenset({Capability.TREE, Capability.DETAILS, Capability.LAYOUT}),
+        vocabulary=Vocabulary(search_hint="node, op or tensor name, or a tensor id"),
         problems=problems,
         summary=summary,
         graph=graph,
+        layouts=index,
     )
-    doc.analysis["ark"] = view
-    attach_view(doc, view)
-    doc.tensor_of = view.tensor_of
-    return doc
 
 
-class ArkView:
+class ArkView(DocumentView):
     def __init__(self, ark: ArkFile, index: TensorIndex, graph: nx.DiGraph | None) -> None:
         self.ark = ark
         self.index = index
         self.graph = graph
-        self.document: Document | None = None
         self.group_word = "node" if ark.kind == "model" else "task"
         self._path_index: list[tuple[str, Any]] | None = None
 
@@ -293,6 +293,9 @@ class ArkView:
         return hits[:limit]
 
     # ---- details ----------------------------------------------------------------------------------------
+    def node_signatures(self) -> dict[str, tuple[str, str]]:
+        return {op.name: (op.type, str([t.shape for t in op.read + op.write])) for _, op in self.ark.ops()}
+
     def describe(self, ref: Any) -> list[Section]:
         return describe_by_kind(self, ref)
 

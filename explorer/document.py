@@ -1,0 +1,299 @@
+"""The Document: the one in-memory form that every view (TUI, CLI, export) reads, whatever the format.
+
+This module is the interface between a format package and everything else: a format's loader returns a
+`Document` whose `view` (a `DocumentView` subclass) answers questions about its items, whose `capabilities`
+say which views it offers and whose `vocabulary` gives those views their words. The tree and the details are
+uniform so that one tree widget and one details panel serve every format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from explorer.errors import Problem
+
+# progress(done, total, stage): loaders call it now and then; the TUI turns it into a progress bar.
+ProgressCallback = Callable[[float, float, str], None]
+
+
+def no_progress(done: float, total: float, stage: str) -> None:
+    """The default progress callback: headless callers do not need one."""
+
+
+@dataclass(slots=True)
+class Item:
+    """A node of the uniform tree. Children are either given or produced on demand by `expand`.
+
+    Lazy children keep huge schedules cheap: a 10^6-entry file must not build 10^6 items up front.
+    `ref` is an opaque key that the document's `describe` understands (and that problems point at).
+    """
+
+    kind: str
+    label: str
+    ref: Any = None
+    children: list[Item] | None = None
+    expand: Callable[[], list[Item]] | None = None
+
+    @property
+    def has_children(self) -> bool:
+        return bool(self.children) or self.expand is not None
+
+    def get_children(self) -> list[Item]:
+        if self.children is None:
+            self.children = self.expand() if self.expand else []
+            self.expand = None
+        return self.children
+
+
+@dataclass(slots=True)
+class Section:
+    """One table of the details panel: a title, column names and rows of plain values."""
+
+    title: str
+    columns: Sequence[str]
+    rows: list[Sequence[Any]]
+
+
+@dataclass(slots=True)
+class Meta:
+    format: str
+    source: Path
+    producer: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Capability(StrEnum):
+    """What a loaded document offers. The TUI builds its tabs, keys, help and palette from these; the exports
+    ask for them too. A view a document does not offer is not shown at all."""
+
+    TREE = "tree"
+    DETAILS = "details"
+    TIMELINE = "timeline"  # needs Document.schedule (lanes of blocks) and its analysis
+    BUFFERS = "buffers"  # needs Document.schedule's address-space snapshots
+    LAYOUT = "layout"  # needs Document.layouts (strided tensors inside buffers)
+    SOURCE = "source"  # needs Document.sources (text members: Relay, TIR, C, MIL)
+    GRAPH = "graph"  # needs DocumentView.graph_model()
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """The words and colour meanings a format gives the shared views, so none of them says another format's
+    words (TVM's storage plan is drawn by the timeline, but its axis is node order, not cycles)."""
+
+    lane: str = "lane"  # what one timeline row is: "core", "module"
+    block: str = "block"  # what one timeline block is: "workload", "node"
+    time_label: str = "time"  # the timeline axis: "time (cycles)", "node order"
+    time_unit: str = ""  # the unit of a block's duration, for exports: "cycles", "steps"
+    block_kinds: tuple[str, ...] = ()  # names of the block kind codes (Schedule.wl_type), in code order
+    memory: str = "memory"  # the address space the buffer view draws: "L2", "storage"
+    entry_kinds: tuple[str, ...] = ()  # names of the address-space entry kinds (Schedule.buf_type), in code order
+    side_memory: str = ""  # the second address space beside it ("WL0", "WL1"), or "" for none
+    search_hint: str = "name or id"  # what the search box can find in this format
+
+    def block_kind(self, code: int) -> str:
+        return self.block_kinds[code] if 0 <= code < len(self.block_kinds) else self.block
+
+
+class DocumentView:
+    """What a format supplies for one loaded file: the answers every front end asks of a document.
+
+    Subclass it in a format package and override what the format has; the defaults are the honest "nothing"
+    (no details, no links, no graph). Refs are opaque to everything but the view that made them.
+    """
+
+    document: Document | None = None
+
+    def describe(self, ref: Any) -> list[Section]:
+        """The details panel's tables for a ref."""
+        return []
+
+    def find_ref(self, refs: dict[str, Any]) -> Any:
+        """The tree ref a problem points at (its refs plus its "location"), or None."""
+        return None
+
+    def search(self, text: str) -> list[tuple[str, Any]]:
+        """(label, ref) pairs matching `text`, best first."""
+        return []
+
+    def ancestors(self, ref: Any) -> list[Any]:
+        """Refs from the top of the tree down to `ref`, so a view can open its way there."""
+        return [ref]
+
+    def links(self, ref: Any) -> list[tuple[str, Any]]:
+        """Where an item's data comes from and goes to: (label, ref) pairs to jump to (key g)."""
+        return []
+
+    def tensor_of(self, ref: Any) -> Any:
+        """The tensor id an item shows, for documents with a layout view; None elsewhere."""
+        return None
+
+    def deep_checks(self) -> list[Problem]:
+        """Checks that cost more than reading the file (ONNX shape inference): `check` and the TUI run them
+        once, `info` does not."""
+        return []
+
+    def analyzed(self, document: Document) -> None:
+        """Called once the neutral schedule analysis is in `document.schedule_analysis`: a format whose file
+        is a schedule adds its own checks and summary here."""
+
+    def node_signatures(self) -> dict[str, tuple[str, str]]:
+        """name → (op type, what else identifies it) for every node/op of a model: what `diff` compares."""
+        return {}
+
+    def parameter_bytes_by_dtype(self) -> dict[str, int]:
+        """Bytes of stored parameters per dtype (HTML report, diff)."""
+        return {}
+
+    def memory_curves(self) -> list[MemoryCurve]:
+        """Bytes live per step of each memory plan (TVM's storage plan), for the HTML report."""
+        return []
+
+    def graph_model(self) -> Any:
+        """The document's graph for the graph view (explorer.graph.GraphModel), or None."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCurve:
+    """Bytes live at each step of one plan, with its peak: a neutral series for the report."""
+
+    name: str
+    step_label: str
+    live_bytes: Sequence[int]
+    peak_bytes: int
+
+
+class SourceFiles(Protocol):
+    """Text members a document can show in the source view (Relay, TIR, C, MIL)."""
+
+    def source_text(self, member: str) -> str: ...
+
+    def language_of(self, member: str) -> str | None: ...
+
+
+class TensorLayouts(Protocol):
+    """Strided tensors inside buffers, for the layout view (explorer.analysis.strides.TensorLayout)."""
+
+    def first_tensor(self) -> int: ...
+
+    def layout(self, tensor_id: int) -> Any: ...
+
+    def layout_faults(self, tensor_id: int) -> list[str]: ...
+
+    def layouts_on(self, buffer_id: int) -> list[Any]: ...
+
+    def buffer_bytes(self, buffer_id: int) -> int: ...
+
+    def aliases_of(self, tensor_id: int) -> list[int]: ...
+
+    def tensor_ids(self) -> list[int]: ...
+
+    def report(self, tensor_id: int) -> dict[str, Any] | None:
+        """first/end byte, data bytes, runs, padding, aliases: what `ir-explorer tensor` prints."""
+        ...
+
+
+@dataclass
+class Document:
+    """Everything a format produced plus what the analyses added (problems, summary, timeline...).
+
+    `capabilities` says which views it offers and `vocabulary` the words those views use; `view` answers the
+    questions about its items. Format-specific objects stay behind `view`; the neutral data for the shared
+    views is in `schedule` (lanes of blocks and address-space snapshots), `layouts` and `sources`.
+    """
+
+    meta: Meta
+    tree: Item
+    view: DocumentView
+    capabilities: frozenset[Capability] = frozenset({Capability.TREE, Capability.DETAILS})
+    vocabulary: Vocabulary = field(default_factory=Vocabulary)
+    problems: list[Problem] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    graph: Any = None  # networkx.DiGraph for graph formats
+    schedule: Any = None  # explorer.schedule.Schedule: lanes of blocks with address-space snapshots
+    schedule_analysis: Any = None  # explorer.analysis.ScheduleAnalysis, once analysed
+    is_schedule: bool = False  # the file itself is a schedule (diff and the report compare it as one)
+    layouts: TensorLayouts | None = None
+    sources: SourceFiles | None = None
+    # one line for the summary bar when the summary's counts do not say it well (e.g. TVM's nested modules)
+    headline: str = ""
+    _deep_checked: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.view.document = self
+
+    def offers(self, capability: Capability | str) -> bool:
+        return Capability(capability) in self.capabilities
+
+    def describe(self, ref: Any) -> list[Section]:
+        return self.view.describe(ref)
+
+    def find_ref(self, refs: dict[str, Any]) -> Any:
+        return self.view.find_ref(refs)
+
+    def search(self, text: str) -> list[tuple[str, Any]]:
+        return self.view.search(text)
+
+    def ancestors(self, ref: Any) -> list[Any]:
+        return self.view.ancestors(ref)
+
+    def links(self, ref: Any) -> list[tuple[str, Any]]:
+        return self.view.links(ref)
+
+    def tensor_of(self, ref: Any) -> Any:
+        return self.view.tensor_of(ref)
+
+    def run_deep_checks(self) -> None:
+        if not self._deep_checked:
+            self._deep_checked = True
+            self.problems = self.problems + self.view.deep_checks()
+
+
+CHUNK = 500  # children per tree group: a node with 10^5 children must still open instantly
+
+
+def chunked_items(
+    start: int, stop: int, make_item: Callable[[int], Item], word: str, chunk_ref: Callable[[int], Any]
+) -> list[Item]:
+    """Items for indices start..stop-1, grouped in lazily built chunks of CHUNK when there are more.
+
+    Labels count from `start` ("workloads 0–499"); `chunk_ref(lo)` is the ref of the chunk starting at `lo`.
+    """
+    if stop - start <= CHUNK:
+        return [make_item(i) for i in range(start, stop)]
+    return [
+        Item(
+            "chunk",
+            f"{word} {lo - start}–{min(lo + CHUNK, stop) - 1 - start}",
+            chunk_ref(lo),
+            expand=lambda lo=lo: [make_item(i) for i in range(lo, min(lo + CHUNK, stop))],
+        )
+        for lo in range(start, stop, CHUNK)
+    ]
+
+
+def chunk_start(index: int, start: int = 0) -> int:
+    """The first index of the chunk holding `index` (see chunked_items)."""
+    return start + (index - start) // CHUNK * CHUNK
+
+
+def describe_by_kind(view: Any, ref: Any) -> list[Section]:
+    """The details of `ref` from the view's `_describe_<kind>` method (kind = ref[0], `-` read as `_`).
+
+    A kept record can still hold junk that the loader's fast path never read; instead of failing the panel,
+    such a record is described as unreadable, with the reason.
+    """
+    if not isinstance(ref, tuple) or not ref:
+        return []
+    method = getattr(view, "_describe_" + str(ref[0]).replace("-", "_"), None)
+    if method is None:
+        return []
+    try:
+        return method(*ref[1:])
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, StopIteration) as error:
+        return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]

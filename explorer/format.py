@@ -1,0 +1,33 @@
+"""What a format declares to the registry: its name, how it recognises a file and how it loads one.
+
+A format package (`explorer/formats/<name>/`, or a third party's package) exposes ``FORMATS``, a tuple of
+`Format`s; `explorer.registry` lists the built-in packages and reads plug-ins from the
+``ir_explorer.formats`` entry-point group. Recognising must be cheap (it runs on every file opened), so a
+package's ``__init__`` keeps `match` light and imports its reader inside `load`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from explorer.document import Document, ProgressCallback
+
+
+class Loader(Protocol):
+    def __call__(self, path: Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """One file format the explorer can open."""
+
+    name: str  # stable id, printed by `info` as "format": "scheduler-ir"
+    title: str  # what people call it: "Gemini scheduler IR"
+    endings: tuple[str, ...]  # name endings that shortlist it, so opening a file imports only likely readers
+    match: Callable[[Path, bytes], bool]  # (path, first 64 KiB) -> is it mine? content sniffing
+    load: Loader  # read the file into a Document; raises explorer.errors.LoadError only
+    accepts_directories: bool = False  # .mlpackage folders, extracted MLF bundles
+    write_samples: Callable[[Path], list[Path]] | None = None  # demo files for sample_data/ (make samples)

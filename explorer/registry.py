@@ -1,0 +1,92 @@
+"""The format registry: picks a format by content sniffing (the extension only shortlists).
+
+Built-in formats are the packages in BUILTIN_FORMATS (adding one is one line here); third parties add theirs
+through the ``ir_explorer.formats`` entry-point group, whose entries point at a module exposing ``FORMATS``.
+A plug-in that fails to load is remembered with the reason, reported by `--version` and `info`, and never
+stops the built-in formats from opening.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from explorer.errors import LoadError
+from explorer.format import Format
+
+BUILTIN_FORMATS: tuple[str, ...] = (
+    "explorer.formats.scheduler_ir",
+    "explorer.formats.ark",
+    "explorer.formats.tvm_mlf",
+    "explorer.formats.onnx",
+    "explorer.formats.coreml",
+)
+ENTRY_POINT_GROUP = "ir_explorer.formats"
+HEAD_BYTES = 64 * 1024
+
+
+@dataclass
+class Registry:
+    formats: list[Format] = field(default_factory=list)
+    plugin_failures: list[str] = field(default_factory=list)  # "plug-in X failed to load: why"
+
+
+def _formats_of(module_name: str) -> tuple[Format, ...]:
+    return tuple(importlib.import_module(module_name).FORMATS)
+
+
+@cache
+def builtin_formats() -> tuple[Format, ...]:
+    return tuple(f for name in BUILTIN_FORMATS for f in _formats_of(name))
+
+
+@cache
+def registry() -> Registry:
+    """Every format: the built-in ones, then the plug-ins' (a broken plug-in is listed, not fatal)."""
+    found = Registry(list(builtin_formats()))
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            formats = entry.load().FORMATS
+            if not all(isinstance(f, Format) for f in formats):
+                raise TypeError("FORMATS must be a tuple of explorer.format.Format")
+        except Exception as error:  # any failure of third-party code is reported, never raised
+            found.plugin_failures.append(f"plug-in {entry.name} failed to load: {type(error).__name__}: {error}")
+            continue
+        found.formats.extend(formats)
+    return found
+
+
+def read_head(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(HEAD_BYTES)
+
+
+def pick_format(path: str | Path) -> Format:
+    """The format of `path`, or a LoadError saying why there is none."""
+    path = Path(path)
+    if not path.exists():
+        raise LoadError(path, "", "no such file or directory")
+    if path.is_dir():
+        for candidate in registry().formats:
+            if candidate.accepts_directories and candidate.match(path, b""):
+                return candidate
+        raise LoadError(path, "", "this is a directory, not a supported model or schedule file")
+    try:
+        head = read_head(path)
+    except OSError as error:
+        raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
+    if not head:
+        raise LoadError(path, "byte 0", "the file is empty")
+    name = path.name.lower()
+    for candidate in builtin_formats():  # the likely formats first, without looking at plug-ins
+        if name.endswith(candidate.endings) and candidate.match(path, head):
+            return candidate
+    formats = registry().formats
+    for candidate in formats:
+        if candidate.match(path, head):
+            return candidate
+    supported = ", ".join(f.name for f in formats)
+    raise LoadError(path, "byte 0", f"unknown format: the content matches none of the supported formats ({supported})")

@@ -1,0 +1,51 @@
+"""The views beside the tree, and the capability each needs: the app builds its tabs, view keys, help and
+command palette from this table and from what the loaded document offers, so a view a document lacks is
+never shown and its key is not bound."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from explorer.document import Capability
+
+
+@dataclass(frozen=True, slots=True)
+class ViewSpec:
+    name: str  # widget id and tab id suffix
+    capability: Capability
+    key: str  # the view's number key: fixed per view, so muscle memory holds across formats
+    title: str
+    about: str  # one line for the palette and the help
+    widget: str  # "module:Class", imported by the load worker (off the UI thread)
+
+    def make(self) -> Any:
+        module_name, class_name = self.widget.split(":")
+        return getattr(importlib.import_module(module_name), class_name)(id=self.name)
+
+    def import_widget(self) -> None:
+        importlib.import_module(self.widget.split(":")[0])
+
+
+TREE = ViewSpec("tree", Capability.TREE, "1", "Tree", "the document tree", "widgets.doc_tree:DocumentTree")
+VIEWS: tuple[ViewSpec, ...] = (
+    ViewSpec("timeline", Capability.TIMELINE, "2", "Timeline", "{block}s per {lane} on a time axis",
+             "widgets.timeline:Timeline"),
+    ViewSpec("buffers", Capability.BUFFERS, "3", "Buffers", "{memory} occupancy before each {block}, animated",
+             "widgets.buffer_view:BufferView"),
+    ViewSpec("layout", Capability.LAYOUT, "4", "Layout", "how a strided tensor sits in its buffer",
+             "widgets.stride_map:StrideMap"),
+    ViewSpec("source", Capability.SOURCE, "5", "Source", "source files with syntax highlighting",
+             "widgets.source_view:SourceView"),
+)  # fmt: skip
+ALL_VIEWS = (TREE, *VIEWS)
+
+
+def offered_views(document: Any) -> tuple[ViewSpec, ...]:
+    """The views beside the tree that this document offers, in key order."""
+    return tuple(spec for spec in VIEWS if document.offers(spec.capability))
+
+
+def spec_named(name: str) -> ViewSpec | None:
+    return next((spec for spec in ALL_VIEWS if spec.name == name), None)
