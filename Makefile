@@ -30,7 +30,7 @@ browser:
 		apt-get install -y -qq chromium >/dev/null 2>&1)) || echo "chromium could not be installed: the browser test will skip"
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check explorer widgets tests benchmarks
+	$(VENV)/bin/ruff check explorer widgets tests benchmarks examples
 	$(VENV)/bin/lint-imports
 
 samples: $(STAMP)

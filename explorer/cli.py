@@ -19,6 +19,7 @@ from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
 
 SUBCOMMANDS = ("info", "check", "tensor", "export", "diff", "serve", "screenshot")
+SCREENSHOT_VIEWS = ("tree", "timeline", "buffers", "layout", "source")  # widgets.views names them too (tested)
 
 
 class ExitCode(IntEnum):
@@ -36,8 +37,35 @@ def _base_parser() -> argparse.ArgumentParser:
         "(run 'ir-explorer SUBCOMMAND --help' for details). "
         "With only FILE, the interactive explorer opens.",
     )
-    parser.add_argument("--version", action="version", version=f"ir-explorer {__version__}")
+    parser.add_argument("--version", action=_VersionAction, help="show the version, the formats and any broken plug-in")
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """`--version`: the version, every format it can open, and each plug-in that failed to load (and why)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from explorer.registry import registry
+
+        found = registry()
+        print(f"ir-explorer {__version__}")
+        print("formats: " + ", ".join(f.name for f in found.formats))
+        for failure in found.plugin_failures:
+            print(failure)
+        parser.exit()
+
+
+def _report_plugin_failures() -> list[str]:
+    """Broken plug-ins, said on stderr (once per command) so a missing format is never a silent mystery."""
+    from explorer.registry import registry
+
+    failures = registry().plugin_failures
+    for failure in failures:
+        print(f"ir-explorer: {failure}", file=sys.stderr)
+    return failures
 
 
 def _tui_parser() -> argparse.ArgumentParser:
@@ -78,7 +106,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         return parser
     if command == "screenshot":
         parser.description = "Write an SVG of one view at a given state, without a terminal."
-        parser.add_argument("--view", choices=("tree", "timeline", "buffers"), default="tree")
+        parser.add_argument("--view", choices=SCREENSHOT_VIEWS, default="tree", help="a view the file offers")
         parser.add_argument("--core", type=int, help="core to show (scheduler IR)")
         parser.add_argument("--workload", type=int, help="workload_id on that core (scheduler IR)")
         parser.add_argument("--size", type=_size, default=(160, 48), help="terminal size, WIDTHxHEIGHT")
@@ -146,6 +174,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     if command == "export" and not (args.html or args.trace_event):
         print("ir-explorer export: give --html OUT.html and/or --trace-event OUT.json", file=sys.stderr)
         return ExitCode.UNUSABLE
+    failures = _report_plugin_failures() if command in ("info", "check") else []
     document = open_document(args.file, strict=args.strict)
     if command == "export":
         return _run_export(document, args)
@@ -161,6 +190,8 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
             "summary": document.summary,
             "problems": counts,
         }
+        if failures:
+            payload["plugin_failures"] = failures
         if args.json:
             _print_json(payload)
         else:

@@ -38,11 +38,14 @@ async def _render(
         while not app.views_ready:
             await pilot.pause(0.02)
         schedule = app.document.schedule
-        if view != "tree" and schedule is None:
-            raise LoadError(path, "", f"the {view} view is only for scheduler IR files")
+        offered = ("tree", *app.views_for(app.document))
+        if view not in offered:
+            raise LoadError(
+                path, "", f"this {app.document.meta.format} file has no {view} view (it has: {', '.join(offered)})"
+            )
         if core is not None or workload is not None:
-            if schedule is None:
-                raise LoadError(path, "", "--core and --workload apply to scheduler IR files")
+            if schedule is None or not app.document.offers("timeline"):
+                raise LoadError(path, "", "--core and --workload apply to files with a timeline (schedules)")
             chosen_core = int(schedule.core_ids[0]) if core is None else core
             rows = schedule.core_rows(chosen_core)
             if not len(rows):
