@@ -18,8 +18,8 @@ from typing import Any
 from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
 
-SUBCOMMANDS = ("info", "check", "tensor", "export", "diff", "serve", "screenshot")
-SCREENSHOT_VIEWS = ("tree", "timeline", "buffers", "layout", "source")  # widgets.views names them too (tested)
+SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "serve", "screenshot")
+SCREENSHOT_VIEWS = ("tree", "timeline", "buffers", "layout", "source", "graph")  # widgets.views names them too (tested)
 
 
 class ExitCode(IntEnum):
@@ -32,7 +32,8 @@ def _base_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ir-explorer",
         description="Explore ML model files and accelerator schedules in the terminal.",
-        epilog="Subcommands: info FILE, check FILE, tensor FILE TENSOR_ID, export FILE, diff A B, serve FILE, "
+        epilog="Subcommands: info FILE, check FILE, tensor FILE TENSOR_ID, graph FILE, export FILE, diff A B, "
+        "serve FILE, "
         "screenshot FILE "
         "(run 'ir-explorer SUBCOMMAND --help' for details). "
         "With only FILE, the interactive explorer opens.",
@@ -119,6 +120,18 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--trace-event", type=Path, help="the Trace Event JSON to write (schedules)")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         return parser
+    if command == "graph":
+        parser.description = "Lay out the file's graph as the graph view draws it (terminal cells)."
+        parser.add_argument("--json", action="store_true", help="the layout as JSON on stdout (see the README)")
+        parser.add_argument(
+            "--expand",
+            choices=("auto", "all", "none"),
+            default="auto",
+            help="open every group (all), none (only the top level), or as the view opens (auto)",
+        )
+        parser.add_argument("--direction", choices=("TB", "LR"), default="TB", help="top to bottom or left to right")
+        parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        return parser
     if command == "tensor":
         parser.description = "Where an ARK tensor's bytes sit in its buffer: first/end byte, runs, padding, aliases."
         parser.add_argument("tensor_id", type=int, help="the tensor's Id")
@@ -180,6 +193,8 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         return _run_export(document, args)
     if command == "tensor":
         return _run_tensor(document, args)
+    if command == "graph":
+        return _run_graph(document, args)
     if command == "check":
         document.run_deep_checks()
     counts = count_by_severity(document.problems)
@@ -295,6 +310,29 @@ def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
                 file=sys.stderr,
             )
     return ExitCode.OK if wrote else ExitCode.UNUSABLE
+
+
+def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
+    from explorer.document import Capability
+
+    if not document.offers(Capability.GRAPH):
+        raise LoadError(args.file, "", f"this {document.meta.format} file has no graph")
+    from explorer.exports.graph_json import graph_json
+
+    payload = graph_json(document.view.graph_model(), args.expand, args.direction)
+    if args.json:
+        sys.stdout.write(json.dumps(payload, separators=(",", ":")) + "\n")
+        return ExitCode.OK
+    kinds: dict[str, int] = {}
+    for edge in payload["edges"]:
+        kinds[edge["kind"]] = kinds.get(edge["kind"], 0) + 1
+    print(f"{args.file}: {len(payload['nodes']):,} nodes, {len(payload['edges']):,} edges "
+          f"({', '.join(f'{v:,} {k}' for k, v in kinds.items()) or 'none'}), "
+          f"{sum(g['expanded'] for g in payload['groups'])} of {len(payload['groups'])} groups open, "
+          f"{payload['width']}×{payload['height']} cells")  # fmt: skip
+    if payload["back_edges"]:
+        print(f"  {payload['back_edges']} edges close a cycle (drawn as back edges)")
+    return ExitCode.OK
 
 
 def _run_tensor(document: Any, args: argparse.Namespace) -> ExitCode:

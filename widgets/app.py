@@ -231,6 +231,8 @@ class IrExplorerApp(App[None]):
             self.layout.show_tensor(tensor_id)
         if isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
             self.source.show(ref[1], ref[2])
+        for graph in self.query("#graph"):
+            graph.select_ref(ref)
 
     @on(ItemActivated)
     def open_item_view(self, message: ItemActivated) -> None:
@@ -252,6 +254,11 @@ class IrExplorerApp(App[None]):
     def on_buffer_view_frame_changed(self, message: Any) -> None:
         self.timeline.select(message.row)
         self.show_details(("workload", message.row))
+
+    def on_graph_view_node_selected(self, message: Any) -> None:
+        """A box chosen in the graph: the tree's cursor follows (so `g` and bookmarks work), and the details."""
+        self.query_one(DocumentTree).reveal(message.ref)
+        self.show_details(message.ref)
 
     def on_buffer_view_tensor_selected(self, message: Any) -> None:
         self.show_details(("buffer-entry", message.row, message.entry))

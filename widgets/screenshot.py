@@ -56,5 +56,9 @@ async def _render(
             app.go_to_workload(row)
         app.action_view(view)
         await pilot.pause()
+        for widget in app.query("#graph") if view == "graph" else ():  # the graph is laid out in a worker
+            while not widget.ready:
+                await pilot.pause(0.02)
+            await pilot.pause()
         await pilot.pause()
         return app.export_screenshot(title=f"ir-explorer {path.name} · {view}")

@@ -38,6 +38,8 @@ VIEWS: tuple[ViewSpec, ...] = (
              "widgets.stride_map:StrideMap"),
     ViewSpec("source", Capability.SOURCE, "5", "Source", "source files with syntax highlighting",
              "widgets.source_view:SourceView"),
+    ViewSpec("graph", Capability.GRAPH, "6", "Graph", "the model as a graph, expandable by group",
+             "widgets.graph_view:GraphView"),
 )  # fmt: skip
 ALL_VIEWS = (TREE, *VIEWS)
 

@@ -13,12 +13,12 @@ from widgets.help_screen import HelpScreen
 
 # sample → the tabs it must show, in order
 CASES = {
-    "clean_2x2_stschedule.json": ["tab-tree", "tab-timeline", "tab-buffers"],
-    "views_ark_model.json": ["tab-tree", "tab-layout"],
-    "two_modules_mlf.tar": ["tab-tree", "tab-timeline", "tab-buffers", "tab-source"],
-    "subgraphs_functions.onnx": ["tab-tree"],
+    "clean_2x2_stschedule.json": ["tab-tree", "tab-timeline", "tab-buffers", "tab-graph"],
+    "views_ark_model.json": ["tab-tree", "tab-layout", "tab-graph"],
+    "two_modules_mlf.tar": ["tab-tree", "tab-timeline", "tab-buffers", "tab-source", "tab-graph"],
+    "subgraphs_functions.onnx": ["tab-tree", "tab-graph"],
 }
-VIEW_KEYS = {"tab-timeline": "2", "tab-buffers": "3", "tab-layout": "4", "tab-source": "5"}
+VIEW_KEYS = {"tab-timeline": "2", "tab-buffers": "3", "tab-layout": "4", "tab-source": "5", "tab-graph": "6"}
 
 
 def tab_ids(app) -> list[str]:

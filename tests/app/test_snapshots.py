@@ -1,4 +1,4 @@
-"""SVG snapshots at 160×48: the shell, the help and error screens, and the scheduler views.
+"""SVG snapshots at 160×48: the shell, the help and error screens, the scheduler views and the graph view.
 
 Update with `pytest --snapshot-update` after looking at the change (turn the SVG into a PNG and view it).
 """
@@ -49,6 +49,11 @@ CASES = {
         COREML,
         ('reveal-json:["op", "mlProgram.functions[main].block_specializations[CoreML6].operations[1].blocks[1]", 2]',),
     ),
+    "graph_onnx_subgraphs_open": (ONNX, ("6", "wait-graph")),
+    "graph_onnx_collapsed_one_opened": (ONNX, ("6", "wait-graph", "x", "down", "enter")),
+    "graph_onnx_find": (ONNX, ("6", "wait-graph", "slash", "b", "o", "d", "y", "enter")),
+    "graph_schedule_by_time": (CLEAN, ("6", "wait-graph", "c", "down", "down")),
+    "graph_coreml_left_to_right_compact": (COREML, ("6", "wait-graph", "r", "minus")),
 }
 
 
@@ -71,6 +76,11 @@ def test_snapshot(snap_compare, monkeypatch, case):
             elif key.startswith("reveal-ref:"):
                 _, kind, value = key.split(":")
                 pilot.app.post_message(RevealRef((kind, int(value))))
+                await pilot.pause()
+            elif key == "wait-graph":  # the graph is laid out in a worker
+                graph = pilot.app.query_one("#graph")
+                while not graph.ready:
+                    await pilot.pause(0.02)
                 await pilot.pause()
             else:
                 await pilot.press(key)

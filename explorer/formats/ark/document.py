@@ -38,7 +38,7 @@ def build_document(
         meta=Meta(format=f"ark-{ark.kind}", source=path, producer="Microsoft ARK"),
         tree=view.tree(path.name),
         view=view,
-        capabilities=frozenset({Capability.TREE, Capability.DETAILS, Capability.LAYOUT}),
+        capabilities=frozenset({Capability.TREE, Capability.DETAILS, Capability.LAYOUT, Capability.GRAPH}),
         vocabulary=Vocabulary(search_hint="node, op or tensor name, or a tensor id"),
         problems=problems,
         summary=summary,
@@ -52,6 +52,7 @@ class ArkView(DocumentView):
         self.ark = ark
         self.index = index
         self.graph = graph
+        self._graph_model: Any = None
         self.group_word = "node" if ark.kind == "model" else "task"
         self._path_index: list[tuple[str, Any]] | None = None
 
@@ -293,6 +294,13 @@ class ArkView(DocumentView):
         return hits[:limit]
 
     # ---- details ----------------------------------------------------------------------------------------
+    def graph_model(self) -> Any:
+        if self._graph_model is None:
+            from explorer.formats.ark.graph_model import ark_graph
+
+            self._graph_model = ark_graph(self)
+        return self._graph_model
+
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         return {op.name: (op.type, str([t.shape for t in op.read + op.write])) for _, op in self.ark.ops()}
 

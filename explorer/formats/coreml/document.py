@@ -37,6 +37,8 @@ def build_document(path: Path, model: CoreMLModel, problems: list[Problem]) -> D
     view = CoreMLView(model)
     summary = view.summary()
     capabilities = {Capability.TREE, Capability.DETAILS}
+    if model.blocks or view.layers():
+        capabilities.add(Capability.GRAPH)
     if model.mil_text is not None:
         capabilities.add(Capability.SOURCE)
     return Document(
@@ -58,6 +60,7 @@ class CoreMLView(DocumentView):
     def __init__(self, model: CoreMLModel) -> None:
         self.model = model
         self._mil = None
+        self._graph_model: Any = None
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
@@ -73,6 +76,13 @@ class CoreMLView(DocumentView):
 
     def parameter_bytes_by_dtype(self) -> dict[str, int]:
         return {dtype: total for dtype, (_, total) in self.weights_by_dtype().items()}
+
+    def graph_model(self) -> Any:
+        if self._graph_model is None:
+            from explorer.formats.coreml.graph_model import coreml_graph
+
+            self._graph_model = coreml_graph(self)
+        return self._graph_model
 
     @property
     def mil(self) -> Any:

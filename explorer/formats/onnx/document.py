@@ -16,6 +16,7 @@ from onnx import AttributeProto, TensorProto
 
 from explorer.document import (
     CHUNK,
+    Capability,
     Document,
     DocumentView,
     Item,
@@ -113,6 +114,7 @@ def build_document(path: Path, index: ModelIndex, problems: list[Problem], summa
         ),
         tree=view.tree(path.name),
         view=view,
+        capabilities=frozenset({Capability.TREE, Capability.DETAILS, Capability.GRAPH}),
         vocabulary=Vocabulary(search_hint="node, value or initializer name, or an op type"),
         problems=problems,
         summary=summary,
@@ -129,6 +131,7 @@ class OnnxView(DocumentView):
         self.path = path
         self.index = index
         self._graph = None
+        self._graph_model: Any = None
 
     def deep_checks(self) -> list[Problem]:
         """Shape inference: it costs more than reading the file, so `check` and the TUI run it, `info` not."""
@@ -146,6 +149,14 @@ class OnnxView(DocumentView):
                     f"in {list(node.input)} out {list(node.output)} attrs {attributes}",
                 )
         return found
+
+    def graph_model(self) -> Any:
+        """Built on first use (the graph view, `ir-explorer graph`, the report), then kept."""
+        if self._graph_model is None:
+            from explorer.formats.onnx.graph_model import onnx_graph
+
+            self._graph_model = onnx_graph(self)
+        return self._graph_model
 
     def parameter_bytes_by_dtype(self) -> dict[str, int]:
         summary = self.document.summary if self.document else {}

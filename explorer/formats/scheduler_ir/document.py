@@ -32,7 +32,9 @@ from explorer.formats.scheduler_ir.summary import schedule_summary
 from explorer.formatting import box, compact, human_bytes, number, plural
 from explorer.schedule import Schedule
 
-CAPABILITIES = frozenset({Capability.TREE, Capability.DETAILS, Capability.TIMELINE, Capability.BUFFERS})
+CAPABILITIES = frozenset(
+    {Capability.TREE, Capability.DETAILS, Capability.TIMELINE, Capability.BUFFERS, Capability.GRAPH}
+)
 
 
 def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document:
@@ -58,6 +60,15 @@ class ScheduleView(DocumentView):
     def __init__(self, s: Schedule) -> None:
         self.s = s
         self._decoded: dict[int, dict] = {}
+        self._graph_model: Any = None
+
+    def graph_model(self) -> Any:
+        """Layers as nodes (built after the analysis, which finds the data flowing between workloads)."""
+        if self._graph_model is None:
+            from explorer.formats.scheduler_ir.graph_model import schedule_graph
+
+            self._graph_model = schedule_graph(self)
+        return self._graph_model
 
     def analyzed(self, document: Document) -> None:
         """The schedule's own checks (transfers, DRAM pairs) on top of the neutral ones, and its summary."""

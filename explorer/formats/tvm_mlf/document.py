@@ -68,6 +68,8 @@ def language_of(member: str) -> str | None:
 def build_document(path: Path, mlf: MlfBundle, schedule: Any, problems: list[Problem]) -> Document:
     view = TvmView(mlf, schedule)
     capabilities = {Capability.TREE, Capability.DETAILS, Capability.SOURCE}
+    if any(module.graph is not None for module in mlf.modules):
+        capabilities.add(Capability.GRAPH)
     if schedule is not None:  # the graph executor's storage plan, drawn over node order
         capabilities |= {Capability.TIMELINE, Capability.BUFFERS}
     return Document(
@@ -89,6 +91,7 @@ class TvmView(DocumentView):
     def __init__(self, mlf: MlfBundle, schedule: Any) -> None:
         self.mlf = mlf
         self.schedule = schedule
+        self._graph_model: Any = None
         self._functions: dict[str, tuple[str, int]] | None = None
         self._row_of: dict[tuple[int, int], int] = {}
         if schedule is not None:
@@ -137,6 +140,13 @@ class TvmView(DocumentView):
             for array in module.params:
                 found[array.dtype] = found.get(array.dtype, 0) + array.nbytes
         return found
+
+    def graph_model(self) -> Any:
+        if self._graph_model is None:
+            from explorer.formats.tvm_mlf.graph_model import tvm_graph
+
+            self._graph_model = tvm_graph(self)
+        return self._graph_model
 
     def memory_curves(self) -> list[MemoryCurve]:
         return [

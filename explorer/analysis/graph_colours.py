@@ -1,0 +1,92 @@
+"""Colour modes of the graph view: one colour index per visible item and the legend that explains it.
+
+Categories (op type, dtype, core) take the palette by frequency, the rest "other"; numbers (parameter bytes,
+time, L2 peak) fall into five log-scaled buckets. Groups and missing values are grey. The TUI, the SVG and the
+HTML figure use the same indices and hex colours, so a legend means the same everywhere.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from explorer.analysis.graph_layout import VisibleGraph
+from explorer.graph import GraphModel
+
+PALETTE = (
+    "#4f8fe8", "#4cbf73", "#e8a33d", "#b46be8", "#e85d5d", "#3dc4c4",
+    "#d4c24a", "#e87bb8", "#8fa8c8", "#9ccf5a", "#c48a5a", "#7a7ae8",
+)  # fmt: skip
+GRADIENT = ("#2f4f7f", "#2f7f7f", "#5f9f3f", "#cfaf3f", "#e8603d")
+GREY = "#7a7a7a"
+OTHER = len(PALETTE) - 1  # the last palette colour stands for every rarer category
+GRADIENT_BASE = len(PALETTE)
+GREY_INDEX = GRADIENT_BASE + len(GRADIENT)
+COLOURS = (*PALETTE, *GRADIENT, GREY)  # index → hex
+MODE_KEYS = {"op type": None, "dtype": "dtype", "parameter bytes": "parameter_bytes", "time": "time", "core": "core",
+             "L2 peak": "l2_peak"}  # fmt: skip
+
+
+def colour_modes(model: GraphModel) -> list[str]:
+    """The modes this graph can be coloured by: op type always, then what its nodes carry."""
+    modes = ["op type"]
+    for mode, key in MODE_KEYS.items():
+        if key is None or key not in model.node_values:
+            continue
+        column = model.node_values[key]
+        has_values = bool(np.isfinite(column).any()) if isinstance(column, np.ndarray) else any(column)
+        if has_values:
+            modes.append(mode)
+    return modes
+
+
+def item_colours(model: GraphModel, visible: VisibleGraph, mode: str) -> tuple[np.ndarray, list[tuple[str, str]]]:
+    """(colour index per item, legend as (text, hex) pairs)."""
+    key = MODE_KEYS.get(mode)
+    column = model.node_op if key is None else model.node_values.get(key)
+    colours = np.full(visible.n_items, GREY_INDEX, dtype=np.int64)
+    if column is None:
+        return colours, []
+    nodes = np.flatnonzero(visible.item_kind == 0)
+    node_ids = visible.item_id[nodes]
+    if isinstance(column, np.ndarray):
+        return _numeric(column, nodes, node_ids, colours, mode)
+    values = [column[n] for n in node_ids.tolist()]
+    counts = Counter(v for v in values if v)
+    ranked = [v for v, _ in counts.most_common(OTHER)]
+    index = {v: k for k, v in enumerate(ranked)}
+    colours[nodes] = [index.get(v, OTHER) if v else GREY_INDEX for v in values]
+    legend = [(v, PALETTE[k]) for v, k in index.items()]
+    if len(counts) > len(ranked):
+        legend.append((f"{len(counts) - len(ranked)} more", PALETTE[OTHER]))
+    if visible.item_kind.any():
+        legend.append(("group", GREY))
+    return colours, legend
+
+
+def _numeric(column: np.ndarray, nodes: np.ndarray, node_ids: np.ndarray, colours: np.ndarray, mode: str):
+    values = column[node_ids]
+    finite = np.isfinite(values) & (values > 0)
+    if not finite.any():
+        return colours, [("no values", GREY)]
+    scaled = np.log1p(values[finite])
+    lo, hi = float(scaled.min()), float(scaled.max())
+    steps = len(GRADIENT)
+    bucket = (
+        np.zeros(scaled.size, dtype=np.int64)
+        if hi == lo
+        else np.minimum(((scaled - lo) / (hi - lo) * steps).astype(np.int64), steps - 1)
+    )
+    colours[nodes[finite]] = GRADIENT_BASE + bucket
+    edges = np.expm1(np.linspace(lo, hi, steps + 1))
+    legend = [(f"{_short(edges[k])}–{_short(edges[k + 1])}", GRADIENT[k]) for k in range(steps)]
+    legend.append(("none", GREY))
+    return colours, legend
+
+
+def _short(value: float) -> str:
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if value >= size:
+            return f"{value / size:.3g}{unit}"
+    return f"{value:.3g}"

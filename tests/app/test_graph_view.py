@@ -1,0 +1,122 @@
+"""The graph view driven as a person would: open it, walk edges, open and close groups, find, colour, zoom,
+turn; selection shared with the tree both ways."""
+
+from __future__ import annotations
+
+from textual.widgets import TabbedContent
+
+from tests.app.helpers import SIZE, wait_loaded
+from tests.conftest import SAMPLE_DATA
+from widgets.app import make_app
+from widgets.doc_tree import DocumentTree
+
+ONNX = SAMPLE_DATA / "subgraphs_functions.onnx"
+SCHEDULE = SAMPLE_DATA / "clean_2x2_stschedule.json"
+
+
+async def open_graph(pilot):
+    await wait_loaded(pilot)
+    await pilot.press("6")
+    graph = pilot.app.query_one("#graph")
+    for _ in range(400):
+        if graph.ready:
+            break
+        await pilot.pause(0.01)
+    await pilot.pause()
+    assert graph.ready and not graph.error
+    return graph
+
+
+def frame_text(graph) -> str:
+    return "\n".join(strip.text for strip in graph.render_frame())
+
+
+async def test_walks_edges_and_the_tree_follows():
+    app = make_app(SCHEDULE)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        assert app.query_one(TabbedContent).active == "tab-graph"
+        layout = graph.layout
+        start = graph.selected_item
+        assert layout.labels[start] == "Conv_0"
+        await pilot.press("down")
+        after = graph.selected_item
+        assert any(e.source == start and e.target == after for e in layout.edges)  # moved to a consumer
+        tree = app.query_one(DocumentTree)
+        assert tree.cursor_node.data.ref == graph.model.node_ref[graph.selected_key[1]]  # the tree followed
+        await pilot.press("up")
+        assert graph.selected_item == start
+        # the tree's cursor selects in the graph too
+        tree.reveal(graph.model.node_ref[graph.model.node_label.index("Add_3")])
+        await pilot.pause()
+        assert layout.labels[graph.selected_item] == "Add_3"
+
+
+async def test_groups_open_and_close_with_enter():
+    app = make_app(ONNX)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        model = graph.model
+        assert graph.expanded == set(range(model.n_groups))  # small graphs open whole
+        await pilot.press("x")  # collapse every group
+        collapsed = graph.layout.visible.n_items
+        assert graph.expanded == set()
+        groups = [i for i in range(graph.layout.visible.n_items) if graph.layout.visible.item_kind[i] == 1]
+        graph.select_item(groups[0])
+        await pilot.press("enter")
+        assert graph.layout.visible.n_items > collapsed and len(graph.expanded) == 1
+        assert graph.selected_key[0] == 0  # the cursor moved onto the opened group's first member
+        await pilot.press("enter")  # on a node: closes its group again
+        assert graph.expanded == set() and graph.layout.visible.n_items == collapsed
+
+
+async def test_find_marks_every_match_and_jumps():
+    app = make_app(ONNX)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        await pilot.press("x")
+        await pilot.press("slash")
+        await pilot.press(*"body")
+        await pilot.press("enter")
+        await pilot.pause()
+        names = [graph.model.node_label[n] for n in graph.matches]
+        assert names and all("body" in name for name in names)
+        first = graph.selected_key
+        assert graph.model.node_label[first[1]] == names[0]  # jumped, opening the group that hid it
+        await pilot.press("right_square_bracket")
+        assert graph.selected_key != first or len(names) == 1
+        assert "match " in frame_text(graph)
+
+
+async def test_colour_zoom_direction_and_constants_keys():
+    app = make_app(ONNX)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        assert "colour: op type" in frame_text(graph)
+        await pilot.press("c")
+        assert "colour: dtype" in frame_text(graph) and "float32" in frame_text(graph)
+        await pilot.press("c")
+        assert "colour: parameter bytes" in frame_text(graph)
+        before = graph.layout.visible.n_items
+        await pilot.press("i")
+        assert graph.layout.visible.n_items > before  # initializers shown as their own boxes
+        await pilot.press("minus")
+        assert "compact" in frame_text(graph)
+        await pilot.press("minus")
+        assert "dots" in frame_text(graph) and "●" in frame_text(graph)
+        await pilot.press("plus")
+        assert "compact" in frame_text(graph)
+        await pilot.press("r")
+        assert graph.direction == "LR" and "compact LR" in frame_text(graph)
+        await pilot.press("f")
+        assert graph.layout.width <= graph.size.width or graph.level == 2
+
+
+async def test_schedule_colour_modes_and_help():
+    app = make_app(SCHEDULE)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        assert graph.modes == ["op type", "time", "core", "L2 peak"]
+        await pilot.press("question_mark")
+        wheres = {where for where, _, _ in app.screen.app_bindings}
+        assert "Graph" in wheres

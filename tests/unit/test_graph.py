@@ -1,0 +1,195 @@
+"""The graph every format offers and its layout: node counts derived independently from each format's own
+structures, boxes that never overlap, edges that point down when the graph is acyclic, and the bad inputs
+(cycles, dangling values, huge fan-out, huge flat graphs) drawn without a hang."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from explorer.analysis.graph_layout import (
+    COMPACT,
+    DOTS,
+    FULL,
+    expand_all,
+    initial_expansion,
+    layout_graph,
+    visible_graph,
+)
+from explorer.api import open_document
+from explorer.exports.graph_json import graph_json
+from explorer.graph import CHUNK, GraphBuilder, search_nodes
+from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
+
+
+def overlapping(nodes: list[dict]) -> list[tuple[str, str]]:
+    boxes = sorted(nodes, key=lambda n: n["x"])
+    found = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            if b["x"] >= a["x"] + a["w"]:
+                break
+            if a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]:
+                found.append((a["id"], b["id"]))
+    return found
+
+
+def check_layout(payload: dict, acyclic: bool = True) -> None:
+    assert overlapping(payload["nodes"]) == []
+    boxes = {n["id"]: n for n in payload["nodes"]}
+    boxes.update({g["id"]: g for g in payload["groups"] if g["x"] is not None and not g["expanded"]})
+    if acyclic:
+        assert payload["back_edges"] == 0
+        for edge in payload["edges"]:
+            a, b = boxes[edge["source"]], boxes[edge["target"]]
+            assert b["y"] >= a["y"] + a["h"], edge  # every edge points down (TB)
+
+
+def sample_files() -> list[str]:
+    found = [str(p) for p in SAMPLE_DATA.iterdir() if p.suffix in (".json", ".onnx", ".tar")]
+    if SAMPLES.is_dir():
+        for kind in ("onnx", "coreml", "ark", "tvm_mlf", "scheduler_ir"):
+            found += [str(p) for p in sorted((SAMPLES / kind).iterdir()) if not p.name.endswith(".data")]
+    return found
+
+
+def expected_nodes(document) -> int:
+    """Op nodes counted from each format's own structures, not from the graph."""
+    view = document.view
+    fmt = document.meta.format
+    if fmt == "onnx":
+        return sum(len(info.nodes) for info in view.index.graphs.values())
+    if fmt == "coreml":
+        blocks = view.model.blocks
+        return sum(len(b.proto.operations) for b in blocks.values()) if blocks else len(view.layers() or [])
+    if fmt == "ark-model":
+        return len({node.id for node in view.ark.nodes})
+    if fmt == "ark-plan":
+        return sum(len(rg.task_groups) for pg in view.ark.processor_groups for rg in pg.resource_groups)
+    if fmt == "tvm-mlf":
+        return sum(len(m.graph.nodes) for m in view.modules if m.graph is not None)
+    if fmt == "scheduler-ir":
+        return int(np.unique(document.schedule.wl_layer).size)
+    raise AssertionError(fmt)
+
+
+NOT_OPS = {"input", "output", "block input", "initializer"}  # boxes that are values, not ops
+
+
+@pytest.mark.parametrize("path", sample_files())
+def test_every_sample_draws_every_node_without_overlap(path):
+    document = open_document(path)
+    if not document.offers("graph"):
+        assert document.meta.format == "tvm-mlf"  # an AOT bundle has no graph-executor graph
+        return
+    model = document.view.graph_model()
+    payload = graph_json(model, "all")
+    ops = [n for n in payload["nodes"] if n["op"] not in NOT_OPS or document.meta.format == "tvm-mlf"]
+    assert len(ops) == expected_nodes(document)
+    check_layout(payload, acyclic=not model.cyclic)
+    for direction in ("TB", "LR"):
+        for level in (FULL, COMPACT, DOTS):
+            assert overlapping(graph_json(model, "auto", direction, level)["nodes"]) == []
+
+
+def test_edges_join_producers_and_consumers_once_per_pair():
+    document = open_document(SAMPLE_DATA / "subgraphs_functions.onnx")
+    payload = graph_json(document.view.graph_model(), "all")
+    pairs = [(e["source"], e["target"]) for e in payload["edges"]]
+    assert len(pairs) == len(set(pairs))
+    label = {n["id"]: n["label"] for n in payload["nodes"]}
+    named = {(label[a], label[b]) for a, b in pairs}
+    assert ("x", "choose") in named or any(b == "choose" for _, b in named)
+
+
+def test_name_scopes_become_groups_and_collapse():
+    b = GraphBuilder()
+    names = ["/model/layers.0/attn/MatMul", "/model/layers.0/attn/Add", "/model/layers.0/mlp/Gemm"]
+    names.append("/model/head/Softmax")
+    ids = [b.node(n.rsplit("/", 1)[1], n.rsplit("/", 1)[1], group=b.scope(n)) for n in names]
+    b.edge(ids[0], ids[1])
+    b.edge(ids[1], ids[2])
+    b.edge(ids[2], ids[3])
+    model = b.build()
+    paths = {model.group_path(int(model.node_group[i])) for i in ids}
+    assert "model › layers.0 › attn" in paths  # two members: kept as a group
+    assert "model › layers.0" in paths  # mlp had one member: folded into its parent
+    collapsed = visible_graph(model, set())
+    assert collapsed.n_items == 1 and collapsed.item_kind.tolist() == [1]  # everything inside "model"
+    opened = visible_graph(model, expand_all(model))
+    assert opened.n_items == 4 and opened.edge_src.size == 3
+
+
+def test_a_cycle_is_drawn_with_back_edges_and_no_hang():
+    b = GraphBuilder()
+    a, c, d = b.node("a", "Op"), b.node("c", "Op"), b.node("d", "Op")
+    b.edge(a, c)
+    b.edge(c, d)
+    b.edge(d, a)
+    model = b.build()
+    assert model.cyclic
+    layout = layout_graph(model, visible_graph(model, set()))
+    assert layout.back_edges == 1
+    assert [e.kind for e in layout.edges].count("back") == 1
+    assert layout.out_stubs  # the back edge is drawn as a marked stub
+
+
+def test_dangling_input_and_huge_fan_out():
+    b = GraphBuilder()
+    source = b.node("mask", "Input")
+    readers = [b.node(f"r{k}", "Add") for k in range(10_000)]
+    for r in readers:
+        b.edge(source, r)
+    b.dangling.append((readers[0], "nobody_makes_this"))
+    model = b.build()
+    assert model.n_groups == -(-10_001 // CHUNK)  # chunks of consecutive nodes in topological order
+    opened = expand_all(model)
+    layout = layout_graph(model, visible_graph(model, opened))
+    kinds = [e.kind for e in layout.edges]
+    assert kinds.count("bundle") == 10_000 and layout.bundles[int(layout.visible.node_item[source])] == 10_000
+    assert layout.visible.dangling == [(int(layout.visible.node_item[readers[0]]), "nobody_makes_this")]
+    first = layout_graph(model, visible_graph(model, set()))  # collapsed: one box per chunk
+    assert first.visible.n_items == model.n_groups
+
+
+def test_long_edges_become_stubs_and_chains_stay_straight():
+    b = GraphBuilder()
+    chain = [b.node(f"Add_{k}", "Add") for k in range(40)]
+    for x, y in zip(chain, chain[1:], strict=False):
+        b.edge(x, y)
+    b.edge(chain[0], chain[30])  # an attention-mask-like long edge
+    model = b.build()
+    layout = layout_graph(model, visible_graph(model, set()))
+    kinds = {(e.source, e.target): e.kind for e in layout.edges}
+    assert kinds[(0, 30)] == "stub"
+    centres = (layout.x + layout.w // 2).tolist()
+    assert max(centres) - min(centres) <= 1  # a chain is one vertical line
+
+
+def test_search_and_initial_expansion():
+    document = open_document(SAMPLES / "onnx" / "loop_if_scripted_opset16.onnx") if SAMPLES.is_dir() else None
+    if document is None:
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    model = document.view.graph_model()
+    hits = search_nodes(model, "relu")
+    assert [model.node_op[n] for n in hits] == ["Relu"]
+    assert initial_expansion(model) == set(range(model.n_groups))  # small: opens whole
+
+
+def test_graph_command_json_and_errors(tmp_path):
+    onnx_file = SAMPLE_DATA / "subgraphs_functions.onnx"
+    run = [sys.executable, "-m", "explorer", "graph", str(onnx_file), "--json", "--expand", "all", "--direction", "LR"]
+    result = subprocess.run(run, capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert set(payload) >= {"nodes", "edges", "groups"} and payload["direction"] == "LR"
+    assert set(payload["nodes"][0]) >= {"id", "label", "op", "group", "x", "y", "w", "h"}
+    assert set(payload["groups"][0]) >= {"id", "label", "parent", "expanded", "x", "y", "w", "h"}
+    aot = SAMPLES / "tvm_mlf" / "pub_gromero_sine_aot_model.tar"
+    if aot.exists():
+        refused = subprocess.run([sys.executable, "-m", "explorer", "graph", str(aot)], capture_output=True, text=True)
+        assert refused.returncode == 2 and "has no graph" in refused.stderr and "Traceback" not in refused.stderr

@@ -1,0 +1,247 @@
+"""Draws a window of a graph layout into character cells: frames of open groups, orthogonal edges with
+box-drawing junctions, boxes at three zoom levels, stubs for long and back edges, and a minimap.
+
+Pure functions over numpy arrays: the widget turns the cells into Strips, tests read the characters. Only what
+intersects the window is drawn, so a frame costs the same for 100 or 100,000 laid-out items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.analysis.graph_layout import COMPACT, DOTS, Layout
+
+UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
+JUNCTIONS = {
+    UP | DOWN: "│", LEFT | RIGHT: "─", DOWN | RIGHT: "┌", DOWN | LEFT: "┐", UP | RIGHT: "└", UP | LEFT: "┘",
+    UP | DOWN | RIGHT: "├", UP | DOWN | LEFT: "┤", LEFT | RIGHT | DOWN: "┬", LEFT | RIGHT | UP: "┴",
+    UP | DOWN | LEFT | RIGHT: "┼", UP: "│", DOWN: "│", LEFT: "─", RIGHT: "─",
+}  # fmt: skip
+# style codes the widget maps to colours
+BLANK, EDGE, FRAME, FRAME_LABEL, BOX, TEXT, DIM, SELECTED, MATCH, STUB, WARN, MINIMAP, VIEWPORT, BACK = range(14)
+FIRST_COLOUR = 32  # style code FIRST_COLOUR + k: box in colour k of the current colour mode
+HEADER_COLOUR = 64  # HEADER_COLOUR + k: a box's name line, on a band of colour k
+
+
+@dataclass
+class Canvas:
+    width: int
+    height: int
+    chars: np.ndarray = field(init=False)  # unicode code points
+    styles: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.chars = np.full((self.height, self.width), ord(" "), dtype=np.int32)
+        self.styles = np.zeros((self.height, self.width), dtype=np.int16)
+
+    def text(self, x: int, y: int, text: str, style: int, limit: int | None = None) -> None:
+        if not 0 <= y < self.height:
+            return
+        if limit is not None:
+            text = text[:limit]
+        start = max(x, 0)
+        end = min(x + len(text), self.width)
+        if end <= start:
+            return
+        part = text[start - x : end - x]
+        self.chars[y, start:end] = [ord(c) for c in part]
+        self.styles[y, start:end] = style
+
+    def line(self, y: int) -> str:
+        return "".join(map(chr, self.chars[y].tolist()))
+
+
+def shorten(text: str, limit: int) -> str:
+    """Cut from the middle, so both the scope and the op's own name stay readable."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return text[:limit]
+    head = (limit - 1) // 2
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
+
+
+def draw(
+    layout: Layout,
+    width: int,
+    height: int,
+    origin: tuple[int, int],
+    colour_of_item: np.ndarray,
+    selected: int = -1,
+    matches: set[int] | None = None,
+) -> Canvas:
+    canvas = Canvas(width, height)
+    ox, oy = origin
+    matches = matches or set()
+    _draw_frames(canvas, layout, ox, oy)
+    _draw_edges(canvas, layout, ox, oy)
+    shown = np.flatnonzero(
+        (layout.x + layout.w > ox) & (layout.x < ox + width) & (layout.y + layout.h > oy) & (layout.y < oy + height)
+    )
+    for item in shown.tolist():
+        if item == selected:
+            style = SELECTED
+        elif item in matches:
+            style = MATCH
+        else:
+            style = FIRST_COLOUR + int(colour_of_item[item])
+        _draw_box(canvas, layout, item, int(layout.x[item]) - ox, int(layout.y[item]) - oy, style)
+    _draw_stubs(canvas, layout, ox, oy, shown)
+    return canvas
+
+
+def _draw_frames(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
+    model_labels = layout.frame_labels
+    for group, (fx, fy, fw, fh) in layout.frames.items():
+        x0, y0 = fx - ox, fy - oy
+        x1, y1 = x0 + fw - 1, y0 + fh - 1
+        if x1 < 0 or y1 < 0 or x0 >= canvas.width or y0 >= canvas.height:
+            continue
+        canvas.text(x0, y0, "╭" + "┄" * (fw - 2) + "╮", FRAME)
+        canvas.text(x0, y1, "╰" + "┄" * (fw - 2) + "╯", FRAME)
+        for y in range(max(y0 + 1, 0), min(y1, canvas.height)):
+            canvas.text(x0, y, "┆", FRAME)
+            canvas.text(x1, y, "┆", FRAME)
+        label = model_labels.get(group, "")
+        if label:
+            canvas.text(x0 + 2, y0, f" ▾ {shorten(label, max(fw - 8, 4))} ", FRAME_LABEL)
+
+
+def _draw_edges(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
+    bits = np.zeros((canvas.height, canvas.width), dtype=np.int8)
+    heads: list[tuple[int, int, str]] = []
+    tb = layout.direction == "TB"
+    for edge in layout.edges:
+        points = edge.points
+        if len(points) < 2:
+            continue
+        xs = [p[0] for p in points]
+        ys = [p[1] for p in points]
+        if max(xs) < ox or min(xs) >= ox + canvas.width or max(ys) < oy or min(ys) >= oy + canvas.height:
+            continue
+        for (ax, ay), (bx, by) in zip(points[:-1], points[1:], strict=True):
+            _segment(bits, ax - ox, ay - oy, bx - ox, by - oy)
+        last = points[-1]
+        heads.append((last[0] - ox, last[1] - oy, "▼" if tb else "▶"))
+    drawn = np.flatnonzero(bits.ravel())
+    if drawn.size:
+        table = np.full(16, ord(" "), dtype=np.int32)
+        for key, char in JUNCTIONS.items():
+            table[key] = ord(char)
+        flat_chars = canvas.chars.ravel()
+        flat_styles = canvas.styles.ravel()
+        flat_chars[drawn] = table[bits.ravel()[drawn]]
+        flat_styles[drawn] = EDGE
+    for x, y, char in heads:
+        canvas.text(x, y, char, EDGE)
+
+
+def _segment(bits: np.ndarray, ax: int, ay: int, bx: int, by: int) -> None:
+    height, width = bits.shape
+    if ax == bx:
+        if not 0 <= ax < width:
+            return
+        lo, hi = sorted((ay, by))
+        if lo == hi:
+            return
+        inner_lo, inner_hi = max(lo + 1, 0), min(hi, height)
+        if inner_lo < inner_hi:
+            bits[inner_lo:inner_hi, ax] |= UP | DOWN
+        if 0 <= lo < height:
+            bits[lo, ax] |= DOWN
+        if 0 <= hi < height:
+            bits[hi, ax] |= UP
+    elif ay == by:
+        if not 0 <= ay < height:
+            return
+        lo, hi = sorted((ax, bx))
+        inner_lo, inner_hi = max(lo + 1, 0), min(hi, width)
+        if inner_lo < inner_hi:
+            bits[ay, inner_lo:inner_hi] |= LEFT | RIGHT
+        if 0 <= lo < width:
+            bits[ay, lo] |= RIGHT
+        if 0 <= hi < width:
+            bits[ay, hi] |= LEFT
+
+
+def _draw_box(canvas: Canvas, layout: Layout, item: int, x: int, y: int, style: int) -> None:
+    w = int(layout.w[item])
+    group = layout.visible.item_kind[item] == 1
+    label, op, detail = layout.labels[item], layout.ops[item], layout.details[item]
+    if layout.level == DOTS:
+        canvas.text(x, y, "◆" if group else "●", style)
+        return
+    if layout.level == COMPACT:
+        canvas.text(x, y, ("⟦" if group else "[") + shorten(label, w - 2).ljust(w - 2) + ("⟧" if group else "]"), style)
+        return
+    inner = w - 2
+    if group:
+        top, side, bottom = "╔" + "═" * inner + "╗", "║", "╚" + "═" * inner + "╝"
+    else:
+        top, side, bottom = "┌" + "─" * inner + "┐", "│", "└" + "─" * inner + "┘"
+    canvas.text(x, y, top, style)
+    canvas.text(x, y + 1, side + (" " + shorten(label, inner - 1)).ljust(inner) + side, style)
+    second = op + (" " + detail if detail else "")
+    canvas.text(x, y + 2, side + (" " + shorten(second, inner - 1)).ljust(inner) + side, style)
+    canvas.text(x, y + 3, bottom, style)
+    lo, hi = max(x + 1, 0), min(x + w - 1, canvas.width)
+    if lo < hi and style >= FIRST_COLOUR:  # the name on a band of the box's colour, the op line dim
+        if 0 <= y + 1 < canvas.height:
+            canvas.styles[y + 1, lo:hi] = style - FIRST_COLOUR + HEADER_COLOUR
+        if 0 <= y + 2 < canvas.height:
+            canvas.styles[y + 2, lo:hi] = DIM
+
+
+def _draw_stubs(canvas: Canvas, layout: Layout, ox: int, oy: int, shown: np.ndarray) -> None:
+    tb = layout.direction == "TB"
+    for item in shown.tolist():
+        x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
+        w, h = int(layout.w[item]), int(layout.h[item])
+        targets = layout.out_stubs.get(item)
+        if targets:
+            text = _stub_text("↓" if tb else "→", [layout.labels[t] for t in targets], layout, item, targets)
+            sx, sy = (x, y + h) if tb else (x + w + 1, y)
+            canvas.text(sx, sy, text, BACK if _any_back(layout, item, targets) else STUB, limit=max(w + 12, 16))
+        sources = layout.in_stubs.get(item)
+        if sources:
+            text = _stub_text("↑" if tb else "←", [layout.labels[s] for s in sources], layout, item, sources)
+            sx, sy = (x, y - 1) if tb else (max(x - 16, 0), y + h)
+            canvas.text(sx, sy, text, STUB, limit=max(w + 12, 16))
+        bundle = layout.bundles.get(item)
+        if bundle:
+            canvas.text(x, y + h if tb else y, f"⇊ {bundle:,} readers", STUB)
+    for item, name in layout.visible.dangling:
+        if item in set(shown.tolist()):
+            x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
+            canvas.text(x + int(layout.w[item]) + 1, y, f"⚠ {shorten(name, 20)}?", WARN)
+
+
+def _any_back(layout: Layout, item: int, targets: list[int]) -> bool:
+    return any(e.kind == "back" and e.source == item for e in layout.edges)
+
+
+def _stub_text(arrow: str, names: list[str], layout: Layout, item: int, others: list[int]) -> str:
+    shown = ", ".join(shorten(n, 18) for n in names[:2])
+    more = f" +{len(names) - 2}" if len(names) > 2 else ""
+    return f"{arrow} {shown}{more}"
+
+
+def minimap(layout: Layout, width: int, height: int, window: tuple[int, int, int, int]) -> list[str]:
+    """The whole layout shrunk into width × height cells (· items, ▒ the window on screen)."""
+    grid = np.full((height, width), ord(" "), dtype=np.int32)
+    sx = max(layout.width, 1) / width
+    sy = max(layout.height, 1) / height
+    if layout.x.size:
+        cx = np.clip(((layout.x + layout.w / 2) / sx).astype(np.int64), 0, width - 1)
+        cy = np.clip(((layout.y + layout.h / 2) / sy).astype(np.int64), 0, height - 1)
+        grid[cy, cx] = ord("·")
+    wx, wy, ww, wh = window
+    x0, x1 = int(wx / sx), min(int((wx + ww) / sx), width - 1)
+    y0, y1 = int(wy / sy), min(int((wy + wh) / sy), height - 1)
+    grid[y0 : y1 + 1, x0] = ord("▏")
+    grid[y0 : y1 + 1, x1] = ord("▕")
+    grid[y0, x0 : x1 + 1] = ord("▔")
+    grid[y1, x0 : x1 + 1] = ord("▁")
+    return ["".join(map(chr, row.tolist())) for row in grid]

@@ -1,0 +1,517 @@
+"""The graph view: the document's graph as boxes and edges, laid out only as far as it is expanded.
+
+The model is built in a thread worker the first time the view is shown; every expansion, zoom level and
+direction is laid out once and cached, so moving around never lays out again. Selection is shared with the
+tree (the app reveals the node's ref there, and the tree's cursor selects its node here).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from textual import events, work
+from textual.binding import Binding
+from textual.message import Message
+from textual.strip import Strip
+
+from explorer.analysis.graph_colours import COLOURS, colour_modes, item_colours
+from explorer.analysis.graph_layout import (
+    DOTS,
+    FULL,
+    LEVEL_NAMES,
+    Layout,
+    initial_expansion,
+    layout_graph,
+    visible_graph,
+)
+from explorer.graph import ROOT, GraphModel, search_nodes
+from widgets.frame_widget import FrameWidget
+from widgets.graph_canvas import (
+    BACK,
+    DIM,
+    EDGE,
+    FIRST_COLOUR,
+    FRAME,
+    FRAME_LABEL,
+    HEADER_COLOUR,
+    MATCH,
+    SELECTED,
+    STUB,
+    TEXT,
+    WARN,
+    draw,
+    minimap,
+    shorten,
+)
+
+STATUS_LINES = 2
+MINIMAP = (24, 8)
+BASE_STYLES = {
+    EDGE: Style(color="#8a8a8a"),
+    FRAME: Style(color="#5a6a7a"),
+    FRAME_LABEL: Style(color="#9ab0c8", bold=True),
+    TEXT: Style(color="#e0e0e0"),
+    DIM: Style(color="#a0a0a0"),
+    SELECTED: Style(color="#000000", bgcolor="#ffffff", bold=True),
+    MATCH: Style(color="#000000", bgcolor="#e8d44d", bold=True),
+    STUB: Style(color="#5fb0c8", italic=True),
+    WARN: Style(color="#ff5050", bold=True),
+    BACK: Style(color="#ff8050", italic=True),
+}
+
+
+class GraphView(FrameWidget, can_focus=True):
+    BINDINGS = [
+        Binding("up", "move('up')", "Producer", show=False),
+        Binding("down", "move('down')", "Consumer", show=False),
+        Binding("left", "move('left')", "Left", show=False),
+        Binding("right", "move('right')", "Right", show=False),
+        Binding("shift+up", "pan(0, -1)", "Pan up", show=False),
+        Binding("shift+down", "pan(0, 1)", "Pan down", show=False),
+        Binding("shift+left", "pan(-1, 0)", "Pan left", show=False),
+        Binding("shift+right", "pan(1, 0)", "Pan right", show=False),
+        Binding("enter", "toggle_group", "Open/close group"),
+        Binding("plus,equals_sign", "zoom(-1)", "Zoom in", show=False, key_display="+"),
+        Binding("minus", "zoom(1)", "Zoom out", show=False),
+        Binding("f", "fit", "Fit"),
+        Binding("slash", "search", "Find", key_display="/"),
+        Binding("right_square_bracket", "match(1)", "Next match", show=False, key_display="]"),
+        Binding("left_square_bracket", "match(-1)", "Prev match", show=False, key_display="["),
+        Binding("c", "colour", "Colour by"),
+        Binding("r", "direction", "Direction", show=False),
+        Binding("i", "constants", "Constants", show=False),
+        Binding("x", "collapse_all", "Collapse all", show=False),
+    ]
+    HELP_KEYS = [
+        ("Graph", "↑ / ↓", "go to a producer / a consumer of the selection"),
+        ("Graph", "← / →", "go to the neighbour in the same layer"),
+        ("Graph", "Shift+arrows", "pan"),
+        ("Graph", "Enter", "open or close the selected group (on a node: close its group)"),
+        ("Graph", "+ / -", "zoom levels: full boxes, one-line boxes, dots"),
+        ("Graph", "f", "fit the whole graph on screen"),
+        ("Graph", "/", "find nodes by name or op type: every match is marked"),
+        ("Graph", "[ / ]", "previous / next match (opens the groups that hide it)"),
+        ("Graph", "c", "next colour mode: op type, then what the nodes carry (dtype, bytes, time...)"),
+        ("Graph", "r", "top to bottom / left to right"),
+        ("Graph", "i", "show constants and initializers as nodes / fold them into their readers"),
+        ("Graph", "x", "collapse every group"),
+        ("Graph", "click / wheel", "select a box / scroll"),
+    ]
+    DEFAULT_CSS = """
+    GraphView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
+    GraphView:focus { border: round $accent; }
+    """
+
+    class NodeSelected(Message):
+        """The selection moved to a node or group with a tree ref: the app shows it in the tree and details."""
+
+        def __init__(self, ref: Any) -> None:
+            super().__init__()
+            self.ref = ref
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.border_title = "Graph"
+        self.model: GraphModel | None = None
+        self.ready = False
+        self.error = ""
+        self.expanded: set[int] = set()
+        self.show_constants = False
+        self.level = FULL
+        self.direction = "TB"
+        self.mode = 0
+        self.modes = ["op type"]
+        self.origin = (0, 0)
+        self.selected_key: tuple[int, int] | None = None  # (kind, id): 0 node, 1 group
+        self.matches: list[int] = []
+        self.match_index = -1
+        self._layouts: dict[tuple, Layout] = {}
+        self._colours: dict[tuple, tuple[np.ndarray, list[tuple[str, str]]]] = {}
+        self.last_layout_seconds = 0.0
+        self._center_pending = False
+
+    # ---- data ---------------------------------------------------------------------------------------------
+    def show_document(self, document: Any) -> None:
+        self.document = document
+        self.ready = False
+        self._build()
+
+    @work(thread=True, exclusive=True, group="graph")
+    def _build(self) -> None:
+        try:
+            model = self.document.view.graph_model()
+            expanded = initial_expansion(model)
+            started = time.perf_counter()
+            layout = layout_graph(model, visible_graph(model, expanded), FULL, "TB")
+            elapsed = time.perf_counter() - started
+        except Exception as error:  # a format bug must not take the app down: say it in the view
+            self.app.call_from_thread(self._failed, f"{type(error).__name__}: {error}")
+            return
+        self.app.call_from_thread(self._ready, model, expanded, layout, elapsed)
+
+    def _failed(self, reason: str) -> None:
+        self.error = reason
+        self.ready = True
+        self.refresh()
+
+    def _ready(self, model: GraphModel, expanded: set[int], layout: Layout, elapsed: float) -> None:
+        self.model = model
+        self.expanded = expanded
+        self.modes = colour_modes(model)
+        self._layouts[self._layout_key()] = layout
+        self.last_layout_seconds = elapsed
+        if layout.visible.n_items:
+            first = int(np.argmin(layout.y * 100000 + layout.x))
+            self.selected_key = self._key_of(layout, first)
+        self.ready = True
+        self._scroll_to_selection(center=True)
+        self.refresh()
+
+    # ---- layout cache -------------------------------------------------------------------------------------
+    def _layout_key(self) -> tuple:
+        return (frozenset(self.expanded), self.show_constants, self.level, self.direction)
+
+    @property
+    def layout(self) -> Layout | None:
+        if self.model is None:
+            return None
+        key = self._layout_key()
+        found = self._layouts.get(key)
+        if found is None:
+            started = time.perf_counter()
+            visible = visible_graph(self.model, self.expanded, self.show_constants)
+            found = layout_graph(self.model, visible, self.level, self.direction)
+            self.last_layout_seconds = time.perf_counter() - started
+            if len(self._layouts) > 24:
+                self._layouts.clear()
+            self._layouts[key] = found
+        return found
+
+    def colours(self) -> tuple[np.ndarray, list[tuple[str, str]]]:
+        key = (*self._layout_key(), self.modes[self.mode])
+        found = self._colours.get(key)
+        if found is None:
+            found = self._colours[key] = item_colours(self.model, self.layout.visible, self.modes[self.mode])
+        return found
+
+    @staticmethod
+    def _key_of(layout: Layout, item: int) -> tuple[int, int]:
+        return int(layout.visible.item_kind[item]), int(layout.visible.item_id[item])
+
+    def _item_of_key(self, layout: Layout, key: tuple[int, int] | None) -> int:
+        """The item showing `key` now: itself, or the collapsed group that hides the node."""
+        if key is None or self.model is None:
+            return -1
+        kind, ident = key
+        if kind == 0:
+            return int(layout.visible.node_item[ident]) if ident < layout.visible.node_item.size else -1
+        hits = np.flatnonzero((layout.visible.item_kind == 1) & (layout.visible.item_id == ident))
+        if hits.size:
+            return int(hits[0])
+        nodes = np.flatnonzero(self.model.node_group == ident)
+        return int(layout.visible.node_item[nodes[0]]) if nodes.size else -1
+
+    @property
+    def selected_item(self) -> int:
+        layout = self.layout
+        return self._item_of_key(layout, self.selected_key) if layout is not None else -1
+
+    # ---- drawing ------------------------------------------------------------------------------------------
+    def frame_key(self) -> tuple:
+        return (self.ready, self.error, self._layout_key(), self.origin, self.selected_key, self.mode,
+                tuple(self.matches[:64]), self.match_index, self.has_focus)  # fmt: skip
+
+    def render_frame(self) -> list[Strip]:
+        width, height = self.size.width, self.size.height
+        if not self.ready:
+            return [Strip([Segment("Laying out the graph…", BASE_STYLES[DIM])])]
+        if self.error:
+            return [Strip([Segment(f"The graph could not be built: {self.error}", BASE_STYLES[WARN])])]
+        layout = self.layout
+        if layout is None or layout.visible.n_items == 0:
+            return [Strip([Segment("This graph has no nodes.", BASE_STYLES[DIM])])]
+        if self._center_pending:
+            self._scroll_to_selection(center=True)
+        body = max(height - STATUS_LINES, 1)
+        colours, legend = self.colours()
+        match_items = {int(layout.visible.node_item[n]) for n in self.matches if layout.visible.node_item[n] >= 0}
+        canvas = draw(layout, width, body, self.origin, colours, self.selected_item, match_items)
+        if layout.width > width or layout.height > body:
+            mw, mh = MINIMAP
+            if width > mw + 10 and body > mh + 2:
+                rows = minimap(layout, mw - 2, mh - 2, (*self.origin, width, body))
+                x0 = width - mw
+                canvas.text(x0, 0, "┌" + "─" * (mw - 2) + "┐", FRAME)
+                for k, row in enumerate(rows):
+                    canvas.text(x0, k + 1, "│" + row + "│", FRAME)
+                canvas.text(x0, mh - 1, "└" + "─" * (mw - 2) + "┘", FRAME)
+        lines = [self._strip(canvas, y) for y in range(body)]
+        lines += self._status(width, layout, legend)
+        return lines
+
+    def _strip(self, canvas: Any, y: int) -> Strip:
+        chars, styles = canvas.chars[y], canvas.styles[y]
+        segments: list[Segment] = []
+        start = 0
+        row_styles = styles.tolist()
+        text = "".join(map(chr, chars.tolist()))
+        for x in range(1, len(row_styles) + 1):
+            if x == len(row_styles) or row_styles[x] != row_styles[start]:
+                segments.append(Segment(text[start:x], self._style(row_styles[start])))
+                start = x
+        return Strip(segments)
+
+    @staticmethod
+    def _style(code: int) -> Style:
+        if code >= HEADER_COLOUR:
+            return Style(color="#101010", bgcolor=COLOURS[(code - HEADER_COLOUR) % len(COLOURS)], bold=True)
+        if code >= FIRST_COLOUR:
+            return Style(color=COLOURS[(code - FIRST_COLOUR) % len(COLOURS)])
+        return BASE_STYLES.get(code, Style())
+
+    def _status(self, width: int, layout: Layout, legend: list[tuple[str, str]]) -> list[Strip]:
+        model = self.model
+        parts = []  # most useful first: a narrow terminal cuts from the end
+        selected = self.selected_item
+        if selected >= 0:
+            parts.append(f"▶ {shorten(layout.labels[selected], 32)} ({shorten(layout.ops[selected], 16)})")
+        if self.matches:
+            parts.append(f"match {self.match_index + 1}/{len(self.matches)}")
+        if layout.back_edges:
+            parts.append(f"↺ {layout.back_edges} back edges (cycle)")
+        if layout.visible.dangling:
+            parts.append(f"⚠ {len(layout.visible.dangling)} inputs nobody produces")
+        parts += [
+            f"colour: {self.modes[self.mode]}",
+            f"{LEVEL_NAMES[self.level]} {self.direction}",
+            f"{layout.visible.n_items:,} boxes of {model.n_nodes:,} nodes",
+            f"{len(self.expanded)}/{model.n_groups} groups open",
+        ]
+        status = Strip([Segment(" · ".join(parts)[:width].ljust(width), BASE_STYLES[TEXT])])
+        segments = [Segment("legend ", BASE_STYLES[DIM])]
+        used = 7
+        for text, colour in legend:
+            piece = f" {shorten(text, 18)}  "
+            if used + 1 + len(piece) > width:
+                break
+            segments += [Segment("█", Style(color=colour)), Segment(piece, BASE_STYLES[DIM])]
+            used += 1 + len(piece)
+        return [status, Strip(segments).crop(0, width)]
+
+    # ---- selection ----------------------------------------------------------------------------------------
+    def select_item(self, item: int, *, announce: bool = True) -> None:
+        layout = self.layout
+        if layout is None or not 0 <= item < layout.visible.n_items:
+            return
+        key = self._key_of(layout, item)
+        changed = key != self.selected_key
+        self.selected_key = key
+        self._scroll_to_selection()
+        self.refresh()
+        if announce and changed:
+            ref = self._ref_of(layout, item)
+            if ref is not None:
+                self.post_message(self.NodeSelected(ref))
+
+    def _ref_of(self, layout: Layout, item: int) -> Any:
+        kind, ident = self._key_of(layout, item)
+        return self.model.node_ref[ident] if kind == 0 else self.model.group_ref[ident]
+
+    def select_ref(self, ref: Any) -> bool:
+        """Select the node showing a tree ref (or the collapsed group hiding it); False when none does."""
+        if self.model is None:
+            return False
+        node = self.model.ref_to_node.get(ref)
+        if node is None:
+            return False
+        if self.selected_key == (0, node):
+            return True
+        self.selected_key = (0, node)
+        self._scroll_to_selection()
+        self.refresh()
+        return True
+
+    def _scroll_to_selection(self, center: bool = False) -> None:
+        """Keep the selection on screen (centred when asked); a graph that fits is centred across and top-aligned.
+        Before the widget has a size this waits for the first frame."""
+        layout = self.layout
+        item = self.selected_item
+        if layout is None or item < 0:
+            return
+        if self.size.width == 0 or self.size.height <= STATUS_LINES:
+            self._center_pending = True
+            return
+        self._center_pending = False
+        width, body = self.size.width, self.size.height - STATUS_LINES
+        x, y, w, h = int(layout.x[item]), int(layout.y[item]), int(layout.w[item]), int(layout.h[item])
+        ox, oy = self.origin
+        if layout.width <= width:
+            ox = (layout.width - width) // 2
+        elif center or not (ox <= x and x + w <= ox + width):
+            ox = min(max(x + w // 2 - width // 2, 0), layout.width - width)
+        if layout.height <= body:
+            oy = 0
+        elif center or not (oy <= y and y + h <= oy + body):
+            oy = min(max(y + h // 2 - body // 2, 0), layout.height - body)
+        self.origin = (ox, oy)
+
+    # ---- actions ------------------------------------------------------------------------------------------
+    def action_move(self, where: str) -> None:
+        layout = self.layout
+        item = self.selected_item
+        if layout is None or item < 0:
+            return
+        tb = self.direction == "TB"
+        if where in ("up", "down") if tb else where in ("left", "right"):
+            forward = where in ("down", "right")
+            edges = [e for e in layout.edges if (e.source == item if forward else e.target == item)]
+            others = [e.target if forward else e.source for e in edges]
+            if not others:
+                return
+            across = layout.x if tb else layout.y
+            here = int(across[item])
+            self.select_item(min(others, key=lambda o: (abs(int(across[o]) - here), o)))
+            return
+        # neighbours in the same layer, by position across it
+        same = np.flatnonzero(layout.layer == layout.layer[item])
+        across = layout.x if tb else layout.y
+        order = same[np.argsort(across[same], kind="stable")].tolist()
+        k = order.index(item)
+        step = 1 if where in ("right", "down") else -1
+        if 0 <= k + step < len(order):
+            self.select_item(order[k + step])
+
+    def action_pan(self, dx: int, dy: int) -> None:
+        ox, oy = self.origin
+        self.origin = (ox + dx * max(self.size.width // 4, 4), oy + dy * max(self.size.height // 4, 2))
+        self.refresh()
+
+    def action_zoom(self, delta: int) -> None:
+        level = min(max(self.level + delta, FULL), DOTS)
+        if level != self.level:
+            self.level = level
+            self._scroll_to_selection(center=True)
+            self.refresh()
+
+    def action_fit(self) -> None:
+        """The most detailed level whose layout fits the view; the whole graph centred."""
+        width, body = self.size.width, max(self.size.height - STATUS_LINES, 1)
+        for level in (FULL, 1, DOTS):
+            self.level = level
+            layout = self.layout
+            if layout is None or (layout.width <= width and layout.height <= body):
+                break
+        layout = self.layout
+        if layout is not None:
+            self.origin = ((layout.width - width) // 2, max((layout.height - body) // 2, 0))
+        self.refresh()
+
+    def action_toggle_group(self) -> None:
+        layout = self.layout
+        item = self.selected_item
+        if layout is None or item < 0 or self.model is None:
+            return
+        kind, ident = self._key_of(layout, item)
+        if kind == 1:
+            self.expanded = self.expanded | {ident}
+            members = np.flatnonzero(self.model.node_group == ident)
+            if members.size:  # select the group's first member so the cursor stays where the group was
+                self.selected_key = (0, int(members[np.argmin(self.model.topo_rank[members])]))
+            else:
+                self.selected_key = (1, ident)
+        else:
+            group = int(self.model.node_group[ident])
+            if group == ROOT:
+                return
+            self.expanded = self.expanded - {group} - self._descendants(group)
+            self.selected_key = (1, group)
+        self._scroll_to_selection(center=True)
+        self.refresh()
+
+    def _descendants(self, group: int) -> set[int]:
+        found: set[int] = set()
+        frontier = [group]
+        parents = self.model.group_parent
+        while frontier:
+            children = np.flatnonzero(np.isin(parents, frontier)).tolist()
+            found.update(children)
+            frontier = children
+        return found
+
+    def action_collapse_all(self) -> None:
+        self.expanded = set()
+        self._scroll_to_selection(center=True)
+        self.refresh()
+
+    def action_colour(self) -> None:
+        self.mode = (self.mode + 1) % len(self.modes)
+        self.refresh()
+
+    def action_direction(self) -> None:
+        self.direction = "LR" if self.direction == "TB" else "TB"
+        self._scroll_to_selection(center=True)
+        self.refresh()
+
+    def action_constants(self) -> None:
+        self.show_constants = not self.show_constants
+        self.refresh()
+
+    def action_search(self) -> None:
+        from widgets.review_screens import PromptScreen
+
+        self.app.push_screen(PromptScreen("Find in the graph (name or op type):"), self.find)
+
+    def find(self, text: str | None) -> None:
+        if text is None or self.model is None:
+            return
+        self.matches = search_nodes(self.model, text)
+        self.match_index = -1
+        if self.matches:
+            self.action_match(1)
+        else:
+            self.app.notify(f"no node matches {text!r}")
+        self.refresh()
+
+    def action_match(self, delta: int) -> None:
+        if not self.matches or self.model is None:
+            return
+        self.match_index = (self.match_index + delta) % len(self.matches)
+        node = self.matches[self.match_index]
+        group = int(self.model.node_group[node])  # open every group that hides it
+        opened = set()
+        while group != ROOT:
+            opened.add(group)
+            group = int(self.model.group_parent[group])
+        self.expanded = self.expanded | opened
+        layout = self.layout
+        self.select_item(int(layout.visible.node_item[node]) if layout.visible.node_item[node] >= 0 else -1)
+        if layout.visible.node_item[node] < 0:  # a folded constant: show constants to reach it
+            self.show_constants = True
+            layout = self.layout
+            self.select_item(int(layout.visible.node_item[node]))
+
+    # ---- mouse --------------------------------------------------------------------------------------------
+    def on_click(self, event: events.Click) -> None:
+        layout = self.layout
+        if layout is None:
+            return
+        at = event.get_content_offset(self)
+        if at is None:
+            return
+        item = layout.item_at(at.x + self.origin[0], at.y + self.origin[1])
+        if item >= 0:
+            if event.chain >= 2 and layout.visible.item_kind[item] == 1:
+                self.select_item(item)
+                self.action_toggle_group()
+            else:
+                self.select_item(item)
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self.action_pan(0, 1)
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.action_pan(0, -1)
