@@ -37,7 +37,7 @@ samples: $(STAMP)
 	$(PY) -m explorer.samples sample_data
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet 'torch==2.13.0'  # CPU build from the local wheel: only the benchmark exports with it
+	$(PY) -m pip install --quiet 'torch==2.13.0' 'grandalf==0.8' 'igraph>=0.11'  # torch: the ONNX export; the others: the layout comparison
 	$(PY) benchmarks/run.py
 
 fuzz: $(STAMP)

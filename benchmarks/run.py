@@ -274,7 +274,24 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "—"
 
 
-def main() -> None:
+SECTIONS = ("schedule", "ark", "onnx", "graph")
+
+
+def main(sections: tuple[str, ...] = SECTIONS) -> None:
+    """All sections (make bench), or some of them spliced into the existing BENCHMARKS.md
+    (`python benchmarks/run.py ark onnx graph`): each section is measured in one go, never mixed."""
+    if set(sections) != set(SECTIONS):
+        if "schedule" in sections:
+            raise SystemExit("the schedule section is measured with everything: run make bench")
+        lines = []
+        if "ark" in sections:
+            from ark_bench import section as ark_section
+
+            lines += ark_section(OUT, PROBES, run_probe, ratio)
+        lines += _model_sections(sections)
+        splice(ROOT / "BENCHMARKS.md", lines)
+        print("updated BENCHMARKS.md")
+        return
     path = big_schedule()
     size_mb = path.stat().st_size / 1e6
     print(f"measuring on {path.name} ({size_mb:.0f} MB), {REPEATS} runs each", flush=True)
@@ -365,12 +382,52 @@ def main() -> None:
     from ark_bench import section as ark_section  # benchmarks/ is on sys.path when run as a script
 
     lines += ark_section(OUT, PROBES, run_probe, ratio)
-    from onnx_bench import section as onnx_section
-
-    lines += onnx_section(OUT, PROBES, run_probe, ratio)
+    lines += _model_sections(("onnx", "graph"))
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
     print("wrote BENCHMARKS.md")
 
 
+def _model_sections(sections: tuple[str, ...]) -> list[str]:
+    from graph_bench import section as graph_section
+    from onnx_bench import inputs as onnx_inputs
+    from onnx_bench import section as onnx_section
+
+    lines = []
+    if "onnx" in sections:
+        lines += onnx_section(OUT, PROBES, run_probe, ratio)
+    if "graph" in sections:
+        lines += graph_section(OUT, PROBES, run_probe, ratio, onnx_inputs(OUT))
+    return lines
+
+
+def splice(path: Path, lines: list[str]) -> None:
+    """Replace the sections these lines hold (by their `## ` titles) in the file; add the ones it lacks."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    new_sections: dict[str, list[str]] = {}
+    current = None
+    for line in lines:
+        if line.startswith("## "):
+            current = line
+            new_sections[current] = []
+        if current is not None:
+            new_sections[current].append(line)
+    out: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            skipping = line in new_sections
+            if skipping:
+                out += new_sections.pop(line)
+        if not skipping:
+            out.append(line)
+    for rest in new_sections.values():
+        out += rest
+    path.write_text("\n".join(out) + "\n")
+
+
 if __name__ == "__main__":
-    main()
+    chosen = tuple(sys.argv[1:]) or SECTIONS
+    unknown = set(chosen) - set(SECTIONS)
+    if unknown:
+        raise SystemExit(f"unknown sections {sorted(unknown)}; choose from {SECTIONS}")
+    main(chosen)

@@ -157,6 +157,11 @@ class DocumentView:
         """The document's graph for the graph view (explorer.graph.GraphModel), or None."""
         return None
 
+    def graph_size_hint(self) -> int:
+        """About how many nodes graph_model() will hold, known without building it (-1: unknown). The graph
+        view builds small graphs at once and big ones in a worker."""
+        return -1
+
 
 @dataclass(frozen=True, slots=True)
 class MemoryCurve:

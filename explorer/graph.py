@@ -9,11 +9,41 @@ gets synthetic chunk groups in topological order, so no level ever shows thousan
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+
+class Deferred(tuple):
+    """Arguments for a column's resolver: the value is computed from them on first read."""
+
+    __slots__ = ()
+
+
+class LazyText:
+    """A column of strings some of which are computed on first read (a `Deferred` in their place, handed to
+    the column's resolver): a node's type text costs a protobuf walk, and only the boxes on screen need it."""
+
+    __slots__ = ("_values", "_resolve")
+
+    def __init__(self, values: list[Any], resolve: Any = None) -> None:
+        self._values = values
+        self._resolve = resolve
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getitem__(self, index: int) -> str:
+        value = self._values[index]
+        if isinstance(value, Deferred):
+            value = self._values[index] = str(self._resolve(*value)) if self._resolve else ""
+        return value if value is not None else ""
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self._values)))
+
 
 CHUNK = 400  # most members (nodes and child groups) a group shows directly; more are split into chunk groups
 ROOT = -1  # the group id of the top level
@@ -26,7 +56,7 @@ class GraphModel:
     node_label: list[str]
     node_op: list[str]
     node_group: np.ndarray  # group id per node, ROOT for the top level
-    node_detail: list[str]  # one line: type and shape of the output, or what the node computes
+    node_detail: LazyText  # one line: type and shape of the output, or what the node computes
     node_ref: list[Any]  # the tree ref of the node, so selection is shared with the tree
     node_constant: np.ndarray  # bool: folds into its consumers unless constants are shown
     edge_src: np.ndarray
@@ -87,7 +117,9 @@ class GraphModel:
 class GraphBuilder:
     """What a format calls to describe its graph; `build()` adds topological ranks and chunk groups."""
 
-    def __init__(self) -> None:
+    def __init__(self, resolve: Any = None) -> None:
+        """`resolve(*args)` computes the detail or text value given as `Deferred(args)`, when first read."""
+        self.resolve = resolve
         self.labels: list[str] = []
         self.ops: list[str] = []
         self.groups: list[int] = []
@@ -169,7 +201,7 @@ class GraphBuilder:
             node_label=self.labels,
             node_op=self.ops,
             node_group=np.asarray(self.groups, dtype=np.int64),
-            node_detail=self.details,
+            node_detail=LazyText(self.details, self.resolve),
             node_ref=self.refs,
             node_constant=np.asarray(self.constants, dtype=bool),
             edge_src=src,
@@ -180,7 +212,7 @@ class GraphBuilder:
             group_ref=self.group_refs,
             group_kind=self.group_kinds,
             dangling=self.dangling,
-            node_values={k: _value_column(v) for k, v in self.values.items()},
+            node_values={k: _value_column(v, self.resolve) for k, v in self.values.items()},
         )
         model.topo_rank, model.cyclic = topological_rank(n, src, dst)
         _collapse_single_scopes(model)
@@ -189,10 +221,10 @@ class GraphBuilder:
         return model
 
 
-def _value_column(values: list[Any]) -> Any:
+def _value_column(values: list[Any], resolve: Any) -> Any:
     if values and all(isinstance(v, int | float) or v is None for v in values):
         return np.asarray([np.nan if v is None else float(v) for v in values], dtype=np.float64)
-    return ["" if v is None else str(v) for v in values]
+    return LazyText(values, resolve)
 
 
 def topological_rank(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, bool]:

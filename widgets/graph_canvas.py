@@ -237,9 +237,11 @@ def minimap(layout: Layout, width: int, height: int, window: tuple[int, int, int
         cx = np.clip(((layout.x + layout.w / 2) / sx).astype(np.int64), 0, width - 1)
         cy = np.clip(((layout.y + layout.h / 2) / sy).astype(np.int64), 0, height - 1)
         grid[cy, cx] = ord("·")
-    wx, wy, ww, wh = window
-    x0, x1 = int(wx / sx), min(int((wx + ww) / sx), width - 1)
-    y0, y1 = int(wy / sy), min(int((wy + wh) / sy), height - 1)
+    wx, wy, ww, wh = window  # the window may reach past the layout (a narrow graph is centred): clamp it
+    x0 = min(max(int(wx / sx), 0), width - 1)
+    x1 = min(max(int((wx + ww) / sx), x0), width - 1)
+    y0 = min(max(int(wy / sy), 0), height - 1)
+    y1 = min(max(int((wy + wh) / sy), y0), height - 1)
     grid[y0 : y1 + 1, x0] = ord("▏")
     grid[y0 : y1 + 1, x1] = ord("▕")
     grid[y0, x0 : x1 + 1] = ord("▔")

@@ -49,6 +49,7 @@ from widgets.graph_canvas import (
 )
 
 STATUS_LINES = 2
+SYNC_NODES = 20_000  # graphs up to this many nodes are built on the spot (at most ~0.2 s); bigger in a worker
 MINIMAP = (24, 8)
 BASE_STYLES = {
     EDGE: Style(color="#8a8a8a"),
@@ -133,15 +134,35 @@ class GraphView(FrameWidget, can_focus=True):
         self._colours: dict[tuple, tuple[np.ndarray, list[tuple[str, str]]]] = {}
         self.last_layout_seconds = 0.0
         self._center_pending = False
+        self._building = False
 
     # ---- data ---------------------------------------------------------------------------------------------
     def show_document(self, document: Any) -> None:
+        """Remember the document; the graph is built the first time the view is shown, so opening a file never
+        pays for a graph nobody looks at (and the tree stays responsive while it is built)."""
         self.document = document
         self.ready = False
-        self._build()
+        self.model = None
+        self._layouts.clear()
+        self._colours.clear()
+        self._building = False
+        if self.is_on_screen:
+            self.on_show()
+
+    def on_show(self) -> None:
+        if self.document is not None and self.model is None and not self._building:
+            self._building = True
+            if 0 <= self.document.view.graph_size_hint() <= SYNC_NODES:
+                self._build_now()  # small: at once, without the hop through a thread
+            else:
+                self._build()
 
     @work(thread=True, exclusive=True, group="graph")
     def _build(self) -> None:
+        self._build_now(from_thread=True)
+
+    def _build_now(self, from_thread: bool = False) -> None:
+        call = self.app.call_from_thread if from_thread else (lambda fn, *args: fn(*args))
         try:
             model = self.document.view.graph_model()
             expanded = initial_expansion(model)
@@ -149,9 +170,9 @@ class GraphView(FrameWidget, can_focus=True):
             layout = layout_graph(model, visible_graph(model, expanded), FULL, "TB")
             elapsed = time.perf_counter() - started
         except Exception as error:  # a format bug must not take the app down: say it in the view
-            self.app.call_from_thread(self._failed, f"{type(error).__name__}: {error}")
+            call(self._failed, f"{type(error).__name__}: {error}")
             return
-        self.app.call_from_thread(self._ready, model, expanded, layout, elapsed)
+        call(self._ready, model, expanded, layout, elapsed)
 
     def _failed(self, reason: str) -> None:
         self.error = reason
@@ -240,6 +261,7 @@ class GraphView(FrameWidget, can_focus=True):
         colours, legend = self.colours()
         match_items = {int(layout.visible.node_item[n]) for n in self.matches if layout.visible.node_item[n] >= 0}
         canvas = draw(layout, width, body, self.origin, colours, self.selected_item, match_items)
+        self._label_selected_edges(canvas, layout)
         if layout.width > width or layout.height > body:
             mw, mh = MINIMAP
             if width > mw + 10 and body > mh + 2:
@@ -252,6 +274,33 @@ class GraphView(FrameWidget, can_focus=True):
         lines = [self._strip(canvas, y) for y in range(body)]
         lines += self._status(width, layout, legend)
         return lines
+
+    def _label_selected_edges(self, canvas: Any, layout: Layout) -> None:
+        """On demand: the edges into and out of the selection carry their values' names and types, written by
+        their arrowheads (an edge of a collapsed group stands for several: the first and a count)."""
+        item = self.selected_item
+        if item < 0:
+            return
+        visible, model = layout.visible, self.model
+        touching = [e for e in layout.edges if e.kind == "routed" and item in (e.source, e.target) and e.points]
+        if not touching:
+            return
+        src_item = visible.node_item[model.edge_src]
+        dst_item = visible.node_item[model.edge_dst]
+        ox, oy = self.origin
+        for edge in touching[:12]:
+            found = np.flatnonzero((src_item == edge.source) & (dst_item == edge.target))
+            if not found.size:
+                continue
+            first = int(found[0])
+            name = model.edge_label[first]
+            if not name:  # an edge that carries no named value (schedule layers): the arrow says it all
+                continue
+            value_type = model.node_detail[int(model.edge_src[first])].split(" +")[0]
+            text = f" {shorten(name, 24)}{' : ' + shorten(value_type, 24) if value_type else ''}"
+            text += f" +{found.size - 1}" if found.size > 1 else ""
+            x, y = edge.points[-1]
+            canvas.text(x - ox + 1, y - oy, text, STUB)
 
     def _strip(self, canvas: Any, y: int) -> Strip:
         chars, styles = canvas.chars[y], canvas.styles[y]

@@ -35,7 +35,8 @@ def colour_modes(model: GraphModel) -> list[str]:
         if key is None or key not in model.node_values:
             continue
         column = model.node_values[key]
-        has_values = bool(np.isfinite(column).any()) if isinstance(column, np.ndarray) else any(column)
+        # text columns may be computed on demand: offered without reading them all
+        has_values = bool(np.isfinite(column).any()) if isinstance(column, np.ndarray) else len(column) > 0
         if has_values:
             modes.append(mode)
     return modes

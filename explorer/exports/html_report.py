@@ -2,7 +2,8 @@
 
 Every report has the summary and the problems; schedules add a per-core Gantt with the critical path, an
 animated L2 occupancy with a frame slider, and L2 bytes over time with the peak and the capacity; models add
-the op histogram and parameter bytes by dtype; TVM bundles add their storage plan over node order. The figure
+the op histogram and parameter bytes by dtype; TVM bundles add their storage plan over node order; every
+document with a graph adds it as the graph view opens it (pan, zoom, hover). The figure
 builders return plotly Figures, so tests check their data.
 """
 
@@ -187,12 +188,61 @@ def memory_plan_figure(document: Document) -> go.Figure | None:
     return figure
 
 
+def graph_figure(document: Document) -> go.Figure | None:
+    """The graph as the graph view opens it (same layout code), interactive: pan, zoom, hover for details."""
+    if not document.offers(Capability.GRAPH):
+        return None
+    from explorer.analysis.graph_colours import COLOURS, item_colours
+    from explorer.analysis.graph_layout import initial_expansion, layout_graph, visible_graph
+
+    model = document.view.graph_model()
+    layout = layout_graph(model, visible_graph(model, initial_expansion(model)))
+    if layout.visible.n_items == 0:
+        return None
+    colours, _ = item_colours(model, layout.visible, "op type")
+    figure = go.Figure()
+    edge_x: list[float | None] = []
+    edge_y: list[float | None] = []
+    for edge in layout.edges:
+        for x, y in edge.points:
+            edge_x.append(x)
+            edge_y.append(y)
+        if edge.points:
+            edge_x.append(None)
+            edge_y.append(None)
+    figure.add_scatter(x=edge_x, y=edge_y, mode="lines", line={"color": "#888", "width": 1}, hoverinfo="skip",
+                       name="edges")  # fmt: skip
+    for group, (x, y, w, h) in layout.frames.items():
+        figure.add_shape(type="rect", x0=x, y0=y, x1=x + w, y1=y + h, line={"color": "#9ab0c8", "dash": "dot"},
+                         label={"text": model.group_label[group], "textposition": "top left"})  # fmt: skip
+    for item in range(layout.visible.n_items):
+        x, y, w, h = (int(layout.x[item]), int(layout.y[item]), int(layout.w[item]), int(layout.h[item]))
+        figure.add_shape(type="rect", x0=x, y0=y, x1=x + w, y1=y + h, fillcolor=COLOURS[int(colours[item])],
+                         opacity=0.85, line={"color": "#333"})  # fmt: skip
+    centres_x = (layout.x + layout.w / 2).tolist()
+    centres_y = (layout.y + layout.h / 2).tolist()
+    hover = [f"{label}<br>{op}<br>{detail}" for label, op, detail in zip(layout.labels, layout.ops, layout.details,
+                                                                         strict=True)]  # fmt: skip
+    figure.add_scatter(x=centres_x, y=centres_y, mode="text", text=layout.labels, hovertext=hover, hoverinfo="text",
+                       textfont={"size": 9}, name="nodes")  # fmt: skip
+    figure.update_yaxes(autorange="reversed", showgrid=False, zeroline=False, visible=False)
+    figure.update_xaxes(showgrid=False, zeroline=False, visible=False)
+    figure.update_layout(
+        title=f"Graph ({layout.visible.n_items:,} boxes of {model.n_nodes:,} nodes; groups as the graph view opens)",
+        showlegend=False,
+        height=max(400, min(4000, layout.height * 12)),
+        dragmode="pan",
+    )
+    return figure
+
+
 def figures(document: Document) -> list[go.Figure]:
     found: list[go.Figure | None] = []
     if document.is_schedule and document.offers(Capability.TIMELINE):
         found += [gantt(document), occupancy_animation(document), occupancy_curve(document)]
     else:
         found += [op_histogram(document), parameter_bytes(document), memory_plan_figure(document)]
+    found.append(graph_figure(document))
     return [figure for figure in found if figure is not None]
 
 

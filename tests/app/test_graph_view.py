@@ -120,3 +120,31 @@ async def test_schedule_colour_modes_and_help():
         await pilot.press("question_mark")
         wheres = {where for where, _, _ in app.screen.app_bindings}
         assert "Graph" in wheres
+
+
+def test_readme_documents_every_graph_key():
+    from tests.conftest import ROOT
+    from widgets.graph_view import GraphView
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("- **Graph** (`6`") : readme.index("- **ONNX** in the tree")]
+    for _, keys, _ in GraphView.HELP_KEYS:
+        for key in (k.strip() for k in keys.split("/")):
+            shown = {"Shift+arrows": "Shift+arrows", "click": "click", "wheel": "click"}.get(key, key)
+            assert f"`{shown}`" in section or shown in section, key
+
+
+async def test_the_selections_edges_carry_their_values():
+    app = make_app(ONNX)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        model = graph.model
+        scale = model.node_label.index("scale")
+        graph.select_item(int(graph.layout.visible.node_item[scale]))
+        await pilot.pause()
+        text = frame_text(graph)
+        # `scale` reads `branch_out` from the If and feeds `y`: both edges are labelled with the value and type
+        assert "branch_out : float32[2, n]" in text and "y : float32[2, n]" in text
+        graph.select_item(int(graph.layout.visible.node_item[model.node_label.index("choose")]))
+        await pilot.pause()
+        assert "branch_out :" in frame_text(graph) and "y : float32" not in frame_text(graph)

@@ -98,7 +98,8 @@ def test_export_command_writes_both_files(tmp_path):
     assert result.returncode == 0, result.stderr
     check_trace_rules(json.loads(trace_path.read_text()))
     page = html_path.read_text()
-    assert "plotly" in page and "l2-overlap" in page and page.count('class="plotly-graph-div"') == 3
+    # four figures: Gantt, occupancy, bytes over time, graph
+    assert "plotly" in page and "l2-overlap" in page and page.count('class="plotly-graph-div"') == 4
     missing = subprocess.run(
         [sys.executable, "-m", "explorer", "export", str(PLANTED)], capture_output=True, text=True, cwd=ROOT
     )
@@ -135,7 +136,22 @@ def test_model_figures():
     tvm_doc = open_document(SAMPLE_DATA / "two_modules_mlf.tar")
     plan = memory_plan_figure(tvm_doc)
     assert list(plan.data[0].y) == tvm_doc.view.modules[0].plan.live_bytes.tolist()
-    assert len(figures(tvm_doc)) == 2  # no op histogram for TVM: its summary has no op types
+    assert len(figures(tvm_doc)) == 3  # parameters, plan and graph; no op histogram: TVM's summary has no op types
+
+
+def test_graph_figure_is_the_graph_views_layout():
+    from explorer.analysis.graph_layout import initial_expansion, layout_graph, visible_graph
+    from explorer.exports.html_report import graph_figure
+
+    document = open_document(SAMPLE_DATA / "subgraphs_functions.onnx")
+    figure = graph_figure(document)
+    model = document.view.graph_model()
+    layout = layout_graph(model, visible_graph(model, initial_expansion(model)))
+    nodes = next(trace for trace in figure.data if trace.name == "nodes")
+    assert list(nodes.text) == layout.labels  # one label per box, from the same layout
+    boxes = [shape for shape in figure.layout.shapes if shape.fillcolor]
+    assert [(b.x0, b.y0) for b in boxes] == list(zip(layout.x.tolist(), layout.y.tolist(), strict=True))
+    assert all("<br>" in text for text in nodes.hovertext)  # hover shows the op and its type
 
 
 @pytest.mark.skipif(
@@ -167,7 +183,7 @@ def test_report_renders_in_headless_chromium(tmp_path):
         timeout=120,
     )
     dom = result.stdout
-    assert dom.count('class="plotly-graph-div') == 3
+    assert dom.count('class="plotly-graph-div') == 4  # Gantt, occupancy, bytes over time, graph
     assert dom.count("main-svg") >= 3  # plotly drew each figure
 
 

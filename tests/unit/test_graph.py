@@ -193,3 +193,17 @@ def test_graph_command_json_and_errors(tmp_path):
     if aot.exists():
         refused = subprocess.run([sys.executable, "-m", "explorer", "graph", str(aot)], capture_output=True, text=True)
         assert refused.returncode == 2 and "has no graph" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_minimap_clamps_a_window_larger_than_the_graph():
+    from widgets.graph_canvas import minimap
+
+    b = GraphBuilder()
+    chain = [b.node(f"n{k}", "Relu") for k in range(30)]
+    for x, y in zip(chain, chain[1:], strict=False):
+        b.edge(x, y)
+    model = b.build()
+    layout = layout_graph(model, visible_graph(model, set()))
+    for window in ((-80, -5, 200, 60), (0, 0, 10, 10), (500, 900, 40, 40)):
+        rows = minimap(layout, 22, 6, window)
+        assert len(rows) == 6 and all(len(row) == 22 for row in rows)

@@ -21,6 +21,7 @@ from explorer.formats.ark.checks import TensorIndex
 from explorer.formats.ark.layout import layout_of
 from explorer.formats.ark.model import ArkArg, ArkFile, ArkOp, ArkTensor
 from explorer.formatting import human_bytes
+from explorer.gc_pause import collector_paused
 
 _ROLE_KEYS = {"read": "ReadTensors", "write": "WriteTensors", "result": "ResultTensors"}
 _INDEX = re.compile(r"\[(\d+)\]")
@@ -294,11 +295,15 @@ class ArkView(DocumentView):
         return hits[:limit]
 
     # ---- details ----------------------------------------------------------------------------------------
+    def graph_size_hint(self) -> int:
+        return len(self.ark.nodes) or len(self.ark.tasks)
+
     def graph_model(self) -> Any:
         if self._graph_model is None:
             from explorer.formats.ark.graph_model import ark_graph
 
-            self._graph_model = ark_graph(self)
+            with collector_paused():  # many small objects, none in cycles
+                self._graph_model = ark_graph(self)
         return self._graph_model
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:

@@ -28,6 +28,7 @@ from explorer.document import (
 from explorer.errors import Problem
 from explorer.formats.coreml.model import CoreMLModel, blob_stats, op_name, type_text, value_text
 from explorer.formatting import human_bytes
+from explorer.gc_pause import collector_paused
 
 _MIL_FUNC = re.compile(r"^\s*func\s+(\w+)")
 _MIL_OP = re.compile(r"^\s*(?:[\w<>\[\], ]+?)\s+(\S+)\s*=\s*(\w+)\(")
@@ -77,11 +78,15 @@ class CoreMLView(DocumentView):
     def parameter_bytes_by_dtype(self) -> dict[str, int]:
         return {dtype: total for dtype, (_, total) in self.weights_by_dtype().items()}
 
+    def graph_size_hint(self) -> int:
+        return sum(len(b.proto.operations) for b in self.model.blocks.values()) or len(self.layers() or [])
+
     def graph_model(self) -> Any:
         if self._graph_model is None:
             from explorer.formats.coreml.graph_model import coreml_graph
 
-            self._graph_model = coreml_graph(self)
+            with collector_paused():  # many small objects, none in cycles
+                self._graph_model = coreml_graph(self)
         return self._graph_model
 
     @property

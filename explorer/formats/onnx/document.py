@@ -30,6 +30,7 @@ from explorer.document import (
 from explorer.errors import Problem
 from explorer.formats.onnx.index import ELEMENT_BITS, ModelIndex, element_name
 from explorer.formatting import human_bytes
+from explorer.gc_pause import collector_paused
 
 MAX_STATS_BYTES = 256 * 1024 * 1024
 
@@ -150,12 +151,16 @@ class OnnxView(DocumentView):
                 )
         return found
 
+    def graph_size_hint(self) -> int:
+        return sum(len(info.nodes) for info in self.index.graphs.values())
+
     def graph_model(self) -> Any:
         """Built on first use (the graph view, `ir-explorer graph`, the report), then kept."""
         if self._graph_model is None:
             from explorer.formats.onnx.graph_model import onnx_graph
 
-            self._graph_model = onnx_graph(self)
+            with collector_paused():  # many small objects, none in cycles
+                self._graph_model = onnx_graph(self)
         return self._graph_model
 
     def parameter_bytes_by_dtype(self) -> dict[str, int]:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.graph import ROOT, GraphBuilder, GraphModel
+from explorer.graph import ROOT, Deferred, GraphBuilder, GraphModel
 
 
 def onnx_graph(view: Any) -> GraphModel:
     index = view.index
-    b = GraphBuilder()
+    b = GraphBuilder(
+        resolve=lambda what, key, name: _dtype(view, key, name) if what == "dtype" else view.type_str(key, name)
+    )
     graph_group: dict[str, int] = {}
     node_ids: dict[tuple[str, int], int] = {}
     value_source: dict[tuple[str, str], int] = {}  # (graph key, value name) → node id that defines it
@@ -42,9 +44,9 @@ def onnx_graph(view: Any) -> GraphModel:
                 node.name or f"{node.op_type}_{n}",
                 node.op_type,
                 group=b.scope(node.name or "", group),
-                detail=view.type_str(key, first) if first else "",
+                detail=Deferred(("type", key, first)) if first else "",  # computed when a box shows it
                 ref=("node", key, n),
-                dtype=_dtype(view, key, first) if first else "",
+                dtype=Deferred(("dtype", key, first)) if first else "",
                 parameter_bytes=0,
             )
             node_ids[(key, n)] = node_id

@@ -30,6 +30,7 @@ from explorer.formats.scheduler_ir.checks import transfer_problems
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, vocabulary
 from explorer.formats.scheduler_ir.summary import schedule_summary
 from explorer.formatting import box, compact, human_bytes, number, plural
+from explorer.gc_pause import collector_paused
 from explorer.schedule import Schedule
 
 CAPABILITIES = frozenset(
@@ -62,12 +63,16 @@ class ScheduleView(DocumentView):
         self._decoded: dict[int, dict] = {}
         self._graph_model: Any = None
 
+    def graph_size_hint(self) -> int:
+        return len(self.s.layers)
+
     def graph_model(self) -> Any:
         """Layers as nodes (built after the analysis, which finds the data flowing between workloads)."""
         if self._graph_model is None:
             from explorer.formats.scheduler_ir.graph_model import schedule_graph
 
-            self._graph_model = schedule_graph(self)
+            with collector_paused():  # many small objects, none in cycles
+                self._graph_model = schedule_graph(self)
         return self._graph_model
 
     def analyzed(self, document: Document) -> None:

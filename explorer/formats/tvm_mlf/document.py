@@ -29,6 +29,7 @@ from explorer.errors import Problem
 from explorer.formats.tvm_mlf.bundle import MlfBundle, Module
 from explorer.formats.tvm_mlf.params import array_stats
 from explorer.formatting import human_bytes
+from explorer.gc_pause import collector_paused
 
 SOURCE_SUFFIXES = {
     ".c": "c",
@@ -141,11 +142,15 @@ class TvmView(DocumentView):
                 found[array.dtype] = found.get(array.dtype, 0) + array.nbytes
         return found
 
+    def graph_size_hint(self) -> int:
+        return sum(len(m.graph.nodes) for m in self.modules if m.graph is not None)
+
     def graph_model(self) -> Any:
         if self._graph_model is None:
             from explorer.formats.tvm_mlf.graph_model import tvm_graph
 
-            self._graph_model = tvm_graph(self)
+            with collector_paused():  # many small objects, none in cycles
+                self._graph_model = tvm_graph(self)
         return self._graph_model
 
     def memory_curves(self) -> list[MemoryCurve]:
