@@ -8,10 +8,11 @@ package's ``__init__`` keeps `match` light and imports its reader inside `load`.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from explorer.document import Document, ProgressCallback
 
@@ -31,3 +32,15 @@ class Format:
     load: Loader  # read the file into a Document; raises explorer.errors.LoadError only
     accepts_directories: bool = False  # .mlpackage folders, extracted MLF bundles
     write_samples: Callable[[Path], list[Path]] | None = None  # demo files for sample_data/ (make samples)
+
+
+def lazy(module: str, name: str) -> Callable[..., Any]:
+    """`module.name`, imported on the first call: a format's `__init__` declares its loader without importing
+    the reader (numpy, protobuf...), so recognising a file stays cheap."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{module}.{name}, imported when first called."
+    return call

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,9 +30,11 @@ def run(args: list[str], path: Path, extra_path: Path | None = None) -> subproce
 def installed(tmp_path_factory) -> Path:
     """pip-installs the example plug-in (no network: setuptools comes with the test extra) into a folder."""
     target = tmp_path_factory.mktemp("plugin")
+    source = tmp_path_factory.mktemp("plugin-source") / "layer_list"
+    shutil.copytree(EXAMPLE, source)  # setuptools builds in the source folder: never in the checkout
     result = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(EXAMPLE)],
+         "--target", str(target), str(source)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from explorer.document import Document, ProgressCallback
-from explorer.format import Format
+from explorer.format import Format, lazy
 
 HEADER = b"# ir-explorer layer list v1"
 
@@ -22,10 +21,7 @@ def match(path: Path, head: bytes) -> bool:
     return head.lstrip().startswith(HEADER)
 
 
-def load(path: Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    from irx_layer_list.reader import load as read
-
-    return read(path, progress=progress, strict=strict)
-
-
-FORMATS = (Format("layer-list", "Layer list (example plug-in)", (".layers.txt",), match, load),)
+# `lazy` imports the reader on the first file opened, so recognising files stays cheap
+FORMATS = (
+    Format("layer-list", "Layer list (plug-in)", (".layers.txt",), match, lazy("irx_layer_list.reader", "load")),
+)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from explorer.document import Document, ProgressCallback
-from explorer.format import Format
+from explorer.format import Format, lazy
 
 _NODES = re.compile(rb'"Nodes"\s*:')
 _PLAN = re.compile(rb'"(TaskInfos|ProcessorGroups|NumWarpsPerProcessor)"\s*:')
@@ -22,25 +21,14 @@ def match_plan(path: Path, head: bytes) -> bool:
     return head.lstrip()[:1] == b"{" and bool(_PLAN.search(head))
 
 
-def load_model(path: Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    from explorer.formats.ark.model_format import load
-
-    return load(path, progress=progress, strict=strict)
-
-
-def load_plan(path: Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    from explorer.formats.ark.plan_format import load
-
-    return load(path, progress=progress, strict=strict)
-
-
-def write_samples(folder: Path) -> list[Path]:
-    from explorer.formats.ark.samples import write_samples as write
-
-    return write(folder)
-
-
 FORMATS = (
-    Format("ark-model", "ARK model JSON", (".json",), match_model, load_model, write_samples=write_samples),
-    Format("ark-plan", "ARK plan JSON", (".json",), match_plan, load_plan),
+    Format(
+        "ark-model",
+        "ARK model JSON",
+        (".json",),
+        match_model,
+        lazy("explorer.formats.ark.loading", "load_model"),
+        write_samples=lazy("explorer.formats.ark.samples", "write_samples"),
+    ),
+    Format("ark-plan", "ARK plan JSON", (".json",), match_plan, lazy("explorer.formats.ark.loading", "load_plan")),
 )

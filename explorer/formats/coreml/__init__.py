@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from explorer.document import Document, ProgressCallback
-from explorer.format import Format
+from explorer.format import Format, lazy
 
 
 def match(path: Path, head: bytes) -> bool:
@@ -19,10 +18,13 @@ def match(path: Path, head: bytes) -> bool:
     return path.suffix.lower() == ".mlmodel"
 
 
-def load(path: Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    from explorer.formats.coreml.reader import load as read
-
-    return read(path, progress=progress, strict=strict)
-
-
-FORMATS = (Format("coreml", "Core ML", (".mlmodel", ".mlpackage", ".mlmodelc"), match, load, accepts_directories=True),)
+FORMATS = (
+    Format(
+        "coreml",
+        "Core ML",
+        (".mlmodel", ".mlpackage", ".mlmodelc"),
+        match,
+        lazy("explorer.formats.coreml.reader", "load"),
+        accepts_directories=True,
+    ),
+)

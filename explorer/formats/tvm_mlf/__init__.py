@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from explorer.document import Document, ProgressCallback
-from explorer.format import Format
+from explorer.format import Format, lazy
 
 TAR_ENDINGS = (".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz")
 
@@ -19,26 +18,14 @@ def match(path: Path, head: bytes) -> bool:
     return len(head) >= 512 and head[257:262] == b"ustar"  # a tar without the usual name
 
 
-def load(path: Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    from explorer.formats.tvm_mlf.reader import load as read
-
-    return read(path, progress=progress, strict=strict)
-
-
-def write_samples(folder: Path) -> list[Path]:
-    from explorer.formats.tvm_mlf.samples import write_samples as write
-
-    return write(folder)
-
-
 FORMATS = (
     Format(
         "tvm-mlf",
         "TVM Model Library Format",
         TAR_ENDINGS,
         match,
-        load,
+        lazy("explorer.formats.tvm_mlf.reader", "load"),
         accepts_directories=True,
-        write_samples=write_samples,
+        write_samples=lazy("explorer.formats.tvm_mlf.samples", "write_samples"),
     ),
 )
