@@ -310,9 +310,7 @@ class IrExplorerApp(App[None]):
         keys = [("Everywhere", spec.key, f"{spec.title.lower()}: {spec.about}") for spec in (TREE, *views)]
         keys += self.HELP_KEYS
         for spec in views:
-            keys += (
-                getattr(type(self.query_one(f"#{spec.name}")), "HELP_KEYS", []) if self.query(f"#{spec.name}") else []
-            )
+            keys += getattr(spec.widget_class(), "HELP_KEYS", [])
         words = asdict(self.document.vocabulary) if self.document is not None else {}
         return [(where, key, what.format(**words) if words else what) for where, key, what in keys]
 

@@ -20,9 +20,12 @@ class ViewSpec:
     about: str  # one line for the palette and the help
     widget: str  # "module:Class", imported by the load worker (off the UI thread)
 
-    def make(self) -> Any:
+    def widget_class(self) -> Any:
         module_name, class_name = self.widget.split(":")
-        return getattr(importlib.import_module(module_name), class_name)(id=self.name)
+        return getattr(importlib.import_module(module_name), class_name)
+
+    def make(self) -> Any:
+        return self.widget_class()(id=self.name)
 
     def import_widget(self) -> None:
         importlib.import_module(self.widget.split(":")[0])
