@@ -2,56 +2,196 @@
 
 The input is never written: bookmarks of `model.onnx` live in `model.onnx.bookmarks.json` (or wherever
 `--bookmarks PATH` says), so a reviewer can hand the file over and the next person walks the same points.
+
+Nothing in the sidecar is ever lost:
+- every change is a read-modify-write of the file under an advisory lock (`fcntl.flock` on its folder), so two
+  reviewers (two terminals, two browser tabs of `serve`) merge instead of overwriting each other;
+- the file is replaced atomically (a temporary file in the same folder, flushed and fsynced, then renamed), so a
+  crash or a full disk in the middle of a save leaves the previous file whole;
+- entries this version cannot read are kept verbatim (and reported), never dropped; a file that is not a
+  bookmarks file at all is never overwritten;
+- each bookmark has a stable id, a creation time and an author; deleting is explicit, by id.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import getpass
+import hashlib
 import json
-from dataclasses import asdict, dataclass
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-VERSION = 1
+SCHEMA_VERSION = 2  # 1: entries without id, created and author (migrated on load, written back as 2)
 
 
 @dataclass(frozen=True, slots=True)
 class Bookmark:
     ref: Any  # a tree ref (tuple of str/int, possibly nested)
-    view: str  # tree, timeline, buffers, layout or source
+    view: str  # the view on screen when it was made: tree, timeline, buffers, layout, source or graph
     note: str
     label: str  # what the item was called when it was marked
+    id: str = ""
+    created: str = ""  # ISO 8601, UTC
+    author: str = ""
+
+
+class BookmarksError(OSError):
+    """The sidecar cannot be read as bookmarks, or cannot be written: the message says which and where."""
+
+
+@dataclass
+class Loaded:
+    bookmarks: list[Bookmark]
+    unreadable: int = 0  # entries kept verbatim because this version cannot read them
+    problems: list[str] = field(default_factory=list)
 
 
 def sidecar_path(source: Path) -> Path:
     return source.with_name(source.name + ".bookmarks.json")
 
 
+def default_author() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name (a container without a passwd entry)
+        return "unknown"
+
+
+def new_bookmark(ref: Any, view: str, note: str, label: str, author: str) -> Bookmark:
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    return Bookmark(ref, view, note, label, os.urandom(8).hex(), created, author)
+
+
 def _to_tuple(value: Any) -> Any:
     return tuple(_to_tuple(v) for v in value) if isinstance(value, list) else value
 
 
-def load_bookmarks(path: Path) -> list[Bookmark]:
-    """The bookmarks in `path`; [] when there is no such file. Malformed entries are skipped."""
-    if not path.is_file():
-        return []
+def _legacy_id(entry: dict) -> str:
+    """A version-1 entry has no id: derive a stable one from its content, so every process agrees on it."""
+    text = json.dumps([entry.get(k) for k in ("ref", "view", "note", "label")], sort_keys=True, default=str)
+    return "v1-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _parse(entry: Any) -> Bookmark | None:
+    if not isinstance(entry, dict) or not isinstance(entry.get("ref"), list):
+        return None
+    texts = [entry.get(k, "") for k in ("view", "note", "label", "created", "author")]
+    if not all(isinstance(t, str) for t in texts):
+        return None
+    ident = entry.get("id") or _legacy_id(entry)
+    if not isinstance(ident, str):
+        return None
+    view, note, label, created, author = texts
+    return Bookmark(_to_tuple(entry["ref"]), view or "tree", note, label, ident, created, author)
+
+
+def _entry(bookmark: Bookmark) -> dict:
+    return asdict(bookmark)
+
+
+def _read_entries(path: Path) -> list[Any]:
+    """The raw entries of the sidecar ([] when there is none); BookmarksError when it is not a bookmarks file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{path}: not a bookmarks file ({error})") from None
-    found = []
-    for entry in data.get("bookmarks", []) if isinstance(data, dict) else []:
-        if isinstance(entry, dict) and isinstance(entry.get("ref"), list):
-            found.append(
-                Bookmark(
-                    _to_tuple(entry["ref"]),
-                    str(entry.get("view", "tree")),
-                    str(entry.get("note", "")),
-                    str(entry.get("label", "")),
-                )
-            )
-    return found
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):  # no sidecar yet (or no folder for one): nothing to keep
+        return []
+    except (OSError, UnicodeDecodeError) as error:
+        raise BookmarksError(f"{path}: cannot read the bookmarks ({error})") from None
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise BookmarksError(f"{path}: not a bookmarks file ({error}); it is left as it is") from None
+    if not isinstance(data, dict) or not isinstance(data.get("bookmarks", []), list):
+        raise BookmarksError(f"{path}: not a bookmarks file (no bookmarks list); it is left as it is")
+    version = data.get("schema_version", data.get("version", 1))
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise BookmarksError(f"{path}: written by a newer ir-explorer (schema {version}); it is left as it is")
+    return list(data.get("bookmarks", []))
 
 
-def save_bookmarks(path: Path, source: Path, bookmarks: list[Bookmark]) -> None:
-    payload = {"version": VERSION, "file": source.name, "bookmarks": [asdict(b) for b in bookmarks]}
-    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+def load_bookmarks(path: Path) -> list[Bookmark]:
+    """The readable bookmarks in `path`; [] when there is no such file."""
+    return load(path).bookmarks
+
+
+def load(path: Path) -> Loaded:
+    entries = _read_entries(path)
+    found = [_parse(entry) for entry in entries]
+    readable = [b for b in found if b is not None]
+    unreadable = len(found) - len(readable)
+    problems = [f"{path}: {unreadable} entries cannot be read by this version; they are kept"] if unreadable else []
+    return Loaded(readable, unreadable, problems)
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """An exclusive advisory lock on the folder: every writer of a sidecar there waits for the others."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _write_atomically(path: Path, payload: dict) -> None:
+    data = (json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    with contextlib.suppress(OSError):  # the rename itself is durable once the folder is synced
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
+def _change(path: Path, source: Path, edit: Any) -> Loaded:
+    """Read what is on disk now, apply `edit` to its raw entries, write it back atomically; all under the lock."""
+    try:
+        with _locked(path.parent):
+            for stale in path.parent.glob(f".{path.name}.*.tmp"):  # left by a writer killed mid-save
+                stale.unlink(missing_ok=True)  # safe: under the lock no other writer is mid-save
+            entries = _read_entries(path)
+            entries = edit(entries)
+            for k, entry in enumerate(entries):  # version-1 entries get their derived ids written down
+                parsed = _parse(entry)
+                if parsed is not None and "id" not in entry:
+                    entries[k] = {**entry, "id": parsed.id}
+            _write_atomically(path, {"schema_version": SCHEMA_VERSION, "file": source.name, "bookmarks": entries})
+    except BookmarksError:
+        raise
+    except OSError as error:
+        raise BookmarksError(f"cannot save bookmarks to {path}: {error.strerror or error}") from None
+    return load(path)
+
+
+def add_bookmark(path: Path, source: Path, bookmark: Bookmark) -> Loaded:
+    """Add one bookmark to whatever the sidecar holds now (others may have added theirs since we read it)."""
+    return _change(path, source, lambda entries: [*entries, _entry(bookmark)])
+
+
+def delete_bookmark(path: Path, source: Path, bookmark_id: str) -> Loaded:
+    """Remove the bookmark with this id (and nothing else: entries that cannot be read stay)."""
+
+    def without(entries: list[Any]) -> list[Any]:
+        return [e for e in entries if (parsed := _parse(e)) is None or parsed.id != bookmark_id]
+
+    return _change(path, source, without)

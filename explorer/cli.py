@@ -76,6 +76,7 @@ def _tui_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--bookmarks", type=Path, help="the bookmarks file to open and save (default FILE.bookmarks.json)"
     )
+    parser.add_argument("--author", help="the name your bookmarks carry (default: your login name)")
     return parser
 
 
@@ -376,7 +377,7 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
         raise LoadError(path, "", "no such file or directory")
     from widgets.app import make_app  # the one place the core reaches the UI, and only when asked to
 
-    make_app(path, strict=args.strict, bookmarks=args.bookmarks).run()
+    make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author).run()
     return ExitCode.OK
 
 

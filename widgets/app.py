@@ -80,14 +80,21 @@ class IrExplorerApp(App[None]):
     ]
 
     def __init__(
-        self, path: Path, *, strict: bool = False, document: Document | None = None, bookmarks: Path | None = None
+        self,
+        path: Path,
+        *,
+        strict: bool = False,
+        document: Document | None = None,
+        bookmarks: Path | None = None,
+        author: str | None = None,
     ) -> None:
         super().__init__()
         self.path = Path(path)
-        from explorer.bookmarks import sidecar_path
+        from explorer.bookmarks import default_author, sidecar_path
 
         self.bookmarks_path = Path(bookmarks) if bookmarks else sidecar_path(self.path)
         self.bookmarks: list[Any] = []
+        self.author = author or default_author()
         self.strict = strict
         self.document: Document | None = document
         self.load_error: LoadError | None = None
@@ -369,21 +376,39 @@ class IrExplorerApp(App[None]):
 
     # ---- review: bookmarks, exports, diff --------------------------------------------------------------------
     def _load_bookmarks(self) -> None:
-        from explorer.bookmarks import load_bookmarks
+        from explorer.bookmarks import BookmarksError, load
 
         try:
-            self.bookmarks = load_bookmarks(self.bookmarks_path)
-        except ValueError as error:
+            loaded = load(self.bookmarks_path)
+        except BookmarksError as error:
             self.notify(str(error), severity="warning")
             self.bookmarks = []
+            return
+        self.bookmarks = loaded.bookmarks
+        for problem in loaded.problems:
+            self.notify(problem, severity="warning")
 
-    def _save_bookmarks(self) -> None:
-        from explorer.bookmarks import save_bookmarks
+    def _change_bookmarks(self, change: Any, done: Any = None) -> None:
+        """Apply a change to the sidecar (merged with what is on disk now). When it cannot be written (a
+        read-only folder, a file that is not ours), say why and offer another path, then try again there."""
+        from explorer.bookmarks import BookmarksError
+        from widgets.review_screens import PromptScreen
 
         try:
-            save_bookmarks(self.bookmarks_path, self.path, self.bookmarks)
-        except OSError as error:
-            self.notify(f"cannot save bookmarks to {self.bookmarks_path}: {error.strerror or error}", severity="error")
+            self.bookmarks = change(self.bookmarks_path).bookmarks
+        except BookmarksError as error:
+            self.notify(str(error), severity="error")
+            fallback = Path.home() / self.bookmarks_path.name
+
+            def retry(answer: str | None) -> None:
+                if answer:
+                    self.bookmarks_path = Path(answer).expanduser()
+                    self._change_bookmarks(change, done)
+
+            self.push_screen(PromptScreen(f"{error}. Save the bookmarks to:", str(fallback)), retry)
+            return
+        if done is not None:
+            done()
 
     def action_links(self) -> None:
         """The selected item's producers and consumers (as the details panel lists them); Enter jumps."""
@@ -409,7 +434,7 @@ class IrExplorerApp(App[None]):
         """Mark the tree's selected item (and the view on screen) with a note, saved in the sidecar file."""
         if self.document is None:
             return
-        from explorer.bookmarks import Bookmark
+        from explorer.bookmarks import add_bookmark, new_bookmark
         from widgets.review_screens import PromptScreen
 
         ref, label = _selected_item(self)
@@ -418,20 +443,26 @@ class IrExplorerApp(App[None]):
         def add(note: str | None) -> None:
             if note is None:
                 return
-            self.bookmarks.append(Bookmark(ref, view, note, label))
-            self._save_bookmarks()
-            self.notify(f"bookmarked {label} ({len(self.bookmarks)} in {self.bookmarks_path.name})")
+            bookmark = new_bookmark(ref, view, note, label, self.author)
+            self._change_bookmarks(
+                lambda path: add_bookmark(path, self.path, bookmark),
+                lambda: self.notify(f"bookmarked {label} ({len(self.bookmarks)} in {self.bookmarks_path.name})"),
+            )
 
         self.push_screen(PromptScreen(f"Note for {label}:"), add)
 
     def action_bookmarks(self) -> None:
         if self.document is None:
             return
+        from explorer.bookmarks import delete_bookmark
         from widgets.review_screens import BookmarksScreen
 
-        def delete(index: int) -> None:
-            del self.bookmarks[index]
-            self._save_bookmarks()
+        self._load_bookmarks()  # others may have added theirs since
+
+        def delete(index: int) -> list[Any]:
+            gone = self.bookmarks[index].id
+            self._change_bookmarks(lambda path: delete_bookmark(path, self.path, gone))
+            return self.bookmarks
 
         def go(index: int | None) -> None:
             if index is None or not 0 <= index < len(self.bookmarks):
@@ -558,7 +589,14 @@ def problem_section(problem: Problem) -> Section:
 
 
 def make_app(
-    path: str | Path, *, strict: bool = False, document: Document | None = None, bookmarks: str | Path | None = None
+    path: str | Path,
+    *,
+    strict: bool = False,
+    document: Document | None = None,
+    bookmarks: str | Path | None = None,
+    author: str | None = None,
 ) -> IrExplorerApp:
     """The one way to build the app: the CLI, the tests and `serve` all call this."""
-    return IrExplorerApp(Path(path), strict=strict, document=document, bookmarks=Path(bookmarks) if bookmarks else None)
+    return IrExplorerApp(
+        Path(path), strict=strict, document=document, bookmarks=Path(bookmarks) if bookmarks else None, author=author
+    )

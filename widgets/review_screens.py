@@ -64,7 +64,12 @@ class BookmarksScreen(ModalScreen[int | None]):
             return [Option("No bookmarks yet: press b on an item to mark it with a note.", disabled=True)]
         return [
             Option(
-                Text.assemble((f"{k + 1}. ", "bold"), (b.note or "(no note)", "bold cyan"), f"  {b.label}  [{b.view}]")
+                Text.assemble(
+                    (f"{k + 1}. ", "bold"),
+                    (b.note or "(no note)", "bold cyan"),
+                    f"  {b.label}  [{b.view}]",
+                    (f"  {b.author} {b.created[:16].replace('T', ' ')}" if b.author or b.created else "", "dim"),
+                )
             )
             for k, b in enumerate(self.bookmarks)
         ]
@@ -78,7 +83,7 @@ class BookmarksScreen(ModalScreen[int | None]):
         index = option_list.highlighted
         if index is None or not self.bookmarks:
             return
-        self.on_delete(index)
+        self.bookmarks = self.on_delete(index)  # what the sidecar holds after the delete
         option_list.clear_options()
         option_list.add_options(self._options())
 

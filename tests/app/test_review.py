@@ -135,3 +135,32 @@ async def test_palette_export_writes_the_report_beside_the_input(tmp_path):
             await pilot.pause(0.02)
         await app.workers.wait_for_complete()
         assert "plotly-graph-div" in target.read_text()
+
+
+async def test_bookmarks_carry_their_author_and_an_unwritable_sidecar_asks_for_a_path(tmp_path):
+    from explorer.bookmarks import load
+    from widgets.review_screens import BookmarksScreen, PromptScreen
+
+    source = tmp_path / "views_ark_model.json"
+    shutil.copy(SAMPLE_DATA / "views_ark_model.json", source)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    elsewhere = tmp_path / "elsewhere.bookmarks.json"
+    app = make_app(source, bookmarks=blocker / "notes.json", author="ana")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("b", *"first", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptScreen) and "cannot save bookmarks" in app.screen.question
+        app.screen.query_one("#prompt-input").value = str(elsewhere)
+        await pilot.press("enter")
+        await pilot.pause()
+        saved = load(elsewhere).bookmarks
+        assert [(b.note, b.author) for b in saved] == [("first", "ana")] and saved[0].id and saved[0].created
+        assert app.bookmarks_path == elsewhere and blocker.read_text() == "x"
+        await pilot.press("B")
+        await pilot.pause()
+        assert isinstance(app.screen, BookmarksScreen)
+        await pilot.press("delete")  # deleting is explicit, by id
+        await pilot.pause()
+        assert load(elsewhere).bookmarks == []

@@ -1,0 +1,122 @@
+"""The bookmarks sidecar never loses a reviewer's notes: atomic saves that survive a kill at any point, merges
+between concurrent writers, entries it cannot read kept verbatim, version-1 files migrated, and a file that is
+not ours left alone."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from explorer.bookmarks import (
+    SCHEMA_VERSION,
+    BookmarksError,
+    add_bookmark,
+    delete_bookmark,
+    load,
+    new_bookmark,
+)
+from tests.conftest import ROOT
+
+WRITER = """
+import sys
+from pathlib import Path
+from explorer.bookmarks import add_bookmark, new_bookmark
+path, who, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+for k in range(count):
+    add_bookmark(path, Path("model.onnx"), new_bookmark(("node", "graph", k), "tree", f"{who} {k}", f"n{k}", who))
+    print(k, flush=True)
+"""
+
+
+def writer(path: Path, who: str, count: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path), who, str(count)], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+
+
+def notes(path: Path) -> list[str]:
+    return [b.note for b in load(path).bookmarks]
+
+
+def test_a_kill_in_the_middle_of_saving_never_loses_a_saved_bookmark(tmp_path):
+    path = tmp_path / "model.onnx.bookmarks.json"
+    rng = random.Random(7)
+    confirmed: list[str] = []
+    for attempt in range(12):
+        process = writer(path, f"run{attempt}", 10_000)
+        time.sleep(rng.uniform(0.15, 0.6))  # interpreter start, then somewhere inside a save
+        process.send_signal(signal.SIGKILL)
+        out, _ = process.communicate()
+        confirmed += [f"run{attempt} {k}" for k in out.split()]  # adds that returned before the kill
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)  # always a whole, valid file
+        assert data["schema_version"] == SCHEMA_VERSION
+        saved = set(notes(path))
+        assert set(confirmed) <= saved, "a bookmark whose save had returned is gone"
+    assert confirmed  # the writers did get through some saves
+    add_bookmark(path, Path("model.onnx"), new_bookmark(("summary",), "tree", "after", "Summary", "ana"))
+    assert not list(tmp_path.glob(".*.tmp"))  # a killed writer's temporary file is cleared by the next save
+
+
+def test_two_writers_at_once_keep_all_two_hundred(tmp_path):
+    path = tmp_path / "model.onnx.bookmarks.json"
+    first, second = writer(path, "ana", 100), writer(path, "ben", 100)
+    assert first.wait(120) == 0 and second.wait(120) == 0
+    saved = notes(path)
+    assert len(saved) == 200
+    assert {f"ana {k}" for k in range(100)} | {f"ben {k}" for k in range(100)} == set(saved)
+    assert len({b.id for b in load(path).bookmarks}) == 200  # stable, distinct ids
+    assert {b.author for b in load(path).bookmarks} == {"ana", "ben"}
+
+
+def test_entries_this_version_cannot_read_are_kept_verbatim(tmp_path):
+    path = tmp_path / "x.bookmarks.json"
+    strange = {"ref": "not a list", "note": 3, "from_the_future": {"keep": ["me"]}}
+    path.write_text(json.dumps({"schema_version": 2, "file": "x", "bookmarks": [strange]}))
+    loaded = load(path)
+    assert loaded.bookmarks == [] and loaded.unreadable == 1 and "kept" in loaded.problems[0]
+    added = add_bookmark(path, Path("x"), new_bookmark(("summary",), "tree", "look here", "Summary", "ana"))
+    assert [b.note for b in added.bookmarks] == ["look here"]
+    assert json.loads(path.read_text())["bookmarks"][0] == strange  # untouched, in its place
+    gone = delete_bookmark(path, Path("x"), added.bookmarks[0].id)
+    assert gone.bookmarks == [] and json.loads(path.read_text())["bookmarks"] == [strange]
+
+
+def test_version_one_files_are_migrated(tmp_path):
+    path = tmp_path / "x.bookmarks.json"
+    old = {"ref": ["tensor-id", 10], "view": "layout", "note": "window", "label": "tensor 10"}
+    path.write_text(json.dumps({"version": 1, "file": "x", "bookmarks": [old]}))
+    first = load(path).bookmarks[0]
+    assert first.ref == ("tensor-id", 10) and first.id.startswith("v1-") and load(path).bookmarks[0].id == first.id
+    add_bookmark(path, Path("x"), new_bookmark(("summary",), "tree", "second", "Summary", "ben"))
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == SCHEMA_VERSION and data["bookmarks"][0]["id"] == first.id
+    assert delete_bookmark(path, Path("x"), first.id).bookmarks[0].note == "second"
+
+
+def test_a_file_that_is_not_ours_is_never_overwritten(tmp_path):
+    path = tmp_path / "x.bookmarks.json"
+    path.write_text("my own notes, not JSON")
+    with pytest.raises(BookmarksError, match="not a bookmarks file"):
+        add_bookmark(path, Path("x"), new_bookmark(("summary",), "tree", "n", "l", "a"))
+    assert path.read_text() == "my own notes, not JSON"
+    newer = tmp_path / "y.bookmarks.json"
+    newer.write_text(json.dumps({"schema_version": 99, "bookmarks": []}))
+    with pytest.raises(BookmarksError, match="newer"):
+        add_bookmark(newer, Path("y"), new_bookmark(("summary",), "tree", "n", "l", "a"))
+
+
+def test_an_unwritable_place_says_so(tmp_path):
+    """Where the sidecar cannot be written (here its folder is a file; as another user, a read-only folder)."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    with pytest.raises(BookmarksError, match="cannot save bookmarks"):
+        add_bookmark(blocker / "x.bookmarks.json", Path("x"), new_bookmark(("s",), "tree", "n", "l", "a"))
+    assert blocker.read_text() == "x"
