@@ -65,7 +65,14 @@ class GraphModel:
     group_label: list[str]
     group_parent: np.ndarray  # parent group id, ROOT for top-level groups
     group_ref: list[Any]
-    group_kind: list[str]  # "scope", "subgraph", "block", "module", "chunk"...
+    group_kind: list[str]  # "scope", "subgraph", "block", "module", "chunk", "layer"...
+    # A unit group is drawn as a node while closed (a schedule layer that opens into its workloads per core):
+    # `graph --json` lists it among the nodes, and "expand all" leaves it closed. Its op, detail and colour
+    # values stand in for a node's.
+    group_unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    group_op: list[str] = field(default_factory=list)
+    group_detail: list[str] = field(default_factory=list)
+    group_values: dict[str, Any] = field(default_factory=dict)
     dangling: list[tuple[int, str]] = field(default_factory=list)  # (consumer node, value nobody produces)
     # Extra per-node values for the colour modes: name → list (str categories) or np.ndarray (numbers)
     node_values: dict[str, Any] = field(default_factory=dict)
@@ -133,16 +140,41 @@ class GraphBuilder:
         self.group_parents: list[int] = []
         self.group_refs: list[Any] = []
         self.group_kinds: list[str] = []
+        self.group_units: list[bool] = []
+        self.group_ops: list[str] = []
+        self.group_details: list[str] = []
+        self.group_value_columns: dict[str, list[Any]] = {}
         self.dangling: list[tuple[int, str]] = []
         self.values: dict[str, list[Any]] = {}
         self._scopes: dict[tuple[int, str], int] = {}
 
-    def group(self, label: str, parent: int = ROOT, *, kind: str = "scope", ref: Any = None) -> int:
+    def group(
+        self,
+        label: str,
+        parent: int = ROOT,
+        *,
+        kind: str = "scope",
+        ref: Any = None,
+        unit: bool = False,
+        op: str = "",
+        detail: str = "",
+        **values: Any,
+    ) -> int:
+        """A group; with `unit=True`, one that is drawn as a node (op, detail, colour values) until opened."""
         self.group_labels.append(label)
         self.group_parents.append(parent)
         self.group_refs.append(ref)
         self.group_kinds.append(kind)
-        return len(self.group_labels) - 1
+        self.group_units.append(unit)
+        self.group_ops.append(op)
+        self.group_details.append(detail)
+        g = len(self.group_labels) - 1
+        for key, value in values.items():
+            self.group_value_columns.setdefault(key, [None] * g).append(value)
+        for column in self.group_value_columns.values():
+            if len(column) <= g:
+                column.append(None)
+        return g
 
     def scope(self, name: str, parent: int = ROOT) -> int:
         """The group of a name's scope: `/model/layers.0/attn/MatMul` → model › layers.0 › attn (created once).
@@ -213,6 +245,10 @@ class GraphBuilder:
             group_kind=self.group_kinds,
             dangling=self.dangling,
             node_values={k: _value_column(v, self.resolve) for k, v in self.values.items()},
+            group_unit=np.asarray(self.group_units, dtype=bool),
+            group_op=self.group_ops,
+            group_detail=self.group_details,
+            group_values={k: _value_column(v, self.resolve) for k, v in self.group_value_columns.items()},
         )
         model.topo_rank, model.cyclic = topological_rank(n, src, dst)
         _collapse_single_scopes(model)
@@ -286,6 +322,13 @@ def _drop_groups(model: GraphModel, kept: np.ndarray) -> None:
     model.group_label = [model.group_label[g] for g in kept.tolist()]
     model.group_ref = [model.group_ref[g] for g in kept.tolist()]
     model.group_kind = [model.group_kind[g] for g in kept.tolist()]
+    model.group_unit = model.group_unit[kept]
+    model.group_op = [model.group_op[g] for g in kept.tolist()]
+    model.group_detail = [model.group_detail[g] for g in kept.tolist()]
+    model.group_values = {
+        k: (v[kept] if isinstance(v, np.ndarray) else LazyText([v[g] for g in kept.tolist()]))
+        for k, v in model.group_values.items()
+    }
     model.node_group = np.where(model.node_group >= 0, new_id[np.maximum(model.node_group, 0)], ROOT)
     model._group_depth = None
 
@@ -323,6 +366,13 @@ def _chunk_group(model: GraphModel, group: int) -> None:
         model.group_label.append(f"{_chunk_word(model, kinds[lo:hi])} {lo}–{hi - 1}")
         model.group_ref.append(None)
         model.group_kind.append("chunk")
+        model.group_unit = np.append(model.group_unit, False)
+        model.group_op.append("")
+        model.group_detail.append("")
+        for key, column in model.group_values.items():
+            model.group_values[key] = (
+                np.append(column, np.nan) if isinstance(column, np.ndarray) else LazyText([*column, ""])
+            )
         model.group_parent = np.append(model.group_parent, group)
         part_nodes = ids[lo:hi][kinds[lo:hi] == 0]
         part_groups = ids[lo:hi][kinds[lo:hi] == 1]

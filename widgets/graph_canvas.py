@@ -168,7 +168,8 @@ def _segment(bits: np.ndarray, ax: int, ay: int, bx: int, by: int) -> None:
 
 def _draw_box(canvas: Canvas, layout: Layout, item: int, x: int, y: int, style: int) -> None:
     w = int(layout.w[item])
-    group = layout.visible.item_kind[item] == 1
+    unit = bool(layout.unit[item]) if layout.unit.size else False  # a node that opens (a schedule layer)
+    group = layout.visible.item_kind[item] == 1 and not unit
     label, op, detail = layout.labels[item], layout.ops[item], layout.details[item]
     if layout.level == DOTS:
         canvas.text(x, y, "◆" if group else "●", style)
@@ -182,7 +183,12 @@ def _draw_box(canvas: Canvas, layout: Layout, item: int, x: int, y: int, style: 
     else:
         top, side, bottom = "┌" + "─" * inner + "┐", "│", "└" + "─" * inner + "┘"
     canvas.text(x, y, top, style)
-    canvas.text(x, y + 1, side + (" " + shorten(label, inner - 1)).ljust(inner) + side, style)
+    name_line = (
+        (" " + shorten(label, inner - 3)).ljust(inner - 1) + "▸"
+        if unit
+        else (" " + shorten(label, inner - 1)).ljust(inner)
+    )
+    canvas.text(x, y + 1, side + name_line + side, style)
     second = op + (" " + detail if detail else "")
     canvas.text(x, y + 2, side + (" " + shorten(second, inner - 1)).ljust(inner) + side, style)
     canvas.text(x, y + 3, bottom, style)

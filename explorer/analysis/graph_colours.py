@@ -51,9 +51,23 @@ def item_colours(model: GraphModel, visible: VisibleGraph, mode: str) -> tuple[n
         return colours, []
     nodes = np.flatnonzero(visible.item_kind == 0)
     node_ids = visible.item_id[nodes]
+    group_column = model.group_values.get(key) if key is not None else None
+    is_group = visible.item_kind == 1
+    unit = np.zeros(visible.n_items, dtype=bool)
+    if model.n_groups:
+        unit[is_group] = model.group_unit[visible.item_id[is_group]]
+    units = np.flatnonzero(unit)
     if isinstance(column, np.ndarray):
+        if group_column is not None and units.size:  # unit groups (schedule layers) coloured as their nodes
+            ids = np.concatenate([node_ids, model.n_nodes + visible.item_id[units]])
+            return _numeric(np.concatenate([column, group_column]), np.concatenate([nodes, units]), ids, colours, mode)
         return _numeric(column, nodes, node_ids, colours, mode)
     values = [column[n] for n in node_ids.tolist()]
+    if units.size:
+        groups = visible.item_id[units].tolist()
+        unit_values = [group_column[g] if group_column is not None else model.group_op[g] for g in groups]
+        nodes = np.concatenate([nodes, units])
+        values = values + unit_values
     counts = Counter(v for v in values if v)
     ranked = [v for v, _ in counts.most_common(OTHER)]
     index = {v: k for k, v in enumerate(ranked)}
@@ -61,7 +75,7 @@ def item_colours(model: GraphModel, visible: VisibleGraph, mode: str) -> tuple[n
     legend = [(v, PALETTE[k]) for v, k in index.items()]
     if len(counts) > len(ranked):
         legend.append((f"{len(counts) - len(ranked)} more", PALETTE[OTHER]))
-    if visible.item_kind.any():
+    if (is_group & ~unit).any():
         legend.append(("group", GREY))
     return colours, legend
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.graph import ROOT, GraphModel, count_nodes
+from explorer.graph import ROOT, GraphModel, count_nodes, topological_rank
 
 MAX_SPAN = 6  # edges over more layers are stubs ("→ Add_9_1") that jump to their other end
 FANOUT = 24  # an item feeding more visible items than this draws one bundled stub with the count
@@ -135,6 +135,7 @@ class Layout:
     in_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → sources drawn as stubs above it
     bundles: dict[int, int] = field(default_factory=dict)  # item → how many items its bundled edge feeds
     frame_labels: dict[int, str] = field(default_factory=dict)  # open group → its label
+    unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # items that are closed unit groups
 
     def item_at(self, cx: int, cy: int) -> int:
         """The item whose box holds the cell (cx, cy), or -1."""
@@ -150,7 +151,11 @@ def item_texts(model: GraphModel, visible: VisibleGraph) -> tuple[list[str], lis
     for kind, ident, folded in zip(
         visible.item_kind.tolist(), visible.item_id.tolist(), visible.folded.tolist(), strict=True
     ):
-        if kind == 1:
+        if kind == 1 and model.group_unit[ident]:  # drawn as the node it stands for
+            labels.append(model.group_label[ident])
+            ops.append(model.group_op[ident])
+            details.append(model.group_detail[ident])
+        elif kind == 1:
             labels.append(model.group_label[ident])
             ops.append(f"▸ {int(sizes[ident]):,} nodes")
             details.append(model.group_kind[ident])
@@ -242,6 +247,10 @@ def layout_graph(model: GraphModel, visible: VisibleGraph, level: int = FULL, di
     result = Layout(visible, level, direction, x, y, w, h, layer, edges, frames, width, height, int(back.sum()),
                     labels, ops, details)  # fmt: skip
     result.frame_labels = {g: model.group_label[g] for g in frames}
+    result.unit = np.zeros(m, dtype=bool)
+    grouped = visible.item_kind == 1
+    if model.n_groups and grouped.any():
+        result.unit[grouped] = model.group_unit[visible.item_id[grouped]]
     for edge in edges:
         if edge.kind in ("stub", "back"):
             result.out_stubs.setdefault(edge.source, []).append(edge.target)
@@ -252,11 +261,18 @@ def layout_graph(model: GraphModel, visible: VisibleGraph, level: int = FULL, di
 
 
 def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
-    """Items in the model's topological order (a group at its first member's place)."""
+    """Items in a topological order of the drawn graph itself (collapsed groups can order differently from
+    their members), ties and cycles broken by the model's order (a group at its first member's place)."""
     best = np.full(visible.n_items, np.iinfo(np.int64).max, dtype=np.int64)
     shown = visible.node_item >= 0
     np.minimum.at(best, visible.node_item[shown], model.topo_rank[shown])
-    return np.lexsort((np.arange(visible.n_items), best))
+    base = np.lexsort((np.arange(visible.n_items), best))  # base[k]: the k-th item in the model's order
+    if visible.edge_src.size == 0:
+        return base
+    renumber = np.empty(visible.n_items, dtype=np.int64)
+    renumber[base] = np.arange(visible.n_items)
+    rank, _ = topological_rank(visible.n_items, renumber[visible.edge_src], renumber[visible.edge_dst])
+    return base[np.argsort(rank, kind="stable")]
 
 
 def _longest_path_layers(m: int, src: np.ndarray, dst: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -465,6 +481,8 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
     direct = np.bincount(model.node_group[model.node_group >= 0], minlength=model.n_groups) if model.n_groups else []
     while frontier:
         g = frontier.pop(0)
+        if model.group_unit[g]:  # a unit opens only when asked
+            continue
         opened = int(direct[g]) + children.get(g, 0)
         if visible - 1 + opened > budget:
             continue
@@ -477,4 +495,5 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
 
 
 def expand_all(model: GraphModel) -> set[int]:
-    return set(range(model.n_groups))
+    """Every group open, except unit groups (they stand for one node each, as a schedule's layers)."""
+    return {g for g in range(model.n_groups) if not model.group_unit[g]}

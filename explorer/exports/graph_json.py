@@ -1,5 +1,6 @@
 """`ir-explorer graph FILE --json`: the graph view's layout as JSON, in terminal cells (a public output: the
-README documents its keys). Item ids are "n<node>" for nodes and "g<group>" for groups."""
+README documents its keys). Item ids are "n<node>" for nodes and "g<group>" for groups; a unit group (a
+schedule's layer, which opens into its workloads) is listed with the nodes while it is closed."""
 
 from __future__ import annotations
 
@@ -34,6 +35,12 @@ def graph_json(model: GraphModel, expand: str = "auto", direction: str = "TB", l
         ident = int(visible.item_id[item])
         if visible.item_kind[item] == 1:
             box_of_group[ident] = box
+            if not model.group_unit[ident]:
+                continue
+            # a closed unit group is a node (a schedule's layer): listed with the nodes, under its own id
+            parent = int(model.group_parent[ident])
+            nodes.append({"id": f"g{ident}", "label": model.group_label[ident], "op": model.group_op[ident],
+                          "group": f"g{parent}" if parent != ROOT else None, **box})  # fmt: skip
             continue
         group = int(model.node_group[ident])
         nodes.append({"id": f"n{ident}", "label": model.node_label[ident], "op": model.node_op[ident],

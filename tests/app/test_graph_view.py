@@ -43,11 +43,11 @@ async def test_walks_edges_and_the_tree_follows():
         after = graph.selected_item
         assert any(e.source == start and e.target == after for e in layout.edges)  # moved to a consumer
         tree = app.query_one(DocumentTree)
-        assert tree.cursor_node.data.ref == graph.model.node_ref[graph.selected_key[1]]  # the tree followed
+        assert tree.cursor_node.data.ref == graph._ref_of(layout, after)  # the tree followed
         await pilot.press("up")
         assert graph.selected_item == start
         # the tree's cursor selects in the graph too
-        tree.reveal(graph.model.node_ref[graph.model.node_label.index("Add_3")])
+        tree.reveal(graph.model.group_ref[graph.model.group_label.index("Add_3")])  # a layer: its first workload
         await pilot.pause()
         assert layout.labels[graph.selected_item] == "Add_3"
 
@@ -148,3 +148,19 @@ async def test_the_selections_edges_carry_their_values():
         graph.select_item(int(graph.layout.visible.node_item[model.node_label.index("choose")]))
         await pilot.pause()
         assert "branch_out :" in frame_text(graph) and "y : float32" not in frame_text(graph)
+
+
+async def test_a_schedule_layer_opens_into_its_workloads_per_core():
+    app = make_app(SCHEDULE)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        layout = graph.layout
+        assert layout.labels[graph.selected_item] == "Conv_0" and layout.unit[graph.selected_item]
+        await pilot.press("enter")
+        opened = graph.layout
+        workloads = [label for label, unit in zip(opened.labels, opened.unit.tolist(), strict=True) if not unit]
+        assert sorted(workloads) == ["c0 (0,0) #0", "c1 (1,0) #0", "c2 (0,1) #0", "c3 (1,1) #0"]  # one per core
+        assert "Conv_0" in opened.frame_labels.values()
+        assert opened.labels[graph.selected_item] in workloads
+        await pilot.press("enter")  # on a workload: the layer closes again
+        assert graph.layout.labels[graph.selected_item] == "Conv_0"

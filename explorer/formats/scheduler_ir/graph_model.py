@@ -1,6 +1,7 @@
-"""A schedule as the neutral graph: one node per layer, edges where data flows between layers (a transfer
-from a workload of one layer to a workload of another, on any core, through DRAM too). Colour values: the
-layer's time (its workloads' durations added), its core(s), and the most L2 bytes in use before its workloads."""
+"""A schedule as the neutral graph: one box per layer, edges where data flows between layers (a transfer from a
+workload of one layer to a workload of another, on any core, through DRAM too). A layer is a unit group: drawn
+as one node until opened, when it shows its workloads per core with the dependencies between them. Colour
+values: time (durations), core, and the most L2 bytes in use before the workloads."""
 
 from __future__ import annotations
 
@@ -22,26 +23,38 @@ def schedule_graph(view: Any) -> GraphModel:
     for row, layer in enumerate(s.wl_layer.tolist()):
         rows_of_layer[layer].append(row)
     time = np.bincount(s.wl_layer, weights=s.wl_time, minlength=n_layers) if s.n_workloads else np.zeros(n_layers)
+    l2 = analysis.l2_bytes.astype(np.float64) if analysis is not None else np.zeros(s.n_workloads)
     l2_peak = np.zeros(n_layers)
-    if analysis is not None and s.n_workloads:
-        np.maximum.at(l2_peak, s.wl_layer, analysis.l2_bytes.astype(np.float64))
-    ids = []
+    if s.n_workloads:
+        np.maximum.at(l2_peak, s.wl_layer, l2)
+    node_of_row = np.full(s.n_workloads, -1, dtype=np.int64)
     for layer, rows in enumerate(rows_of_layer):
         if not rows:
-            ids.append(-1)
             continue
         cores = sorted({int(s.wl_core[r]) for r in rows})
-        kind = LAYER_TYPES[int(s.wl_type[rows[0]])] if int(s.wl_type[rows[0]]) < len(LAYER_TYPES) else "?"
+        kind = _kind(s, rows[0])
         where = f"core {cores[0]}" if len(cores) == 1 else f"{len(cores)} cores"
-        ids.append(b.node(
-            s.layers[layer], kind, detail=f"{plural(len(rows), 'workload')} · {where}", ref=("workload", rows[0]),
+        group = b.group(
+            s.layers[layer], kind="layer", ref=("workload", rows[0]), unit=True, op=kind,
+            detail=f"{plural(len(rows), 'workload')} · {where}",
             time=float(time[layer]), core=where, l2_peak=float(l2_peak[layer]),
-        ))  # fmt: skip
+        )  # fmt: skip
+        for row in rows:
+            core = int(s.wl_core[row])
+            node_of_row[row] = b.node(
+                f"{s.core_short(core)} #{int(s.wl_id[row])}", _kind(s, row), group=group,
+                detail=f"{s.layers[layer]} · {float(s.wl_time[row]):,.0f}", ref=("workload", row),
+                time=float(s.wl_time[row]), core=f"core {core}", l2_peak=float(l2[row]),
+            )  # fmt: skip
     if analysis is not None:
         deps = analysis.deps
-        layer_of = s.wl_layer
-        pairs = set(zip(layer_of[deps.producer].tolist(), layer_of[deps.consumer].tolist(), strict=True))
-        for a, c in sorted(pairs):
-            if a != c and ids[a] >= 0 and ids[c] >= 0:
-                b.edge(ids[a], ids[c])
+        pairs = set(zip(deps.producer.tolist(), deps.consumer.tolist(), strict=True))
+        for producer, consumer in sorted(pairs):
+            if producer != consumer and node_of_row[producer] >= 0 and node_of_row[consumer] >= 0:
+                b.edge(int(node_of_row[producer]), int(node_of_row[consumer]))
     return b.build()
+
+
+def _kind(s: Any, row: int) -> str:
+    code = int(s.wl_type[row])
+    return LAYER_TYPES[code] if code < len(LAYER_TYPES) else "?"
