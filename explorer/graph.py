@@ -79,8 +79,15 @@ class GraphModel:
     edge_detail: dict[int, str] = field(default_factory=dict)  # edge → type/shape text, filled on demand
     topo_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     cyclic: bool = False
-    ref_to_node: dict[Any, int] = field(default_factory=dict)
+    _ref_to_node: dict[Any, int] | None = None
     _group_depth: np.ndarray | None = None
+
+    @property
+    def ref_to_node(self) -> dict[Any, int]:
+        """tree ref → node, built the first time the tree and the graph meet."""
+        if self._ref_to_node is None:
+            self._ref_to_node = {ref: i for i, ref in enumerate(self.node_ref) if ref is not None}
+        return self._ref_to_node
 
     @property
     def n_nodes(self) -> int:
@@ -218,6 +225,35 @@ class GraphBuilder:
                     column.append(None)
         return n
 
+    def add_nodes(
+        self,
+        labels: list[str],
+        ops: list[str],
+        groups: list[int],
+        details: list[Any],
+        refs: list[Any],
+        **values: list[Any],
+    ) -> int:
+        """Many nodes at once (columns of equal length), for big graphs; returns the first new node's id."""
+        first = len(self.labels)
+        count = len(labels)
+        self.labels += labels
+        self.ops += ops
+        self.groups += groups
+        self.details += details
+        self.refs += refs
+        self.constants += [False] * count
+        for key in set(self.values) | set(values):
+            column = self.values.setdefault(key, [None] * first)
+            column += values.get(key) or [None] * count
+        return first
+
+    def scopes(self, names: list[str], parent: int = ROOT) -> list[int]:
+        """The scope group of each name (see `scope`), computed once per distinct scope."""
+        prefixes = [name.rpartition("/")[0] for name in names]
+        found = {prefix: self.scope(prefix + "/_", parent) for prefix in set(prefixes)}
+        return [found[prefix] for prefix in prefixes]
+
     def edge(self, source: int, target: int, label: str = "") -> None:
         self.src.append(source)
         self.dst.append(target)
@@ -253,7 +289,6 @@ class GraphBuilder:
         model.topo_rank, model.cyclic = topological_rank(n, src, dst)
         _collapse_single_scopes(model)
         _add_chunks(model)
-        model.ref_to_node = {ref: i for i, ref in enumerate(model.node_ref) if ref is not None}
         return model
 
 
@@ -268,6 +303,8 @@ def topological_rank(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarr
     rank = np.full(n, -1, dtype=np.int64)
     if n == 0:
         return rank, False
+    if src.size == 0 or bool((src < dst).all()):  # already in order (ONNX requires it of its nodes)
+        return np.arange(n, dtype=np.int64), False
     keep = src != dst
     s, d = src[keep], dst[keep]
     indegree = np.bincount(d, minlength=n)

@@ -14,7 +14,7 @@ def onnx_graph(view: Any) -> GraphModel:
         resolve=lambda what, key, name: _dtype(view, key, name) if what == "dtype" else view.type_str(key, name)
     )
     graph_group: dict[str, int] = {}
-    node_ids: dict[tuple[str, int], int] = {}
+    node_ids: dict[str, int] = {}  # graph key → the id of its first op node (its nodes are consecutive)
     value_source: dict[tuple[str, str], int] = {}  # (graph key, value name) → node id that defines it
     for key, info in index.graphs.items():
         if info.kind == "main":
@@ -38,34 +38,36 @@ def onnx_graph(view: Any) -> GraphModel:
                 name, "initializer", group=group, detail=view.type_str(key, name), ref=("init", key, i),
                 constant=True, dtype=_dtype(view, key, name), parameter_bytes=_tensor_bytes(tensor),
             )  # fmt: skip
-        for n, node in enumerate(info.nodes):
-            first = node.output[0] if len(node.output) else ""
-            node_id = b.node(
-                node.name or f"{node.op_type}_{n}",
-                node.op_type,
-                group=b.scope(node.name or "", group),
-                detail=Deferred(("type", key, first)) if first else "",  # computed when a box shows it
-                ref=("node", key, n),
-                dtype=Deferred(("dtype", key, first)) if first else "",
-                parameter_bytes=0,
-            )
-            node_ids[(key, n)] = node_id
-            for name in node.output:
-                if name:
-                    value_source[(key, name)] = node_id
-    parameter_bytes = b.values.get("parameter_bytes")
+        # the op nodes in bulk, from what the index read in its one pass (no second walk of the protobuf)
+        names, ops, firsts = info.node_names, info.node_ops, info.node_first_output
+        first_id = b.add_nodes(
+            [name or f"{op}_{n}" for n, (name, op) in enumerate(zip(names, ops, strict=True))],
+            list(ops),
+            b.scopes(names, group),
+            [Deferred(("type", key, out)) if out else "" for out in firsts],  # computed when a box shows it
+            [("node", key, n) for n in range(len(names))],
+            dtype=[Deferred(("dtype", key, out)) if out else "" for out in firsts],
+            parameter_bytes=[0] * len(names),
+        )
+        node_ids[key] = first_id
+        for name, n in info.producer.items():
+            value_source[(key, name)] = first_id + n
+    parameter_bytes = b.values["parameter_bytes"]
+    constants = {i for i, constant in enumerate(b.constants) if constant}
+    src, dst, labels = b.src, b.dst, b.edge_labels  # appended to directly: this loop sees every edge
     for key, info in index.graphs.items():
-        for n, node in enumerate(info.nodes):
-            target = node_ids[(key, n)]
-            for name in node.input:
-                if not name:
-                    continue
-                source = _find(index, value_source, key, name)
-                if source is None:
-                    b.dangling.append((target, name))
-                    continue
-                b.edge(source, target, name)
-                if parameter_bytes is not None and b.constants[source]:
+        first_id = node_ids[key]
+        for name, readers in info.consumers.items():
+            source = _find(index, value_source, key, name)
+            if source is None:
+                b.dangling += [(first_id + n, name) for n in readers]
+                continue
+            targets = [first_id + n for n in readers]
+            src += [source] * len(targets)
+            dst += targets
+            labels += [name] * len(targets)
+            if source in constants:  # a reader's parameter bytes: the initializers it reads
+                for target in targets:
                     parameter_bytes[target] = (parameter_bytes[target] or 0) + (parameter_bytes[source] or 0)
         if info.kind == "main":
             for name in info.outputs:

@@ -61,6 +61,10 @@ class GraphInfo:
     initializers: dict[str, int] = field(default_factory=dict)  # name → index in proto.initializer
     types: dict[str, Any] = field(default_factory=dict)  # name → TypeProto (declared, then inferred)
     subgraphs: dict[int, list[str]] = field(default_factory=dict)  # node index → keys of its subgraphs
+    # per node, read in the one indexing pass so the graph view need not walk the protobuf again
+    node_names: list[str] = field(default_factory=list)
+    node_ops: list[str] = field(default_factory=list)
+    node_first_output: list[str] = field(default_factory=list)
 
     @property
     def nodes(self) -> Any:
@@ -163,9 +167,15 @@ def _add_graph(
     known = set(graph.inputs) | graph.initializers.keys()
     # One pass per graph does the indexing and the text and definition checks: on a 20,000-node model every
     # extra pass costs about as much as the protobuf parse itself.
+    names, ops, firsts = graph.node_names, graph.node_ops, graph.node_first_output
     for n, node in enumerate(proto.node):
-        if type(node.op_type) is not str or type(node.name) is not str or type(node.domain) is not str:
+        op_type, node_name = node.op_type, node.name
+        if type(op_type) is not str or type(node_name) is not str or type(node.domain) is not str:
             raise BadText(f"{key}.node[{n}]")
+        names.append(node_name)
+        ops.append(op_type)
+        outputs = node.output
+        firsts.append(outputs[0] if len(outputs) and type(outputs[0]) is str else "")
         for name in node.input:
             if not name:
                 continue
@@ -188,7 +198,7 @@ def _add_graph(
                         f"{key}.node[{n}].input[{k}]",
                     )
                 )
-        for name in node.output:
+        for name in outputs:
             if not name:
                 continue
             if type(name) is not str:
