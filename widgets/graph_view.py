@@ -264,7 +264,7 @@ class GraphView(FrameWidget, can_focus=True):
         self._label_selected_edges(canvas, layout)
         if layout.width > width or layout.height > body:
             mw, mh = MINIMAP
-            if width > mw + 10 and body > mh + 2:
+            if width >= mw * 3 and body >= mh * 2:  # a small terminal keeps its cells for the graph
                 rows = minimap(layout, mw - 2, mh - 2, (*self.origin, width, body))
                 x0 = width - mw
                 canvas.text(x0, 0, "┌" + "─" * (mw - 2) + "┐", FRAME)
@@ -300,7 +300,10 @@ class GraphView(FrameWidget, can_focus=True):
             text = f" {shorten(name, 24)}{' : ' + shorten(value_type, 24) if value_type else ''}"
             text += f" +{found.size - 1}" if found.size > 1 else ""
             x, y = edge.points[-1]
-            canvas.text(x - ox + 1, y - oy, text, STUB)
+            cx, cy = x - ox + 1, y - oy
+            fits = 0 <= cy < canvas.height and cx >= 0 and cx + len(text) <= canvas.width
+            if fits and (canvas.chars[cy, cx : cx + len(text)] == ord(" ")).all():  # only where it hides nothing
+                canvas.text(cx, cy, text, STUB)
 
     def _strip(self, canvas: Any, y: int) -> Strip:
         chars, styles = canvas.chars[y], canvas.styles[y]
