@@ -52,23 +52,23 @@ class Timeline(FrameWidget, can_focus=True):
     """Keys: W/S zoom, A/D pan, ./, next/previous workload, F fit selection, Home/End, ↑/↓ core."""
 
     BINDINGS = [
-        Binding("w", "zoom(0.5)", "Zoom in"),
-        Binding("s", "zoom(2.0)", "Zoom out"),
-        Binding("a", "pan(-0.25)", "Pan left", show=False),
-        Binding("d", "pan(0.25)", "Pan right", show=False),
+        Binding("w,W", "zoom(0.5)", "Zoom in", key_display="w"),
+        Binding("s,S", "zoom(2.0)", "Zoom out", key_display="s"),
+        Binding("a,A", "pan(-0.25)", "Pan left", show=False),
+        Binding("d,D", "pan(0.25)", "Pan right", show=False),
         Binding("full_stop", "step(1)", "Next", key_display="."),
         Binding("comma", "step(-1)", "Prev", show=False, key_display=","),
-        Binding("f", "fit", "Fit selection", show=False),
+        Binding("f,F", "fit", "Fit selection", show=False),
         Binding("home", "edge(0)", "Start", show=False),
         Binding("end", "edge(1)", "End", show=False),
         Binding("up", "core(-1)", "Core up", show=False),
         Binding("down", "core(1)", "Core down", show=False),
-        Binding("c", "toggle_critical", "Critical path"),
-        Binding("l", "toggle_colors", "Colour by layer", show=False),
-        Binding("m", "toggle_mode", "Sequential", show=False),
+        Binding("c,C", "toggle_critical", "Critical path", key_display="c"),
+        Binding("l,L", "toggle_colors", "Colour by layer", show=False),
+        Binding("m,M", "toggle_mode", "Sequential", show=False),
         Binding("0", "zoom_all", "Whole schedule", show=False),
     ]
-    HELP_KEYS = [
+    HELP_KEYS = [  # letters work in either case, as in Perfetto
         ("Timeline", "W / S", "zoom in / out around the selection"),
         ("Timeline", "A / D", "pan left / right"),
         ("Timeline", ". / ,", "next / previous {block} on the {lane}"),

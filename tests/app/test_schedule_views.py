@@ -180,3 +180,28 @@ async def test_clicking_a_cell_selects_its_tensor():
         tensor = int(app.document.schedule.buf_tensor[buffers.selected_entry])
         assert app.query_one(DetailsPanel).sections[0].title.startswith(f"Tensor {tensor}")
         assert "resident in" in dict(app.query_one(DetailsPanel).sections[0].rows)
+
+
+async def test_timeline_letters_work_in_either_case_as_documented():
+    """The help and README write Perfetto's keys in upper case: both cases must act."""
+    from tests.app.helpers import SIZE, wait_loaded
+    from tests.conftest import SAMPLE_DATA
+    from widgets.app import make_app
+
+    app = make_app(SAMPLE_DATA / "clean_2x2_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("2")
+        timeline = app.timeline
+        for zoom_in, zoom_out in (("w", "s"), ("W", "S")):
+            span = timeline.t1 - timeline.t0
+            await pilot.press(zoom_in)
+            assert timeline.t1 - timeline.t0 < span
+            await pilot.press(zoom_out)
+            assert abs((timeline.t1 - timeline.t0) - span) < 1e-6 * span
+        for key, attribute in (("C", "show_critical"), ("L", "by_layer"), ("M", "sequential")):
+            before = getattr(timeline, attribute)
+            await pilot.press(key)
+            assert getattr(timeline, attribute) != before, key
+            await pilot.press(key.lower())
+            assert getattr(timeline, attribute) == before, key.lower()
