@@ -153,9 +153,25 @@ class DocumentView:
         """Bytes live per step of each memory plan (TVM's storage plan), for the HTML report."""
         return []
 
+    _graph_cache: Any = None
+
     def graph_model(self) -> Any:
-        """The document's graph for the graph view (explorer.graph.GraphModel), or None."""
+        """The document's graph for the graph view (explorer.graph.GraphModel), or None; built once, on first
+        use, with the cycle collector paused (many small objects, none in cycles)."""
+        if self._graph_cache is None:
+            from explorer.gc_pause import collector_paused
+
+            with collector_paused():
+                self._graph_cache = self.build_graph()
+        return self._graph_cache
+
+    def build_graph(self) -> Any:
+        """Build the graph (formats with one override this; see explorer.graph.GraphBuilder)."""
         return None
+
+    def graph_ready(self) -> bool:
+        """Whether graph_model() is already built (the TUI builds big graphs while the file loads)."""
+        return self._graph_cache is not None
 
     def graph_size_hint(self) -> int:
         """About how many nodes graph_model() will hold, known without building it (-1: unknown). The graph

@@ -33,7 +33,7 @@ from widgets.messages import ItemActivated, ItemFocused, ProblemChosen, RevealRe
 from widgets.problems import ProblemsTable
 from widgets.search_screen import SearchScreen
 from widgets.summary_bar import SummaryBar
-from widgets.views import ALL_VIEWS, TREE, ViewSpec, offered_views, spec_named
+from widgets.views import ALL_VIEWS, SYNC_GRAPH_NODES, TREE, ViewSpec, offered_views, spec_named
 
 WORKLOAD_REFS = ("workload", "ifmap", "ofmap", "weight", "buffer", "wl0", "buffer-entry", "wl0-entry")
 BUFFER_PROBLEMS = ("l2-overlap", "wl0-overlap", "l2-out-of-range", "l2-over-capacity")
@@ -145,6 +145,9 @@ class IrExplorerApp(App[None]):
             document.run_deep_checks()
             for spec in offered_views(document):
                 spec.import_widget()  # here, off the UI thread
+            if document.offers(Capability.GRAPH) and document.view.graph_size_hint() > SYNC_GRAPH_NODES:
+                progress(0.995, 1, "building the graph")  # big: here, off the UI thread, so `6` is instant
+                document.view.graph_model()
         except LoadCancelled:
             return
         except LoadError as error:

@@ -47,9 +47,9 @@ from widgets.graph_canvas import (
     minimap,
     shorten,
 )
+from widgets.views import SYNC_GRAPH_NODES
 
 STATUS_LINES = 2
-SYNC_NODES = 20_000  # graphs up to this many nodes are built on the spot (at most ~0.2 s); bigger in a worker
 MINIMAP = (24, 8)
 BASE_STYLES = {
     EDGE: Style(color="#8a8a8a"),
@@ -152,8 +152,9 @@ class GraphView(FrameWidget, can_focus=True):
     def on_show(self) -> None:
         if self.document is not None and self.model is None and not self._building:
             self._building = True
-            if 0 <= self.document.view.graph_size_hint() <= SYNC_NODES:
-                self._build_now()  # small: at once, without the hop through a thread
+            view = self.document.view
+            if view.graph_ready() or 0 <= view.graph_size_hint() <= SYNC_GRAPH_NODES:
+                self._build_now()  # built while loading, or small: at once, without the hop through a thread
             else:
                 self._build()
 

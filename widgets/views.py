@@ -31,6 +31,10 @@ class ViewSpec:
         importlib.import_module(self.widget.split(":")[0])
 
 
+# Graphs up to this many nodes are built when the graph view is first shown (at most about 0.2 s); bigger ones
+# while the file loads, in the load worker, so the graph view never waits for them.
+SYNC_GRAPH_NODES = 20_000
+
 TREE = ViewSpec("tree", Capability.TREE, "1", "Tree", "the document tree", "widgets.doc_tree:DocumentTree")
 VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("timeline", Capability.TIMELINE, "2", "Timeline", "{block}s per {lane} on a time axis",

@@ -164,3 +164,20 @@ async def test_a_schedule_layer_opens_into_its_workloads_per_core():
         assert opened.labels[graph.selected_item] in workloads
         await pilot.press("enter")  # on a workload: the layer closes again
         assert graph.layout.labels[graph.selected_item] == "Conv_0"
+
+
+async def test_big_graphs_are_built_while_the_file_loads(monkeypatch):
+    import widgets.app
+
+    monkeypatch.setattr(widgets.app, "SYNC_GRAPH_NODES", 0)  # every graph counts as big here
+    app = make_app(ONNX)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        assert app.document.view.graph_ready()  # built in the load worker, before the graph key
+        graph = await open_graph(pilot)
+        assert graph.model is app.document.view.graph_model()
+    monkeypatch.undo()
+    small = make_app(ONNX)
+    async with small.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        assert not small.document.view.graph_ready()  # small: built when the view is first shown

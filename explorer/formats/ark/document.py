@@ -21,7 +21,6 @@ from explorer.formats.ark.checks import TensorIndex
 from explorer.formats.ark.layout import layout_of
 from explorer.formats.ark.model import ArkArg, ArkFile, ArkOp, ArkTensor
 from explorer.formatting import human_bytes
-from explorer.gc_pause import collector_paused
 
 _ROLE_KEYS = {"read": "ReadTensors", "write": "WriteTensors", "result": "ResultTensors"}
 _INDEX = re.compile(r"\[(\d+)\]")
@@ -53,7 +52,6 @@ class ArkView(DocumentView):
         self.ark = ark
         self.index = index
         self.graph = graph
-        self._graph_model: Any = None
         self.group_word = "node" if ark.kind == "model" else "task"
         self._path_index: list[tuple[str, Any]] | None = None
 
@@ -298,13 +296,10 @@ class ArkView(DocumentView):
     def graph_size_hint(self) -> int:
         return len(self.ark.nodes) or len(self.ark.tasks)
 
-    def graph_model(self) -> Any:
-        if self._graph_model is None:
-            from explorer.formats.ark.graph_model import ark_graph
+    def build_graph(self) -> Any:
+        from explorer.formats.ark.graph_model import ark_graph
 
-            with collector_paused():  # many small objects, none in cycles
-                self._graph_model = ark_graph(self)
-        return self._graph_model
+        return ark_graph(self)
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         return {op.name: (op.type, str([t.shape for t in op.read + op.write])) for _, op in self.ark.ops()}

@@ -28,7 +28,6 @@ from explorer.document import (
 from explorer.errors import Problem
 from explorer.formats.coreml.model import CoreMLModel, blob_stats, op_name, type_text, value_text
 from explorer.formatting import human_bytes
-from explorer.gc_pause import collector_paused
 
 _MIL_FUNC = re.compile(r"^\s*func\s+(\w+)")
 _MIL_OP = re.compile(r"^\s*(?:[\w<>\[\], ]+?)\s+(\S+)\s*=\s*(\w+)\(")
@@ -61,7 +60,6 @@ class CoreMLView(DocumentView):
     def __init__(self, model: CoreMLModel) -> None:
         self.model = model
         self._mil = None
-        self._graph_model: Any = None
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
@@ -81,13 +79,10 @@ class CoreMLView(DocumentView):
     def graph_size_hint(self) -> int:
         return sum(len(b.proto.operations) for b in self.model.blocks.values()) or len(self.layers() or [])
 
-    def graph_model(self) -> Any:
-        if self._graph_model is None:
-            from explorer.formats.coreml.graph_model import coreml_graph
+    def build_graph(self) -> Any:
+        from explorer.formats.coreml.graph_model import coreml_graph
 
-            with collector_paused():  # many small objects, none in cycles
-                self._graph_model = coreml_graph(self)
-        return self._graph_model
+        return coreml_graph(self)
 
     @property
     def mil(self) -> Any:

@@ -30,7 +30,6 @@ from explorer.document import (
 from explorer.errors import Problem
 from explorer.formats.onnx.index import ELEMENT_BITS, ModelIndex, element_name
 from explorer.formatting import human_bytes
-from explorer.gc_pause import collector_paused
 
 MAX_STATS_BYTES = 256 * 1024 * 1024
 
@@ -132,7 +131,6 @@ class OnnxView(DocumentView):
         self.path = path
         self.index = index
         self._graph = None
-        self._graph_model: Any = None
 
     def deep_checks(self) -> list[Problem]:
         """Shape inference: it costs more than reading the file, so `check` and the TUI run it, `info` not."""
@@ -154,14 +152,11 @@ class OnnxView(DocumentView):
     def graph_size_hint(self) -> int:
         return sum(len(info.nodes) for info in self.index.graphs.values())
 
-    def graph_model(self) -> Any:
-        """Built on first use (the graph view, `ir-explorer graph`, the report), then kept."""
-        if self._graph_model is None:
-            from explorer.formats.onnx.graph_model import onnx_graph
+    def build_graph(self) -> Any:
+        """Nodes from the index's one pass, grouped by scope, subgraph and function."""
+        from explorer.formats.onnx.graph_model import onnx_graph
 
-            with collector_paused():  # many small objects, none in cycles
-                self._graph_model = onnx_graph(self)
-        return self._graph_model
+        return onnx_graph(self)
 
     def parameter_bytes_by_dtype(self) -> dict[str, int]:
         summary = self.document.summary if self.document else {}

@@ -30,7 +30,6 @@ from explorer.formats.scheduler_ir.checks import transfer_problems
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, vocabulary
 from explorer.formats.scheduler_ir.summary import schedule_summary
 from explorer.formatting import box, compact, human_bytes, number, plural
-from explorer.gc_pause import collector_paused
 from explorer.schedule import Schedule
 
 CAPABILITIES = frozenset(
@@ -61,19 +60,15 @@ class ScheduleView(DocumentView):
     def __init__(self, s: Schedule) -> None:
         self.s = s
         self._decoded: dict[int, dict] = {}
-        self._graph_model: Any = None
 
     def graph_size_hint(self) -> int:
         return len(self.s.layers)
 
-    def graph_model(self) -> Any:
-        """Layers as nodes (built after the analysis, which finds the data flowing between workloads)."""
-        if self._graph_model is None:
-            from explorer.formats.scheduler_ir.graph_model import schedule_graph
+    def build_graph(self) -> Any:
+        """Layers that open into workloads (needs the analysis: it finds the data flowing between them)."""
+        from explorer.formats.scheduler_ir.graph_model import schedule_graph
 
-            with collector_paused():  # many small objects, none in cycles
-                self._graph_model = schedule_graph(self)
-        return self._graph_model
+        return schedule_graph(self)
 
     def analyzed(self, document: Document) -> None:
         """The schedule's own checks (transfers, DRAM pairs) on top of the neutral ones, and its summary."""

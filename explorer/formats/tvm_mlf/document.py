@@ -29,7 +29,6 @@ from explorer.errors import Problem
 from explorer.formats.tvm_mlf.bundle import MlfBundle, Module
 from explorer.formats.tvm_mlf.params import array_stats
 from explorer.formatting import human_bytes
-from explorer.gc_pause import collector_paused
 
 SOURCE_SUFFIXES = {
     ".c": "c",
@@ -92,7 +91,6 @@ class TvmView(DocumentView):
     def __init__(self, mlf: MlfBundle, schedule: Any) -> None:
         self.mlf = mlf
         self.schedule = schedule
-        self._graph_model: Any = None
         self._functions: dict[str, tuple[str, int]] | None = None
         self._row_of: dict[tuple[int, int], int] = {}
         if schedule is not None:
@@ -145,13 +143,10 @@ class TvmView(DocumentView):
     def graph_size_hint(self) -> int:
         return sum(len(m.graph.nodes) for m in self.modules if m.graph is not None)
 
-    def graph_model(self) -> Any:
-        if self._graph_model is None:
-            from explorer.formats.tvm_mlf.graph_model import tvm_graph
+    def build_graph(self) -> Any:
+        from explorer.formats.tvm_mlf.graph_model import tvm_graph
 
-            with collector_paused():  # many small objects, none in cycles
-                self._graph_model = tvm_graph(self)
-        return self._graph_model
+        return tvm_graph(self)
 
     def memory_curves(self) -> list[MemoryCurve]:
         return [
