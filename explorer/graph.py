@@ -9,7 +9,7 @@ gets synthetic chunk groups in topological order, so no level ever shows thousan
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -400,7 +400,7 @@ def _chunk_group(model: GraphModel, group: int) -> None:
     for lo in range(0, total, CHUNK):
         hi = min(lo + CHUNK, total)
         chunk = len(model.group_label)
-        model.group_label.append(f"{_chunk_word(model, kinds[lo:hi])} {lo}–{hi - 1}")
+        model.group_label.append(f"{'nodes' if (kinds[lo:hi] == 0).all() else 'members'} {lo}–{hi - 1}")
         model.group_ref.append(None)
         model.group_kind.append("chunk")
         model.group_unit = np.append(model.group_unit, False)
@@ -418,10 +418,6 @@ def _chunk_group(model: GraphModel, group: int) -> None:
     model._group_depth = None
 
 
-def _chunk_word(model: GraphModel, kinds: np.ndarray) -> str:
-    return "nodes" if (kinds == 0).all() else "members"
-
-
 def _group_min_rank(model: GraphModel) -> np.ndarray:
     """The smallest topological rank of the nodes inside each group (at any depth)."""
     big = np.iinfo(np.int64).max
@@ -434,18 +430,6 @@ def _group_min_rank(model: GraphModel) -> np.ndarray:
         if parent != ROOT and best[g] < best[parent]:
             best[parent] = best[g]
     return best
-
-
-def members_by_group(model: GraphModel) -> dict[int, tuple[list[int], list[int]]]:
-    """group → (its direct nodes, its direct child groups); ROOT included."""
-    found: dict[int, tuple[list[int], list[int]]] = {ROOT: ([], [])}
-    for g in range(model.n_groups):
-        found.setdefault(g, ([], []))
-    for n, g in enumerate(model.node_group.tolist()):
-        found[g][0].append(n)
-    for g, parent in enumerate(model.group_parent.tolist()):
-        found[parent][1].append(g)
-    return found
 
 
 def count_nodes(model: GraphModel) -> np.ndarray:
@@ -470,7 +454,3 @@ def search_nodes(model: GraphModel, text: str, limit: int = 10_000) -> list[int]
              if text in label.lower() or text in op.lower()]  # fmt: skip
     found.sort(key=lambda n: int(model.topo_rank[n]))
     return found[:limit]
-
-
-def value_column(model: GraphModel, name: str) -> Iterable[Any] | None:
-    return model.node_values.get(name)

@@ -207,28 +207,25 @@ def _draw_stubs(canvas: Canvas, layout: Layout, ox: int, oy: int, shown: np.ndar
         w, h = int(layout.w[item]), int(layout.h[item])
         targets = layout.out_stubs.get(item)
         if targets:
-            text = _stub_text("↓" if tb else "→", [layout.labels[t] for t in targets], layout, item, targets)
+            text = _stub_text("↓" if tb else "→", [layout.labels[t] for t in targets])
             sx, sy = (x, y + h) if tb else (x + w + 1, y)
-            canvas.text(sx, sy, text, BACK if _any_back(layout, item, targets) else STUB, limit=max(w + 12, 16))
+            canvas.text(sx, sy, text, BACK if item in layout.back_sources else STUB, limit=max(w + 12, 16))
         sources = layout.in_stubs.get(item)
         if sources:
-            text = _stub_text("↑" if tb else "←", [layout.labels[s] for s in sources], layout, item, sources)
+            text = _stub_text("↑" if tb else "←", [layout.labels[s] for s in sources])
             sx, sy = (x, y - 1) if tb else (max(x - 16, 0), y + h)
             canvas.text(sx, sy, text, STUB, limit=max(w + 12, 16))
         bundle = layout.bundles.get(item)
         if bundle:
             canvas.text(x, y + h if tb else y, f"⇊ {bundle:,} readers", STUB)
+    on_screen = set(shown.tolist())
     for item, name in layout.visible.dangling:
-        if item in set(shown.tolist()):
+        if item in on_screen:
             x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
             canvas.text(x + int(layout.w[item]) + 1, y, f"⚠ {shorten(name, 20)}?", WARN)
 
 
-def _any_back(layout: Layout, item: int, targets: list[int]) -> bool:
-    return any(e.kind == "back" and e.source == item for e in layout.edges)
-
-
-def _stub_text(arrow: str, names: list[str], layout: Layout, item: int, others: list[int]) -> str:
+def _stub_text(arrow: str, names: list[str]) -> str:
     shown = ", ".join(shorten(n, 18) for n in names[:2])
     more = f" +{len(names) - 2}" if len(names) > 2 else ""
     return f"{arrow} {shown}{more}"

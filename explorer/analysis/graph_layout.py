@@ -134,6 +134,7 @@ class Layout:
     out_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → targets drawn as stubs below it
     in_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → sources drawn as stubs above it
     bundles: dict[int, int] = field(default_factory=dict)  # item → how many items its bundled edge feeds
+    back_sources: set[int] = field(default_factory=set)  # items with an edge that closes a cycle
     frame_labels: dict[int, str] = field(default_factory=dict)  # open group → its label
     unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # items that are closed unit groups
 
@@ -253,6 +254,8 @@ def layout_graph(model: GraphModel, visible: VisibleGraph, level: int = FULL, di
         result.unit[grouped] = model.group_unit[visible.item_id[grouped]]
     for edge in edges:
         if edge.kind in ("stub", "back"):
+            if edge.kind == "back":
+                result.back_sources.add(edge.source)
             result.out_stubs.setdefault(edge.source, []).append(edge.target)
             result.in_stubs.setdefault(edge.target, []).append(edge.source)
         elif edge.kind == "bundle":
@@ -445,7 +448,6 @@ def _frames(model: GraphModel, visible: VisibleGraph, x, y, w, h) -> dict[int, t
     item_group[nodes] = model.node_group[visible.item_id[nodes]]
     groups = ~nodes
     item_group[groups] = model.group_parent[visible.item_id[groups]]
-    depth = model.group_depth()
     open_set = set(visible.open_groups)
     boxes: dict[int, list[int]] = {}
     for item, g in enumerate(item_group.tolist()):
@@ -462,7 +464,6 @@ def _frames(model: GraphModel, visible: VisibleGraph, x, y, w, h) -> dict[int, t
                     box[2], box[3] = max(box[2], hi_x), max(box[3], hi_y)
             level += 1
             g = int(model.group_parent[g])
-    del depth
     for g, (x0, y0, x1, y1) in boxes.items():
         frames[g] = (max(x0, 0), max(y0, 0), x1 - max(x0, 0) + 1, y1 - max(y0, 0) + 1)
     return frames
