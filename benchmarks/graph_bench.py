@@ -59,8 +59,10 @@ for g in candidates:
         chain.append(p)
         p = int(model.group_parent[p])
     expanded = set(chain[1:])  # its ancestors open, the group itself closed: what is on screen before Enter
+    placements = {}  # the view's cache, filled by the screen before Enter
+    layout_graph(model, visible_graph(model, expanded), cache=placements)
     t = time.perf_counter()
-    layout = layout_graph(model, visible_graph(model, expanded | {g}))
+    layout = layout_graph(model, visible_graph(model, expanded | {g}), cache=placements)
     times.append(time.perf_counter() - t)
     opened.append(layout.visible.n_items)
 elapsed = statistics.median(times) if times else 0.0
@@ -215,8 +217,10 @@ def section(out: Path, probes: dict, run_probe: Callable[[str, Path], dict], rat
         "First graph on screen: from the graph key's action (document loaded, app idle) until the graph is built, laid",
         "out and its first frame drawn, headless at 200×60. Graphs up to 20,000 nodes are built then; bigger ones",
         "while the file loads (the load takes that much longer: about 0.3 s for the 100,000-node graph).",
-        "Opening a group: the layout after opening one group (median and worst of up to 8 groups with at most",
-        "2,000 members, the largest first). Frames at 200×60: 60 pans, 12 zoom-level changes",
+        "Opening a group: the layout after opening one group, the screen before it laid out first as the view",
+        "has it (each open group is laid out alone and cached, so only the opened group and its ancestors are laid",
+        "out again); median and worst of up to 8 groups with at most 2,000 members, the largest first.",
+        "Frames at 200×60: 60 pans, 12 zoom-level changes",
         "(a level's first layout included). Netron, measured on this machine (from the issue): 4.5 s for a",
         "2,681-node GPT, 8.9 s for a 20,000-node chain, 46 s for the 10,000-node long-edge graph.",
         "",

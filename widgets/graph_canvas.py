@@ -77,6 +77,7 @@ def draw(
     matches = matches or set()
     _draw_frames(canvas, layout, ox, oy)
     _draw_edges(canvas, layout, ox, oy)
+    _draw_frame_labels(canvas, layout, ox, oy)  # over the edges that enter a frame through its top
     shown = np.flatnonzero(
         (layout.x + layout.w > ox) & (layout.x < ox + width) & (layout.y + layout.h > oy) & (layout.y < oy + height)
     )
@@ -93,8 +94,7 @@ def draw(
 
 
 def _draw_frames(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
-    model_labels = layout.frame_labels
-    for group, (fx, fy, fw, fh) in layout.frames.items():
+    for fx, fy, fw, fh in layout.frames.values():
         x0, y0 = fx - ox, fy - oy
         x1, y1 = x0 + fw - 1, y0 + fh - 1
         if x1 < 0 or y1 < 0 or x0 >= canvas.width or y0 >= canvas.height:
@@ -104,9 +104,13 @@ def _draw_frames(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
         for y in range(max(y0 + 1, 0), min(y1, canvas.height)):
             canvas.text(x0, y, "┆", FRAME)
             canvas.text(x1, y, "┆", FRAME)
-        label = model_labels.get(group, "")
-        if label:
-            canvas.text(x0 + 2, y0, f" ▾ {shorten(label, max(fw - 8, 4))} ", FRAME_LABEL)
+
+
+def _draw_frame_labels(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
+    for group, (fx, fy, fw, _) in layout.frames.items():
+        label = layout.frame_labels.get(group, "")
+        if label and 0 <= fy - oy < canvas.height:
+            canvas.text(fx - ox + 2, fy - oy, f" ▾ {shorten(label, max(fw - 8, 4))} ", FRAME_LABEL)
 
 
 def _draw_edges(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:

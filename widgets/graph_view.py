@@ -131,6 +131,7 @@ class GraphView(FrameWidget, can_focus=True):
         self.matches: list[int] = []
         self.match_index = -1
         self._layouts: dict[tuple, Layout] = {}
+        self._placements: dict = {}  # each open group's placement, reused when another group opens or closes
         self._colours: dict[tuple, tuple[np.ndarray, list[tuple[str, str]]]] = {}
         self.last_layout_seconds = 0.0
         self._center_pending = False
@@ -144,6 +145,7 @@ class GraphView(FrameWidget, can_focus=True):
         self.ready = False
         self.model = None
         self._layouts.clear()
+        self._placements.clear()
         self._colours.clear()
         self._building = False
         if self.is_on_screen:
@@ -168,7 +170,7 @@ class GraphView(FrameWidget, can_focus=True):
             model = self.document.view.graph_model()
             expanded = initial_expansion(model)
             started = time.perf_counter()
-            layout = layout_graph(model, visible_graph(model, expanded), FULL, "TB")
+            layout = layout_graph(model, visible_graph(model, expanded), FULL, "TB", self._placements)
             elapsed = time.perf_counter() - started
         except Exception as error:  # a format bug must not take the app down: say it in the view
             call(self._failed, f"{type(error).__name__}: {error}")
@@ -186,9 +188,8 @@ class GraphView(FrameWidget, can_focus=True):
         self.modes = colour_modes(model)
         self._layouts[self._layout_key()] = layout
         self.last_layout_seconds = elapsed
-        if layout.visible.n_items:
-            first = int(np.argmin(layout.y * 100000 + layout.x))
-            self.selected_key = self._key_of(layout, first)
+        if layout.first_item >= 0:
+            self.selected_key = self._key_of(layout, layout.first_item)
         self.ready = True
         self._scroll_to_selection(center=True)
         self.refresh()
@@ -206,7 +207,7 @@ class GraphView(FrameWidget, can_focus=True):
         if found is None:
             started = time.perf_counter()
             visible = visible_graph(self.model, self.expanded, self.show_constants)
-            found = layout_graph(self.model, visible, self.level, self.direction)
+            found = layout_graph(self.model, visible, self.level, self.direction, self._placements)
             self.last_layout_seconds = time.perf_counter() - started
             if len(self._layouts) > 24:
                 self._layouts.clear()
@@ -278,7 +279,8 @@ class GraphView(FrameWidget, can_focus=True):
 
     def _label_selected_edges(self, canvas: Any, layout: Layout) -> None:
         """On demand: the edges into and out of the selection carry their values' names and types, written by
-        their arrowheads (an edge of a collapsed group stands for several: the first and a count)."""
+        the selection: where they leave it and by their arrowheads into it (an edge of a collapsed group stands for
+        several: the first and a count)."""
         item = self.selected_item
         if item < 0:
             return
@@ -300,11 +302,20 @@ class GraphView(FrameWidget, can_focus=True):
             value_type = model.node_detail[int(model.edge_src[first])].split(" +")[0]
             text = f" {shorten(name, 24)}{' : ' + shorten(value_type, 24) if value_type else ''}"
             text += f" +{found.size - 1}" if found.size > 1 else ""
-            x, y = edge.points[-1]
-            cx, cy = x - ox + 1, y - oy
+            short = f" {shorten(name, 24)}"  # the name alone where the type does not fit
+            for label in dict.fromkeys((text, short)):
+                if self._write_edge_label(canvas, edge, edge.source == item, label, layout.direction == "TB"):
+                    break
+
+    def _write_edge_label(self, canvas: Any, edge: Any, leaving: bool, text: str, tb: bool) -> bool:
+        ox, oy = self.origin
+        for cx, cy in _label_spots(edge.points, leaving, len(text), tb):
+            cx, cy = cx - ox, cy - oy
             fits = 0 <= cy < canvas.height and cx >= 0 and cx + len(text) <= canvas.width
             if fits and (canvas.chars[cy, cx : cx + len(text)] == ord(" ")).all():  # only where it hides nothing
                 canvas.text(cx, cy, text, STUB)
+                return True
+        return False
 
     def _strip(self, canvas: Any, y: int) -> Strip:
         chars, styles = canvas.chars[y], canvas.styles[y]
@@ -568,3 +579,19 @@ class GraphView(FrameWidget, can_focus=True):
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         self.action_pan(0, -1)
+
+
+def _label_spots(points: list[tuple[int, int]], leaving: bool, length: int, tb: bool) -> list[tuple[int, int]]:
+    """Where an edge's label may go, nearest the selection first: beside the segment that leaves it (or that
+    arrives at it), right of the line then left of it (TB), above the line then below it (LR)."""
+    near = points[0] if leaving else points[-1]
+    far = (points[1] if leaving else points[-2]) if len(points) > 1 else near
+    spots = []
+    if tb:
+        step = 1 if far[1] >= near[1] else -1
+        for y in range(near[1], far[1] + step, step)[:6]:
+            spots += [(near[0] + 1, y), (near[0] - length, y)]
+    else:
+        x = near[0] if leaving else near[0] - length + 1
+        spots += [(x, near[1] - 1), (x, near[1] + 1)]
+    return spots

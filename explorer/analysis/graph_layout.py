@@ -1,12 +1,13 @@
-"""Layered layout of what is visible of a GraphModel, in terminal cells: the graph view, `ir-explorer graph`,
-the SVG screenshot and the HTML figure all draw this.
+"""Compound layered layout of what is visible of a GraphModel, in terminal cells: the graph view,
+`ir-explorer graph`, the SVG screenshot and the HTML figure all draw this.
 
 Only what is visible is laid out: a collapsed group is one box, constants fold into their consumers, and
-groups with many members were already split into chunks by the model. The steps (Sugiyama's, vectorised):
-cycles broken by reversing back edges (kept and marked), layers by longest path (sources pulled down next to
-their first reader), edges longer than MAX_SPAN layers drawn as labelled stubs instead of routed, crossing
-reduction by barycentre sweeps over all layers at once, and coordinates that pull every box toward the mean
-of its neighbours while keeping the order and the gaps, so chains come out as straight vertical lines.
+groups with many members were already split into chunks by the model. Each open group is laid out on its own
+(explorer.analysis.layered) and placed as one framed box in its parent, the way Model Explorer lays out
+expanded layers: frames never overlap other boxes, and opening a group lays out that group and its ancestors
+while every other open group keeps its placement (cached by the caller). Edges between groups are drawn
+piece by piece through ports on the frames; edges against the order (cycles), over more than MAX_SPAN layers
+or out of a huge fan-out are drawn as labelled stubs instead.
 """
 
 from __future__ import annotations
@@ -15,12 +16,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from explorer.analysis.layered import MAX_SPAN, Connection, Gaps, Placement, order_and_layers, place_container
 from explorer.graph import ROOT, GraphModel, count_nodes, topological_rank
 
-MAX_SPAN = 6  # edges over more layers are stubs ("→ Add_9_1") that jump to their other end
 FANOUT = 24  # an item feeding more visible items than this draws one bundled stub with the count
-SWEEPS = 8
-PLACEMENT_PASSES = 6
 FULL, COMPACT, DOTS = 0, 1, 2
 LEVEL_NAMES = ("full", "compact", "dots")
 # per level: box height, minor gap (between boxes of a layer), major gap (between layers), width bounds
@@ -137,6 +136,8 @@ class Layout:
     back_sources: set[int] = field(default_factory=set)  # items with an edge that closes a cycle
     frame_labels: dict[int, str] = field(default_factory=dict)  # open group → its label
     unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # items that are closed unit groups
+    laid_out: int = 0  # containers laid out by this call (the others came from the cache)
+    first_item: int = -1  # where reading starts: the first item in topological order (the model's first input)
 
     def item_at(self, cx: int, cy: int) -> int:
         """The item whose box holds the cell (cx, cy), or -1."""
@@ -183,70 +184,239 @@ def box_sizes(labels: list[str], ops: list[str], details: list[str], level: int)
     return w, np.full(len(labels), height, dtype=np.int64)
 
 
-def layout_graph(model: GraphModel, visible: VisibleGraph, level: int = FULL, direction: str = "TB") -> Layout:
+ROUTED, STUB, BACK, BUNDLE = 0, 1, 2, 3
+KIND_NAMES = ("routed", "stub", "back", "bundle")
+
+
+@dataclass
+class Containers:
+    """The open groups that hold something visible, as a tree under the top level (ROOT), and what each holds:
+    its items (nodes and closed groups) first, then its open child groups, numbered from 0 in each container."""
+
+    item_container: np.ndarray  # per item: the open group it sits in directly, or ROOT
+    order: list[int]  # containers, parents before children (ROOT first)
+    parent: dict[int, int]
+    items: dict[int, np.ndarray]  # container → its items
+    children: dict[int, list[int]]  # container → its open child groups
+    item_local: np.ndarray  # per item: its element number in its container
+    container_local: dict[int, int]  # open group → its element number in its parent
+
+    def element_count(self, c: int) -> int:
+        return int(self.items[c].size) + len(self.children[c])
+
+    def path(self, item: int, top: int) -> list[tuple[int, int]]:
+        """(container, element) from the item's own container up to `top`: how the item is seen at each level."""
+        c = int(self.item_container[item])
+        steps = [(c, int(self.item_local[item]))]
+        while c != top:
+            element = self.container_local[c]
+            c = self.parent[c]
+            steps.append((c, element))
+        return steps
+
+
+def containers_of(model: GraphModel, visible: VisibleGraph) -> Containers:
+    m = visible.n_items
+    item_container = np.full(m, ROOT, dtype=np.int64)
+    nodes = visible.item_kind == 0
+    item_container[nodes] = model.node_group[visible.item_id[nodes]]
+    item_container[~nodes] = model.group_parent[visible.item_id[~nodes]]
+    parent: dict[int, int] = {}
+    for c in np.unique(item_container).tolist():
+        while c != ROOT and c not in parent:  # every ancestor of a container is open and holds it
+            parent[c] = int(model.group_parent[c])
+            c = parent[c]
+    depth = model.group_depth() if model.n_groups else np.zeros(0, dtype=np.int64)
+    order = [ROOT, *sorted(parent, key=lambda g: (int(depth[g]), g))]
+    by_container = np.argsort(item_container, kind="stable")
+    sorted_containers = item_container[by_container]
+    bounds = np.searchsorted(sorted_containers, order, side="left"), np.searchsorted(sorted_containers, order, "right")
+    items = {c: by_container[lo:hi] for c, lo, hi in zip(order, bounds[0].tolist(), bounds[1].tolist(), strict=True)}
+    item_local = np.zeros(m, dtype=np.int64)
+    for members in items.values():
+        item_local[members] = np.arange(members.size)
+    children: dict[int, list[int]] = {c: [] for c in order}
+    container_local: dict[int, int] = {}
+    for g in order[1:]:
+        siblings = children[parent[g]]
+        container_local[g] = int(items[parent[g]].size) + len(siblings)
+        siblings.append(g)
+    return Containers(item_container, order, parent, items, children, item_local, container_local)
+
+
+def layout_graph(
+    model: GraphModel, visible: VisibleGraph, level: int = FULL, direction: str = "TB", cache: dict | None = None
+) -> Layout:
+    """Lay out what is visible: every open group on its own (bottom up), placed as one box in its parent.
+
+    `cache` (kept by the caller between calls) holds each container's placement under a key made of
+    everything it depends on, so opening a group lays out that group and its ancestors, nothing else."""
+    cache = {} if cache is None else cache
     labels, ops, details = item_texts(model, visible)
     w, h = box_sizes(labels, ops, details, level)
     m = visible.n_items
+    tb = direction == "TB"
     _, minor_gap, major_gap, _, _ = _LEVELS[level]
-    if direction == "LR":
-        major_gap += 2  # room for the vertical jogs of edges between columns
+    gaps = Gaps(minor_gap, major_gap if tb else major_gap + 2)  # LR: room for the jogs between columns
+    item_minor, item_major = (w, h) if tb else (h, w)
     src, dst = visible.edge_src, visible.edge_dst
     order = _item_order(model, visible)
     position = np.empty(m, dtype=np.int64)
     position[order] = np.arange(m)
-    back = position[src] > position[dst]
-    fwd_src = np.where(back, dst, src)
-    fwd_dst = np.where(back, src, dst)
-    layer = _longest_path_layers(m, fwd_src, fwd_dst, order)
-    span = layer[fwd_dst] - layer[fwd_src]
+    kind = np.full(src.size, ROUTED, dtype=np.int64)
     out_degree = np.bincount(src, minlength=m) if m else np.zeros(0, dtype=np.int64)
-    bundled = out_degree[src] > FANOUT
-    stub = (span > MAX_SPAN) & ~back & ~bundled
-    routed = ~stub & ~back & ~bundled
-    # dummies: one per intermediate layer of each routed multi-layer edge
-    long_edges = np.flatnonzero(routed & (span > 1))
-    dummy_count = int((span[long_edges] - 1).sum()) if long_edges.size else 0
-    total = m + dummy_count
-    v_layer = np.concatenate([layer, np.zeros(dummy_count, dtype=np.int64)])
-    major_size = h if direction == "TB" else w
-    minor_size = w if direction == "TB" else h
-    v_minor = np.concatenate([minor_size, np.ones(dummy_count, dtype=np.int64)])
-    seg_u, seg_v = [fwd_src[routed & (span == 1)]], [fwd_dst[routed & (span == 1)]]
-    chains: dict[int, list[int]] = {}
-    next_id = m
-    for e in long_edges.tolist():
-        a, b = int(fwd_src[e]), int(fwd_dst[e])
-        chain = list(range(next_id, next_id + int(span[e]) - 1))
-        next_id += len(chain)
-        v_layer[chain] = np.arange(layer[a] + 1, layer[b])
-        path = [a, *chain, b]
-        seg_u.append(np.asarray(path[:-1], dtype=np.int64))
-        seg_v.append(np.asarray(path[1:], dtype=np.int64))
-        chains[e] = chain
-    seg_u_all = np.concatenate(seg_u) if seg_u else np.zeros(0, dtype=np.int64)
-    seg_v_all = np.concatenate(seg_v) if seg_v else np.zeros(0, dtype=np.int64)
-    rank = np.concatenate([position, m + np.arange(dummy_count)]).astype(np.float64)
-    slot = _order_layers(total, v_layer, seg_u_all, seg_v_all, rank)
-    minor = _place(total, v_layer, slot, v_minor, minor_gap, seg_u_all, seg_v_all)
-    # the major axis: each layer as thick as its thickest box
-    layers = int(v_layer.max()) + 1 if total else 0
-    thickness = np.zeros(max(layers, 1), dtype=np.int64)
-    if m:
-        np.maximum.at(thickness, layer, major_size)
-    thickness = np.maximum(thickness, 1)
-    starts = np.concatenate([[0], np.cumsum(thickness + major_gap)[:-1]]) + 1  # row 0: room for stub labels
-    v_major = starts[v_layer]
-    if direction == "TB":
-        x, y = minor[:m], v_major[:m]
-    else:
-        x, y = v_major[:m], minor[:m]
-    edges = _route(visible, src, dst, back, stub, bundled, routed, span, chains, minor, v_major, v_layer,
-                   thickness, starts, x, y, w, h, direction)  # fmt: skip
-    frames = _frames(model, visible, x, y, w, h)
+    kind[out_degree[src] > FANOUT] = BUNDLE
+    kind[position[src] > position[dst]] = BACK
+    tree = containers_of(model, visible)
+    first = _first_positions(tree, position)
+    # every drawn edge belongs to the innermost container that holds both ends
+    edges_in: dict[int, list[tuple[int, int, int]]] = {c: [] for c in tree.order}  # (edge, element, element)
+    paths: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
+    for e in np.flatnonzero(kind == ROUTED).tolist():
+        a, b = int(src[e]), int(dst[e])
+        ca, cb = int(tree.item_container[a]), int(tree.item_container[b])
+        if ca == cb:
+            edges_in[ca].append((e, int(tree.item_local[a]), int(tree.item_local[b])))
+            continue
+        top = _common_container(tree, ca, cb)
+        up, down = tree.path(a, top), tree.path(b, top)
+        paths[e] = (up, down)
+        edges_in[top].append((e, up[-1][1], down[-1][1]))
+    # per container: layers of its elements; edges over too many layers, or against the order of the
+    # container's own elements (a cycle through a closed group), become stubs
+    layering: dict[int, tuple[np.ndarray, np.ndarray, bytes]] = {}
+    for c in tree.order:
+        n = tree.element_count(c)
+        members = edges_in[c]
+        pair_src = np.asarray([x[1] for x in members], dtype=np.int64)
+        pair_dst = np.asarray([x[2] for x in members], dtype=np.int64)
+        codes, inverse = np.unique(pair_src * max(n, 1) + pair_dst, return_inverse=True)
+        u, v = codes // max(n, 1), codes % max(n, 1)
+        base = np.concatenate([position[tree.items[c]], [first[g] for g in tree.children[c]]]).astype(np.int64)
+        local_position, layer, back = order_and_layers(n, u, v, base)
+        span = np.abs(layer[v] - layer[u])
+        stub = back | (span > MAX_SPAN)
+        if stub.any():
+            kind[np.asarray([x[0] for x in members], dtype=np.int64)[stub[inverse]]] = STUB
+        layering[c] = (local_position, layer, codes[~stub].tobytes())
+    # the pieces each routed edge is drawn in: up through exit ports, across, down through entry ports
+    connections: dict[int, set[Connection]] = {c: set() for c in tree.order}
+    pieces: dict[int, list[tuple[int, Connection]]] = {}
+    for c in tree.order:
+        for e, ea, eb in edges_in[c]:
+            if kind[e] != ROUTED:
+                continue
+            if e not in paths:
+                piece = Connection(ea, -1, eb, -1)
+                connections[c].add(piece)
+                pieces[e] = [(c, piece)]
+                continue
+            up, down = paths[e]
+            drawn = []
+            for k, (container, element) in enumerate(up[:-1]):
+                drawn.append((container, Connection(element, up[k - 1][1] if k else -1, -element - 1, -1)))
+            from_port = up[-2][1] if len(up) > 1 else -1  # the element inside the child group it leaves
+            to_port = down[-2][1] if len(down) > 1 else -1
+            drawn.append((c, Connection(ea, from_port, eb, to_port)))
+            for k in range(len(down) - 2, -1, -1):
+                container, element = down[k]
+                drawn.append((container, Connection(-element - 1, -1, element, down[k - 1][1] if k else -1)))
+            for container, piece in drawn:
+                connections[container].add(piece)
+            pieces[e] = drawn
+    # bottom up: each container laid out (or found in the cache) with its open children as boxes
+    placements: dict[int, Placement] = {}
+    laid_out = 0
+    for c in reversed(tree.order):
+        members = tree.items[c]
+        kids = tree.children[c]
+        minor_size = np.concatenate([item_minor[members], [placements[g].minor_size for g in kids]]).astype(np.int64)
+        major_size = np.concatenate([item_major[members], [placements[g].major_size for g in kids]]).astype(np.int64)
+        local_position, layer, routed_pairs = layering[c]
+        port_cells = {tree.container_local[g]: (placements[g].entry_ports, placements[g].exit_ports) for g in kids}
+        pieces_here = sorted(connections[c], key=lambda p: (p.source, p.source_port, p.target, p.target_port))
+        framed = c != ROOT
+        min_minor = min(len(model.group_label[c]), 30) + 8 if framed and tb else 0
+        key = (c, level, direction, visible.item_kind[members].tobytes(), visible.item_id[members].tobytes(),
+               minor_size.tobytes(), major_size.tobytes(), local_position.tobytes(), layer.tobytes(), routed_pairs,
+               tuple(pieces_here), tuple(sorted((k, tuple(sorted(a.items())), tuple(sorted(b.items())))
+                                               for k, (a, b) in port_cells.items())))  # fmt: skip
+        found = cache.get(key)
+        if found is None:
+            found = place_container(minor_size, major_size, layer, local_position, pieces_here, port_cells, gaps,
+                                    framed, min_minor)  # fmt: skip
+            laid_out += 1
+            if len(cache) > 4096:
+                cache.clear()
+            cache[key] = found
+        placements[c] = found
+    result = _assemble(model, visible, tree, placements, kind, pieces, labels, ops, details, w, h, level, direction,
+                       laid_out)  # fmt: skip
+    result.first_item = int(order[0]) if m else -1
+    return result
+
+
+def _first_positions(tree: Containers, position: np.ndarray) -> dict[int, int]:
+    """Per open group: the earliest position of anything inside it (where it sits in its parent's order)."""
+    first = {c: np.iinfo(np.int64).max for c in tree.order}
+    for c in tree.order:
+        if tree.items[c].size:
+            first[c] = int(position[tree.items[c]].min())
+    for c in reversed(tree.order[1:]):
+        first[tree.parent[c]] = min(first[tree.parent[c]], first[c])
+    return first
+
+
+def _common_container(tree: Containers, a: int, b: int) -> int:
+    above_a = {a}
+    while a != ROOT:
+        a = tree.parent[a]
+        above_a.add(a)
+    while b not in above_a:
+        b = tree.parent[b]
+    return b
+
+
+def _assemble(model, visible, tree, placements, kind, pieces, labels, ops, details, w, h, level, direction,
+              laid_out) -> Layout:  # fmt: skip
+    """Absolute cells: each container's placement shifted by where its box sits in its parent."""
+    tb = direction == "TB"
+    m = visible.n_items
+    origin = {ROOT: (0, 0)}
+    for c in tree.order:
+        here = placements[c]
+        for g in tree.children[c]:
+            k = tree.container_local[g]
+            origin[g] = (origin[c][0] + int(here.minor[k]), origin[c][1] + int(here.major[k]))
+    minor = np.zeros(m, dtype=np.int64)
+    major = np.zeros(m, dtype=np.int64)
+    for c in tree.order:
+        members = tree.items[c]
+        minor[members] = placements[c].minor[: members.size] + origin[c][0]
+        major[members] = placements[c].major[: members.size] + origin[c][1]
+    x, y = (minor, major) if tb else (major, minor)
+    frames = {}
+    for g in tree.order[1:]:
+        box = (origin[g][0], origin[g][1], placements[g].minor_size, placements[g].major_size)
+        frames[g] = box if tb else (box[1], box[0], box[3], box[2])
+    edges: list[Edge] = []
+    src, dst, counts = visible.edge_src.tolist(), visible.edge_dst.tolist(), visible.edge_count.tolist()
+    for e, edge_kind in enumerate(kind.tolist()):
+        if edge_kind != ROUTED:
+            edges.append(Edge(src[e], dst[e], counts[e], KIND_NAMES[edge_kind]))
+            continue
+        points: list[tuple[int, int]] = []
+        for c, piece in pieces[e]:
+            dx, dy = origin[c]
+            points += [(a + dx, b + dy) for a, b in placements[c].routes[piece]]
+        if not tb:
+            points = [(b, a) for a, b in points]
+        edges.append(Edge(src[e], dst[e], counts[e], "routed", _simplify(points)))
     width = int(max((x + w).max(initial=0), max((f[0] + f[2] for f in frames.values()), default=0))) + 2
     height = int(max((y + h).max(initial=0), max((f[1] + f[3] for f in frames.values()), default=0))) + 3
-    result = Layout(visible, level, direction, x, y, w, h, layer, edges, frames, width, height, int(back.sum()),
-                    labels, ops, details)  # fmt: skip
+    result = Layout(visible, level, direction, x, y, w, h, major.copy(), edges, frames, width, height,
+                    int((kind == BACK).sum()), labels, ops, details)  # fmt: skip
+    result.laid_out = laid_out
     result.frame_labels = {g: model.group_label[g] for g in frames}
     result.unit = np.zeros(m, dtype=bool)
     grouped = visible.item_kind == 1
@@ -278,153 +448,6 @@ def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
     return base[np.argsort(rank, kind="stable")]
 
 
-def _longest_path_layers(m: int, src: np.ndarray, dst: np.ndarray, order: np.ndarray) -> np.ndarray:
-    layer = np.zeros(m, dtype=np.int64)
-    if m == 0 or src.size == 0:
-        return layer
-    position = np.empty(m, dtype=np.int64)
-    position[order] = np.arange(m)
-    by_dst = np.argsort(position[dst], kind="stable")
-    s_list, d_list = src[by_dst].tolist(), dst[by_dst].tolist()
-    layers = layer.tolist()
-    for s, d in zip(s_list, d_list, strict=True):  # edges in the order of their targets: sources are final
-        if layers[s] + 1 > layers[d]:
-            layers[d] = layers[s] + 1
-    # sources (inputs, weights) sit right above their first reader instead of at the top
-    has_in = np.zeros(m, dtype=bool)
-    has_in[dst] = True
-    first_reader = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
-    layer = np.asarray(layers, dtype=np.int64)
-    np.minimum.at(first_reader, src, layer[dst])
-    pull = ~has_in & (first_reader < np.iinfo(np.int64).max)
-    layer[pull] = np.maximum(first_reader[pull] - 1, 0)
-    return layer
-
-
-def _order_layers(
-    total: int, v_layer: np.ndarray, seg_u: np.ndarray, seg_v: np.ndarray, rank: np.ndarray
-) -> np.ndarray:
-    """Each vertex's slot in its layer after barycentre sweeps (all layers at once, down then up)."""
-    slot = _slots(v_layer, rank)
-    if seg_u.size == 0:
-        return slot
-    for sweep in range(SWEEPS):
-        if sweep % 2 == 0:  # down: a vertex follows the mean slot of what feeds it
-            owner, other = seg_v, seg_u
-        else:  # up: the mean slot of what it feeds
-            owner, other = seg_u, seg_v
-        total_slot = np.bincount(owner, weights=slot[other].astype(np.float64), minlength=total)
-        degree = np.bincount(owner, minlength=total)
-        bary = np.where(degree > 0, total_slot / np.maximum(degree, 1), slot.astype(np.float64))
-        slot = _slots(v_layer, bary + rank * 1e-9)
-    return slot
-
-
-def _slots(v_layer: np.ndarray, key: np.ndarray) -> np.ndarray:
-    order = np.lexsort((key, v_layer))
-    slot = np.empty(v_layer.size, dtype=np.int64)
-    layer_sorted = v_layer[order]
-    starts = np.searchsorted(layer_sorted, layer_sorted, side="left")
-    slot[order] = np.arange(v_layer.size) - starts
-    return slot
-
-
-def _place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, gap: int,
-           seg_u: np.ndarray, seg_v: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Minor-axis coordinates: each box pulled toward the mean centre of its neighbours, order and gaps kept.
-
-    Within a layer (in slot order) z = coord - packed offset must not decrease. A pass asks every box for the
-    centre of its neighbours (`want`), then takes the mean of the two nearest non-decreasing sequences (a
-    running max from the left and a running min from the right), which keeps the gaps and centres the layer
-    on what it wants; chains end up straight.
-    """
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    order = np.lexsort((slot, v_layer))
-    layer_sorted = v_layer[order]
-    size_sorted = size[order].astype(np.float64)
-    packed = np.cumsum(size_sorted + gap) - (size_sorted + gap)
-    first = np.searchsorted(layer_sorted, layer_sorted, side="left")
-    last = np.searchsorted(layer_sorted, layer_sorted, side="right") - 1
-    offset = packed - packed[first]
-    layer_width = offset[last] + size_sorted[last]
-    z = -layer_width / 2.0  # layers start centred on 0
-    size_f = size.astype(np.float64)
-    for _ in range(PLACEMENT_PASSES if seg_u.size else 0):
-        coord = np.empty(total)
-        coord[order] = z + offset
-        centre = coord + size_f / 2.0
-        pull = np.bincount(seg_u, weights=centre[seg_v], minlength=total)
-        pull += np.bincount(seg_v, weights=centre[seg_u], minlength=total)
-        degree = np.bincount(seg_u, minlength=total) + np.bincount(seg_v, minlength=total)
-        want = np.where(degree > 0, pull / np.maximum(degree, 1) - size_f / 2.0, coord)[order]
-        wz = want - offset
-        big = 4.0 * (float(np.abs(wz).max()) + float(offset.max()) + 16.0)
-        lift = layer_sorted * big
-        from_left = np.maximum.accumulate(wz + lift) - lift
-        from_right = np.minimum.accumulate((wz + lift)[::-1])[::-1] - lift
-        z = (from_left + from_right) / 2.0
-    coord_sorted = np.round(z).astype(np.int64) + offset.astype(np.int64)  # rounding keeps z non-decreasing
-    coord = np.empty(total, dtype=np.int64)
-    coord[order] = coord_sorted
-    return coord - coord.min() + 1
-
-
-def _route(visible, src, dst, back, stub, bundled, routed, span, chains, minor, v_major, v_layer, thickness,
-           starts, x, y, w, h, direction) -> list[Edge]:  # fmt: skip
-    """Orthogonal polylines for routed edges: out of the source's far side, through each dummy's lane, a jog in
-    the gap row (or column) above the target, into the target's near side."""
-    tb = direction == "TB"
-    out_ports: dict[int, list[int]] = {}
-    in_ports: dict[int, list[int]] = {}
-    for e in np.flatnonzero(routed).tolist():
-        out_ports.setdefault(int(src[e]), []).append(e)
-        in_ports.setdefault(int(dst[e]), []).append(e)
-
-    def port(item: int, e: int, ports: dict[int, list[int]], other_minor: dict[int, float]) -> int:
-        members = sorted(ports[item], key=lambda k: other_minor[k])
-        k = members.index(e)
-        lo = int(x[item] if tb else y[item])
-        size = int(w[item] if tb else h[item])
-        return lo + (k + 1) * size // (len(members) + 1) if size > 2 else lo + size // 2
-
-    target_minor = {e: float(minor[dst[e]]) for e in np.flatnonzero(routed).tolist()}
-    source_minor = {e: float(minor[src[e]]) for e in np.flatnonzero(routed).tolist()}
-    for e, chain in chains.items():
-        if chain:
-            target_minor[e] = float(minor[chain[0]])
-            source_minor[e] = float(minor[chain[-1]])
-    edges: list[Edge] = []
-    for e in range(src.size):
-        a, b, count = int(src[e]), int(dst[e]), int(visible.edge_count[e])
-        if back[e]:
-            edges.append(Edge(a, b, count, "back"))
-            continue
-        if bundled[e]:
-            edges.append(Edge(a, b, count, "bundle"))
-            continue
-        if stub[e]:
-            edges.append(Edge(a, b, count, "stub"))
-            continue
-        start_minor = port(a, e, out_ports, target_minor)
-        end_minor = port(b, e, in_ports, source_minor)
-        start_major = int(v_major[a] + (h[a] if tb else w[a]))  # first cell past the source's far side
-        lanes = [int(minor[d]) for d in chains.get(e, [])]
-        points: list[tuple[int, int]] = [(start_minor, start_major)]
-        current = start_minor
-        for d, lane in zip(chains.get(e, []), lanes, strict=True):
-            jog = int(starts[v_layer[d]]) - 1
-            points += [(current, jog), (lane, jog)]
-            current = lane
-        jog = int(v_major[b]) - 1 - (1 if int(v_major[b]) - 1 > start_major else 0)
-        jog = max(jog, start_major)
-        points += [(current, jog), (end_minor, jog), (end_minor, int(v_major[b]) - 1)]
-        if not tb:
-            points = [(major, minor_) for minor_, major in points]
-        edges.append(Edge(a, b, count, "routed", _simplify(points)))
-    return edges
-
-
 def _simplify(points: list[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for p in points:
@@ -435,38 +458,6 @@ def _simplify(points: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append(p)
     return out
-
-
-def _frames(model: GraphModel, visible: VisibleGraph, x, y, w, h) -> dict[int, tuple[int, int, int, int]]:
-    """A frame around the visible members of each open group (nested frames grow by one cell per level)."""
-    frames: dict[int, tuple[int, int, int, int]] = {}
-    if not visible.open_groups or visible.n_items == 0:
-        return frames
-    # the open group each item sits in directly, then every ancestor of it
-    item_group = np.full(visible.n_items, ROOT, dtype=np.int64)
-    nodes = visible.item_kind == 0
-    item_group[nodes] = model.node_group[visible.item_id[nodes]]
-    groups = ~nodes
-    item_group[groups] = model.group_parent[visible.item_id[groups]]
-    open_set = set(visible.open_groups)
-    boxes: dict[int, list[int]] = {}
-    for item, g in enumerate(item_group.tolist()):
-        level = 0
-        while g != ROOT:
-            if g in open_set:
-                box = boxes.get(g)
-                lo_x, lo_y = int(x[item]) - 1 - level, int(y[item]) - 1 - level
-                hi_x, hi_y = int(x[item] + w[item]) + level, int(y[item] + h[item]) + level
-                if box is None:
-                    boxes[g] = [lo_x, lo_y, hi_x, hi_y]
-                else:
-                    box[0], box[1] = min(box[0], lo_x), min(box[1], lo_y)
-                    box[2], box[3] = max(box[2], hi_x), max(box[3], hi_y)
-            level += 1
-            g = int(model.group_parent[g])
-    for g, (x0, y0, x1, y1) in boxes.items():
-        frames[g] = (max(x0, 0), max(y0, 0), x1 - max(x0, 0) + 1, y1 - max(y0, 0) + 1)
-    return frames
 
 
 def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:

@@ -147,7 +147,8 @@ async def test_the_selections_edges_carry_their_values():
         assert "branch_out : float32[2, n]" in text and "y : float32[2, n]" in text
         graph.select_item(int(graph.layout.visible.node_item[model.node_label.index("choose")]))
         await pilot.pause()
-        assert "branch_out :" in frame_text(graph) and "y : float32" not in frame_text(graph)
+        # where the type does not fit beside the edge leaving `choose`, the value's name still does
+        assert "branch_out" in frame_text(graph) and "y : float32" not in frame_text(graph)
 
 
 async def test_a_schedule_layer_opens_into_its_workloads_per_core():

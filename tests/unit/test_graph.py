@@ -215,3 +215,64 @@ def test_minimap_clamps_a_window_larger_than_the_graph():
     for window in ((-80, -5, 200, 60), (0, 0, 10, 10), (500, 900, 40, 40)):
         rows = minimap(layout, 22, 6, window)
         assert len(rows) == 6 and all(len(row) == 22 for row in rows)
+
+
+def _two_blocks_model():
+    """in → block a (sub-scopes x and y) → block b → out, every scope with several members."""
+    b = GraphBuilder()
+    names = ["/in"]
+    names += [f"/a/x/op{k}" for k in range(3)] + [f"/a/y/op{k}" for k in range(3)] + [f"/a/op{k}" for k in range(2)]
+    names += [f"/b/op{k}" for k in range(4)] + ["/out"]
+    ids = [b.node(n.rsplit("/", 1)[1], "Add", group=b.scope(n)) for n in names]
+    for x, y in zip(ids, ids[1:], strict=False):
+        b.edge(x, y)
+    model = b.build()
+    group = {model.group_path(g): g for g in range(model.n_groups)}
+    return model, ids, group
+
+
+def _relative(layout, frame_group, items):
+    fx, fy, _, _ = layout.frames[frame_group]
+    return [(int(layout.x[i]) - fx, int(layout.y[i]) - fy) for i in items]
+
+
+def test_opening_a_group_lays_out_only_that_group_and_its_ancestors():
+    model, ids, group = _two_blocks_model()
+    a, ax, ay, b = group["a"], group["a › x"], group["a › y"], group["b"]
+    cache: dict = {}
+    before = layout_graph(model, visible_graph(model, {a, ax, b}), cache=cache)
+    assert before.laid_out == 4  # x, a, b and the top level
+    opened = layout_graph(model, visible_graph(model, {a, ax, ay, b}), cache=cache)
+    assert opened.laid_out == 3  # y, a and the top level; b and x come from the cache
+    for layout_group in (ax, b):
+
+        def members(layout, g=layout_group):
+            items = [int(layout.visible.node_item[n]) for n in ids if int(model.node_group[n]) == g]
+            return _relative(layout, g, items)
+
+        assert members(before) == members(opened)  # what did not change did not move inside its frame
+    again = layout_graph(model, visible_graph(model, {a, ax, b}), cache=cache)
+    assert again.laid_out == 0  # closing it again: everything from the cache
+    assert again.x.tolist() == before.x.tolist() and again.y.tolist() == before.y.tolist()
+
+
+def test_frames_hold_their_members_and_nothing_else_and_edges_cross_them_through_ports():
+    model, ids, group = _two_blocks_model()
+    for direction in ("TB", "LR"):
+        layout = layout_graph(model, visible_graph(model, expand_all(model)), direction=direction)
+        frames = layout.frames
+        assert set(frames) == set(group.values())
+        for item in range(layout.visible.n_items):
+            node = int(layout.visible.item_id[item])
+            box = (int(layout.x[item]), int(layout.y[item]), int(layout.w[item]), int(layout.h[item]))
+            inside = set(model.ancestors(int(model.node_group[node]))) if model.node_group[node] >= 0 else set()
+            for g, (fx, fy, fw, fh) in frames.items():
+                strictly_in = fx < box[0] and box[0] + box[2] < fx + fw and fy < box[1] and box[1] + box[3] < fy + fh
+                apart = box[0] + box[2] <= fx or fx + fw <= box[0] or box[1] + box[3] <= fy or fy + fh <= box[1]
+                assert strictly_in if g in inside else apart, (direction, model.node_label[node], g)
+        major = 1 if direction == "TB" else 0
+        for edge in layout.edges:
+            assert edge.kind == "routed"
+            points = edge.points
+            assert all(p[0] == q[0] or p[1] == q[1] for p, q in zip(points, points[1:], strict=False))
+            assert points[-1][major] > points[0][major]  # acyclic: every edge runs down (right in LR)
