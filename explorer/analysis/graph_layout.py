@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.analysis.layered import MAX_SPAN, Connection, Gaps, Placement, order_and_layers, place_container
+from explorer.analysis.layered import (
+    MAX_SPAN,
+    Connection,
+    Gaps,
+    Placement,
+    order_and_layers,
+    place_container,
+    simplify,
+)
 from explorer.graph import ROOT, GraphModel, count_nodes, topological_rank
 
 FANOUT = 24  # an item feeding more visible items than this draws one bundled stub with the count
@@ -299,6 +307,16 @@ def layout_graph(
         if stub.any():
             kind[np.asarray([x[0] for x in members], dtype=np.int64)[stub[inverse]]] = STUB
         layering[c] = (local_position, layer, codes[~stub].tobytes())
+    # an edge that would run through more than MAX_SPAN layers inside a group, from its box to the frame's
+    # border or back, is a stub too: a long line across a frame says less than a label at each end
+    deepest = {c: int(layering[c][1].max()) if layering[c][1].size else 0 for c in tree.order}
+    for e, (up, down) in paths.items():
+        if kind[e] != ROUTED:
+            continue
+        out_spans = (deepest[c] + 1 - int(layering[c][1][element]) for c, element in up[:-1])
+        in_spans = (int(layering[c][1][element]) + 1 for c, element in down[:-1])
+        if max(out_spans, default=0) > MAX_SPAN or max(in_spans, default=0) > MAX_SPAN:
+            kind[e] = STUB
     # the pieces each routed edge is drawn in: up through exit ports, across, down through entry ports
     connections: dict[int, set[Connection]] = {c: set() for c in tree.order}
     pieces: dict[int, list[tuple[int, Connection]]] = {}
@@ -334,7 +352,7 @@ def layout_graph(
         major_size = np.concatenate([item_major[members], [placements[g].major_size for g in kids]]).astype(np.int64)
         local_position, layer, routed_pairs = layering[c]
         port_cells = {tree.container_local[g]: (placements[g].entry_ports, placements[g].exit_ports) for g in kids}
-        pieces_here = sorted(connections[c], key=lambda p: (p.source, p.source_port, p.target, p.target_port))
+        pieces_here = sorted(connections[c])
         framed = c != ROOT
         min_minor = min(len(model.group_label[c]), 30) + 8 if framed and tb else 0
         key = (c, level, direction, visible.item_kind[members].tobytes(), visible.item_id[members].tobytes(),
@@ -405,13 +423,20 @@ def _assemble(model, visible, tree, placements, kind, pieces, labels, ops, detai
         if edge_kind != ROUTED:
             edges.append(Edge(src[e], dst[e], counts[e], KIND_NAMES[edge_kind]))
             continue
-        points: list[tuple[int, int]] = []
-        for c, piece in pieces[e]:
+        drawn = pieces[e]
+        if len(drawn) == 1:  # within one container: its route, shifted
+            c, piece = drawn[0]
             dx, dy = origin[c]
-            points += [(a + dx, b + dy) for a, b in placements[c].routes[piece]]
+            points = [(a + dx, b + dy) for a, b in placements[c].routes[piece]]
+        else:  # through ports: the pieces joined, and the corners where they meet straightened
+            points = []
+            for c, piece in drawn:
+                dx, dy = origin[c]
+                points += [(a + dx, b + dy) for a, b in placements[c].routes[piece]]
+            points = simplify(points)
         if not tb:
             points = [(b, a) for a, b in points]
-        edges.append(Edge(src[e], dst[e], counts[e], "routed", _simplify(points)))
+        edges.append(Edge(src[e], dst[e], counts[e], "routed", points))
     width = int(max((x + w).max(initial=0), max((f[0] + f[2] for f in frames.values()), default=0))) + 2
     height = int(max((y + h).max(initial=0), max((f[1] + f[3] for f in frames.values()), default=0))) + 3
     result = Layout(visible, level, direction, x, y, w, h, major.copy(), edges, frames, width, height,
@@ -446,18 +471,6 @@ def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
     renumber[base] = np.arange(visible.n_items)
     rank, _ = topological_rank(visible.n_items, renumber[visible.edge_src], renumber[visible.edge_dst])
     return base[np.argsort(rank, kind="stable")]
-
-
-def _simplify(points: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for p in points:
-        if out and out[-1] == p:
-            continue
-        if len(out) >= 2 and (out[-2][0] == out[-1][0] == p[0] or out[-2][1] == out[-1][1] == p[1]):
-            out[-1] = p
-        else:
-            out.append(p)
-    return out
 
 
 def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:

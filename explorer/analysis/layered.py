@@ -12,6 +12,7 @@ edge between groups is drawn piece by piece, each piece inside one container.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -64,8 +65,7 @@ def longest_path_layers(m: int, src: np.ndarray, dst: np.ndarray, order: np.ndar
     return layer
 
 
-@dataclass(frozen=True)
-class Connection:
+class Connection(NamedTuple):
     """One drawn piece inside a container. `source`/`target` are element indices; `source < 0` is the entry
     port of element -source-1 and `target < 0` the exit port of element -target-1. `source_port`/`target_port`
     give the cell across the box where the piece leaves or enters a child group (its own port), else -1."""
@@ -276,6 +276,8 @@ def _route(connections, vertex, chains, minor, v_major, minor_size, major_size, 
            port_cells) -> dict[Connection, list[tuple[int, int]]]:  # fmt: skip
     """Orthogonal polylines: out of the source's far side (at its port when it is an open group), through each
     dummy's lane, a jog in the gap above the target, into the target's near side."""
+    minor, v_major, minor_size, major_size = minor.tolist(), v_major.tolist(), minor_size.tolist(), major_size.tolist()
+    v_layer, starts, band_end = v_layer.tolist(), starts.tolist(), band_end.tolist()  # plain ints: a hot loop
     ends = [(vertex(c.source, True), vertex(c.target, False)) for c in connections]
     leaving: dict[int, list[int]] = {}
     arriving: dict[int, list[int]] = {}
@@ -285,36 +287,53 @@ def _route(connections, vertex, chains, minor, v_major, minor_size, major_size, 
     first_lane, last_lane = {}, {}  # where each piece heads after leaving its source, and comes from
     for k, (a, b) in enumerate(ends):
         chain = chains[(a, b)]
-        first_lane[k] = float(minor[chain[0]] if chain else minor[b])
-        last_lane[k] = float(minor[chain[-1]] if chain else minor[a])
+        first_lane[k] = minor[chain[0]] if chain else minor[b]
+        last_lane[k] = minor[chain[-1]] if chain else minor[a]
 
-    def spread(v: int, k: int, members: list[int], toward: dict[int, float]) -> int:
-        ordered = sorted(members, key=lambda j: (toward[j], j))
-        lo, size = int(minor[v]), int(minor_size[v])
-        return lo + (ordered.index(k) + 1) * size // (len(ordered) + 1) if size > 2 else lo + size // 2
+    def slots(groups: dict[int, list[int]], toward: dict[int, float]) -> dict[int, int]:
+        """Each piece's cell on its vertex's side: the side split evenly, in the order of where they head."""
+        cell = {}
+        for v, members in groups.items():
+            lo, size = minor[v], minor_size[v]
+            if size <= 2:
+                cell.update(dict.fromkeys(members, lo + size // 2))
+                continue
+            ordered = sorted(members, key=lambda j: (toward[j], j))
+            for rank, j in enumerate(ordered):
+                cell[j] = lo + (rank + 1) * size // (len(ordered) + 1)
+        return cell
+
+    start_cell, end_cell = slots(leaving, first_lane), slots(arriving, last_lane)
 
     routes: dict[Connection, list[tuple[int, int]]] = {}
     for k, c in enumerate(connections):
         a, b = ends[k]
-        if c.source_port >= 0:
-            start = int(minor[a]) + port_cells[a][1][c.source_port]
-        else:
-            start = spread(a, k, leaving[a], first_lane)
-        if c.target_port >= 0:
-            end = int(minor[b]) + port_cells[b][0][c.target_port]
-        else:
-            end = spread(b, k, arriving[b], last_lane)
-        start_major = int(v_major[a] + major_size[a])  # first cell past the source's far side
+        start = minor[a] + port_cells[a][1][c.source_port] if c.source_port >= 0 else start_cell[k]
+        end = minor[b] + port_cells[b][0][c.target_port] if c.target_port >= 0 else end_cell[k]
+        start_major = v_major[a] + major_size[a]  # first cell past the source's far side
         points = [(start, start_major)]
         current = start
         for d in chains[(a, b)]:
-            jog = int(starts[v_layer[d]]) - 1
-            points += [(current, jog), (int(minor[d]), jog)]
-            current = int(minor[d])
-        target_layer = int(v_layer[b])
-        above = int(starts[target_layer]) - 1  # the gap above the target's layer: no box of either layer there
-        in_gap = target_layer == 0 or above - 1 >= int(band_end[target_layer - 1])
+            jog = starts[v_layer[d]] - 1
+            points += [(current, jog), (minor[d], jog)]
+            current = minor[d]
+        target_layer = v_layer[b]
+        above = starts[target_layer] - 1  # the gap above the target's layer: no box of either layer there
+        in_gap = target_layer == 0 or above - 1 >= band_end[target_layer - 1]
         jog = max(above - (1 if in_gap and above - 1 > start_major else 0), start_major)
-        points += [(current, jog), (end, jog), (end, int(v_major[b]) - 1)]
-        routes[c] = points
+        points += [(current, jog), (end, jog), (end, v_major[b] - 1)]
+        routes[c] = simplify(points)
     return routes
+
+
+def simplify(points: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The corners of an orthogonal polyline: repeated points and points inside a straight run dropped."""
+    out: list[tuple[int, int]] = []
+    for p in points:
+        if out and out[-1] == p:
+            continue
+        if len(out) >= 2 and (out[-2][0] == out[-1][0] == p[0] or out[-2][1] == out[-1][1] == p[1]):
+            out[-1] = p
+        else:
+            out.append(p)
+    return out
