@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 SAMPLE := sample_data/clean_2x2_stschedule.json
 
-.PHONY: setup run test bench fuzz lint samples clean browser
+.PHONY: setup run test bench fuzz lint samples schemas clean browser
 
 setup: $(STAMP)
 
@@ -36,12 +36,17 @@ lint: $(STAMP)
 samples: $(STAMP)
 	$(PY) -m explorer.samples sample_data
 
+# The JSON Schemas of the --json outputs and the bookmarks file (explorer/contracts.py), committed for consumers.
+schemas: $(STAMP)
+	$(PY) -c 'from explorer.contracts import write_schemas; write_schemas("schemas")'
+
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'torch==2.13.0' 'grandalf==0.8' 'igraph>=0.11'  # torch: the ONNX export; the others: the layout comparison
 	$(PY) benchmarks/run.py
 
+# The long campaign (about 20 minutes on 2 cores): writes RELIABILITY.md, keeps what broke under tests/data/fuzz/.
 fuzz: $(STAMP)
-	IR_EXPLORER_FUZZ_EXAMPLES=10000 $(PY) -m pytest -q tests/unit/test_fuzz_loaders.py -p no:randomly -s
+	$(PY) -m tests.fuzz_campaign --per-format $(if $(N),$(N),100000)
 
 clean:
 	rm -rf $(VENV) .pytest_cache benchmarks/out

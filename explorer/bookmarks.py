@@ -28,7 +28,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2  # 1: entries without id, created and author (migrated on load, written back as 2)
+from pydantic import ValidationError
+
+from explorer.contracts import BookmarkEntry, BookmarksFile, version
+
+SCHEMA_VERSION = version("bookmarks")  # 1: entries without id, created and author (migrated on load)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,16 +84,14 @@ def _legacy_id(entry: dict) -> str:
 
 
 def _parse(entry: Any) -> Bookmark | None:
-    if not isinstance(entry, dict) or not isinstance(entry.get("ref"), list):
+    """The bookmark an entry holds, or None when this version cannot read it (it is then kept as it is)."""
+    try:
+        found = BookmarkEntry.model_validate(entry, strict=True)
+    except ValidationError:
         return None
-    texts = [entry.get(k, "") for k in ("view", "note", "label", "created", "author")]
-    if not all(isinstance(t, str) for t in texts):
-        return None
-    ident = entry.get("id") or _legacy_id(entry)
-    if not isinstance(ident, str):
-        return None
-    view, note, label, created, author = texts
-    return Bookmark(_to_tuple(entry["ref"]), view or "tree", note, label, ident, created, author)
+    ident = found.id or _legacy_id(entry)
+    return Bookmark(_to_tuple(found.ref), found.view or "tree", found.note, found.label, ident, found.created,
+                    found.author)  # fmt: skip
 
 
 def _entry(bookmark: Bookmark) -> dict:
@@ -175,7 +177,8 @@ def _change(path: Path, source: Path, edit: Any) -> Loaded:
                 parsed = _parse(entry)
                 if parsed is not None and "id" not in entry:
                     entries[k] = {**entry, "id": parsed.id}
-            _write_atomically(path, {"schema_version": SCHEMA_VERSION, "file": source.name, "bookmarks": entries})
+            contents = BookmarksFile(file=source.name, bookmarks=entries).model_dump(mode="json")
+            _write_atomically(path, contents)
     except BookmarksError:
         raise
     except OSError as error:

@@ -18,7 +18,7 @@ from typing import Any
 from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
 
-SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "serve", "screenshot")
+SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "serve", "screenshot", "schema")
 SCREENSHOT_VIEWS = ("tree", "timeline", "buffers", "layout", "source", "graph")  # widgets.views names them too (tested)
 
 
@@ -34,7 +34,7 @@ def _base_parser() -> argparse.ArgumentParser:
         description="Explore ML model files and accelerator schedules in the terminal.",
         epilog="Subcommands: info FILE, check FILE, tensor FILE TENSOR_ID, graph FILE, export FILE, diff A B, "
         "serve FILE, "
-        "screenshot FILE "
+        "screenshot FILE, schema NAME "
         "(run 'ir-explorer SUBCOMMAND --help' for details). "
         "With only FILE, the interactive explorer opens.",
     )
@@ -92,6 +92,12 @@ def _size(text: str) -> tuple[int, int]:
 
 def _command_parser(command: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=f"ir-explorer {command}")
+    if command == "schema":
+        from explorer.contracts import CONTRACTS
+
+        parser.description = "Print the JSON Schema of a --json output or of the bookmarks file (see schemas/)."
+        parser.add_argument("name", choices=tuple(CONTRACTS), help="which output")
+        return parser
     parser.add_argument("file", type=Path)
     if command == "serve":
         parser.description = "The explorer in a web browser (textual-serve). Bound to localhost unless --host says."
@@ -99,6 +105,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         parser.add_argument("--bookmarks", type=Path, help="the bookmarks file (default FILE.bookmarks.json)")
+        parser.add_argument("--author", help="the name bookmarks made in the browser carry (default: your login)")
         return parser
     if command == "diff":
         parser.description = "What changed from A to B (two schedules, or two models of one format)."
@@ -173,6 +180,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     from explorer.api import open_document
 
+    if command == "schema":
+        from explorer.contracts import schema_text
+
+        sys.stdout.write(schema_text(args.name))
+        return ExitCode.OK
     if command == "screenshot":
         return _run_screenshot(args)
     if command == "diff":
@@ -183,7 +195,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
 
         pick_format(args.file)  # a file nothing can open is refused here, not in every browser tab
         print(f"serving {args.file} on http://{args.host}:{args.port}/ (Ctrl+C to stop)", file=sys.stderr)
-        serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks)
+        serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks, args.author)
         return ExitCode.OK
     if command == "export" and not (args.html or args.trace_event):
         print("ir-explorer export: give --html OUT.html and/or --trace-event OUT.json", file=sys.stderr)
@@ -205,35 +217,26 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
             "file": str(args.file),
             "summary": document.summary,
             "problems": counts,
+            "plugin_failures": failures,
         }
-        if failures:
-            payload["plugin_failures"] = failures
         if args.json:
-            _print_json(payload)
+            _print_json("info", payload)
         else:
             _print_info(payload)
         return ExitCode.OK
     if args.json:
-        _print_json(
-            {
-                "format": document.meta.format,
-                "file": str(args.file),
-                "problems": [p.to_json() for p in document.problems],
-            }
-        )
+        problems = [p.to_json() for p in document.problems]
+        _print_json("check", {"format": document.meta.format, "file": str(args.file), "problems": problems})
     else:
         _print_problem_table(document.problems, counts)
     return ExitCode.PROBLEMS if counts["error"] else ExitCode.OK
 
 
-def _print_json(payload: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(payload, indent=2, default=_json_default) + "\n")
+def _print_json(contract: str, payload: dict[str, Any], indent: int | None = 2) -> None:
+    """Every --json output is built as its contract (explorer/contracts.py, `ir-explorer schema NAME`)."""
+    from explorer.contracts import dump
 
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return str(value)
+    sys.stdout.write(dump(contract, payload, indent) + "\n")
 
 
 def _print_info(payload: dict[str, Any]) -> None:
@@ -279,7 +282,7 @@ def _run_diff(args: argparse.Namespace) -> ExitCode:
     except NotComparable as error:
         raise LoadError(args.other, "", str(error)) from None
     if args.json:
-        _print_json(result)
+        _print_json("diff", result)
     else:
         print("\n".join(diff_lines(result)))
     return ExitCode.OK
@@ -322,7 +325,7 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
 
     payload = graph_json(document.view.graph_model(), args.expand, args.direction)
     if args.json:
-        sys.stdout.write(json.dumps(payload, separators=(",", ":")) + "\n")
+        _print_json("graph", payload, indent=None)
         return ExitCode.OK
     kinds: dict[str, int] = {}
     for edge in payload["edges"]:
@@ -347,7 +350,7 @@ def _run_tensor(document: Any, args: argparse.Namespace) -> ExitCode:
         known = ", ".join(map(str, layouts.tensor_ids()[:12]))
         raise LoadError(args.file, "", f"no tensor with Id {args.tensor_id} (ids in the file: {known}, ...)")
     if args.json:
-        _print_json(report)
+        _print_json("tensor", report)
     else:
         width = max(len(key) for key in report)
         for key, value in report.items():

@@ -32,6 +32,7 @@ class Format:
     load: Loader  # read the file into a Document; raises explorer.errors.LoadError only
     accepts_directories: bool = False  # .mlpackage folders, extracted MLF bundles
     write_samples: Callable[[Path], list[Path]] | None = None  # demo files for sample_data/ (make samples)
+    limits: tuple[str, ...] = ()  # the ceilings past which a file is refused or cut, one sentence each (README)
 
 
 def lazy(module: str, name: str) -> Callable[..., Any]:

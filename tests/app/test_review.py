@@ -164,3 +164,25 @@ async def test_bookmarks_carry_their_author_and_an_unwritable_sidecar_asks_for_a
         await pilot.press("delete")  # deleting is explicit, by id
         await pilot.pause()
         assert load(elsewhere).bookmarks == []
+
+
+def test_serve_gives_every_tab_the_author_and_the_bookmarks_file(monkeypatch, tmp_path):
+    import textual_serve.server
+
+    from explorer import cli
+
+    started = {}
+
+    class Recorder:
+        def __init__(self, command: str, **options) -> None:
+            started["command"] = command
+
+        def serve(self) -> None:
+            started["served"] = True
+
+    monkeypatch.setattr(textual_serve.server, "Server", Recorder)
+    sidecar = tmp_path / "notes.json"
+    code = cli.main(["serve", str(SAMPLE_DATA / "clean_2x2_stschedule.json"), "--author", "ana lee",
+                     "--bookmarks", str(sidecar)])  # fmt: skip
+    assert code == 0 and started["served"]
+    assert "--author 'ana lee'" in started["command"] and f"--bookmarks {sidecar}" in started["command"]

@@ -297,6 +297,7 @@ def test_tensor_command_json_record():
     assert result.returncode == 0, result.stderr
     # the window: FP16 [1, 64, 96] at column 48 of [1, 64, 192]: first 2×48 = 96, last (0, 63, 143) = 12239 → 24480
     assert json.loads(result.stdout) == {
+        "schema_version": 1,
         "tensor_id": 10,
         "buffer_id": 2,
         "dtype": "FP16",

@@ -21,6 +21,14 @@ def match_plan(path: Path, head: bytes) -> bool:
     return head.lstrip()[:1] == b"{" and bool(_PLAN.search(head))
 
 
+LIMITS = (  # the README's Limits section lists these (tested)
+    "numbers: integers above 2^62 are refused (no real size or stride is that large, and sums stay exact)",
+    (
+        "nesting: about 1,000 levels of JSON arrays and objects (the interpreter's recursion limit); deeper "
+        'is refused as "nested too deeply"'
+    ),
+)
+
 FORMATS = (
     Format(
         "ark-model",
@@ -29,6 +37,14 @@ FORMATS = (
         match_model,
         lazy("explorer.formats.ark.loading", "load_model"),
         write_samples=lazy("explorer.formats.ark.samples", "write_samples"),
+        limits=LIMITS,
     ),
-    Format("ark-plan", "ARK plan JSON", (".json",), match_plan, lazy("explorer.formats.ark.loading", "load_plan")),
+    Format(
+        "ark-plan",
+        "ARK plan JSON",
+        (".json",),
+        match_plan,
+        lazy("explorer.formats.ark.loading", "load_plan"),
+        limits=LIMITS,
+    ),
 )

@@ -18,6 +18,15 @@ def match(path: Path, head: bytes) -> bool:
     return path.suffix.lower() == ".mlmodel"
 
 
+LIMITS = (  # the README's Limits section lists these (tested)
+    "size: 2 GiB − 1 byte for the model protobuf",
+    "weights: tensors over 256 MiB are not summarised, only described",
+    (
+        "links: a package file or weights folder that a symbolic link takes outside the package (or round a "
+        "loop) is not read"
+    ),
+)
+
 FORMATS = (
     Format(
         "coreml",
@@ -26,5 +35,6 @@ FORMATS = (
         match,
         lazy("explorer.formats.coreml.reader", "load"),
         accepts_directories=True,
+        limits=LIMITS,
     ),
 )

@@ -32,10 +32,14 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
     problems: list[Problem] = []
     progress(0, 3, "reading")
     if path.is_dir() and not (path / "Manifest.json").is_file() and (path / "model.mil").is_file():
-        model = CoreMLModel(path, None, None, path / "weights", mil_text=_read_text(path / "model.mil", path))
+        mil = _inside(path, path / "model.mil", "model.mil")
+        weights = _weights_inside(path, path / "weights", problems)
+        model = CoreMLModel(path, None, None, weights, mil_text=_read_text(mil, path))
         _check_weights(model, problems)
         return build_document(path, model, problems)
     spec_path, weights_dir = _locate(path)
+    if path.is_dir():
+        weights_dir = _weights_inside(path, weights_dir, problems)
     try:
         model_pb2 = proto_module("Model_pb2")
     except CoreMLUnavailable as error:
@@ -66,6 +70,34 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
     return build_document(path, model, problems)
 
 
+def _inside(root: Path, path: Path, member: str) -> Path:
+    """The real path of a file of a package or compiled folder, refused when a symbolic link takes it outside
+    (an absolute link to /etc/passwd, say) or round in a loop: the explorer reads only what the model holds."""
+    try:
+        real = path.resolve()
+        inside = real.is_relative_to(root.resolve())
+    except (RuntimeError, OSError) as error:  # a symbolic link loop (RuntimeError before Python 3.13)
+        raise LoadError(root, member, f"cannot follow this path: {error}") from None
+    if not inside:
+        raise LoadError(root, member, f"a symbolic link leads outside the model, to {real}: not read")
+    return real
+
+
+def _weights_inside(root: Path, weights: Path | None, problems: list[Problem]) -> Path | None:
+    """The weights folder if it is inside the package; otherwise the structure still shows, without weights."""
+    if weights is None or not (weights.exists() or weights.is_symlink()):
+        return weights
+    try:
+        folder = _inside(root, weights, "weights")
+        blob = folder / "weight.bin"
+        if blob.exists() or blob.is_symlink():
+            _inside(root, blob, "weights/weight.bin")
+        return folder
+    except LoadError as error:
+        problems.append(Problem("warning", "weights-not-read", error.message, error.location))
+        return None
+
+
 def _read_text(path: Path, root: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
@@ -88,7 +120,10 @@ def _locate(path: Path) -> tuple[Path, Path | None]:
         raise LoadError(
             path, "Manifest.json", f"expected itemInfoEntries[rootModelIdentifier].path ({error!r})"
         ) from None
-    spec_path = (path / "Data" / str(entry)).resolve()
+    try:
+        spec_path = (path / "Data" / str(entry)).resolve()
+    except (RuntimeError, OSError) as error:  # a symbolic link loop (RuntimeError before Python 3.13)
+        raise LoadError(path, f"Data/{entry}", f"cannot follow the model path: {error}") from None
     if not spec_path.is_relative_to(path.resolve()):
         raise LoadError(path, "Manifest.json", f"the model path {entry!r} leaves the package")
     if not spec_path.is_file():

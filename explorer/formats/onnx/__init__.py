@@ -13,6 +13,11 @@ def match(path: Path, head: bytes) -> bool:
     return path.suffix.lower() in (".onnx", ".onnxtxt") or head.startswith(LFS_POINTER) and ".onnx" in path.name
 
 
+LIMITS = (  # the README's Limits section lists these (tested)
+    "size: 2 GiB − 1 byte per protobuf (protobuf's own limit); larger weights go in external data files",
+    "weights: tensors over 256 MiB are not summarised (min/max/mean), only described",
+)
+
 FORMATS = (
     Format(
         "onnx",
@@ -21,5 +26,6 @@ FORMATS = (
         match,
         lazy("explorer.formats.onnx.reader", "load"),
         write_samples=lazy("explorer.formats.onnx.samples", "write_samples"),
+        limits=LIMITS,
     ),
 )

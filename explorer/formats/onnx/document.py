@@ -653,7 +653,10 @@ def _external_array(tensor: Any, base_dir: Path) -> np.ndarray:
 
     info = {entry.key: entry.value for entry in tensor.external_data}
     location = info.get("location", "")
-    path = (base_dir / location).resolve()
+    try:
+        path = (base_dir / location).resolve()
+    except (RuntimeError, OSError) as error:  # a symbolic link loop
+        raise ValueError(f"cannot follow external data location {location!r}: {error}") from None
     if not path.is_relative_to(base_dir.resolve()):
         raise ValueError(f"external data location {location!r} leaves the model's folder")
     offset, length = int(info.get("offset", 0) or 0), info.get("length")

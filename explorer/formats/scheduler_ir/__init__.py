@@ -15,6 +15,18 @@ def match(path: Path, head: bytes) -> bool:
     return path.name.endswith("stschedule.json") or bool(_SNIFF.match(head))
 
 
+LIMITS = (  # the README's Limits section lists these (tested)
+    (
+        "memory: refused before reading when 2.5× the file's size (plus 200 MiB) passes the memory available "
+        "(`IR_EXPLORER_MEMORY_GUARD=off` overrides)"
+    ),
+    (
+        "nesting: about 1,000 levels of JSON arrays and objects (the interpreter's recursion limit); deeper "
+        'is refused as "nested too deeply"'
+    ),
+    "problems: 10,000 listed per code, the rest counted",
+)
+
 FORMATS = (
     Format(
         name="scheduler-ir",
@@ -23,5 +35,6 @@ FORMATS = (
         match=match,
         load=lazy("explorer.formats.scheduler_ir.reader", "load"),
         write_samples=lazy("explorer.formats.scheduler_ir.samples", "write_samples"),
+        limits=LIMITS,
     ),
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -26,7 +27,11 @@ from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.gc_pause import collector_paused
+from explorer.memory_guard import ensure_fits
 from explorer.schedule import Schedule
+
+# Measured: a 519 MB schedule peaks at 1,277 MiB in the TUI (BENCHMARKS.md); the guard assumes a little more.
+MEMORY_PER_FILE_BYTE = 2.5
 
 # Values are stored in int64 columns: refuse what would not fit rather than overflow later.
 Int = Annotated[int, msgspec.Meta(ge=-(2**62), le=2**62)]
@@ -180,6 +185,7 @@ def load_schedule(
 def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tuple[Schedule, list[Problem]]:
     try:
         with path.open("rb") as handle:  # read-only, whole file: msgspec decodes from one buffer
+            ensure_fits(path, os.fstat(handle.fileno()).st_size, MEMORY_PER_FILE_BYTE, "scheduler IR")
             data = handle.read()
     except OSError as error:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None

@@ -18,6 +18,14 @@ def match(path: Path, head: bytes) -> bool:
     return len(head) >= 512 and head[257:262] == b"ustar"  # a tar without the usual name
 
 
+LIMITS = (  # the README's Limits section lists these (tested)
+    (
+        "archive: 512 MiB per member, 2 GiB in all, 100,000 members; links, devices and paths leaving the "
+        "bundle are refused"
+    ),
+    "graph: 1,000,000 node outputs, 32 dimensions per tensor, storage ids below 2^31",
+)
+
 FORMATS = (
     Format(
         "tvm-mlf",
@@ -27,5 +35,6 @@ FORMATS = (
         lazy("explorer.formats.tvm_mlf.reader", "load"),
         accepts_directories=True,
         write_samples=lazy("explorer.formats.tvm_mlf.samples", "write_samples"),
+        limits=LIMITS,
     ),
 )

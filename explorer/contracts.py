@@ -1,0 +1,212 @@
+"""The JSON that leaves the explorer, as typed contracts: the `--json` outputs of info, check, diff, tensor and
+graph, and the bookmarks sidecar. CI jobs and scripts read these, so their shape is written down here (pydantic
+models the commands build and serialise), printed by `ir-explorer schema NAME`, committed under `schemas/`,
+and held stable by a test that fails when a schema changes without its version.
+
+Per-format facts (an info summary's keys, a diff's per-format summary) are open objects: the README lists them
+per format. Everything the commands share is typed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ProblemCounts(_Closed):
+    error: int = Field(ge=0)
+    warning: int = Field(ge=0)
+
+
+class InfoOutput(_Closed):
+    """`ir-explorer info FILE --json`."""
+
+    schema_version: Literal[1] = 1
+    format: str = Field(description="the format's name, as `--version` lists them")
+    file: str
+    summary: dict[str, Any] = Field(description="the format's facts (the README lists them per format)")
+    problems: ProblemCounts
+    plugin_failures: list[str] = Field(default_factory=list, description="plug-ins that failed to load, and why")
+
+
+class Problem(_Open):
+    """One problem; extra keys are the references a format adds (`tensor_id`, `core`, `workload_id`, ...)."""
+
+    severity: Literal["error", "warning", "info"]
+    code: str
+    message: str
+    location: str = Field(description="where: a JSON path, a protobuf field or a tar member ('' for the file)")
+
+
+class CheckOutput(_Closed):
+    """`ir-explorer check FILE --json`."""
+
+    schema_version: Literal[1] = 1
+    format: str
+    file: str
+    problems: list[Problem]
+
+
+class Change(_Open):
+    """One difference; `kind` says which (layer-added, duration, node-changed, op-count, parameters, ...)."""
+
+    kind: str
+
+
+class DiffOutput(_Closed):
+    """`ir-explorer diff A B --json`."""
+
+    schema_version: Literal[1] = 1
+    format: str
+    a: str
+    b: str
+    summary: dict[str, Any] = Field(description="pairs [A, B] and deltas B - A (the README lists them)")
+    changes: list[Change]
+
+
+class TensorOutput(_Closed):
+    """`ir-explorer tensor FILE ID --json`: where an ARK tensor's bytes sit (nulls when it cannot be placed)."""
+
+    schema_version: Literal[1] = 1
+    tensor_id: int
+    buffer_id: int
+    dtype: str
+    element_bytes: int
+    shape: list[int]
+    strides: list[int]
+    offsets: list[int]
+    padded_shape: list[int]
+    first_byte: int | None
+    end_byte: int | None
+    bytes: int | None
+    runs: int | None
+    padding_bytes: int | None
+    aliases: list[int]
+
+
+class _Box(_Closed):
+    x: int | None
+    y: int | None
+    w: int | None
+    h: int | None
+
+
+class GraphNode(_Box):
+    id: str = Field(description='"n<node>", or "g<group>" for a closed unit group (a schedule layer)')
+    label: str
+    op: str
+    group: str | None
+
+
+class GraphEdge(_Closed):
+    source: str
+    target: str
+    kind: Literal["routed", "stub", "back", "bundle"]
+    count: int = Field(ge=1, description="model edges drawn by this one")
+
+
+class GraphGroup(_Box):
+    id: str
+    label: str
+    kind: str
+    parent: str | None
+    expanded: bool
+
+
+class Dangling(_Closed):
+    target: str
+    value: str
+
+
+class GraphOutput(_Closed):
+    """`ir-explorer graph FILE --json`: the graph view's layout in terminal cells."""
+
+    schema_version: Literal[1] = 1
+    direction: Literal["TB", "LR"]
+    width: int
+    height: int
+    back_edges: int
+    dangling: list[Dangling]
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    groups: list[GraphGroup]
+
+
+class BookmarkEntry(_Open):
+    """One bookmark as the sidecar stores it; unknown keys (a newer version's) are kept."""
+
+    ref: list[Any] = Field(description="the tree item's reference")
+    view: str = "tree"
+    note: str = ""
+    label: str = ""
+    id: str = ""
+    created: str = Field("", description="ISO 8601, UTC")
+    author: str = ""
+
+
+class BookmarksFile(_Open):
+    """The sidecar `FILE.bookmarks.json`. Entries this version cannot read are kept verbatim."""
+
+    schema_version: Literal[2] = 2
+    file: str = Field(description="the name of the file the bookmarks belong to")
+    bookmarks: list[BookmarkEntry | Any] = Field(description="bookmarks, and entries kept verbatim")
+
+
+CONTRACTS: dict[str, type[BaseModel]] = {
+    "info": InfoOutput,
+    "check": CheckOutput,
+    "diff": DiffOutput,
+    "tensor": TensorOutput,
+    "graph": GraphOutput,
+    "bookmarks": BookmarksFile,
+}
+
+
+def version(name: str) -> int:
+    """A contract's schema version: the value its `schema_version` field must have. Raise it (in the model's
+    Literal) whenever the schema changes, then run `make schemas`; the schema test fails until both are done."""
+    return int(CONTRACTS[name].model_fields["schema_version"].default)
+
+
+def schema_text(name: str) -> str:
+    """The JSON Schema of one contract, as committed under schemas/ (stable key order, one trailing newline)."""
+    schema = CONTRACTS[name].model_json_schema()
+    schema["$id"] = f"ir-explorer/{name}/v{version(name)}"
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def dump(name: str, payload: dict[str, Any], indent: int | None = 2) -> str:
+    """Build the contract from what a command computed (validating it) and serialise it. The payload goes
+    through plain JSON first, so numpy numbers and tuples arrive as JSON values."""
+    plain = json.loads(json.dumps(payload, default=_plain_json))
+    model = CONTRACTS[name].model_validate({"schema_version": version(name), **plain})
+    return model.model_dump_json(indent=indent)
+
+
+def _plain_json(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)
+
+
+def write_schemas(folder: str | Path) -> list[Path]:
+    """`make schemas`: every contract's schema into folder/NAME.schema.json."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in CONTRACTS:
+        path = out / f"{name}.schema.json"
+        path.write_text(schema_text(name), encoding="utf-8")
+        written.append(path)
+    return written

@@ -1,0 +1,142 @@
+"""`make fuzz`: the long fuzz campaign. Every format gets N mutated files (default 100,000, the classes of
+tests/fuzzing.py in turn, seeds 0..N-1, so a run can be repeated exactly); each must load (and survive what a user
+touches) or raise a located LoadError. A file that does anything else is saved under tests/data/fuzz/, where every
+`make test` loads it again, and listed in RELIABILITY.md with the counts of the run.
+
+    python -m tests.fuzz_campaign [--per-format N] [--jobs J] [--formats onnx,ark,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+REGRESSIONS = ROOT / "tests" / "data" / "fuzz"
+REPORT = ROOT / "RELIABILITY.md"
+BEGIN, END = "<!-- fuzz campaign: begin (written by make fuzz) -->", "<!-- fuzz campaign: end -->"
+CHUNK = 500
+
+
+def run_chunk(fmt: str, start: int, stop: int) -> dict:
+    """Seeds start..stop-1 of one format, in this process."""
+    from explorer.api import open_document
+    from explorer.errors import LoadError
+    from tests.fuzzing import KINDS, SAVE_AS, SEED_FILES, exercise, mutated_bytes
+
+    names = [str(p) for p in SEED_FILES[fmt]]
+    counts: Counter = Counter()
+    failures = []
+    folder = Path(tempfile.mkdtemp(prefix="irx-fuzz-"))
+    for seed in range(start, stop):
+        kind = KINDS[seed % len(KINDS)]
+        name = names[(seed // len(KINDS)) % len(names)]
+        data = mutated_bytes(name, seed, kind)
+        path = folder / SAVE_AS[fmt].format(kind=kind)
+        path.write_bytes(data)
+        counts[kind] += 1
+        try:
+            exercise(open_document(path))
+            counts["loaded"] += 1
+        except LoadError:
+            counts["refused"] += 1
+        except Exception as error:  # what the campaign is looking for
+            counts["failed"] += 1
+            saved = REGRESSIONS / f"{fmt}-{kind}-{seed}__{path.name}"
+            REGRESSIONS.mkdir(parents=True, exist_ok=True)
+            saved.write_bytes(data)
+            last = traceback.extract_tb(error.__traceback__)[-1]
+            where = f"{Path(last.filename).name}:{last.lineno}"
+            failures.append((saved.name, f"{type(error).__name__}: {str(error)[:100]} ({where})", Path(name).name))
+    return {"format": fmt, "counts": counts, "failures": failures}
+
+
+def campaign(per_format: int, jobs: int, formats: list[str]) -> dict:
+    work = [(fmt, s, min(s + CHUNK, per_format)) for fmt in formats for s in range(0, per_format, CHUNK)]
+    totals: dict[str, Counter] = {fmt: Counter() for fmt in formats}
+    failures: dict[str, list] = {fmt: [] for fmt in formats}
+    started = time.perf_counter()
+    done = 0
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for result in pool.map(run_chunk, *zip(*work, strict=True)):
+            totals[result["format"]].update(result["counts"])
+            failures[result["format"]] += result["failures"]
+            done += 1
+            if done % 20 == 0 or done == len(work):
+                print(f"fuzz: {done}/{len(work)} chunks, {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return {"totals": totals, "failures": failures, "seconds": time.perf_counter() - started}
+
+
+def report(result: dict, per_format: int, jobs: int) -> list[str]:
+    from tests.fuzzing import KINDS, SEED_FILES
+
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        BEGIN,
+        f"## Last campaign: {when}",
+        "",
+        f"{per_format:,} mutated files per format (seeds 0..{per_format - 1:,}, the classes in turn), "
+        f"{jobs} processes, {result['seconds'] / 60:.0f} minutes on {platform.machine()} ({os.cpu_count()} cores), "
+        f"Python {platform.python_version()}. Seeds: "
+        + "; ".join(f"{fmt}: {', '.join(p.name for p in SEED_FILES[fmt])}" for fmt in sorted(result["totals"])),
+        "",
+        "| format | files | " + " | ".join(KINDS) + " | loaded | refused with a located error | failed |",
+        "| --- | --- | " + " | ".join("---" for _ in KINDS) + " | --- | --- | --- |",
+    ]
+    for fmt, counts in sorted(result["totals"].items()):
+        total = sum(counts[k] for k in KINDS)
+        lines.append(
+            f"| {fmt} | {total:,} | " + " | ".join(f"{counts[k]:,}" for k in KINDS)
+            + f" | {counts['loaded']:,} | {counts['refused']:,} | {counts['failed']:,} |"
+        )  # fmt: skip
+    found = [(fmt, f) for fmt, items in sorted(result["failures"].items()) for f in items]
+    lines += ["", f"Failures found in this run: {len(found)}."]
+    if found:
+        lines += ["", "| saved as (tests/data/fuzz/) | seed file | what happened |", "| --- | --- | --- |"]
+        lines += [f"| {saved} | {seed_file} | {what} |" for _, (saved, what, seed_file) in found[:200]]
+    lines.append(END)
+    return lines
+
+
+def splice(lines: list[str]) -> None:
+    """Replace the generated section of RELIABILITY.md; what people wrote around it stays."""
+    text = REPORT.read_text(encoding="utf-8") if REPORT.exists() else "# Reliability\n\n" + BEGIN + "\n" + END + "\n"
+    if BEGIN not in text or END not in text:
+        text = text.rstrip("\n") + "\n\n" + BEGIN + "\n" + END + "\n"
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    new = head + "\n".join(lines) + tail
+    temporary = REPORT.with_suffix(".md.tmp")
+    temporary.write_text(new, encoding="utf-8")
+    temporary.replace(REPORT)
+
+
+def main() -> int:
+    from tests.fuzzing import SEED_FILES
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-format", type=int, default=100_000)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--formats", default=",".join(sorted(SEED_FILES)))
+    parser.add_argument("--no-report", action="store_true", help="print the counts, leave RELIABILITY.md alone")
+    args = parser.parse_args()
+    formats = [f for f in args.formats.split(",") if f]
+    result = campaign(args.per_format, args.jobs, formats)
+    lines = report(result, args.per_format, args.jobs)
+    print("\n".join(lines))
+    if not args.no_report:
+        splice(lines)
+    return 1 if any(result["failures"].values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
