@@ -10,9 +10,16 @@ from explorer.registry import pick_format
 
 
 def open_document(
-    path: str | Path, *, strict: bool = False, progress: ProgressCallback | None = None, analyze: bool = True
+    path: str | Path,
+    *,
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+    analyze: bool = True,
+    companions: dict[str, Path | None] | None = None,
 ) -> Document:
-    """Load `path` with the format that recognises it, then run the neutral analyses it has data for.
+    """Load `path` with the format that recognises it, then run the neutral analyses it has data for. A
+    schedule also gets its pipeline companions (found beside it, or given as kind → path: frontend, asm,
+    trace), joined when they belong to it (explorer.companions).
 
     Raises LoadError only; any other exception from a loader is a bug, turned into a LoadError that still
     names the file so a user never sees a traceback.
@@ -21,6 +28,10 @@ def open_document(
     found = pick_format(path)
     try:
         document = found.load(Path(path), progress=progress, strict=strict)
+        if document.is_schedule:
+            from explorer.companions import attach_companions
+
+            attach_companions(document, companions, open_document)
         if analyze:
             progress(0, 1, "analysing")
             analyze_document(document)

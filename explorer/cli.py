@@ -77,6 +77,7 @@ def _tui_parser() -> argparse.ArgumentParser:
         "--bookmarks", type=Path, help="the bookmarks file to open and save (default FILE.bookmarks.json)"
     )
     parser.add_argument("--author", help="the name your bookmarks carry (default: your login name)")
+    _add_companion_flags(parser)
     return parser
 
 
@@ -88,6 +89,17 @@ def _size(text: str) -> tuple[int, int]:
     if not (40 <= width <= 1000 and 10 <= height <= 500):
         raise argparse.ArgumentTypeError("the size must be between 40x10 and 1000x500")
     return width, height
+
+
+def _add_companion_flags(parser: argparse.ArgumentParser) -> None:
+    """A schedule's pipeline companions, when they are not beside it under the conventional names."""
+    parser.add_argument("--frontend", type=Path, help="the frontend IR the schedule was made from (schedules)")
+    parser.add_argument("--asm", type=Path, help="the schedule's assembly (schedules)")
+    parser.add_argument("--trace", type=Path, help="the ZeBu trace of that assembly (schedules)")
+
+
+def _companions(args: argparse.Namespace) -> dict[str, Path | None]:
+    return {kind: getattr(args, kind, None) for kind in ("frontend", "asm", "trace")}
 
 
 def _command_parser(command: str) -> argparse.ArgumentParser:
@@ -127,6 +139,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--html", type=Path, help="the HTML report to write (plotly.js embedded: works offline)")
         parser.add_argument("--trace-event", type=Path, help="the Trace Event JSON to write (schedules)")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        _add_companion_flags(parser)
         return parser
     if command == "graph":
         parser.description = "Lay out the file's graph as the graph view draws it (terminal cells)."
@@ -145,6 +158,8 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("tensor_id", type=int, help="the tensor's Id")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+    if command in ("info", "check"):
+        _add_companion_flags(parser)
     if command == "info":
         parser.description = "Summarise a file: format, sizes, makespan, peak memory and problem counts."
     else:
@@ -201,7 +216,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         print("ir-explorer export: give --html OUT.html and/or --trace-event OUT.json", file=sys.stderr)
         return ExitCode.UNUSABLE
     failures = _report_plugin_failures() if command in ("info", "check") else []
-    document = open_document(args.file, strict=args.strict)
+    document = open_document(args.file, strict=args.strict, companions=_companions(args))
     if command == "export":
         return _run_export(document, args)
     if command == "tensor":
@@ -219,6 +234,15 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
             "problems": counts,
             "plugin_failures": failures,
         }
+        companions = document.companions
+        if companions.paths:
+            payload["companions"] = {kind: {"file": str(path), "joined": kind not in companions.refused,
+                                            "why_not": companions.refused.get(kind, "")}
+                                     for kind, path in companions.paths.items()}  # fmt: skip
+        if companions.measured is not None:
+            from explorer.companions import measured_summary
+
+            payload["measured"] = measured_summary(document)
         if args.json:
             _print_json("info", payload)
         else:
@@ -380,7 +404,7 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
         raise LoadError(path, "", "no such file or directory")
     from widgets.app import make_app  # the one place the core reaches the UI, and only when asked to
 
-    make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author).run()
+    make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author, companions=_companions(args)).run()
     return ExitCode.OK
 
 

@@ -29,15 +29,39 @@ class ProblemCounts(_Closed):
     warning: int = Field(ge=0)
 
 
+class CompanionStatus(_Closed):
+    file: str
+    joined: bool
+    why_not: str = Field(description="why it was not joined ('' when it was)")
+
+
+class LayerTimes(_Closed):
+    estimated: float = Field(description="the schedule's cycles for the layer's workloads")
+    measured: float = Field(description="the sum of its workloads' measured spans (first start to last end)")
+    ratio: float | None = Field(description="measured / estimated")
+
+
+class MeasuredSummary(_Closed):
+    source: str = Field(description="the trace file joined")
+    makespan: float = Field(description="last end - first start of the joined instructions, cycles")
+    estimated_makespan: float | None
+    workloads: int = Field(description="workloads joined to at least one instruction")
+    per_layer: dict[str, LayerTimes]
+
+
 class InfoOutput(_Closed):
     """`ir-explorer info FILE --json`."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     format: str = Field(description="the format's name, as `--version` lists them")
     file: str
     summary: dict[str, Any] = Field(description="the format's facts (the README lists them per format)")
     problems: ProblemCounts
     plugin_failures: list[str] = Field(default_factory=list, description="plug-ins that failed to load, and why")
+    companions: dict[str, CompanionStatus] = Field(
+        default_factory=dict, description="a schedule's pipeline files (frontend, asm, trace) and whether joined"
+    )
+    measured: MeasuredSummary | None = Field(None, description="the trace joined to the schedule, if any")
 
 
 class Problem(_Open):

@@ -14,6 +14,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from explorer.errors import Problem
 
 # progress(done, total, stage): loaders call it now and then; the TUI turns it into a progress bar.
@@ -173,6 +175,14 @@ class DocumentView:
         """Whether graph_model() is already built (the TUI builds big graphs while the file loads)."""
         return self._graph_cache is not None
 
+    def instructions(self) -> InstructionTable | None:
+        """The instructions of an assembly or trace, for joining them to a schedule; None elsewhere."""
+        return None
+
+    def layer_names(self) -> list[str]:
+        """A layer graph's layer names in layer_index order (a frontend IR), for joining; [] elsewhere."""
+        return []
+
     def graph_size_hint(self) -> int:
         """About how many nodes graph_model() will hold, known without building it (-1: unknown). The graph
         view builds small graphs at once and big ones in a worker."""
@@ -219,6 +229,53 @@ class TensorLayouts(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class InstructionTable:
+    """Instructions a document holds (an assembly or hardware trace), as neutral columns: what the companions
+    join to a schedule's workloads. `start`/`end` are measured cycles, or None for an assembly (order only)."""
+
+    name: list[str]
+    unit: list[str]  # the unit of each instruction (CT, LD, PE, ...)
+    line: np.ndarray  # 1-based line in its file
+    workload: np.ndarray  # the schedule's workload id (wkl), -1 when none
+    layer_index: np.ndarray  # the frontend layer it is scheduled in (slyr), -1 when none
+    start: np.ndarray | None
+    end: np.ndarray | None
+
+
+@dataclass
+class Measured:
+    """A hardware trace joined to a schedule (explorer.companions): per schedule row, the first start and the
+    last end of its instructions (NaN where it has none)."""
+
+    source: Path
+    start: np.ndarray
+    end: np.ndarray
+    instructions: np.ndarray  # per row: how many instructions were joined to it
+    makespan: float  # last end - first start over the joined instructions
+
+    @property
+    def workloads(self) -> int:
+        return int((self.instructions > 0).sum())
+
+
+@dataclass
+class Companions:
+    """The pipeline files found beside a schedule (or named on the command line) and what was joined."""
+
+    paths: dict[str, Path] = field(default_factory=dict)  # kind (frontend, asm, trace) → file
+    documents: dict[str, Any] = field(default_factory=dict)  # kind → its loaded Document
+    measured: Measured | None = None
+    refused: dict[str, str] = field(default_factory=dict)  # kind → why it was not joined
+
+    def said(self) -> str:
+        """One line for the summary bar: which companions were found and joined."""
+        if not self.paths:
+            return ""
+        parts = [f"{kind} ✓" if kind not in self.refused else f"{kind} ✗" for kind in self.paths]
+        return "companions: " + ", ".join(parts)
+
+
 @dataclass
 class Document:
     """Everything a format produced plus what the analyses added (problems, summary, timeline...).
@@ -243,6 +300,7 @@ class Document:
     sources: SourceFiles | None = None
     # one line for the summary bar when the summary's counts do not say it well (e.g. TVM's nested modules)
     headline: str = ""
+    companions: Companions = field(default_factory=Companions)  # pipeline files joined to a schedule
     _deep_checked: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -23,6 +23,8 @@ BUILTIN_FORMATS: tuple[str, ...] = (
     "explorer.formats.tvm_mlf",
     "explorer.formats.onnx",
     "explorer.formats.coreml",
+    "explorer.formats.gemini_trace",
+    "explorer.formats.gemini_frontend",
 )
 ENTRY_POINT_GROUP = "ir_explorer.formats"
 HEAD_BYTES = 64 * 1024

@@ -97,6 +97,11 @@ class Schedule:
     dram_raw: Any = None  # msgspec.Raw of the "-1" section, for details
     # Other formats draw derived schedules with the same views (TVM: a module per core, a node per workload).
     core_names: dict[int, str] | None = None
+    # Measured start of each block (a hardware trace): the timeline draws these instead of deriving starts.
+    wl_start: np.ndarray | None = None
+    # Dependencies known directly, not through transfers (rows: producer → consumer), e.g. a trace's wait bits.
+    wl_dep_src: np.ndarray | None = None
+    wl_dep_dst: np.ndarray | None = None
     _row_index: dict[tuple[int, int], int] | None = field(default=None, repr=False)
     _core_items: dict[int, list[Any]] = field(default_factory=dict, repr=False)
 
@@ -151,3 +156,41 @@ class Schedule:
 
     def wl_label(self, row: int) -> str:
         return f"core {int(self.wl_core[row])} workload {int(self.wl_id[row])}"
+
+
+def lanes_only(
+    layers: list[str],
+    wl_core: np.ndarray,
+    wl_id: np.ndarray,
+    wl_layer: np.ndarray,
+    wl_type: np.ndarray,
+    wl_time: np.ndarray,
+    *,
+    core_names: dict[int, str] | None = None,
+    wl_start: np.ndarray | None = None,
+    dependencies: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Schedule:
+    """A schedule of lanes and blocks only (no transfers, no address spaces): what an instruction trace or
+    another derived timeline fills. Rows must be grouped by lane, lanes in ascending order."""
+    empty = np.zeros(0, dtype=np.int64)
+    n = int(wl_id.size)
+    core_ids = np.unique(wl_core) if n else empty
+    core_ptr = np.searchsorted(wl_core, np.append(core_ids, np.iinfo(np.int64).max)) if n else np.zeros(1, np.int64)
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    return Schedule(
+        buffersize=0, xlen=max(int(core_ids.size), 1), ylen=1, top_batch_cut=1, wl0_key="wl0_buffer",
+        layers=layers, core_ids=core_ids.astype(np.int64), core_ptr=core_ptr.astype(np.int64),
+        wl_core=wl_core, wl_pos=np.arange(n, dtype=np.int64), wl_id=wl_id, wl_layer=wl_layer, wl_type=wl_type,
+        wl_time=wl_time.astype(np.float64), wl_ofmap_size=np.zeros(n, dtype=np.int64), core_raw={},
+        ring_ptr=ptr, ring_lo=empty, ring_hi=empty, in_ptr=ptr, in_tid=empty, in_kind=empty,
+        of_row=empty, of_tid=empty, of_size=empty, of_pos=empty, of_dst_ptr=np.zeros(1, dtype=np.int64),
+        dst_core=empty, dst_wl=empty, dst_dram=empty,
+        buf_ptr=ptr, buf_tensor=empty, buf_addr=empty, buf_size=empty, buf_type=empty, buf_new=empty,
+        buf_cur=empty, buf_pos=empty,
+        w0_ptr=ptr, w0_addr=empty, w0_size=empty, w0_src=empty, w0_tid=empty, w0_pos=empty, w0_layer=empty,
+        din_tid=empty, din_core=empty, din_wl=empty, din_pos=empty, din_rel_ptr=np.zeros(1, dtype=np.int64),
+        din_rel=empty, dout_tid=empty, dout_type=empty, dout_size=empty, dout_pos=empty,
+        dout_rel_ptr=np.zeros(1, dtype=np.int64), dout_rel=empty, dout_dst_ptr=np.zeros(1, dtype=np.int64),
+        dout_dst_core=empty, dout_dst_wl=empty, core_names=core_names, wl_start=wl_start,
+        wl_dep_src=dependencies[0] if dependencies else None, wl_dep_dst=dependencies[1] if dependencies else None,
+    )  # fmt: skip

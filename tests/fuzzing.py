@@ -49,6 +49,14 @@ def seed_files() -> dict[str, list[Path]]:
     if (SAMPLES / "onnx").is_dir():
         files["onnx"] += sorted((SAMPLES / "onnx").glob("*.onnx"))
     files["coreml"] = coreml_seeds()
+    pipeline = SAMPLES / "gemini_pipeline"
+    files["gemini-trace"] = [SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_sim.txt"]
+    files["gemini-asm"] = [SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_asm.txt"]
+    files["gemini-frontend"] = [SAMPLE_DATA / "demo_pipeline_b1.json"]
+    if pipeline.is_dir():
+        files["gemini-trace"] += sorted(pipeline.glob("*_sim.txt"))
+        files["gemini-asm"] += sorted(pipeline.glob("*_asm.txt"))
+        files["gemini-frontend"] += sorted(pipeline.glob("*.json"))
     return files
 
 
@@ -76,6 +84,9 @@ SAVE_AS = {
     "tvm-mlf": "m_{kind}.tar",
     "onnx": "m_{kind}.onnx",
     "coreml": "m_{kind}.mlmodel",
+    "gemini-trace": "m_{kind}_sim.txt",
+    "gemini-asm": "m_{kind}_asm.txt",
+    "gemini-frontend": "m_{kind}.json",
 }
 ODD_VALUES = [
     None,
@@ -295,7 +306,39 @@ def mutated_bytes(name: str, seed: int, kind: str) -> bytes:
         return mutated_bundle(data, rng, kind)
     if kind == "flip":
         return flipped(data, rng)
+    if fmt in ("gemini-trace", "gemini-asm"):
+        return mutated_lines(data, rng)
     return mutated_json(data, rng)
+
+
+def mutated_lines(data: bytes, rng: random.Random) -> bytes:
+    """Instruction lines broken the way real files break: cut short, dropped, duplicated (so inst_idx repeats),
+    an enum renamed, a time reversed, a token replaced by an odd one, brackets unbalanced."""
+    lines = data.split(b"\n")
+    for _ in range(rng.randint(1, 4)):
+        k = rng.randrange(len(lines))
+        line = lines[k]
+        action = rng.choice(["cut", "drop", "duplicate", "enum", "reverse", "token", "bracket"])
+        if action == "cut":
+            lines[k] = line[: rng.randrange(len(line) + 1)]
+        elif action == "drop" and len(lines) > 1:
+            del lines[k]
+        elif action == "duplicate":
+            lines.insert(k, line)
+        elif action == "enum":
+            lines[k] = line.replace(b"<DataFmt.", b"<DataFormat.", 1).replace(b"INT8: 1", b"INT9: 7", 1)
+        elif action == "reverse" and b"'time': [" in line:
+            head, _, rest = line.partition(b"'time': [")
+            first, _, tail = rest.partition(b"]")
+            parts = first.split(b", ")
+            lines[k] = head + b"'time': [" + b", ".join(reversed(parts)) + b"]" + tail
+        elif action == "token":
+            odd = rng.choice([b"None", b"True", b"-1", b"1e400", b"'x'", b"[]", b"{}", b"<X.Y: z>", b"\\", b'"'])
+            cut = rng.randrange(len(line) + 1)
+            lines[k] = line[:cut] + odd + line[cut:]
+        else:
+            lines[k] = line.replace(b"]", b"", 1) if rng.random() < 0.5 else b"[" + line
+    return b"\n".join(lines)
 
 
 def exercise(doc) -> None:

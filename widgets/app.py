@@ -87,9 +87,11 @@ class IrExplorerApp(App[None]):
         document: Document | None = None,
         bookmarks: Path | None = None,
         author: str | None = None,
+        companions: dict[str, Path | None] | None = None,
     ) -> None:
         super().__init__()
         self.path = Path(path)
+        self.companions = companions or {}
         from explorer.bookmarks import default_author, sidecar_path
 
         self.bookmarks_path = Path(bookmarks) if bookmarks else sidecar_path(self.path)
@@ -140,7 +142,7 @@ class IrExplorerApp(App[None]):
                 self.call_from_thread(self.query_one(LoadingPanel).set_progress, done / max(total, 1), stage)
 
         try:
-            document = open_document(self.path, strict=self.strict, progress=progress)
+            document = open_document(self.path, strict=self.strict, progress=progress, companions=self.companions)
             progress(0.99, 1, "checking")
             document.run_deep_checks()
             for spec in offered_views(document):
@@ -598,8 +600,14 @@ def make_app(
     document: Document | None = None,
     bookmarks: str | Path | None = None,
     author: str | None = None,
+    companions: dict[str, Path | None] | None = None,
 ) -> IrExplorerApp:
     """The one way to build the app: the CLI, the tests and `serve` all call this."""
     return IrExplorerApp(
-        Path(path), strict=strict, document=document, bookmarks=Path(bookmarks) if bookmarks else None, author=author
+        Path(path),
+        strict=strict,
+        document=document,
+        bookmarks=Path(bookmarks) if bookmarks else None,
+        author=author,
+        companions=companions,
     )

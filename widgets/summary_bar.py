@@ -24,6 +24,9 @@ class SummaryBar(Static):
             (document.meta.source.name, "bold cyan"),
             (f" {document.meta.format}", "magenta"),
         ]
+        said = document.companions.said()
+        if said:  # which pipeline files were found beside the schedule, and joined (✓) or refused (✗)
+            parts.append((f" │ {said}", "cyan"))
         if document.headline:
             parts.append(f" │ {document.headline} │")
         else:  # model formats: their summary's counts, in the loader's order

@@ -124,7 +124,16 @@ class Timeline(FrameWidget, can_focus=True):
     @property
     def makespan(self) -> float:
         t = self.document.schedule_analysis.timeline
-        return t.makespan_sequential if self.sequential else t.makespan
+        estimate = t.makespan_sequential if self.sequential else t.makespan
+        measured = self.measured
+        if measured is not None and np.isfinite(measured.end).any():
+            return max(estimate, float(np.nanmax(measured.end)))
+        return estimate
+
+    @property
+    def measured(self) -> Any:
+        """The joined hardware trace (a lane of measured times under each estimated lane), or None."""
+        return self.document.companions.measured if self.document is not None else None
 
     def times(self) -> tuple[np.ndarray, np.ndarray]:
         t = self.document.schedule_analysis.timeline
@@ -255,6 +264,8 @@ class Timeline(FrameWidget, can_focus=True):
         return list(range(first, first + capacity))
 
     def _lines_per_core(self, count: int) -> int:
+        if self.measured is not None:  # the estimate, the measurement under it, a gap
+            return 3
         return max(1, min(5, (self.size.height - 3) // max(count, 1)))
 
     def frame_key(self) -> tuple:
@@ -292,6 +303,9 @@ class Timeline(FrameWidget, can_focus=True):
             )
             strip = self._core_strip(core, k == self.core_index, owners, rows.start, critical, linked, cursor_col)
             lines.append(strip)
+            if self.measured is not None:
+                lines += [self._measured_strip(rows, important, linked, cursor_col, plot), Strip.blank(width)]
+                continue
             if per > 1:  # further lines repeat the blocks without the label; from 3 on, the last is a gap
                 body = Strip([Segment(" " * LABEL), *list(strip)[1:]])
                 lines.extend([body] * (per - 1 - (per >= 3)))
@@ -303,11 +317,22 @@ class Timeline(FrameWidget, can_focus=True):
         lines.append(self._status_line(width))
         return lines
 
+    def _measured_strip(self, rows: range, important, linked, cursor_col: int, plot: int) -> Strip:
+        """The same workloads at their measured times (first start to last end of their instructions)."""
+        measured = self.measured
+        ms, me = measured.start[rows.start : rows.stop], measured.end[rows.start : rows.stop]
+        order = np.argsort(np.where(np.isnan(ms), np.inf, ms), kind="stable")
+        owners = column_owners(ms[order], me[order], self.t0, self.t1, plot,
+                               important=important[rows.start : rows.stop][order])  # fmt: skip
+        owners = np.where(owners >= 0, order[np.maximum(owners, 0)], -1)
+        return self._core_strip(-1, False, owners, rows.start, None, linked, cursor_col, label=" measured")
+
     def _core_strip(
-        self, core: int, current: bool, owners: np.ndarray, base: int, critical, linked, cursor_col: int
-    ) -> Strip:
+        self, core: int, current: bool, owners: np.ndarray, base: int, critical, linked, cursor_col: int,
+        label: str | None = None,
+    ) -> Strip:  # fmt: skip
         s = self.schedule
-        label = f"{'▶' if current else ' '}{s.core_short(core)}"[: LABEL - 1].ljust(LABEL)
+        label = (label or f"{'▶' if current else ' '}{s.core_short(core)}")[: LABEL - 1].ljust(LABEL)
         segments = [Segment(label, Style(bold=current, color="#ffffff" if current else "#9a9a9a"))]
         run_text: list[str] = []
         run_style: Style | None = None

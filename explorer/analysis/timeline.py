@@ -42,7 +42,10 @@ def compute_timeline(s: Schedule, deps: Dependencies, dram_bytes_per_cycle: floa
     """Kahn's algorithm over core order plus producer edges; rows left over sit on a dependency cycle.
 
     With `dram_bytes_per_cycle`, an edge through DRAM also costs the spilled bytes over that bandwidth.
+    A schedule with measured starts (a hardware trace) keeps them: nothing is derived.
     """
+    if s.wl_start is not None:
+        return measured_timeline(s)
     n = s.n_workloads
     time = s.wl_time
     start_seq, end_seq = sequential_times(s)
@@ -129,3 +132,42 @@ def compute_timeline(s: Schedule, deps: Dependencies, dram_bytes_per_cycle: floa
         per_core=per_core,
         cycle_rows=cycle_rows,
     )
+
+
+def measured_timeline(s: Schedule) -> Timeline:
+    """The timeline of measured blocks: their own starts and ends; per lane, busy time is the union of its
+    blocks (blocks of one lane may overlap) and idle the rest of the lane's span."""
+    start = s.wl_start.astype(np.float64)
+    end = start + s.wl_time
+    n = s.n_workloads
+    first = float(start.min()) if n else 0.0
+    makespan = float(end.max()) - first if n else 0.0
+    per_core: dict[int, dict[str, float]] = {}
+    for k, core in enumerate(s.core_ids.tolist()):
+        lo, hi = int(s.core_ptr[k]), int(s.core_ptr[k + 1])
+        busy = union_length(start[lo:hi], end[lo:hi])
+        last = float(end[lo:hi].max()) if hi > lo else 0.0
+        span = last - float(start[lo:hi].min()) if hi > lo else 0.0
+        per_core[core] = {"workloads": hi - lo, "busy": busy, "end": last, "idle": max(span - busy, 0.0)}
+    start_seq, end_seq = sequential_times(s)
+    return Timeline(
+        start=start,
+        end=end,
+        makespan=makespan,
+        start_sequential=start_seq,
+        end_sequential=end_seq,
+        makespan_sequential=float(end_seq.max()) if n else 0.0,
+        set_by=np.full(n, -1, dtype=np.int64),
+        critical_path=[],
+        per_core=per_core,
+    )
+
+
+def union_length(start: np.ndarray, end: np.ndarray) -> float:
+    """The length of the union of intervals [start, end)."""
+    if start.size == 0:
+        return 0.0
+    order = np.argsort(start, kind="stable")
+    s, e = start[order], np.maximum.accumulate(end[order])
+    gaps = np.maximum(s[1:] - e[:-1], 0.0)
+    return float(e[-1] - s[0] - gaps.sum())

@@ -62,11 +62,13 @@ def trace_events(document: Document) -> dict[str, Any]:
             continue
         flow += 1
         # "s" sits inside the producing slice, "f" binds to the slice that encloses its time ("bp": "e")
-        shared = {"name": f"transfer {tid}", "cat": "transfer", "pid": PID, "id": flow}
+        what = f"transfer {tid}" if tid >= 0 else "dependency"
+        shared = {"name": what, "cat": "transfer" if tid >= 0 else "dependency", "pid": PID, "id": flow}
         events.append({**shared, "ph": "s", "tid": cores[producer], "ts": float(start[producer])})
         events.append({**shared, "ph": "f", "bp": "e", "tid": cores[consumer], "ts": float(start[consumer])})
     used = analysis.l2_bytes.tolist()
-    for row in np.flatnonzero(scheduled).tolist():
+    has_memory = bool(words.memory)  # an instruction trace has no address space: no counter track
+    for row in np.flatnonzero(scheduled).tolist() if has_memory else []:
         events.append(
             {
                 "name": f"{words.memory} bytes {s.core_label(cores[row])}",

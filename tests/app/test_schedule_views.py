@@ -205,3 +205,23 @@ async def test_timeline_letters_work_in_either_case_as_documented():
             assert getattr(timeline, attribute) != before, key
             await pilot.press(key.lower())
             assert getattr(timeline, attribute) == before, key.lower()
+
+
+async def test_a_joined_trace_draws_a_measured_lane_under_the_estimate(tmp_path):
+    from tests.unit.test_gemini_pipeline import pipeline_folder
+
+    schedule = pipeline_folder(tmp_path, 1)
+    app = make_app(schedule)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        assert "companions: frontend ✓, asm ✓, trace ✓" in str(app.query_one("#summary").render())
+        await pilot.press("2")
+        timeline = app.query_one(Timeline)
+        lines = [strip.text for strip in timeline.render_frame()]
+        labels = [line[:LABEL].strip() for line in lines[2:-1] if line[:LABEL].strip()]
+        assert labels == ["▶c0 (0,0)", "measured"]
+        measured = lines[3][LABEL:]
+        assert "█" in measured and measured.rstrip("·").endswith("█")  # drawn to the last measured end
+        assert timeline.makespan == 1_922_067  # the axis covers the measurement, longer than the estimate
+        titles = [section.title for section in app.document.describe(("workload", timeline.selected))]
+        assert "Estimate vs measured" in titles

@@ -362,6 +362,51 @@ class ScheduleView(DocumentView):
     def _describe_chunk(self, core: int, lo: int, hi: int) -> list[Section]:
         return self._describe_core(core)
 
+    def _companion_sections(self, row: int) -> list[Section]:
+        """With the pipeline's companions joined: the estimate against the measurement, the workload's
+        instructions (trace, else assembly) and its frontend layer."""
+        document = self.document
+        companions = document.companions if document is not None else None
+        if companions is None or not companions.documents:
+            return []
+        s = self.s
+        sections: list[Section] = []
+        measured = companions.measured
+        if measured is not None and measured.instructions[row] > 0:
+            span = float(measured.end[row] - measured.start[row])
+            estimate = float(s.wl_time[row])
+            rows = [
+                ("estimated (cycles)", number(estimate)),
+                ("measured (cycles)", f"{number(span)} ({number(measured.start[row])} → {number(measured.end[row])})"),
+                ("difference", f"{span - estimate:+,.0f} cycles"),
+                ("measured / estimated", f"{span / estimate:.2f}×" if estimate else "—"),
+                ("instructions joined", f"{int(measured.instructions[row]):,}"),
+            ]
+            sections.append(Section("Estimate vs measured", ("property", "value"), rows))
+        for kind in ("trace", "asm"):
+            other = companions.documents.get(kind)
+            if other is None or kind in companions.refused:
+                continue
+            table = other.view.instructions()
+            if table is None:
+                continue
+            mine = np.flatnonzero(table.workload == int(s.wl_id[row]))[:200].tolist()
+            rows = []
+            for k in mine:
+                when = f"{int(table.start[k]):,} → {int(table.end[k]):,}" if table.start is not None else ""
+                rows.append((table.name[k], table.unit[k], int(table.line[k]), when))
+            title = f"Instructions ({kind})"
+            sections.append(Section(title, ("instruction", "unit", "line", "start → end"), rows))
+            break
+        frontend = companions.documents.get("frontend")
+        if frontend is not None and "frontend" not in companions.refused:
+            names = frontend.view.layer_names()
+            layer = s.layers[s.wl_layer[row]]
+            if layer in names:
+                found = frontend.describe(("layer", names.index(layer)))
+                sections += [Section(f"Frontend: {part.title}", part.columns, part.rows) for part in found[:2]]
+        return sections
+
     def _describe_workload(self, row: int) -> list[Section]:
         s = self.s
         raw = self.raw(row)
@@ -393,6 +438,7 @@ class ScheduleView(DocumentView):
                 ("consumers", ", ".join(s.wl_label(r) for r in consumers[:8]) or "—"),
             ]
         sections = [Section(f"Workload {s.wl_label(row)}", ("property", "value"), props)]
+        sections += self._companion_sections(row)
         inputs = [
             (
                 "ifmap",

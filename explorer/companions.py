@@ -1,0 +1,203 @@
+"""A schedule's pipeline companions: the frontend IR it was scheduled from, its assembly and the ZeBu trace of
+that assembly. Found beside the schedule by the naming convention (or named with --frontend/--asm/--trace),
+checked to belong to the same model and batch, and joined: every workload gets the measured first start and
+last end of its instructions.
+
+The join is format-neutral: the documents answer `instructions()` and `layer_names()`; nothing here knows a
+format. A companion that belongs to another model or batch is reported and not joined, never joined wrongly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from explorer.document import Companions, Document, Measured
+from explorer.errors import LoadError, Problem
+
+SCHEDULE_NAME = re.compile(r"^(?P<model>.+)_b(?P<batch>\d+)_c(?P<cores>\d+)_bw(?P<bw>\d+)_stschedule\.json$")
+KINDS = ("frontend", "asm", "trace")
+AGREEMENT = 0.95  # the share of joined instructions whose layer must match the schedule's
+
+
+def find_companions(schedule_path: Path) -> dict[str, Path]:
+    """The companion files beside a schedule named `<model>_b<B>_c<C>_bw<W>_stschedule.json`: the frontend IR
+    `<model>_b<B>.json`, the trace `<model>_b<B>_c<C>_bw<W>_sim.txt` and the assembly `..._asm.txt`, whose
+    model part may be cut short (`sim_quanti` for `sim_quantized`). {} when the name does not follow it."""
+    match = SCHEDULE_NAME.match(schedule_path.name)
+    if not match:
+        return {}
+    model, batch, cores, bw = match["model"], match["batch"], match["cores"], match["bw"]
+    folder = schedule_path.parent
+    wanted = {
+        "frontend": f"_b{batch}.json",
+        "asm": f"_b{batch}_c{cores}_bw{bw}_asm.txt",
+        "trace": f"_b{batch}_c{cores}_bw{bw}_sim.txt",
+    }
+    found: dict[str, Path] = {}
+    try:
+        names = sorted(p.name for p in folder.iterdir())
+    except OSError:
+        return {}
+    for kind, suffix in wanted.items():
+        stems = [name[: -len(suffix)] for name in names if name.endswith(suffix)]
+        fitting = [stem for stem in stems if stem == model or (len(stem) >= 4 and model.startswith(stem))]
+        if fitting:  # the same model, or its name cut short; the longest such name wins
+            found[kind] = folder / (max(fitting, key=len) + suffix)
+    return found
+
+
+def attach_companions(
+    document: Document,
+    given: dict[str, Path | None] | None = None,
+    open_document: Callable[..., Document] | None = None,
+) -> Companions:
+    """Find (or take) the schedule's companions, load them and join the trace. Problems of the join go to the
+    document's problems with the companion's file in their location; a companion that cannot be loaded is
+    reported, and the schedule stays as it is."""
+    if open_document is None:
+        from explorer.api import open_document
+    companions = document.companions
+    if not document.is_schedule or document.schedule is None:
+        return companions
+    paths = find_companions(document.meta.source)
+    paths.update({kind: Path(path) for kind, path in (given or {}).items() if path})
+    companions.paths = {kind: paths[kind] for kind in KINDS if kind in paths}
+    for kind, path in companions.paths.items():
+        try:
+            companions.documents[kind] = open_document(path)
+        except LoadError as error:
+            companions.refused[kind] = f"cannot be read: {error.message}"
+            document.problems.append(Problem("warning", "companion-unreadable", f"{kind} companion {path.name}: "
+                                             f"{error.message}", f"{path.name}: {error.location}"))  # fmt: skip
+    layer_names = None
+    frontend = companions.documents.get("frontend")
+    if frontend is not None:
+        layer_names = frontend.view.layer_names()
+        if not layer_names:
+            companions.refused["frontend"] = f"{frontend.meta.format} is not a frontend IR"
+            layer_names = None
+        else:
+            missing = sorted(set(document.schedule.layers) - set(layer_names))
+            if len(missing) > len(document.schedule.layers) * (1 - AGREEMENT):
+                companions.refused["frontend"] = (f"{len(missing)} of the schedule's {len(document.schedule.layers)} "
+                                                  "layers are not in it: another model")  # fmt: skip
+                layer_names = None
+    for kind in ("trace", "asm"):
+        other = companions.documents.get(kind)
+        if other is None:
+            continue
+        table = other.view.instructions()
+        if table is None:
+            companions.refused[kind] = f"{other.meta.format} holds no instructions"
+            continue
+        why = _mismatch(document, table, layer_names)
+        if why:
+            companions.refused[kind] = why
+            document.problems.append(Problem("error", "companion-mismatch", f"{kind} companion "
+                                             f"{companions.paths[kind].name} was not joined: {why}",
+                                             companions.paths[kind].name))  # fmt: skip
+            continue
+        document.problems += _unknown_workloads(document, table, companions.paths[kind].name, kind)
+        if kind == "trace" and table.start is not None:
+            companions.measured = join_measurement(document, table, companions.paths[kind])
+    for kind, why in companions.refused.items():
+        if kind == "frontend":
+            document.problems.append(Problem("error", "companion-mismatch", f"frontend companion "
+                                             f"{companions.paths[kind].name} was not joined: {why}",
+                                             companions.paths[kind].name))  # fmt: skip
+    return companions
+
+
+def _rows_of(document: Document, table) -> np.ndarray:
+    """The schedule row of each instruction (by its workload id on the schedule's only core), -1 if none."""
+    s = document.schedule
+    core = int(s.core_ids[0]) if s.core_ids.size else 0
+    rows = s.core_rows(core)
+    ids = s.wl_id[rows.start : rows.stop]
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    at = np.searchsorted(sorted_ids, table.workload)
+    at = np.minimum(at, max(sorted_ids.size - 1, 0))
+    hit = (table.workload >= 0) & (sorted_ids.size > 0) & (sorted_ids[at] == table.workload) if sorted_ids.size else (
+        np.zeros(table.workload.size, dtype=bool))  # fmt: skip
+    return np.where(hit, rows.start + order[at], -1)
+
+
+def _mismatch(document: Document, table, layer_names: list[str] | None) -> str:
+    """Why the instructions belong to another model or batch, or "" when they fit the schedule."""
+    s = document.schedule
+    if s.core_ids.size != 1:
+        return (
+            f"the schedule has {s.core_ids.size} cores and instructions name no core: joined only to one-core schedules"
+        )
+    rows = _rows_of(document, table)
+    with_workload = table.workload >= 0
+    if not with_workload.any():
+        return "no instruction names a workload (wkl)"
+    found = (rows >= 0) & with_workload
+    if found.sum() < with_workload.sum() * AGREEMENT:
+        return f"{int(with_workload.sum() - found.sum())} instructions name workloads the schedule does not have"
+    if layer_names is not None:
+        scheduled = found & (table.layer_index >= 0) & (table.layer_index < len(layer_names))
+        names = np.asarray(layer_names, dtype=object)
+        theirs = names[table.layer_index[scheduled]]
+        ours = np.asarray(s.layers, dtype=object)[s.wl_layer[rows[scheduled]]]
+        agree = int((theirs == ours).sum())
+        if scheduled.any() and agree < scheduled.sum() * AGREEMENT:
+            return (f"only {agree} of {int(scheduled.sum())} instructions are in the layer the schedule gives their "
+                    "workload: another batch or model")  # fmt: skip
+    return ""
+
+
+def _unknown_workloads(document: Document, table, name: str, kind: str) -> list[Problem]:
+    rows = _rows_of(document, table)
+    stray = np.flatnonzero((table.workload >= 0) & (rows < 0))
+    return [Problem("warning", "unknown-workload", f"{kind} instruction {table.name[k]} names workload "
+                    f"{int(table.workload[k])}, which the schedule does not have", f"{name}: line {int(table.line[k])}")
+            for k in stray[:1000].tolist()]  # fmt: skip
+
+
+def join_measurement(document: Document, table, source: Path) -> Measured:
+    s = document.schedule
+    rows = _rows_of(document, table)
+    joined = rows >= 0
+    n = s.n_workloads
+    start = np.full(n, np.inf)
+    end = np.full(n, -np.inf)
+    np.minimum.at(start, rows[joined], table.start[joined].astype(np.float64))
+    np.maximum.at(end, rows[joined], table.end[joined].astype(np.float64))
+    counts = np.bincount(rows[joined], minlength=n)
+    start[counts == 0] = np.nan
+    end[counts == 0] = np.nan
+    span = float(table.end[joined].max() - table.start[joined].min()) if joined.any() else 0.0
+    return Measured(source=source, start=start, end=end, instructions=counts, makespan=span)
+
+
+def measured_summary(document: Document) -> dict:
+    """`info --json`'s "measured": the makespan measured on the emulator against the estimate, and per layer
+    the estimated and measured cycles (a layer's measured time: the sum of its workloads' measured spans)."""
+    measured = document.companions.measured
+    if measured is None:
+        return {}
+    s = document.schedule
+    estimate = document.schedule_analysis.timeline if document.schedule_analysis else None
+    spans = np.nan_to_num(measured.end - measured.start)
+    per_layer: dict[str, dict[str, float]] = {}
+    for row in np.flatnonzero(measured.instructions > 0).tolist():
+        layer = s.layers[int(s.wl_layer[row])]
+        entry = per_layer.setdefault(layer, {"estimated": 0.0, "measured": 0.0})
+        entry["estimated"] += float(s.wl_time[row])
+        entry["measured"] += float(spans[row])
+    for entry in per_layer.values():
+        entry["ratio"] = entry["measured"] / entry["estimated"] if entry["estimated"] else None
+    return {
+        "source": measured.source.name,
+        "makespan": measured.makespan,
+        "estimated_makespan": estimate.makespan if estimate else None,
+        "workloads": measured.workloads,
+        "per_layer": per_layer,
+    }

@@ -1,0 +1,36 @@
+"""The Gemini compiler's frontend IR: the layer graph the scheduler consumed, one JSON object whose values are
+layer objects (`layer_index`, `operation`, shapes, dtypes, `previous_layer`/`next_layer`, quantisation and
+vector-processor module settings)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from explorer.format import Format, lazy
+
+_FIRST_LAYER = re.compile(rb'^\s*\{\s*"[^"]+"\s*:\s*\{\s*"layer_index"\s*:')
+
+LIMITS = (  # the README's Limits section lists these (tested)
+    (
+        "nesting: about 1,000 levels of JSON arrays and objects (the interpreter's recursion limit); deeper is "
+        'refused as "nested too deeply"'
+    ),
+)
+
+
+def match(path: Path, head: bytes) -> bool:
+    return bool(_FIRST_LAYER.match(head)) or (b'"layer_index"' in head and b'"previous_layer"' in head)
+
+
+FORMATS = (
+    Format(
+        "gemini-frontend",
+        "Gemini frontend IR",
+        (".json",),
+        match,
+        lazy("explorer.formats.gemini_frontend.reader", "load"),
+        write_samples=lazy("explorer.formats.gemini_frontend.samples", "write_samples"),
+        limits=LIMITS,
+    ),
+)

@@ -1,0 +1,171 @@
+"""The Gemini pipeline's other files: frontend IR, assembly and ZeBu trace on their own (facts derived here
+independently from the published files), their bad inputs, and joined to the schedule they belong to."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from explorer import cli
+from explorer.api import open_document
+from explorer.errors import LoadError
+from explorer.exports.trace_event import trace_events
+from tests.conftest import SAMPLE_DATA, SAMPLES
+
+PIPELINE = SAMPLES / "gemini_pipeline"
+SCHEDULES = SAMPLES / "scheduler_ir"
+
+
+def published(pattern: str) -> list[Path]:
+    if not PIPELINE.is_dir():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    found = sorted(PIPELINE.glob(pattern))
+    assert found, pattern
+    return found
+
+
+def info(capsys, path: Path, *extra: str) -> dict:
+    assert cli.main(["info", str(path), "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def lines_of(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("pattern", ["*_asm.txt", "*_sim.txt"])
+def test_every_published_assembly_and_trace_opens_with_the_right_counts(capsys, pattern):
+    for path in published(pattern):
+        payload = info(capsys, path)
+        lines = lines_of(path)
+        summary = payload["summary"]
+        assert payload["format"] == ("gemini-trace" if pattern == "*_sim.txt" else "gemini-asm")
+        assert summary["instructions"] == len(lines)
+        assert summary["units"] == dict(Counter(line[1:].split(",", 1)[0].split("_", 1)[0] for line in lines))
+        workloads = {int(w) for w in re.findall(r"'wkl': (-?\d+)", path.read_text()) if int(w) >= 0}
+        assert summary["workloads"] == len(workloads)
+        if pattern == "*_sim.txt":
+            times = [(int(a), int(b)) for a, b in re.findall(r"'time': \[(\d+), (\d+)\]", path.read_text())]
+            assert summary["span"] == max(b for _, b in times) - min(a for a, _ in times)
+        assert payload["problems"] == {"error": 0, "warning": 0}
+
+
+def test_every_published_frontend_ir_opens_with_its_layers_and_operations(capsys):
+    for path in published("*.json"):
+        payload = info(capsys, path)
+        layers = json.loads(path.read_text())
+        assert payload["format"] == "gemini-frontend"
+        assert payload["summary"]["layers"] == len(layers)
+        assert payload["summary"]["operations"] == dict(Counter(layer["operation"] for layer in layers.values()))
+        assert payload["problems"] == {"error": 0, "warning": 0}  # inputs, constants and outputs are not errors
+        graph = open_document(path).view.graph_model()
+        assert int((~graph.node_constant).sum()) >= len(layers)
+
+
+def test_bad_lines_are_located_and_the_rest_is_kept(tmp_path):
+    lines = lines_of(SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_sim.txt")
+    lines[2] = lines[2][:40]  # cut short
+    lines[4] = lines[4].replace("<DataFmt.INT8: 1>", "<DataFmt.INT9: 7>")  # an unknown enum name
+    lines[6] = re.sub(r"'time': \[(\d+), (\d+)\]", r"'time': [\2, \1]", lines[6])  # end before start
+    lines.append(lines[8].replace("'wkl': 1", "'wkl': 1"))  # the same inst_idx twice
+    path = tmp_path / "broken_sim.txt"
+    path.write_text("\n".join(lines) + "\n")
+    document = open_document(path)
+    found = {p.code: p for p in document.problems}
+    assert found["malformed-line"].location.startswith("line 3, column ")
+    assert found["unknown-enum"].location.startswith("line 5, column ")
+    assert found["time-reversed"].location == "line 7"
+    assert "duplicate-inst-idx" in found
+    assert document.summary["instructions"] == len(lines) - 1  # every readable line kept
+    empty = tmp_path / "empty_sim.txt"
+    empty.write_text("\n")
+    with pytest.raises(LoadError):
+        open_document(empty)
+
+
+def test_frontend_checks_say_where(tmp_path):
+    layers = json.loads((SAMPLE_DATA / "demo_pipeline_b1.json").read_text())
+    layers["Conv_3"]["next_layer"] = ["Add_5", "Ghost_9"]  # a layer nobody defines
+    layers["Add_5"]["previous_layer"] = ["Conv_3"]  # Conv_1 still says it feeds Add_5
+    layers["Conv_3"]["layer_index"] = 1  # Conv_1's index
+    layers["Add_5"]["input_shape"][0] = [1, 8, 32, 32]  # Conv_3 makes [1, 16, 32, 32]
+    path = tmp_path / "broken_b1.json"
+    path.write_text(json.dumps(layers))
+    found = {(p.code, p.location) for p in open_document(path).problems}
+    assert ("unknown-layer", "$.Conv_3.next_layer[1]") in found
+    assert ("link-asymmetry", "$.Conv_1.next_layer[1]") in found
+    assert any(code == "duplicate-layer-index" for code, _ in found)
+    assert ("shape-mismatch", "$.Add_5.previous_layer[0]") in found
+
+
+def pipeline_folder(tmp_path: Path, batch: int, trace_batch: int | None = None) -> Path:
+    """A schedule with its companions beside it, as the Gemini tools publish them."""
+    published("*.json")
+    trace_batch = trace_batch or batch
+    shutil.copy(SCHEDULES / f"int8_resnet34.sim_quantized_b{batch}_c1_bw16_stschedule.json", tmp_path)
+    shutil.copy(PIPELINE / f"int8_resnet34.sim_quantized_b{batch}.json", tmp_path)
+    shutil.copy(PIPELINE / f"int8_resnet34.sim_quanti_b{batch}_c1_bw16_asm.txt", tmp_path)
+    trace = PIPELINE / f"int8_resnet34.sim_quantized_b{trace_batch}_c1_bw16_sim.txt"
+    (tmp_path / f"int8_resnet34.sim_quantized_b{batch}_c1_bw16_sim.txt").write_bytes(trace.read_bytes())
+    return tmp_path / f"int8_resnet34.sim_quantized_b{batch}_c1_bw16_stschedule.json"
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_a_schedule_finds_and_joins_its_companions(capsys, tmp_path, batch):
+    schedule = pipeline_folder(tmp_path, batch)
+    payload = info(capsys, schedule)
+    assert {kind: state["joined"] for kind, state in payload["companions"].items()} == {
+        "frontend": True, "asm": True, "trace": True}  # fmt: skip
+    trace = tmp_path / f"int8_resnet34.sim_quantized_b{batch}_c1_bw16_sim.txt"
+    times = [(int(a), int(b)) for a, b in re.findall(r"'time': \[(\d+), (\d+)\]", trace.read_text())]
+    workloads = {int(w) for w in re.findall(r"'wkl': (-?\d+)", trace.read_text()) if int(w) >= 0}
+    assert payload["measured"]["makespan"] == max(b for _, b in times) - min(a for a, _ in times)
+    assert payload["measured"]["workloads"] == len(workloads)
+    layer_times = payload["measured"]["per_layer"]
+    assert set(layer_times) <= set(open_document(schedule).schedule.layers) and len(layer_times) == 69
+    document = open_document(schedule)
+    details = [section.title for section in document.describe(("workload", 1))]
+    assert "Estimate vs measured" in details and any(t.startswith("Instructions (trace") for t in details)
+    assert any(t.startswith("Frontend: Layer Conv_1") for t in details)
+
+
+def test_companions_of_another_batch_are_reported_not_joined(capsys, tmp_path):
+    schedule = pipeline_folder(tmp_path, 1, trace_batch=4)
+    document = open_document(schedule)
+    assert document.companions.measured is None
+    refused = [p for p in document.problems if p.code == "companion-mismatch"]
+    assert refused and "another batch or model" in refused[0].message
+    assert info(capsys, schedule)["companions"]["trace"]["joined"] is False
+
+
+def test_companions_named_on_the_command_line_and_a_stray_workload(capsys, tmp_path):
+    published("*.json")
+    trace = PIPELINE / "int8_resnet34.sim_quantized_b1_c1_bw16_sim.txt"
+    text = trace.read_text().replace("'wkl': 68, 'tile': -1}, {'inst_idx'", "'wkl': 999, 'tile': -1}, {'inst_idx'", 1)
+    stray = tmp_path / "renamed_trace.txt"
+    stray.write_text(text)
+    schedule = SCHEDULES / "int8_resnet34.sim_quantized_b1_c1_bw16_stschedule.json"
+    document = open_document(schedule, companions={"trace": stray})
+    unknown = [p for p in document.problems if p.code == "unknown-workload"]
+    assert unknown and unknown[0].location.startswith("renamed_trace.txt: line ")
+    assert document.companions.measured is not None
+    payload = info(capsys, schedule, "--trace", str(stray))
+    assert payload["companions"]["trace"]["joined"] is True
+
+
+def test_the_trace_as_trace_events():
+    document = open_document(SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_sim.txt")
+    events = trace_events(document)["traceEvents"]
+    threads = {e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert {"CT (control)", "PE (tensor engine)", "VP (vector processor)"} <= threads
+    slices = [e for e in events if e["ph"] == "X"]
+    assert len(slices) == document.summary["instructions"]
+    pe = next(e for e in slices if e["name"] == "pe_conv")
+    assert pe["dur"] == 2100
+    assert any(e["ph"] == "s" and e["cat"] == "dependency" for e in events)
+    assert not any(e["ph"] == "C" for e in events)  # no address space: no counter track
