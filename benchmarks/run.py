@@ -274,7 +274,7 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "—"
 
 
-SECTIONS = ("schedule", "ark", "onnx", "graph")
+SECTIONS = ("schedule", "ark", "onnx", "graph", "pipeline")
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -289,6 +289,10 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
 
             lines += ark_section(OUT, PROBES, run_probe, ratio)
         lines += _model_sections(sections)
+        if "pipeline" in sections:
+            from pipeline_bench import section as pipeline_section
+
+            lines += pipeline_section(OUT, PROBES, run_probe, ratio)
         splice(ROOT / "BENCHMARKS.md", lines)
         print("updated BENCHMARKS.md")
         return
@@ -383,6 +387,9 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
 
     lines += ark_section(OUT, PROBES, run_probe, ratio)
     lines += _model_sections(("onnx", "graph"))
+    from pipeline_bench import section as pipeline_section
+
+    lines += pipeline_section(OUT, PROBES, run_probe, ratio)
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
     print("wrote BENCHMARKS.md")
 

@@ -25,7 +25,8 @@ GRADIENT_BASE = len(PALETTE)
 GREY_INDEX = GRADIENT_BASE + len(GRADIENT)
 COLOURS = (*PALETTE, *GRADIENT, GREY)  # index → hex
 MODE_KEYS = {"op type": None, "dtype": "dtype", "parameter bytes": "parameter_bytes", "time": "time", "core": "core",
-             "L2 peak": "l2_peak"}  # fmt: skip
+             "L2 peak": "l2_peak", "measured time": "measured",
+             "estimate error": "estimate_error"}  # fmt: skip
 
 
 def colour_modes(model: GraphModel) -> list[str]:

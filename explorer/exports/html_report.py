@@ -236,10 +236,66 @@ def graph_figure(document: Document) -> go.Figure | None:
     return figure
 
 
+HOVER = "%{customdata[0]} %{customdata[1]}<br>%{base} – %{x}<extra></extra>"
+
+
+def measured_gantt(document: Document) -> go.Figure | None:
+    """The estimate and the measurement one above the other: per core an estimated lane and a measured lane
+    (a workload's first instruction start to its last instruction end in the joined trace)."""
+    measured = document.companions.measured
+    if measured is None:
+        return None
+    s = document.schedule
+    timeline = document.schedule_analysis.timeline
+    words = document.vocabulary
+    figure = go.Figure()
+    for label, start, end, colour in (("estimated", timeline.start, timeline.end, "#4f8fe8"),
+                                      ("measured", measured.start, measured.end, "#e8a33d")):  # fmt: skip
+        rows = np.flatnonzero(np.isfinite(start) & np.isfinite(end))[:MAX_GANTT_WORKLOADS]
+        figure.add_bar(
+            name=label, orientation="h", base=start[rows], x=end[rows] - start[rows],
+            y=[f"{s.core_short(int(c))} {label}" for c in s.wl_core[rows]], marker_color=colour,
+            customdata=[[int(s.wl_id[r]), s.layers[s.wl_layer[r]]] for r in rows],
+            hovertemplate=f"{label} {words.block} " + HOVER,
+        )  # fmt: skip
+    figure.update_layout(
+        title=f"Estimated and measured ({measured.source.name}): makespan {timeline.makespan:,.0f} estimated, "
+        f"{measured.makespan:,.0f} measured",
+        barmode="overlay", xaxis_title=words.time_label, yaxis={"autorange": "reversed"},
+    )  # fmt: skip
+    return figure
+
+
+def measured_scatter(document: Document) -> go.Figure | None:
+    """Per layer, estimated against measured cycles, with the line where they agree."""
+    from explorer.companions import measured_summary
+
+    per_layer = measured_summary(document).get("per_layer") if document.companions.measured else None
+    if not per_layer:
+        return None
+    names = list(per_layer)
+    estimated = [per_layer[n]["estimated"] for n in names]
+    measured = [per_layer[n]["measured"] for n in names]
+    top = max(max(estimated), max(measured), 1.0)
+    figure = go.Figure()
+    figure.add_scatter(x=[0, top], y=[0, top], mode="lines", name="measured = estimated",
+                       line={"color": "#999999", "dash": "dash"})  # fmt: skip
+    figure.add_scatter(
+        x=estimated, y=measured, mode="markers", name="layers", text=names, marker={"color": "#e8603d"},
+        hovertemplate="%{text}<br>estimated %{x:,.0f}<br>measured %{y:,.0f}<extra></extra>",
+    )  # fmt: skip
+    figure.update_layout(title="Per layer: estimated against measured cycles", xaxis_title="estimated (cycles)",
+                         yaxis_title="measured (cycles)")  # fmt: skip
+    return figure
+
+
 def figures(document: Document) -> list[go.Figure]:
     found: list[go.Figure | None] = []
     if document.is_schedule and document.offers(Capability.TIMELINE):
-        found += [gantt(document), occupancy_animation(document), occupancy_curve(document)]
+        found += [gantt(document), measured_gantt(document), measured_scatter(document)]
+        found += [occupancy_animation(document), occupancy_curve(document)]
+    elif document.offers(Capability.TIMELINE):  # an instruction trace: its lanes
+        found.append(gantt(document))
     else:
         found += [op_histogram(document), parameter_bytes(document), memory_plan_figure(document)]
     found.append(graph_figure(document))

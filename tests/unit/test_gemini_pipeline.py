@@ -169,3 +169,31 @@ def test_the_trace_as_trace_events():
     assert pe["dur"] == 2100
     assert any(e["ph"] == "s" and e["cat"] == "dependency" for e in events)
     assert not any(e["ph"] == "C" for e in events)  # no address space: no counter track
+
+
+def test_the_report_shows_estimate_against_measurement(tmp_path):
+    from explorer.exports.html_report import figures
+
+    document = open_document(pipeline_folder(tmp_path, 1))
+    titles = [figure.layout.title.text for figure in figures(document)]
+    gantts = next(t for t in titles if t.startswith("Estimated and measured"))
+    assert "1,922,067 measured" in gantts
+    scatter = next(f for f in figures(document) if f.layout.title.text.startswith("Per layer"))
+    assert len(scatter.data[1].x) == 69  # one point per layer
+    trace_titles = [
+        f.layout.title.text for f in figures(open_document(SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_sim.txt"))
+    ]
+    assert any(t.startswith("Per-unit timeline") for t in trace_titles)
+
+
+def test_the_schedule_graph_is_coloured_by_the_measurement_when_joined(tmp_path):
+    from explorer.analysis.graph_colours import colour_modes, item_colours
+    from explorer.analysis.graph_layout import initial_expansion, visible_graph
+
+    joined = open_document(pipeline_folder(tmp_path, 1)).view.graph_model()
+    assert {"measured time", "estimate error"} <= set(colour_modes(joined))
+    visible = visible_graph(joined, initial_expansion(joined))
+    colours, legend = item_colours(joined, visible, "estimate error")
+    assert len(legend) == 6 and (colours != colours[0]).any()
+    alone = open_document(SCHEDULES / "int8_resnet34.sim_quantized_b1_c1_bw16_stschedule.json").view.graph_model()
+    assert "measured time" not in colour_modes(alone)  # no trace beside it: no such mode

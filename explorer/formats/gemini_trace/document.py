@@ -316,8 +316,9 @@ def _absent(value: int) -> str:
 
 
 def _plain(value: Any) -> str:
-    if isinstance(value, dict) and "enum" in value and "value" in value:
-        return f"{value['enum']} ({value['value']})"
+    if isinstance(value, str) and value.startswith("<") and value.endswith(">"):  # an enum repr
+        name, _, number = value[1:-1].partition(": ")
+        return f"{name} ({number})"
     if isinstance(value, list):
         return "[" + ", ".join(_plain(v) for v in value) + "]" if value else "none"
     if isinstance(value, bool):

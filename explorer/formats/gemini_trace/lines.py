@@ -2,9 +2,9 @@
 
 Each line is written like a Python list: `[lda_mov, {'slyr': 0, ...}, {'inst_idx': 7, 'time': [161, 23549]},
 {'RS': 0, 'DF': <DataFmt.FP16: 3>, ...}]` (the trace; the assembly has no timing element). The fast path
-rewrites the whole text into JSON with a few regular expressions (bare names and enum reprs quoted, single
-quotes made double) and decodes every line at once with msgspec into typed tuples; the parameters stay raw
-bytes until an instruction is opened. A line that does not decode is read again by a small tokenizer of the
+rewrites the whole text into JSON with a few byte replacements (bare names and enum reprs quoted, single quotes made
+double) and decodes every line at once with msgspec into typed tuples; the parameters stay raw bytes until an
+instruction is opened. A line that does not decode is read again by a small tokenizer of the
 original text, which says where (line and column) and why, and the rest of the file is kept.
 """
 
@@ -63,16 +63,25 @@ class BadLine:
 
 
 def to_json(text: bytes) -> bytes:
-    """The lines as one JSON array (enum reprs become {"enum": "Type.NAME", "value": n})."""
-    out = BARE_NAME.sub(rb'["\1"', text)
-    out = ENUM.sub(rb'{"enum": "\1.\2", "value": \3}', out)
+    """The lines as one JSON array, by plain byte replacements (C speed): enum reprs become strings
+    ("<DataFmt.INT8: 1>"), the bare name the first string. It relies on the layout every published file has
+    (a line starts with `[name, {'slyr'`; no quote, backslash or angle bracket inside a string); where a file
+    differs, the JSON does not decode and `decode_lines` reads each line with `to_json_exact`."""
+    out = text.replace(b"<", b'"<').replace(b">", b'>"').replace(b"'", b'"')
+    out = b"\n" + out
+    out = out.replace(b"\n[", b'\n["').replace(b', {"slyr"', b'", {"slyr"')
     out = CONSTANT.sub(lambda m: JSON_CONSTANTS[m.group(1)], out)
-    # the usual case has no quote or backslash inside a string, so every ' is a delimiter
-    plain = b'"' not in text and b"\\" not in text
-    out = out.replace(b"'", b'"') if plain else QUOTED.sub(_requote, out)
-    lines = out.split(b"\n")
-    body = b",\n".join(line for line in lines if line.strip())
+    body = b",".join(line for line in out.split(b"\n") if line.strip())
     return b"[" + body + b"]"
+
+
+def to_json_exact(line: bytes) -> bytes:
+    """One line as JSON, by regular expressions that follow the grammar (quotes inside strings, any key order)."""
+    out = BARE_NAME.sub(rb'["\1"', line.strip())
+    out = ENUM.sub(rb'"<\1.\2: \3>"', out)
+    out = CONSTANT.sub(lambda m: JSON_CONSTANTS[m.group(1)], out)
+    plain = b'"' not in line and b"\\" not in line
+    return out.replace(b"'", b'"') if plain else QUOTED.sub(_requote, out)
 
 
 def _requote(match: re.Match) -> bytes:
@@ -95,8 +104,7 @@ def decode_lines(text: bytes, timed: bool) -> tuple[list[tuple | None], list[Bad
     bad: list[BadLine] = []
     for number, line in numbered:
         try:
-            body = to_json(line)[1:-1]
-            results.append(decoder.decode(body))
+            results.append(decoder.decode(to_json_exact(line)))
         except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as error:
             results.append(None)
             column, why = locate(line.decode("utf-8", "replace"), timed)

@@ -125,11 +125,15 @@ def _checks(program: Program, data: bytes) -> list[Problem]:
         problems.append(Problem("warning", "unknown-unit", f"instructions named {prefix}_… belong to no known unit "
                                 f"(drawn on a lane of their own)", program.location(k)))  # fmt: skip
     line_starts = None
-    for match in ENUM.finditer(data):
+    unknown = {
+        found for found in set(ENUM.findall(data))  # the distinct enum values, a few dozen: checked once each
+        if KNOWN_ENUMS.get(found[0].decode(), {}).get(found[1].decode()) != int(found[2])
+    }  # fmt: skip
+    for match in ENUM.finditer(data) if unknown else ():
+        if match.groups() not in unknown:
+            continue
         kind, name, value = match.group(1).decode(), match.group(2).decode(), int(match.group(3))
         known = KNOWN_ENUMS.get(kind)
-        if known is not None and known.get(name) == value:
-            continue
         if line_starts is None:
             line_starts = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1
         line = int(np.searchsorted(line_starts, match.start(), side="right")) + 1

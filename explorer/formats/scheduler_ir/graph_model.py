@@ -1,7 +1,8 @@
 """A schedule as the neutral graph: one box per layer, edges where data flows between layers (a transfer from a
 workload of one layer to a workload of another, on any core, through DRAM too). A layer is a unit group: drawn
 as one node until opened, when it shows its workloads per core with the dependencies between them. Colour
-values: time (durations), core, and the most L2 bytes in use before the workloads."""
+values: time (durations), core, and the most L2 bytes in use before the workloads; with a joined ZeBu trace,
+the measured cycles and the estimate error (measured / estimated)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,18 @@ def schedule_graph(view: Any) -> GraphModel:
     l2_peak = np.zeros(n_layers)
     if s.n_workloads:
         np.maximum.at(l2_peak, s.wl_layer, l2)
+    measured = view.document.companions.measured if view.document is not None else None
+    layer_measure: dict[str, np.ndarray] = {}
+    row_measure: dict[str, np.ndarray] = {}
+    if measured is not None:  # a joined trace: its cycles, and how far the estimate is from them
+        span = np.where(measured.instructions > 0, measured.end - measured.start, np.nan)
+        joined = measured.instructions > 0
+        layer_span = np.bincount(s.wl_layer[joined], weights=span[joined], minlength=n_layers)
+        layer_estimate = np.bincount(s.wl_layer[joined], weights=s.wl_time[joined], minlength=n_layers)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            layer_measure = {"measured": np.where(layer_span > 0, layer_span, np.nan),
+                             "estimate_error": np.where(layer_estimate > 0, layer_span / layer_estimate, np.nan)}
+            row_measure = {"measured": span, "estimate_error": np.where(s.wl_time > 0, span / s.wl_time, np.nan)}
     node_of_row = np.full(s.n_workloads, -1, dtype=np.int64)
     for layer, rows in enumerate(rows_of_layer):
         if not rows:
@@ -38,6 +51,7 @@ def schedule_graph(view: Any) -> GraphModel:
             s.layers[layer], kind="layer", ref=("workload", rows[0]), unit=True, op=kind,
             detail=f"{plural(len(rows), 'workload')} · {where}",
             time=float(time[layer]), core=where, l2_peak=float(l2_peak[layer]),
+            **{key: float(column[layer]) for key, column in layer_measure.items()},
         )  # fmt: skip
         for row in rows:
             core = int(s.wl_core[row])
@@ -45,6 +59,7 @@ def schedule_graph(view: Any) -> GraphModel:
                 f"{s.core_short(core)} #{int(s.wl_id[row])}", _kind(s, row), group=group,
                 detail=f"{s.layers[layer]} · {float(s.wl_time[row]):,.0f}", ref=("workload", row),
                 time=float(s.wl_time[row]), core=f"core {core}", l2_peak=float(l2[row]),
+                **{key: float(column[row]) for key, column in row_measure.items()},
             )  # fmt: skip
     if analysis is not None:
         deps = analysis.deps
