@@ -118,6 +118,10 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         parser.add_argument("--bookmarks", type=Path, help="the bookmarks file (default FILE.bookmarks.json)")
         parser.add_argument("--author", help="the name bookmarks made in the browser carry (default: your login)")
+        parser.add_argument(
+            "--public-url", help="the address the browser uses (behind a proxy): http(s)://host[:port][/prefix]"
+        )
+        parser.add_argument("--token", help="the token to require (default: a random one off loopback, none on it)")
         return parser
     if command == "diff":
         parser.description = "What changed from A to B (two schedules, or two models of one format)."
@@ -209,8 +213,8 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         from widgets.serve import serve  # needs textual-serve: imported only for this command
 
         pick_format(args.file)  # a file nothing can open is refused here, not in every browser tab
-        print(f"serving {args.file} on http://{args.host}:{args.port}/ (Ctrl+C to stop)", file=sys.stderr)
-        serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks, args.author)
+        serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks, args.author, args.public_url,
+              args.token)  # fmt: skip
         return ExitCode.OK
     if command == "export" and not (args.html or args.trace_event):
         print("ir-explorer export: give --html OUT.html and/or --trace-event OUT.json", file=sys.stderr)

@@ -84,20 +84,23 @@ def report(result: dict, per_format: int, jobs: int) -> list[str]:
         BEGIN,
         f"## Last campaign: {when}",
         "",
+        f"This run: {', '.join(sorted(result['totals']))}. "
         f"{per_format:,} mutated files per format (seeds 0..{per_format - 1:,}, the classes in turn), "
         f"{jobs} processes, {result['seconds'] / 60:.0f} minutes on {platform.machine()} ({os.cpu_count()} cores), "
         f"Python {platform.python_version()}. Seeds: "
         + "; ".join(f"{fmt}: {', '.join(p.name for p in SEED_FILES[fmt])}" for fmt in sorted(result["totals"])),
         "",
-        "| format | files | " + " | ".join(KINDS) + " | loaded | refused with a located error | failed |",
-        "| --- | --- | " + " | ".join("---" for _ in KINDS) + " | --- | --- | --- |",
+        "| format | files | " + " | ".join(KINDS) + " | loaded | refused with a located error | failed | run |",
+        "| --- | --- | " + " | ".join("---" for _ in KINDS) + " | --- | --- | --- | --- |",
     ]
-    for fmt, counts in sorted(result["totals"].items()):
+    rows = previous_rows()  # formats this run left out keep the row of their last run
+    for fmt, counts in result["totals"].items():
         total = sum(counts[k] for k in KINDS)
-        lines.append(
+        rows[fmt] = (
             f"| {fmt} | {total:,} | " + " | ".join(f"{counts[k]:,}" for k in KINDS)
-            + f" | {counts['loaded']:,} | {counts['refused']:,} | {counts['failed']:,} |"
+            + f" | {counts['loaded']:,} | {counts['refused']:,} | {counts['failed']:,} | {when[:10]} |"
         )  # fmt: skip
+    lines += [rows[fmt] for fmt in sorted(rows)]
     found = [(fmt, f) for fmt, items in sorted(result["failures"].items()) for f in items]
     lines += ["", f"Failures found in this run: {len(found)}."]
     if found:
@@ -105,6 +108,22 @@ def report(result: dict, per_format: int, jobs: int) -> list[str]:
         lines += [f"| {saved} | {seed_file} | {what} |" for _, (saved, what, seed_file) in found[:200]]
     lines.append(END)
     return lines
+
+
+def previous_rows() -> dict[str, str]:
+    """The per-format rows of the last report (format → its table row)."""
+    if not REPORT.exists():
+        return {}
+    text = REPORT.read_text(encoding="utf-8")
+    if BEGIN not in text:
+        return {}
+    section = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and len(cells) > 2 and cells[1].replace(",", "").isdigit():
+            rows[cells[0]] = line if line.rstrip().endswith("|") and len(cells) >= 10 else line + " earlier |"
+    return rows
 
 
 def splice(lines: list[str]) -> None:

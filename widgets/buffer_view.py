@@ -47,7 +47,7 @@ class BufferView(FrameWidget, can_focus=True):
         Binding("minus", "speed(-1)", "Slower", show=False),
         Binding("up", "core(-1)", "Core up", show=False),
         Binding("down", "core(1)", "Core down", show=False),
-        Binding("g", "toggle_grid", "All cores"),
+        Binding("G", "toggle_grid", "All cores", key_display="G"),
         Binding("right_square_bracket", "tensor(1)", "Next tensor", show=False, key_display="]"),
         Binding("left_square_bracket", "tensor(-1)", "Prev tensor", show=False, key_display="["),
         Binding("home", "frame_edge(0)", "First frame", show=False),
@@ -59,7 +59,7 @@ class BufferView(FrameWidget, can_focus=True):
         ("Buffers", "+ / -", "faster / slower playback"),
         ("Buffers", "Home / End", "first / last frame"),
         ("Buffers", "↑ / ↓", "previous / next {lane}"),
-        ("Buffers", "g", "one {lane} / every {lane} at the same time"),
+        ("Buffers", "G", "one {lane} / every {lane} at the same time (g is go to linked, everywhere)"),
         ("Buffers", "[ / ]", "select the previous / next tensor of the snapshot"),
         ("Buffers", "click", "select the tensor under the mouse"),
     ]
@@ -413,7 +413,7 @@ class BufferView(FrameWidget, can_focus=True):
         lines = [
             _text(
                 f"all {words.lane}s at t = {t:,.0f} (the time cursor of {words.lane} {self.core})"
-                f" · g for one {words.lane}",
+                f" · G for one {words.lane}",
                 width,
                 TEXT,
             )

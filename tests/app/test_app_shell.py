@@ -165,3 +165,31 @@ async def test_real_sample_opens():
         await wait_loaded(pilot)
         assert app.load_error is None
         assert "69 workloads" in str(app.query_one(SummaryBar).render())
+
+
+def test_the_readme_lists_the_global_keys_as_the_help_does():
+    from tests.conftest import ROOT
+    from widgets.app import IrExplorerApp
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for _, keys, what in IrExplorerApp.HELP_KEYS:
+        assert f"| `{keys}` | {what} |" in readme, keys
+
+
+def test_no_view_binding_shadows_a_global_key():
+    """A view's key must not hide a key that works everywhere (the timeline keeps Perfetto's w a s d, so the
+    global details and summary keys are e and h)."""
+    from widgets.app import IrExplorerApp
+    from widgets.views import ALL_VIEWS
+
+    def keys_of(bindings) -> set[str]:
+        found = set()
+        for binding in bindings:
+            found |= {key.strip() for key in binding.key.split(",")}
+        return found
+
+    everywhere = keys_of(IrExplorerApp.BINDINGS)
+    for spec in ALL_VIEWS:
+        widget = spec.widget_class()
+        clash = keys_of(getattr(widget, "BINDINGS", [])) & everywhere
+        assert not clash, f"{widget.__name__} hides the global key(s) {sorted(clash)}"

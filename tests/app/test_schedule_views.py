@@ -119,7 +119,7 @@ async def test_buffer_view_keys_and_playback():
         assert entry >= 0
         tensor = int(app.document.schedule.buf_tensor[entry])
         assert app.query_one(DetailsPanel).sections[0].title.startswith(f"Tensor {tensor}")
-        await pilot.press("g")
+        await pilot.press("G")
         assert buffers.grid
         text = frame_text(buffers)
         assert "all cores at t =" in text and all(f"c{c} #" in text for c in range(4))

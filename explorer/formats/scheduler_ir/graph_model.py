@@ -37,8 +37,10 @@ def schedule_graph(view: Any) -> GraphModel:
         layer_span = np.bincount(s.wl_layer[joined], weights=span[joined], minlength=n_layers)
         layer_estimate = np.bincount(s.wl_layer[joined], weights=s.wl_time[joined], minlength=n_layers)
         with np.errstate(divide="ignore", invalid="ignore"):
-            layer_measure = {"measured": np.where(layer_span > 0, layer_span, np.nan),
-                             "estimate_error": np.where(layer_estimate > 0, layer_span / layer_estimate, np.nan)}
+            layer_measure = {
+                "measured": np.where(layer_span > 0, layer_span, np.nan),
+                "estimate_error": np.where(layer_estimate > 0, layer_span / layer_estimate, np.nan),
+            }
             row_measure = {"measured": span, "estimate_error": np.where(s.wl_time > 0, span / s.wl_time, np.nan)}
     node_of_row = np.full(s.n_workloads, -1, dtype=np.int64)
     for layer, rows in enumerate(rows_of_layer):
