@@ -252,10 +252,24 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         else:
             _print_info(payload)
         return ExitCode.OK
+    incidents = []
+    if document.schedule is not None:
+        from explorer.analysis.incidents import find_incidents
+
+        words = document.vocabulary
+        incidents = find_incidents(document.schedule, document.problems, words.entry_kinds, document.view.entry_role)
     if args.json:
         problems = [p.to_json() for p in document.problems]
-        _print_json("check", {"format": document.meta.format, "file": str(args.file), "problems": problems})
+        payload = {"format": document.meta.format, "file": str(args.file), "problems": problems,
+                   "incidents": [incident.to_json() for incident in incidents]}  # fmt: skip
+        _print_json("check", payload)
     else:
+        if incidents:
+            print(f"{len(incidents)} overlap incident{'s' if len(incidents) != 1 else ''} (one per misplaced tensor "
+                  "and run of snapshots):")  # fmt: skip
+            for incident in incidents:
+                print(f"  {incident.code:<12} {incident.line(document.vocabulary.memory)}")
+            print()
         _print_problem_table(document.problems, counts)
     return ExitCode.PROBLEMS if counts["error"] else ExitCode.OK
 

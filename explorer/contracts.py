@@ -73,13 +73,30 @@ class Problem(_Open):
     location: str = Field(description="where: a JSON path, a protobuf field or a tar member ('' for the file)")
 
 
-class CheckOutput(_Closed):
-    """`ir-explorer check FILE --json`."""
+class Incident(_Closed):
+    """Overlaps grouped: one misplaced tensor (or WL0 transfer) on one core, over consecutive snapshots."""
 
-    schema_version: Literal[1] = 1
+    code: Literal["l2-overlap", "wl0-overlap"]
+    core: int
+    introduced_by: int = Field(description="the tensor (L2) or transfer (WL0) whose placement collides")
+    tensor_ids: list[int] = Field(description="every id involved, the misplaced one first")
+    first_workload: int
+    last_workload: int
+    snapshots: int = Field(ge=1)
+    bytes: int = Field(ge=0, description="bytes of the merged overlapping ranges")
+    ranges: list[list[int]] = Field(description="merged overlapping byte ranges [lo, hi)")
+    roles: dict[str, str] = Field(description="id → its kind, and who made it or that it is read from DRAM")
+    pairs: int = Field(ge=1, description="per-pair problems (one per pair and snapshot) behind it")
+
+
+class CheckOutput(_Closed):
+    """`ir-explorer check FILE --json`: every problem, and (schedules) the overlaps grouped into incidents."""
+
+    schema_version: Literal[2] = 2
     format: str
     file: str
     problems: list[Problem]
+    incidents: list[Incident] = Field(default_factory=list)
 
 
 class Change(_Open):

@@ -175,6 +175,11 @@ class DocumentView:
         """Whether graph_model() is already built (the TUI builds big graphs while the file loads)."""
         return self._graph_cache is not None
 
+    def entry_role(self, row: int, entry: int) -> str:
+        """What an address-space entry of a schedule is, in words (its kind, layer, where it comes from): what
+        an overlap incident says of each tensor. "" when the format cannot say more than the entry's kind."""
+        return ""
+
     def instructions(self) -> InstructionTable | None:
         """The instructions of an assembly or trace, for joining them to a schedule; None elsewhere."""
         return None

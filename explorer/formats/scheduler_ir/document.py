@@ -293,6 +293,25 @@ class ScheduleView(DocumentView):
         return hits
 
     # ---- details ----------------------------------------------------------------------------------------
+    def entry_role(self, row: int, entry: int) -> str:
+        record = _dicts(self.raw(row).get("buffer"))
+        pos = int(self.s.buf_pos[entry])
+        if pos >= len(record):
+            return ""
+        item = record[pos]
+        kind, layer = item.get("type", "?"), item.get("layer_name")
+        sources = _dicts(item.get("source"))
+        where = ""
+        if sources:
+            first = sources[0]
+            if first.get("type") == "DRAM":
+                where = "read from DRAM"
+            elif isinstance(first.get("core_id"), int):
+                where = f"from core {first['core_id']}" + (
+                    f" ({first['layer_name']})" if first.get("layer_name") else ""
+                )
+        return " ".join(str(part) for part in (kind, f"of {layer}" if layer else "", where) if part)
+
     def raw(self, row: int) -> dict:
         """The whole workload as JSON values, decoded on first use (and kept for the next look)."""
         cached = self._decoded.get(row)

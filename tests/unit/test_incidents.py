@@ -1,0 +1,64 @@
+"""Overlaps grouped into incidents: a planted misplaced tensor that lands on several live tensors over several
+snapshots is one incident with every tensor and its first and last workload; check prints one line per
+incident and check --json lists them beside the per-pair problems."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from explorer import cli
+from explorer.analysis.incidents import find_incidents
+from explorer.api import open_document
+from tests.conftest import SAMPLE_DATA
+
+CLEAN = SAMPLE_DATA / "clean_2x2_stschedule.json"
+
+
+def entry(tensor: int, address: int, size: int, new: bool) -> dict:
+    return {"address": address, "size": size, "tensor_id": tensor, "type": "ifmap", "newly_added": new,
+            "transfer_id": [tensor], "lower": [0, 0, 0, 0], "upper": [0, 0, 0, 0]}  # fmt: skip
+
+
+def planted(tmp_path):
+    """Core 0: tensor 77777 lands on 6144..8192 in workloads 2-4 (over tensors 7, 8 and 10 as they come and go);
+    core 1: tensor 88888 on its first tensor in one snapshot."""
+    doc = json.loads(CLEAN.read_text())
+    planted_doc = copy.deepcopy(doc)
+    for k, workload in enumerate(planted_doc["0"][2:5]):
+        workload["buffer"].append(entry(77777, 6144, 2048, new=k == 0))
+    first = planted_doc["1"][3]["buffer"][0]
+    planted_doc["1"][3]["buffer"].append(entry(88888, first["address"], 64, new=True))
+    path = tmp_path / "incidents_stschedule.json"
+    path.write_text(json.dumps(planted_doc))
+    return path, int(planted_doc["1"][3]["workload_id"]), int(first["tensor_id"])
+
+
+def test_each_planted_misplacement_is_one_incident(tmp_path):
+    path, core1_workload, core1_victim = planted(tmp_path)
+    document = open_document(path)
+    words = document.vocabulary
+    incidents = find_incidents(document.schedule, document.problems, words.entry_kinds, document.view.entry_role)
+    l2 = [i for i in incidents if i.code == "l2-overlap"]
+    assert [(i.core, i.introduced_by) for i in l2] == [(0, 77777), (1, 88888)]
+    core0, core1 = l2
+    assert (core0.first_workload, core0.last_workload, core0.snapshots) == (2, 4, 3)
+    assert set(core0.tensor_ids) == {77777, 7, 8, 10} and core0.tensor_ids[0] == 77777
+    assert core0.pairs == len([p for p in document.problems if p.code == "l2-overlap" and p.refs["core"] == 0])
+    assert core0.ranges == [[6144, 8192]] and core0.bytes == 2048
+    assert "from core" in core0.roles[7] or "DRAM" in core0.roles[7]  # where a live tensor comes from
+    assert (core1.first_workload, core1.last_workload, core1.tensor_ids) == (
+        core1_workload, core1_workload, [88888, core1_victim])  # fmt: skip
+
+
+def test_check_prints_incidents_and_lists_them_in_json(tmp_path, capsys):
+    path, _, _ = planted(tmp_path)
+    assert cli.main(["check", str(path)]) == 1
+    text = capsys.readouterr().out
+    assert "2 overlap incidents" in text
+    assert "core 0: tensor 77777 (ifmap) collides with 3 tensors (7, 8, 10), 2,048 bytes, seen in 3 snapshots" in text
+    assert cli.main(["check", str(path), "--json"]) == 1
+    payload = json.loads(capsys.readouterr().out)
+    first = payload["incidents"][0]
+    assert first["introduced_by"] == 77777 and first["snapshots"] == 3 and first["bytes"] == 2048
+    assert len([p for p in payload["problems"] if p["code"] == "l2-overlap"]) > len(payload["incidents"])
