@@ -46,6 +46,8 @@ LINKED = Style(color="#ffd75f")  # producers and consumers of the selection
 CRITICAL = Style(color="#ff4d4d")
 AXIS = Style(color="#9a9a9a")
 CURSOR = Style(color="#ffffff", bgcolor="#5f5f87")
+PROBLEM = Style(color="#ff5f5f", bold=True)
+PROBLEM_ON_BLOCK = Style(color="#ffffff", bgcolor="#d03030", bold=True)
 
 
 class Timeline(FrameWidget, can_focus=True):
@@ -104,6 +106,8 @@ class Timeline(FrameWidget, can_focus=True):
         self.border_title = "Timeline"
         self.document: Document | None = None
         self._critical = np.zeros(0, dtype=bool)
+        self._problem_rows: set[int] = set()  # blocks with a problem: "!" on the block and in the lane margin
+        self._problem_cores: set[int] = set()
 
     # ---- data ---------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
@@ -112,6 +116,14 @@ class Timeline(FrameWidget, can_focus=True):
         analysis = document.schedule_analysis
         self._critical = np.zeros(s.n_workloads, dtype=bool)
         self._critical[analysis.timeline.critical_path] = True
+        self._problem_rows = set()
+        for problem in document.problems:
+            core, workload = problem.refs.get("core"), problem.refs.get("workload_id")
+            if isinstance(core, int) and isinstance(workload, int) and problem.severity == "error":
+                row = s.row_of(core, workload)
+                if row is not None:
+                    self._problem_rows.add(row)
+        self._problem_cores = {int(s.wl_core[row]) for row in self._problem_rows}
         self.t0, self.t1 = 0.0, max(self.makespan, 1.0)
         if s.n_workloads:
             self.selected = 0
@@ -306,8 +318,9 @@ class Timeline(FrameWidget, can_focus=True):
             if self.measured is not None:
                 lines += [self._measured_strip(rows, important, linked, cursor_col, plot), Strip.blank(width)]
                 continue
-            if per > 1:  # further lines repeat the blocks without the label; from 3 on, the last is a gap
-                body = Strip([Segment(" " * LABEL), *list(strip)[1:]])
+            if per > 1:  # further lines repeat the blocks without the names; from 3 on, the last is a gap
+                plain = self._core_strip(core, False, owners, rows.start, critical, linked, cursor_col, names=False)
+                body = Strip([Segment(" " * LABEL), *list(plain)[1:]])
                 lines.extend([body] * (per - 1 - (per >= 3)))
                 if per >= 3:
                     lines.append(Strip.blank(self.size.width))
@@ -329,14 +342,18 @@ class Timeline(FrameWidget, can_focus=True):
 
     def _core_strip(
         self, core: int, current: bool, owners: np.ndarray, base: int, critical, linked, cursor_col: int,
-        label: str | None = None,
+        label: str | None = None, names: bool = True,
     ) -> Strip:  # fmt: skip
         s = self.schedule
-        label = (label or f"{'▶' if current else ' '}{s.core_short(core)}")[: LABEL - 1].ljust(LABEL)
-        segments = [Segment(label, Style(bold=current, color="#ffffff" if current else "#9a9a9a"))]
-        run_text: list[str] = []
-        run_style: Style | None = None
-        for col, owner in enumerate(owners.tolist()):
+        flagged = label is None and core in self._problem_cores  # a lane with problems: marked in its margin
+        margin = (("▶" if current else " ") + ("!" if flagged else "")) if label is None else ""
+        label = (label or f"{margin}{s.core_short(core)}")[: LABEL - 1].ljust(LABEL)
+        margin_style = PROBLEM if flagged else Style(bold=current, color="#ffffff" if current else "#9a9a9a")
+        segments = [Segment(label, margin_style)]
+        chars: list[str] = []
+        styles: list[Style] = []
+        owner_list = owners.tolist()
+        for col, owner in enumerate(owner_list):
             if owner < 0:
                 char, style = ("│", CURSOR) if col == cursor_col else ("·", IDLE)
             else:
@@ -350,6 +367,13 @@ class Timeline(FrameWidget, can_focus=True):
                     style = SELECTED
                 if col == cursor_col:
                     style = style + Style(bgcolor="#5f5f87")
+            chars.append(char)
+            styles.append(style)
+        if names:
+            self._label_blocks(chars, styles, owner_list, base)
+        run_text: list[str] = []
+        run_style: Style | None = None
+        for char, style in zip(chars, styles, strict=True):
             if style is run_style:
                 run_text.append(char)
             else:
@@ -359,6 +383,35 @@ class Timeline(FrameWidget, can_focus=True):
         if run_text:
             segments.append(Segment("".join(run_text), run_style))
         return Strip(segments)
+
+    def _label_blocks(self, chars: list[str], styles: list[Style], owners: list[int], base: int) -> None:
+        """Write each block's layer name (then its id) on it wherever it is wide enough, dark on the block's
+        colour; a block with a problem starts with "!"."""
+        s = self.schedule
+        col = 0
+        while col < len(owners):
+            owner = owners[col]
+            end = col
+            while end < len(owners) and owners[end] == owner:
+                end += 1
+            if owner >= 0:
+                row = base + owner
+                width = end - col
+                text = ""
+                if row in self._problem_rows:
+                    text = "!"
+                if width >= 4:
+                    name = s.layers[s.wl_layer[row]]
+                    full = f"{text}{name} #{int(s.wl_id[row])}"
+                    text = full if len(full) <= width - 1 else f"{text}{name}"[: width - 1]
+                color = styles[col].color if styles[col].color is not None else None
+                on_block = Style(color="#101010", bgcolor=color, bold=row == self.selected)
+                for k, char in enumerate(text):
+                    chars[col + k] = char
+                    styles[col + k] = (
+                        PROBLEM_ON_BLOCK if char == "!" and k == 0 and row in self._problem_rows else on_block
+                    )
+            col = end
 
     def _block_style(self, row: int) -> Style:
         s = self.schedule

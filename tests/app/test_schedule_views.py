@@ -225,3 +225,16 @@ async def test_a_joined_trace_draws_a_measured_lane_under_the_estimate(tmp_path)
         assert timeline.makespan == 1_922_067  # the axis covers the measurement, longer than the estimate
         titles = [section.title for section in app.document.describe(("workload", timeline.selected))]
         assert "Estimate vs measured" in titles
+
+
+async def test_timeline_blocks_carry_their_layer_names_and_problem_marks():
+    app = make_app(SAMPLE_DATA / "planted_problems_2x2_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("2")
+        timeline = app.query_one(Timeline)
+        lines = [strip.text for strip in timeline.render_frame()]
+        lanes = {line[:LABEL].strip(): line[LABEL:] for line in lines[2:-1] if line[:LABEL].strip()}
+        assert set(lanes) == {"▶c0 (0,0)", "!c1 (1,0)", "!c2 (0,1)", "!c3 (1,1)"}  # cores with errors flagged
+        assert "Add_3 #3" in lanes["▶c0 (0,0)"]  # a block's layer and id where there is room
+        assert "!" in lanes["!c3 (1,1)"]  # the block of the unresolved transfer

@@ -30,7 +30,7 @@ CASES = {
     "timeline": (CLEAN, ("2", "full_stop", "full_stop", "full_stop", "c")),
     "buffers_clean_frame": (CLEAN, ("3", "right", "right", "right", "right", "right")),
     "buffers_overlap_frame": (PLANTED, ("n", "n")),
-    "buffers_all_cores": (PLANTED, ("3", "right", "right", "right", "g")),
+    "buffers_all_cores": (PLANTED, ("3", "right", "right", "right", "G")),
     "ark_op_details": (VIEWS, ("down", "down", "enter", "down", "enter", "down")),
     "ark_layout_overlapping_window": (VIEWS, ("reveal:10", "4", "down", "down", "right")),
     "ark_layout_padding": (VIEWS, ("reveal:5", "4", "down")),
