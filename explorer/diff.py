@@ -79,7 +79,99 @@ def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[
             }
         )
     summary["durations_changed"] = len(durations)
+    buffer_changes = _buffer_changes(sa, sb, rows_b)
+    transfer_changes = _transfer_changes(sa, sb)
+    problem_changes = _problem_changes(a, b)
+    summary["workloads_added"] = sum(1 for key in rows_b if sa.row_of(*key) is None)
+    summary["workloads_removed"] = sum(1 for r in range(sa.n_workloads) if (int(sa.wl_core[r]), int(sa.wl_id[r]))
+                                       not in rows_b)  # fmt: skip
+    summary["transfers_changed"] = len(transfer_changes)
+    summary["placements_changed"] = len(buffer_changes)
+    summary["problems_introduced"] = sum(1 for c in problem_changes if c["kind"] == "problem-introduced")
+    summary["problems_fixed"] = sum(1 for c in problem_changes if c["kind"] == "problem-fixed")
+    for key in sorted(rows_b):
+        if sa.row_of(*key) is None:
+            changes.append({"kind": "workload-added", "core": key[0], "workload_id": key[1]})
+    for r in range(sa.n_workloads):
+        key = (int(sa.wl_core[r]), int(sa.wl_id[r]))
+        if key not in rows_b:
+            changes.append({"kind": "workload-removed", "core": key[0], "workload_id": key[1]})
+        elif sa.layers[sa.wl_layer[r]] != sb.layers[sb.wl_layer[rows_b[key]]]:
+            changes.append({"kind": "layer-changed", "core": key[0], "workload_id": key[1],
+                            "a": sa.layers[sa.wl_layer[r]], "b": sb.layers[sb.wl_layer[rows_b[key]]]})  # fmt: skip
+    changes += transfer_changes[:TOP_CHANGES] + buffer_changes[:TOP_CHANGES] + problem_changes[:TOP_CHANGES]
     return summary, changes
+
+
+def _snapshot(s: Any, row: int, side: bool) -> Counter:
+    """One workload's L2 (or WL0) snapshot as a multiset of placements."""
+    if side:
+        lo, hi = int(s.w0_ptr[row]), int(s.w0_ptr[row + 1])
+        return Counter(zip(s.w0_tid[lo:hi].tolist(), s.w0_addr[lo:hi].tolist(), s.w0_size[lo:hi].tolist(), strict=True))
+    lo, hi = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
+    return Counter(
+        zip(s.buf_tensor[lo:hi].tolist(), s.buf_addr[lo:hi].tolist(), s.buf_size[lo:hi].tolist(), strict=True)
+    )
+
+
+def _buffer_changes(sa: Any, sb: Any, rows_b: dict) -> list[dict[str, Any]]:
+    """Placements added or removed in each workload's L2 and WL0 snapshots (id, address, size)."""
+    found = []
+    for r in range(sa.n_workloads):
+        key = (int(sa.wl_core[r]), int(sa.wl_id[r]))
+        rb = rows_b.get(key)
+        if rb is None:
+            continue
+        for side, name, what in ((False, "l2", "tensor"), (True, "wl0", "transfer")):
+            before, after = _snapshot(sa, r, side), _snapshot(sb, rb, side)
+            if before == after:
+                continue
+            for (ident, address, size), count in sorted((after - before).items()):
+                found.append({"kind": f"{name}-placement-added", "core": key[0], "workload_id": key[1],
+                              what: ident, "address": address, "size": size, "count": count})  # fmt: skip
+            for (ident, address, size), count in sorted((before - after).items()):
+                found.append({"kind": f"{name}-placement-removed", "core": key[0], "workload_id": key[1],
+                              what: ident, "address": address, "size": size, "count": count})  # fmt: skip
+    return found
+
+
+def _transfer_changes(sa: Any, sb: Any) -> list[dict[str, Any]]:
+    """Transfer ids each core's workloads read or write, added or removed."""
+
+    def ids(s: Any) -> set[tuple[str, int, int, int]]:
+        found = set()
+        consumer = np.repeat(np.arange(s.n_workloads), np.diff(s.in_ptr))
+        for row, tid in zip(consumer.tolist(), s.in_tid.tolist(), strict=True):
+            found.add(("reads", int(s.wl_core[row]), int(s.wl_id[row]), int(tid)))
+        for row, tid in zip(s.of_row.tolist(), s.of_tid.tolist(), strict=True):
+            found.add(("writes", int(s.wl_core[row]), int(s.wl_id[row]), int(tid)))
+        return found
+
+    before, after = ids(sa), ids(sb)
+    changes = [{"kind": "transfer-added", "direction": d, "core": c, "workload_id": w, "transfer": t}
+               for d, c, w, t in sorted(after - before)]  # fmt: skip
+    changes += [{"kind": "transfer-removed", "direction": d, "core": c, "workload_id": w, "transfer": t}
+                for d, c, w, t in sorted(before - after)]  # fmt: skip
+    return changes
+
+
+def _problem_changes(a: Document, b: Document) -> list[dict[str, Any]]:
+    """Errors and warnings one file has and the other not (matched by code, place and ids, not by wording)."""
+
+    def keys(document: Document) -> dict[tuple, Any]:
+        found = {}
+        for p in document.problems:
+            ids = tuple(p.refs.get("tensor_ids") or p.refs.get("transfer_ids") or ())
+            ident = (p.code, p.refs.get("core"), p.refs.get("workload_id"), ids, p.refs.get("transfer_id"))
+            found.setdefault(ident, p)
+        return found
+
+    before, after = keys(a), keys(b)
+    changes = [{"kind": "problem-introduced", "code": p.code, "message": p.message} for k, p in after.items()
+               if k not in before]  # fmt: skip
+    changes += [{"kind": "problem-fixed", "code": p.code, "message": p.message} for k, p in before.items()
+                if k not in after]  # fmt: skip
+    return changes
 
 
 def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str, Any]]]:

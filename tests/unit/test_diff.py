@@ -100,3 +100,24 @@ def test_diff_of_the_real_resnet_schedules():
     assert summary["makespan_delta"] == makespans[1] - makespans[0] > 0
     durations = [c for c in result["changes"] if c["kind"] == "duration"]
     assert durations and durations == sorted(durations, key=lambda c: -abs(c["delta"]))
+
+
+def test_a_schedule_diff_sees_the_three_planted_changes(capsys):
+    import json
+
+    from explorer import cli
+
+    clean = SAMPLE_DATA / "clean_2x2_stschedule.json"
+    planted = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+    assert cli.main(["diff", str(clean), str(planted), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    kinds = {(c["kind"], c.get("core"), c.get("workload_id")) for c in result["changes"]}
+    assert ("l2-placement-added", 1, 3) in kinds  # the extra L2 tensor
+    assert ("transfer-added", 3, 5) in kinds  # the phantom transfer
+    assert ("wl0-placement-added", 2, 4) in kinds  # the duplicated WL0 entry
+    introduced = {c["code"] for c in result["changes"] if c["kind"] == "problem-introduced"}
+    assert introduced == {"l2-overlap", "unresolved-transfer", "wl0-overlap"}
+    assert result["summary"]["problems_introduced"] == 3 and result["summary"]["problems_fixed"] == 0
+    assert cli.main(["diff", str(planted), str(clean)]) == 0
+    text = capsys.readouterr().out
+    assert "problems fixed: 3" in text and "l2-placement-removed" in text
