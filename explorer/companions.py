@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from explorer.document import Companions, Document, Measured
+from explorer.document import Companions, Document, Item, Measured, Section
 from explorer.errors import LoadError, Problem
 
 SCHEDULE_NAME = re.compile(r"^(?P<model>.+)_b(?P<batch>\d+)_c(?P<cores>\d+)_bw(?P<bw>\d+)_stschedule\.json$")
@@ -109,7 +110,118 @@ def attach_companions(
             document.problems.append(Problem("error", "companion-mismatch", f"frontend companion "
                                              f"{companions.paths[kind].name} was not joined: {why}",
                                              companions.paths[kind].name))  # fmt: skip
+    if document.tree.children is not None:  # each joined companion's tree, under the schedule's own
+        document.tree.children += [companion_root(document, kind) for kind in joined(companions)]
     return companions
+
+
+TITLES = {"frontend": "Frontend IR", "asm": "Assembly", "trace": "ZeBu trace"}
+
+
+def joined(companions: Companions) -> list[str]:
+    return [kind for kind in KINDS if kind in companions.documents and kind not in companions.refused]
+
+
+def _wrap(kind: str, item: Item) -> Item:
+    """A companion's tree item under the schedule: the same label, its ref tagged with the companion."""
+    return Item(
+        item.kind,
+        item.label,
+        ("companion", kind, item.ref),
+        expand=(lambda: [_wrap(kind, child) for child in item.get_children()]) if item.has_children else None,
+    )
+
+
+def companion_root(document: Document, kind: str) -> Item:
+    other = document.companions.documents[kind]
+    root = _wrap(kind, other.tree)
+    root.kind, root.label = "companion", f"{TITLES[kind]}: {document.companions.paths[kind].name}"
+    return root
+
+
+def describe_companion(document: Document, ref: tuple) -> list[Section]:
+    _, kind, inner = ref
+    other = document.companions.documents.get(kind)
+    return other.describe(inner) if other is not None else []
+
+
+def companion_ancestors(document: Document, ref: tuple) -> list[Any]:
+    _, kind, inner = ref
+    other = document.companions.documents.get(kind)
+    if other is None:
+        return [ref]
+    root = ("companion", kind, other.tree.ref)
+    chain = [("companion", kind, step) for step in other.ancestors(inner)]
+    return [root, *[step for step in chain if step != root]]
+
+
+def search_companions(document: Document, text: str) -> list[tuple[str, Any]]:
+    found = []
+    for kind in joined(document.companions):
+        for label, ref in document.companions.documents[kind].search(text)[:50]:
+            found.append((f"{TITLES[kind]}: {label}", ("companion", kind, ref)))
+    return found
+
+
+def companion_links(document: Document, ref: Any) -> list[tuple[str, Any]]:
+    """Jumps between the schedule and its companions, both ways: a workload ↔ its instructions (trace, else
+    assembly) ↔ its frontend layer."""
+    s = document.schedule
+    companions = document.companions
+    kinds = joined(companions)
+    frontend = companions.documents.get("frontend") if "frontend" in kinds else None
+    code = next((k for k in ("trace", "asm") if k in kinds), None)
+    table = companions.documents[code].view.instructions() if code else None
+    found: list[tuple[str, Any]] = []
+
+    def layer_link(name: str) -> None:
+        if frontend is not None:
+            target = frontend.find_ref({"layer": name})
+            if target is not None:
+                found.append((f"frontend layer {name}", ("companion", "frontend", target)))
+
+    def instruction_links(hits: np.ndarray) -> None:
+        rows = companions.documents[code].schedule.wl_id if code else None
+        for k in hits[:40].tolist():
+            at = np.flatnonzero(rows == k) if rows is not None else np.zeros(0, dtype=np.int64)
+            if at.size:
+                where = f"instruction {table.name[k]} (line {int(table.line[k])})"
+                found.append((f"{where} in the {TITLES[code].lower()}", ("companion", code, ("workload", int(at[0])))))
+
+    def workload_links(rows: np.ndarray) -> None:
+        for row in rows[:40].tolist():
+            found.append((f"schedule {s.wl_label(row)} ({s.layers[s.wl_layer[row]]})", ("workload", row)))
+
+    if isinstance(ref, tuple) and len(ref) == 2 and ref[0] == "workload" and s is not None:
+        row = int(ref[1])
+        if table is not None:
+            instruction_links(np.flatnonzero(table.workload == int(s.wl_id[row])))
+        layer_link(s.layers[s.wl_layer[row]])
+        return found
+    if not (isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "companion"):
+        return found
+    _, kind, inner = ref
+    other = companions.documents.get(kind)
+    if other is None:
+        return found
+    found += [(label, ("companion", kind, target)) for label, target in other.links(inner)]
+    if kind in ("trace", "asm") and isinstance(inner, tuple) and inner and inner[0] == "workload":
+        own = other.view.instructions()
+        k = int(other.schedule.wl_id[int(inner[1])])
+        rows = _rows_of(document, own)
+        if rows[k] >= 0:
+            workload_links(np.asarray([rows[k]]))
+        names = frontend.view.layer_names() if frontend is not None else []
+        if 0 <= int(own.layer_index[k]) < len(names):
+            layer_link(names[int(own.layer_index[k])])
+    elif kind == "frontend":
+        name = other.view.layer_of(inner)
+        if name is not None and s is not None and name in s.layers:
+            workload_links(np.flatnonzero(s.wl_layer == s.layers.index(name)))
+            if table is not None:
+                index = other.view.layer_names().index(name)
+                instruction_links(np.flatnonzero(table.layer_index == index))
+    return found
 
 
 def _rows_of(document: Document, table) -> np.ndarray:

@@ -184,6 +184,10 @@ class DocumentView:
         """The instructions of an assembly or trace, for joining them to a schedule; None elsewhere."""
         return None
 
+    def layer_of(self, ref: Any) -> str | None:
+        """The layer name an item is (a frontend IR's layer), for joining; None elsewhere."""
+        return None
+
     def layer_names(self) -> list[str]:
         """A layer graph's layer names in layer_index order (a frontend IR), for joining; [] elsewhere."""
         return []
@@ -314,28 +318,52 @@ class Document:
     def offers(self, capability: Capability | str) -> bool:
         return Capability(capability) in self.capabilities
 
+    # A ref ("companion", kind, ref) is an item of a companion document (explorer.companions): its questions
+    # go to that document, and its links also lead back into this one.
     def describe(self, ref: Any) -> list[Section]:
+        if _is_companion(ref):
+            from explorer.companions import describe_companion
+
+            return describe_companion(self, ref)
         return self.view.describe(ref)
 
     def find_ref(self, refs: dict[str, Any]) -> Any:
         return self.view.find_ref(refs)
 
     def search(self, text: str) -> list[tuple[str, Any]]:
-        return self.view.search(text)
+        found = self.view.search(text)
+        if self.companions.documents:
+            from explorer.companions import search_companions
+
+            found += search_companions(self, text)
+        return found
 
     def ancestors(self, ref: Any) -> list[Any]:
+        if _is_companion(ref):
+            from explorer.companions import companion_ancestors
+
+            return companion_ancestors(self, ref)
         return self.view.ancestors(ref)
 
     def links(self, ref: Any) -> list[tuple[str, Any]]:
-        return self.view.links(ref)
+        if not self.companions.documents:
+            return self.view.links(ref)
+        from explorer.companions import companion_links
+
+        own = [] if _is_companion(ref) else self.view.links(ref)
+        return own + companion_links(self, ref)
 
     def tensor_of(self, ref: Any) -> Any:
-        return self.view.tensor_of(ref)
+        return None if _is_companion(ref) else self.view.tensor_of(ref)
 
     def run_deep_checks(self) -> None:
         if not self._deep_checked:
             self._deep_checked = True
             self.problems = self.problems + self.view.deep_checks()
+
+
+def _is_companion(ref: Any) -> bool:
+    return isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "companion"
 
 
 CHUNK = 500  # children per tree group: a node with 10^5 children must still open instantly

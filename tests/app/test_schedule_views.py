@@ -238,3 +238,31 @@ async def test_timeline_blocks_carry_their_layer_names_and_problem_marks():
         assert set(lanes) == {"▶c0 (0,0)", "!c1 (1,0)", "!c2 (0,1)", "!c3 (1,1)"}  # cores with errors flagged
         assert "Add_3 #3" in lanes["▶c0 (0,0)"]  # a block's layer and id where there is room
         assert "!" in lanes["!c3 (1,1)"]  # the block of the unresolved transfer
+
+
+async def test_g_jumps_from_a_workload_to_its_instruction_and_back(tmp_path):
+    from tests.unit.test_gemini_pipeline import pipeline_folder
+    from widgets.details import DetailsPanel
+
+    app = make_app(pipeline_folder(tmp_path, 1))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        from widgets.messages import RevealRef
+
+        app.post_message(RevealRef(("workload", 5)))
+        await pilot.pause(0.3)
+        await pilot.press("g")
+        await pilot.pause(0.2)
+        screen = app.screen
+        labels = [str(option.prompt) for option in screen.query("OptionList").first().options]
+        index = next(k for k, label in enumerate(labels) if label.startswith("instruction pe_conv"))
+        for _ in range(index):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        details = app.query_one(DetailsPanel)
+        assert details.sections[0].rows[0] == ("instruction", "pe_conv")
+        await pilot.press("g")
+        await pilot.pause(0.2)
+        labels = [str(option.prompt) for option in app.screen.query("OptionList").first().options]
+        assert "schedule core 0 workload 5 (Conv_8)" in labels

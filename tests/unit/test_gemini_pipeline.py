@@ -197,3 +197,31 @@ def test_the_schedule_graph_is_coloured_by_the_measurement_when_joined(tmp_path)
     assert len(legend) == 6 and (colours != colours[0]).any()
     alone = open_document(SCHEDULES / "int8_resnet34.sim_quantized_b1_c1_bw16_stschedule.json").view.graph_model()
     assert "measured time" not in colour_modes(alone)  # no trace beside it: no such mode
+
+
+def test_the_three_link_both_ways(tmp_path):
+    document = open_document(pipeline_folder(tmp_path, 1))
+    labels = [item.label for item in document.tree.children]
+    assert any(label.startswith("ZeBu trace: ") for label in labels)
+    assert any(label.startswith("Frontend IR: ") for label in labels)
+    links = dict((label, ref) for label, ref in document.links(("workload", 5)))
+    instruction = next(ref for label, ref in links.items() if label.startswith("instruction pe_conv"))
+    layer = links["frontend layer Conv_8"]
+    assert instruction[:2] == ("companion", "trace") and layer[:2] == ("companion", "frontend")
+    assert document.describe(instruction)[0].rows[0] == ("instruction", "pe_conv")
+    back = dict(document.links(instruction))
+    assert back["schedule core 0 workload 5 (Conv_8)"] == ("workload", 5)
+    assert back["frontend layer Conv_8"] == layer
+    from_layer = dict(document.links(layer))
+    assert from_layer["schedule core 0 workload 5 (Conv_8)"] == ("workload", 5)
+    assert any(label.startswith("instruction pe_conv") for label in from_layer)
+    assert document.ancestors(instruction)[0] == ("companion", "trace", ("summary",))
+
+
+def test_with_its_frontend_the_schedule_graph_is_the_network_coloured_by_the_schedule(tmp_path):
+    document = open_document(pipeline_folder(tmp_path, 1))
+    model = document.view.graph_model()
+    frontend = document.companions.documents["frontend"].view.graph_model()
+    assert "input1" in model.node_label and model.n_groups == document.schedule.n_workloads  # a group per layer
+    assert model.edge_src.size == frontend.edge_src.size  # the network's edges, not the transfers'
+    assert model.group_label[0] == "src_quantize_1_1" and model.group_unit.all()

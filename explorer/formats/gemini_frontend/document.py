@@ -59,6 +59,11 @@ class FrontendView(DocumentView):
         self.ir = ir
         self.position = {layer.name: k for k, layer in enumerate(ir.layers)}
 
+    def layer_of(self, ref: Any) -> str | None:
+        if isinstance(ref, tuple) and len(ref) == 2 and ref[0] == "layer" and 0 <= ref[1] < len(self.ir.layers):
+            return self.ir.layers[ref[1]].name
+        return None
+
     def layer_names(self) -> list[str]:
         return [layer.name for layer in self.ir.layers]
 

@@ -2,7 +2,8 @@
 workload of one layer to a workload of another, on any core, through DRAM too). A layer is a unit group: drawn
 as one node until opened, when it shows its workloads per core with the dependencies between them. Colour
 values: time (durations), core, and the most L2 bytes in use before the workloads; with a joined ZeBu trace,
-the measured cycles and the estimate error (measured / estimated)."""
+the measured cycles and the estimate error (measured / estimated). With a joined frontend IR the edges are the
+network's (the frontend's layer graph, its inputs, weights and outputs included) instead of the transfers'."""
 
 from __future__ import annotations
 
@@ -63,6 +64,10 @@ def schedule_graph(view: Any) -> GraphModel:
                 time=float(s.wl_time[row]), core=f"core {core}", l2_peak=float(l2[row]),
                 **{key: float(column[row]) for key, column in row_measure.items()},
             )  # fmt: skip
+    frontend = _joined_frontend(view)
+    if frontend is not None:  # the network as the frontend IR draws it, its layers holding their workloads
+        _frontend_edges(b, frontend, s, rows_of_layer, node_of_row)
+        return b.build()
     if analysis is not None:
         deps = analysis.deps
         pairs = set(zip(deps.producer.tolist(), deps.consumer.tolist(), strict=True))
@@ -75,3 +80,31 @@ def schedule_graph(view: Any) -> GraphModel:
 def _kind(s: Any, row: int) -> str:
     code = int(s.wl_type[row])
     return LAYER_TYPES[code] if code < len(LAYER_TYPES) else "?"
+
+
+def _joined_frontend(view: Any) -> Any:
+    """The joined frontend IR's graph (explorer.companions), or None."""
+    document = view.document
+    companions = document.companions if document is not None else None
+    if companions is None or "frontend" not in companions.documents or "frontend" in companions.refused:
+        return None
+    return companions.documents["frontend"].view.graph_model()
+
+
+def _frontend_edges(b: GraphBuilder, frontend: GraphModel, s: Any, rows_of_layer: list, node_of_row) -> None:
+    """The frontend's edges between the schedule's layers (from a layer's last workload to the next layer's
+    first), and its graph inputs, weights and outputs as their own nodes."""
+    layer_index = {name: k for k, name in enumerate(s.layers)}
+    ends: dict[int, tuple[int, int]] = {}  # frontend node → (node an edge leaves from, node it enters)
+    for node, label in enumerate(frontend.node_label):
+        rows = rows_of_layer[layer_index[label]] if label in layer_index else []
+        if rows:
+            ends[node] = (int(node_of_row[rows[-1]]), int(node_of_row[rows[0]]))
+        else:
+            made = b.node(label, frontend.node_op[node], detail=frontend.node_detail[node],
+                          constant=bool(frontend.node_constant[node]))  # fmt: skip
+            ends[node] = (made, made)
+    for src, dst, label in zip(frontend.edge_src.tolist(), frontend.edge_dst.tolist(), frontend.edge_label,
+                               strict=True):  # fmt: skip
+        if src in ends and dst in ends:
+            b.edge(ends[src][0], ends[dst][1], label)
