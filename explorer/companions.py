@@ -103,6 +103,8 @@ def attach_companions(
                                              companions.paths[kind].name))  # fmt: skip
             continue
         document.problems += _unknown_workloads(document, table, companions.paths[kind].name, kind)
+        if layer_names is not None:
+            document.problems += _unknown_layers(table, len(layer_names), companions.paths[kind].name, kind)
         if kind == "trace" and table.start is not None:
             companions.measured = join_measurement(document, table, companions.paths[kind])
     for kind, why in companions.refused.items():
@@ -271,6 +273,13 @@ def _unknown_workloads(document: Document, table, name: str, kind: str) -> list[
     return [Problem("warning", "unknown-workload", f"{kind} instruction {table.name[k]} names workload "
                     f"{int(table.workload[k])}, which the schedule does not have", f"{name}: line {int(table.line[k])}")
             for k in stray[:1000].tolist()]  # fmt: skip
+
+
+def _unknown_layers(table, layers: int, name: str, kind: str) -> list[Problem]:
+    stray = np.flatnonzero(table.layer_index >= layers)
+    return [Problem("warning", "unknown-layer-index", f"{kind} instruction {table.name[k]} is scheduled in layer "
+                    f"{int(table.layer_index[k])} (slyr), and the frontend IR has {layers} layers",
+                    f"{name}: line {int(table.line[k])}") for k in stray[:1000].tolist()]  # fmt: skip
 
 
 def join_measurement(document: Document, table, source: Path) -> Measured:

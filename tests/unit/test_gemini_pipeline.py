@@ -225,3 +225,15 @@ def test_with_its_frontend_the_schedule_graph_is_the_network_coloured_by_the_sch
     assert "input1" in model.node_label and model.n_groups == document.schedule.n_workloads  # a group per layer
     assert model.edge_src.size == frontend.edge_src.size  # the network's edges, not the transfers'
     assert model.group_label[0] == "src_quantize_1_1" and model.group_unit.all()
+
+
+def test_an_instruction_in_a_layer_the_frontend_lacks_is_reported(tmp_path):
+    schedule = pipeline_folder(tmp_path, 1)
+    trace = tmp_path / "int8_resnet34.sim_quantized_b1_c1_bw16_sim.txt"
+    trace.write_text(trace.read_text().replace("'slyr': 68,", "'slyr': 468,", 1))
+    document = open_document(schedule)
+    stray = [p for p in document.problems if p.code == "unknown-layer-index"]
+    assert stray and "468" in stray[0].message and stray[0].location.startswith(trace.name + ": line ")
+    titles = [section.title for section in document.describe(("workload", 1))]
+    assert "Layer Conv_1: estimate vs measured" in titles
+    assert set(open_document(trace).summary["idle"]) == set(open_document(trace).summary["busy"])

@@ -125,17 +125,19 @@ class TraceView(DocumentView):
             facts["span"] = int(p.end.max() - p.start.min()) if p.n else 0
             facts["first_start"] = int(p.start.min()) if p.n else 0
             facts["last_end"] = int(p.end.max()) if p.n else 0
-            busy, overlapping = {}, {}
+            busy, idle, overlapping = {}, {}, {}
             from explorer.analysis.timeline import union_length
 
             for k, unit in enumerate(p.units):
                 rows = np.flatnonzero(p.unit == k)
                 starts, ends = p.start[rows], p.end[rows]
                 busy[unit] = int(union_length(starts.astype(np.float64), ends.astype(np.float64)))
+                idle[unit] = int(ends.max() - starts.min()) - busy[unit] if rows.size else 0  # gaps in its span
                 order = np.argsort(starts, kind="stable")
                 reach = np.maximum.accumulate(ends[order])
                 overlapping[unit] = int((starts[order][1:] < reach[:-1]).sum())
             facts["busy"] = busy
+            facts["idle"] = idle
             facts["overlapping"] = overlapping
         return facts
 
@@ -239,9 +241,10 @@ class TraceView(DocumentView):
         for unit, count in lanes.items():
             row = [unit, UNIT_TITLES.get(unit, ""), f"{count:,}"]
             if self.program.timed:
-                row += [f"{facts['busy'][unit]:,}", f"{facts['overlapping'][unit]:,}"]
+                row += [f"{facts['busy'][unit]:,}", f"{facts['idle'][unit]:,}", f"{facts['overlapping'][unit]:,}"]
             unit_rows.append(tuple(row))
-        columns = ("unit", "does", "instructions") + (("busy cycles", "overlapping") if self.program.timed else ())
+        timed = ("busy cycles", "idle cycles", "overlapping") if self.program.timed else ()
+        columns = ("unit", "does", "instructions", *timed)
         sections.append(Section("Units", columns, unit_rows))
         return sections
 

@@ -402,6 +402,17 @@ class ScheduleView(DocumentView):
                 ("instructions joined", f"{int(measured.instructions[row]):,}"),
             ]
             sections.append(Section("Estimate vs measured", ("property", "value"), rows))
+            mine = (s.wl_layer == s.wl_layer[row]) & (measured.instructions > 0)
+            layer_span = float(np.nansum(measured.end[mine] - measured.start[mine]))
+            layer_estimate = float(s.wl_time[mine].sum())
+            name = s.layers[s.wl_layer[row]]
+            sections.append(Section(f"Layer {name}: estimate vs measured", ("property", "value"), [
+                ("workloads joined", f"{int(mine.sum()):,}"),
+                ("estimated (cycles)", number(layer_estimate)),
+                ("measured (cycles)", number(layer_span)),
+                ("difference", f"{layer_span - layer_estimate:+,.0f} cycles"),
+                ("measured / estimated", f"{layer_span / layer_estimate:.2f}×" if layer_estimate else "—"),
+            ]))  # fmt: skip
         for kind in ("trace", "asm"):
             other = companions.documents.get(kind)
             if other is None or kind in companions.refused:
