@@ -282,24 +282,20 @@ def _print_json(contract: str, payload: dict[str, Any], indent: int | None = 2) 
 
 
 def _print_info(payload: dict[str, Any]) -> None:
+    from explorer.formatting import human, plural
+
     lines = [f"{payload['file']}", f"  format: {payload['format']}"]
     for key, value in payload["summary"].items():
         if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
             lines.append(f"  {key.replace('_', ' ')}:")  # e.g. TVM modules: one line each
             lines += [
-                "    - " + ", ".join(f"{k.replace('_', ' ')} {_plain(v)}" for k, v in item.items()) for item in value
+                "    - " + ", ".join(f"{k.replace('_', ' ')} {human(v, k)}" for k, v in item.items()) for item in value
             ]
             continue
-        if isinstance(value, dict):
-            value = ", ".join(f"{k} {v}" for k, v in value.items())
-        lines.append(f"  {key.replace('_', ' ')}: {value}")
+        lines.append(f"  {key.replace('_', ' ')}: {human(value, key)}")
     counts = payload["problems"]
-    lines.append(f"  problems: {counts['error']} errors, {counts['warning']} warnings")
+    lines.append(f"  problems: {plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}")
     print("\n".join(lines))
-
-
-def _plain(value: Any) -> str:
-    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def _print_problem_table(problems: list, counts: dict[str, int]) -> None:

@@ -225,20 +225,14 @@ def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str
 
 def diff_lines(result: dict[str, Any]) -> list[str]:
     """The diff as text: the summary, then one line per change."""
+    from explorer.formatting import human
+
     lines = [f"{result['a']}  →  {result['b']}  ({result['format']})"]
     for key, value in result["summary"].items():
-        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
-            value = f"{value[0]:,} → {value[1]:,}"
-        elif isinstance(value, dict):
-            value = ", ".join(f"{k} {v}" for k, v in value.items()) or "none"
-        elif isinstance(value, list):
-            value = ", ".join(map(str, value)) or "none"
-        elif isinstance(value, float | int):
-            value = f"{value:+,}" if key.endswith("delta") else f"{value:,}"
-        lines.append(f"  {key.replace('_', ' ')}: {value}")
+        lines.append(f"  {key.replace('_', ' ')}: {human(value, key)}")
     if result["changes"]:
         lines.append("changes:")
     for change in result["changes"]:
-        rest = ", ".join(f"{k} {v}" for k, v in change.items() if k != "kind")
+        rest = ", ".join(f"{k.replace('_', ' ')} {human(v, k)}" for k, v in change.items() if k != "kind")
         lines.append(f"  {change['kind']:<13} {rest}")
     return lines

@@ -37,3 +37,37 @@ def compact(value: float) -> str:
 
 def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+# What a (count, bytes) pair means in a summary (ONNX parameters by dtype): labelled, not a bare tuple.
+PAIRS = {"parameters_by_dtype": ("elements", "bytes")}
+
+
+def human(value: object, key: str = "") -> str:
+    """One summary value as people read it, the same in the TUI, `info`, `diff` and the HTML report: yes/no for
+    booleans, "none" for absent ones, grouped integers and floats without a trailing .0, bytes with units when
+    the key says bytes, pairs labelled, lists and mappings as short phrases."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        if key.endswith("bytes") and not key.endswith("_delta"):
+            return f"{number(value)} ({human_bytes(value)})" if abs(value) >= 1024 else human_bytes(value)
+        if key.endswith("delta"):
+            return ("+" if value > 0 else "") + number(value)
+        return number(value)
+    if isinstance(value, dict):
+        labels = PAIRS.get(key)
+        parts = []
+        for k, v in value.items():
+            if labels and isinstance(v, list | tuple) and len(v) == len(labels):
+                parts.append(f"{k} " + ", ".join(f"{number(x)} {label}" for x, label in zip(v, labels, strict=True)))
+            else:
+                parts.append(f"{k} {human(v)}")
+        return "; ".join(parts) if labels else ", ".join(parts) or "none"
+    if isinstance(value, list | tuple):
+        if len(value) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+            return f"{human(value[0], key)} → {human(value[1], key)}"  # a diff's [A, B]
+        return ", ".join(human(v) for v in value) or "none"
+    return str(value)

@@ -37,7 +37,8 @@ class SummaryBar(Static):
             )
             parts.append(f" │ {counts_text} │" if counts_text else " │")
         counts = count_by_severity(document.problems)
-        parts.append((f" ✗ {plural(counts['error'], 'error')}", "bold red" if counts["error"] else "green"))
+        mark = "✗" if counts["error"] else "✓"  # no red cross beside zero errors
+        parts.append((f" {mark} {plural(counts['error'], 'error')}", "bold red" if counts["error"] else "green"))
         parts.append((f" ⚠ {plural(counts['warning'], 'warning')}", "yellow" if counts["warning"] else "green"))
         self.update(Text.assemble(*parts))
 

@@ -294,12 +294,21 @@ def figures(document: Document) -> list[go.Figure]:
     if document.is_schedule and document.offers(Capability.TIMELINE):
         found += [gantt(document), measured_gantt(document), measured_scatter(document)]
         found += [occupancy_animation(document), occupancy_curve(document)]
-    elif document.offers(Capability.TIMELINE):  # an instruction trace: its lanes
-        found.append(gantt(document))
     else:
         found += [op_histogram(document), parameter_bytes(document), memory_plan_figure(document)]
+        if document.offers(Capability.TIMELINE) and not document.offers(Capability.BUFFERS):
+            found.append(gantt(document))  # lanes without an address space: an instruction trace
     found.append(graph_figure(document))
     return [figure for figure in found if figure is not None]
+
+
+def _summary_value(key: str, value: Any) -> str:
+    """A summary value as the `info` command prints it (a list of records: one phrase per record)."""
+    from explorer.formatting import human
+
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return " | ".join(", ".join(f"{k.replace('_', ' ')} {human(v, k)}" for k, v in item.items()) for item in value)
+    return human(value, key)
 
 
 def _table(columns: list[str], rows: list[list[Any]]) -> str:
@@ -309,10 +318,7 @@ def _table(columns: list[str], rows: list[list[Any]]) -> str:
 
 
 def report_html(document: Document) -> str:
-    summary_rows = [
-        [k.replace("_", " "), v if not isinstance(v, (dict, list)) else ", ".join(map(str, v))]
-        for k, v in document.summary.items()
-    ]
+    summary_rows = [[k.replace("_", " "), _summary_value(k, v)] for k, v in document.summary.items()]
     problem_rows = [[p.severity, p.code, p.message, p.location] for p in document.problems[:2000]]
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",

@@ -93,3 +93,27 @@ def test_version_and_help_in_a_subprocess():
     assert "info" in helptext.stdout and "check" in helptext.stdout
     bad = subprocess.run([sys.executable, "-m", "explorer", "check"], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_values_read_as_words_and_numbers_everywhere():
+    from explorer.formatting import human
+
+    assert human(True) == "yes" and human(False) == "no" and human(None) == "none"
+    assert human(71661.0) == "71,661" and human(2.5) == "2.50"
+    assert human({"float32": (5738, 22952)}, "parameters_by_dtype") == "float32 5,738 elements, 22,952 bytes"
+    assert human([71661.0, 70000.0], "makespan") == "71,661 → 70,000"
+    assert human(-1661.0, "makespan_delta") == "-1,661" and human(12.0, "peak_l2_delta") == "+12"
+    assert human(9216, "peak_l2_bytes") == "9,216 (9.0 KiB)" and human({"ai.onnx": 17}) == "ai.onnx 17"
+
+
+def test_info_and_diff_print_no_raw_values(capsys):
+    from explorer import cli
+
+    onnx_file = SAMPLE_DATA / "subgraphs_functions.onnx"
+    assert cli.main(["info", str(onnx_file)]) == 0
+    text = capsys.readouterr().out
+    assert "elements" in text and "(2, 8)" not in text and "True" not in text
+    clean = SAMPLE_DATA / "clean_2x2_stschedule.json"
+    assert cli.main(["diff", str(clean), str(clean)]) == 0
+    text = capsys.readouterr().out
+    assert "71,661.0" not in text and "71,661 → 71,661" in text and "makespan delta: 0" in text

@@ -312,7 +312,7 @@ class ArkView(DocumentView):
         summary = self.document.summary if self.document else {}
         rows: list[tuple[str, Any]] = [
             ("format", f"ARK {ark.kind}"),
-            ("rank", ark.rank),
+            ("rank", "none (-1)" if ark.rank == -1 else ark.rank),
             ("world size", ark.world_size),
         ]
         if ark.kind == "plan":

@@ -29,7 +29,7 @@ from explorer.errors import Problem
 from explorer.formats.scheduler_ir.checks import transfer_problems
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, vocabulary
 from explorer.formats.scheduler_ir.summary import schedule_summary
-from explorer.formatting import box, compact, human_bytes, number, plural
+from explorer.formatting import box, compact, human, human_bytes, number, plural
 from explorer.schedule import Schedule
 
 CAPABILITIES = frozenset(
@@ -578,7 +578,7 @@ class ScheduleView(DocumentView):
         life = ""
         if residency is not None:
             first, last, snapshots = residency
-            life = f"workloads {int(s.wl_id[first])}–{int(s.wl_id[last])} ({snapshots} snapshots)"
+            life = f"workloads {int(s.wl_id[first])}–{int(s.wl_id[last])} ({plural(snapshots, 'snapshot')})"
         props = [
             ("tensor", tensor),
             ("type", entry.get("type")),
@@ -588,15 +588,15 @@ class ScheduleView(DocumentView):
             ("box", box(entry.get("lower"), entry.get("upper"))),
             ("layer", entry.get("layer_name", "")),
             ("tensor order", entry.get("tensor_order")),
-            ("newly added", entry.get("newly_added", "")),
-            ("current input", entry.get("cur_wl_ifmap", "")),
+            ("newly added", human(entry.get("newly_added"))),
+            ("current input", human(entry.get("cur_wl_ifmap"))),
             ("transfers", _ids(entry.get("transfer_id"))),
             ("resident in", life),
         ]
         sources = [
             (
                 src.get("type"),
-                src.get("core_id"),
+                "DRAM" if src.get("core_id") == -1 else src.get("core_id"),  # -1 is DRAM, not a core
                 src.get("layer_name", ""),
                 src.get("transfer_id"),
                 src.get("size"),
