@@ -71,3 +71,13 @@ def human(value: object, key: str = "") -> str:
             return f"{human(value[0], key)} → {human(value[1], key)}"  # a diff's [A, B]
         return ", ".join(human(v) for v in value) or "none"
     return str(value)
+
+
+def shorten_middle(text: str, limit: int) -> str:
+    """`int8_resnet34.sim_q…_stschedule.json`: both ends kept, where a name's meaning usually is."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return text[:limit]
+    head = (limit - 1) // 2
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]

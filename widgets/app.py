@@ -6,6 +6,7 @@ reports progress, so the first screen appears at once whatever the file size.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -65,6 +66,7 @@ class IrExplorerApp(App[None]):
         Binding("N", "next_problem(-1)", "Prev problem", show=False),
         Binding("h", "show_summary", "Summary", show=False),
         Binding("g", "links", "Go to linked", show=False),
+        Binding("z", "maximize", "Maximize", show=False),
         Binding("b", "bookmark", "Bookmark"),
         Binding("B", "bookmarks", "Bookmarks", show=False),
     ]
@@ -77,6 +79,7 @@ class IrExplorerApp(App[None]):
         ("Everywhere", "h", "show the file summary (h: home; s and d belong to the timeline's Perfetto keys)"),
         ("Everywhere", "b / B", "bookmark the selected item with a note / list the bookmarks and jump"),
         ("Everywhere", "g", "go to what feeds the selected item or what it feeds (producers, consumers)"),
+        ("Everywhere", "z", "maximise the focused panel (the view, the details, the problems) / restore"),
     ]
 
     def __init__(
@@ -190,6 +193,10 @@ class IrExplorerApp(App[None]):
                 await tabs.add_pane(TabPane(f"{spec.key} {spec.title}", spec.make(), id=f"tab-{spec.name}"))
             self.query_one(f"#{spec.name}").show_document(document)
         self.views_ready = True
+        # The document lives as long as the app: moved out of the collector's sight, so a full collection
+        # during a pan or a zoom scans only what views make since (a 20,000-node model otherwise costs one
+        # frame in sixty a 100 ms pause; see BENCHMARKS.md)
+        gc.freeze()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """View keys exist only for the views the document offers: others are neither shown nor bound."""
@@ -414,6 +421,17 @@ class IrExplorerApp(App[None]):
             return
         if done is not None:
             done()
+
+    def action_maximize(self) -> None:
+        """The focused panel takes the whole screen, or everything comes back (Textual's maximize)."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+        elif self.focused is not None:
+            target = self.focused
+            target.ALLOW_MAXIMIZE = True  # every panel of ours may fill the screen when asked
+            if not screen.maximize(target, container=False):
+                self.notify("this panel cannot be maximised")
 
     def action_links(self) -> None:
         """The selected item's producers and consumers (as the details panel lists them); Enter jumps."""

@@ -52,14 +52,22 @@ def _table(section: Section) -> Table:
         header_style="bold dim",
     )
     key_value = tuple(section.columns) == ("property", "value")
+    rows = section.rows
     for index, column in enumerate(section.columns):
+        numeric = not key_value and index > 0
+        # no number and no word is ever broken inside a cell: numbers and headers keep their width, text
+        # wraps between words, and a word longer than the cell ends in an ellipsis
+        cells = [str(row[index]) for row in rows[:MAX_ROWS] if index < len(row) and row[index] is not None]
+        # a short cell of a value column stays whole ("[1, 64]"); of the header, no word is broken
+        words = [len(word) for word in column.split()] + ([len(cell) for cell in cells] if numeric else [])
         table.add_column(
             column,
             style="cyan" if key_value and index == 0 else None,
-            justify="right" if not key_value and index > 0 else "left",
-            overflow="fold",
+            justify="right" if numeric else "left",
+            overflow="ellipsis",
+            no_wrap=numeric,
+            min_width=min(max(words, default=1), 16),
         )
-    rows = section.rows
     for row in rows[:MAX_ROWS]:
         # Text, not str: values come from files, and "[main]" in a path must not be read as Rich markup
         table.add_row(*(Text("" if value is None else str(value)) for value in row))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.analysis.graph_layout import COMPACT, DOTS, Layout
+from explorer.formatting import shorten_middle
 
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
 JUNCTIONS = {
@@ -53,14 +54,8 @@ class Canvas:
         return "".join(map(chr, self.chars[y].tolist()))
 
 
-def shorten(text: str, limit: int) -> str:
-    """Cut from the middle, so both the scope and the op's own name stay readable."""
-    if len(text) <= limit:
-        return text
-    if limit <= 1:
-        return text[:limit]
-    head = (limit - 1) // 2
-    return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
+# Cut from the middle, so both the scope and the op's own name stay readable.
+shorten = shorten_middle
 
 
 def draw(

@@ -7,6 +7,7 @@ tree (the app reveals the node's ref there, and the tree's cursor selects its no
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -193,6 +194,7 @@ class GraphView(FrameWidget, can_focus=True):
         self.ready = True
         self._scroll_to_selection(center=True)
         self.refresh()
+        gc.freeze()  # the graph lives as long as the view: no full collection rescans it mid-frame (see app.py)
 
     # ---- layout cache -------------------------------------------------------------------------------------
     def _layout_key(self) -> tuple:
@@ -212,6 +214,7 @@ class GraphView(FrameWidget, can_focus=True):
             if len(self._layouts) > 24:
                 self._layouts.clear()
             self._layouts[key] = found
+            gc.freeze()  # kept for the next time this state is drawn: out of the collector's way too
         return found
 
     def colours(self) -> tuple[np.ndarray, list[tuple[str, str]]]:

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from explorer.errors import SEVERITY_RANK, Problem
+from explorer.formatting import plural
 from widgets.messages import ProblemChosen
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
@@ -41,7 +42,10 @@ class ProblemsTable(DataTable):
             )
         errors = sum(p.severity == "error" for p in problems)
         warnings = sum(p.severity == "warning" for p in problems)
-        self.border_title = f"Problems · {errors} errors · {warnings} warnings"
+        self.border_title = f"Problems · {plural(errors, 'error')} · {plural(warnings, 'warning')}"
+        # sized to its rows, at most 12 lines; hidden when there is nothing to list
+        self.styles.height = min(len(self.problems) + 4, 12)  # border, header and a horizontal scrollbar
+        self.display = bool(self.problems)
         if len(problems) > MAX_ROWS:
             self.border_title += f" (first {MAX_ROWS} shown)"
 

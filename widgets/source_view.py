@@ -75,8 +75,9 @@ class SourceView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         index = int(self.scroll_offset.y) + y
         width = self.size.width
-        if self.member is None:
-            return Strip([Segment("Select a source file, or a graph node's → C source item, in the tree.", GUTTER)])
+        if self.member is None:  # the hint once, on the first line
+            hint = "Select a source file, or a graph node's → C source item, in the tree." if y == 0 else ""
+            return Strip([Segment(hint[:width].ljust(width), GUTTER)])
         if index >= len(self._lines):
             return Strip.blank(width)
         strip = self._strips.get(index)

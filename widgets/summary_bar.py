@@ -7,7 +7,7 @@ from textual.widgets import Static
 
 from explorer.document import Document
 from explorer.errors import count_by_severity
-from explorer.formatting import plural
+from explorer.formatting import plural, shorten_middle
 
 
 class SummaryBar(Static):
@@ -18,28 +18,42 @@ class SummaryBar(Static):
     def show_loading(self, name: str) -> None:
         self.update(Text.assemble(("ir-explorer ", "bold"), (name, "bold cyan"), ("  loading…", "dim")))
 
+    _document: Document | None = None
+
+    def on_resize(self) -> None:
+        if self._document is not None:
+            self.show_document(self._document)
+
     def show_document(self, document: Document) -> None:
+        self._document = document
         s = document.summary
+        counts = count_by_severity(document.problems)
+        mark = "✗" if counts["error"] else "✓"  # no red cross beside zero errors
+        # what matters most first, so a narrow terminal cuts the least useful end: the file, its problems, ...
         parts: list[tuple[str, str] | str] = [
             (document.meta.source.name, "bold cyan"),
-            (f" {document.meta.format}", "magenta"),
+            (f" {document.meta.format} │", "magenta"),
+            (f" {mark} {plural(counts['error'], 'error')}", "bold red" if counts["error"] else "green"),
+            (f" ⚠ {plural(counts['warning'], 'warning')}", "yellow" if counts["warning"] else "green"),
         ]
         said = document.companions.said()
         if said:  # which pipeline files were found beside the schedule, and joined (✓) or refused (✗)
             parts.append((f" │ {said}", "cyan"))
         if document.headline:
-            parts.append(f" │ {document.headline} │")
+            parts.append(f" │ {document.headline}")
         else:  # model formats: their summary's counts, in the loader's order
             counts_text = " · ".join(
                 f"{value:,} {key.replace('_', ' ')}"
                 for key, value in s.items()
                 if isinstance(value, int) and not isinstance(value, bool)
             )
-            parts.append(f" │ {counts_text} │" if counts_text else " │")
-        counts = count_by_severity(document.problems)
-        mark = "✗" if counts["error"] else "✓"  # no red cross beside zero errors
-        parts.append((f" {mark} {plural(counts['error'], 'error')}", "bold red" if counts["error"] else "green"))
-        parts.append((f" ⚠ {plural(counts['warning'], 'warning')}", "yellow" if counts["warning"] else "green"))
+            parts.append(f" │ {counts_text}" if counts_text else "")
+        width = self.size.width - 2  # the padding
+        if width > 0:  # too long: the file name gives way first, from its middle, down to 16 characters
+            total = sum(len(part[0] if isinstance(part, tuple) else part) for part in parts)
+            name = document.meta.source.name
+            if total > width:
+                parts[0] = (shorten_middle(name, max(len(name) - (total - width), 16)), "bold cyan")
         self.update(Text.assemble(*parts))
 
     def show_error(self, name: str) -> None:

@@ -193,3 +193,26 @@ def test_no_view_binding_shadows_a_global_key():
         widget = spec.widget_class()
         clash = keys_of(getattr(widget, "BINDINGS", [])) & everywhere
         assert not clash, f"{widget.__name__} hides the global key(s) {sorted(clash)}"
+
+
+async def test_the_problems_panel_hides_when_empty_and_z_maximises_the_focused_panel():
+    from tests.app.helpers import SIZE, wait_loaded
+    from tests.conftest import SAMPLE_DATA
+    from widgets.app import make_app
+    from widgets.details import DetailsPanel
+    from widgets.problems import ProblemsTable
+
+    app = make_app(SAMPLE_DATA / "clean_2x2_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        assert not app.query_one(ProblemsTable).display  # nothing to list: the details take the column
+        app.query_one(DetailsPanel).focus()
+        await pilot.press("z")
+        assert app.screen.maximized is app.query_one(DetailsPanel)
+        await pilot.press("z")
+        assert app.screen.maximized is None
+    app = make_app(SAMPLE_DATA / "planted_problems_2x2_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        problems = app.query_one(ProblemsTable)
+        assert problems.display and problems.outer_size.height == 3 + 4  # three problems: sized to them

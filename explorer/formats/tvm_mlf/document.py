@@ -419,7 +419,10 @@ class TvmView(DocumentView):
             )
             for m in summary["modules"]
         ]
-        return [Section("TVM bundle", ("property", "value"), rows), Section("Modules", columns, table)]
+        # one column per module and one row per fact: a narrow panel still shows every number whole
+        transposed = [(column, *(str(row[k]) for row in table)) for k, column in enumerate(columns[1:], start=1)]
+        names = tuple(str(row[0]) for row in table)
+        return [Section("TVM bundle", ("property", "value"), rows), Section("Modules", ("module", *names), transposed)]
 
     def _describe_metadata(self) -> list[Section]:
         meta = self.mlf.metadata
