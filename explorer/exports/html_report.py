@@ -68,12 +68,43 @@ def gantt(document: Document) -> go.Figure:
     return figure
 
 
+def core_to_review(document: Document) -> int:
+    """The lane with the most errors; without errors, the lane with the memory peak."""
+    s = document.schedule
+    errors: dict[int, int] = {}
+    for problem in document.problems:
+        core = problem.refs.get("core")
+        if problem.severity == "error" and isinstance(core, int):
+            errors[core] = errors.get(core, 0) + 1
+    if errors:
+        return max(errors, key=lambda c: (errors[c], -c))
+    analysis = document.schedule_analysis
+    return int(s.wl_core[analysis.peak_l2_row]) if analysis.peak_l2_row >= 0 else int(s.core_ids[0])
+
+
+def incidents_table(document: Document) -> str:
+    """The overlap incidents first: what a reviewer opens a schedule's report for."""
+    if document.schedule is None:
+        return ""
+    from explorer.analysis.incidents import find_incidents
+
+    words = document.vocabulary
+    found = find_incidents(document.schedule, document.problems, words.entry_kinds, document.view.entry_role)
+    if not found:
+        return "<h2>Overlap incidents</h2><p>none</p>"
+    rows = [[i.code, i.core, f"{i.introduced_by} ({i.roles.get(i.introduced_by, '')})",
+             ", ".join(map(str, i.tensor_ids[1:])) or "itself", f"{i.first_workload}–{i.last_workload}",
+             i.snapshots, f"{i.bytes:,}"] for i in found]  # fmt: skip
+    columns = ["code", words.lane, "misplaced", "collides with", f"{words.block}s", "snapshots", "bytes"]
+    return f"<h2>Overlap incidents ({len(found)})</h2>" + _table(columns, rows)
+
+
 def occupancy_animation(document: Document) -> go.Figure:
-    """The memory (L2) of the lane with the peak, one frame per block (sampled to MAX_FRAMES), with a slider."""
+    """The memory (L2) of the lane with the most errors (else the one with the peak), one frame per block
+    (sampled to MAX_FRAMES), with a slider: a review starts where the problems are."""
     s = document.schedule
     words = document.vocabulary
-    analysis = document.schedule_analysis
-    core = int(s.wl_core[analysis.peak_l2_row]) if analysis.peak_l2_row >= 0 else int(s.core_ids[0])
+    core = core_to_review(document)
     rows = list(s.core_rows(core))
     if len(rows) > MAX_FRAMES:
         rows = [rows[int(i)] for i in np.linspace(0, len(rows) - 1, MAX_FRAMES)]
@@ -327,6 +358,7 @@ def report_html(document: Document) -> str:
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;} th{background:#f0f0f0;}</style></head><body>",
         f"<h1>{html.escape(document.meta.source.name)}</h1>",
         f"<p>format: {html.escape(document.meta.format)}</p>",
+        incidents_table(document),
         "<h2>Summary</h2>",
         _table(["property", "value"], summary_rows),
         f"<h2>Problems ({len(document.problems)})</h2>",

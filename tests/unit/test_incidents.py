@@ -62,3 +62,21 @@ def test_check_prints_incidents_and_lists_them_in_json(tmp_path, capsys):
     first = payload["incidents"][0]
     assert first["introduced_by"] == 77777 and first["snapshots"] == 3 and first["bytes"] == 2048
     assert len([p for p in payload["problems"] if p["code"] == "l2-overlap"]) > len(payload["incidents"])
+
+
+def test_the_report_starts_with_the_incidents_and_animates_the_core_with_the_most_errors(tmp_path):
+    from explorer.exports.html_report import core_to_review, figures, report_html
+
+    path, _, _ = planted(tmp_path)
+    document = open_document(path)
+    page = report_html(document)
+    assert page.index("Overlap incidents (") < page.index("<h2>Summary</h2>")
+    assert "77777 (ifmap" in page
+    errors_per_core = {}
+    for problem in document.problems:
+        if problem.severity == "error":
+            errors_per_core[problem.refs["core"]] = errors_per_core.get(problem.refs["core"], 0) + 1
+    busiest = max(errors_per_core, key=lambda c: (errors_per_core[c], -c))
+    assert core_to_review(document) == busiest
+    occupancy = next(f for f in figures(document) if "occupancy of" in f.layout.title.text)
+    assert document.schedule.core_label(busiest) in occupancy.layout.title.text
