@@ -133,6 +133,7 @@ def l2_problems(s: Schedule, placement: Placement | None = None) -> list[Problem
                 )
             )
 
+    problems += _entry_problems(s, row_of_entry, refs, entry_path)
     valid = ~placement.out_of_range[placement.entry]
     pieces = np.flatnonzero(valid)
     pairs, truncated = overlapping_pairs(
@@ -150,11 +151,13 @@ def l2_problems(s: Schedule, placement: Placement | None = None) -> list[Problem
             continue
         seen.add((pair.group, ta, tb))
         row = pair.group
+        wrapped = pieces[pair.a] >= s.buf_tensor.size or pieces[pair.b] >= s.buf_tensor.size  # a piece past the end
+        where = " (in the part that wraps past its ring region's end)" if wrapped else ""
         problems.append(
             Problem(
                 "error",
                 "l2-overlap",
-                f"{s.wl_label(row)}: tensors {ta} and {tb} overlap at bytes {pair.lo:#x}-{pair.hi:#x}",
+                f"{s.wl_label(row)}: tensors {ta} and {tb} overlap at bytes {pair.lo:#x}-{pair.hi:#x}{where}",
                 entry_path(max(a, b)),
                 {**refs(row), "tensor_ids": [ta, tb], "range": [pair.lo, pair.hi]},
             )
@@ -163,6 +166,34 @@ def l2_problems(s: Schedule, placement: Placement | None = None) -> list[Problem
         problems.append(
             Problem("info", "l2-overlap-truncated", f"more than {MAX_LISTED} L2 overlaps; only the first are listed")
         )
+    return problems
+
+
+def _entry_problems(s: Schedule, row_of_entry: np.ndarray, refs, entry_path) -> list[Problem]:
+    """Entries that cannot be right whatever else holds: a tensor twice in one snapshot (at two addresses, or
+    the same one), and tensors of zero bytes."""
+    problems: list[Problem] = []
+    n = s.buf_tensor.size
+    if n:
+        key = row_of_entry * (int(s.buf_tensor.max()) + 1 - min(int(s.buf_tensor.min()), 0)) + s.buf_tensor
+        order = np.argsort(key, kind="stable")
+        repeated = np.flatnonzero(key[order][1:] == key[order][:-1])
+        for k in repeated[:MAX_LISTED].tolist():
+            first, second = int(order[k]), int(order[k + 1])
+            row = int(row_of_entry[second])
+            tensor = int(s.buf_tensor[second])
+            problems.append(Problem(
+                "error", "l2-duplicate-tensor",
+                f"{s.wl_label(row)}: tensor {tensor} is in the snapshot twice, at {int(s.buf_addr[first]):#x} "
+                f"({int(s.buf_size[first])} bytes) and {int(s.buf_addr[second]):#x} ({int(s.buf_size[second])} bytes)",
+                entry_path(second), {**refs(row), "tensor_ids": [tensor]},
+            ))  # fmt: skip
+    for e in np.flatnonzero(s.buf_size == 0)[:MAX_LISTED].tolist():
+        row = int(row_of_entry[e])
+        problems.append(Problem(
+            "warning", "l2-zero-size", f"{s.wl_label(row)}: tensor {int(s.buf_tensor[e])} holds 0 bytes",
+            entry_path(e) + ".size", {**refs(row), "tensor_ids": [int(s.buf_tensor[e])]},
+        ))  # fmt: skip
     return problems
 
 

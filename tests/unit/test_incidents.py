@@ -80,3 +80,28 @@ def test_the_report_starts_with_the_incidents_and_animates_the_core_with_the_mos
     assert core_to_review(document) == busiest
     occupancy = next(f for f in figures(document) if "occupancy of" in f.layout.title.text)
     assert document.schedule.core_label(busiest) in occupancy.layout.title.text
+
+
+def test_odd_entries_are_reported_as_such_and_never_merged_into_a_wrong_incident(tmp_path):
+    doc = json.loads(CLEAN.read_text())
+    buffer = doc["0"][3]["buffer"]
+    first = buffer[0]
+    buffer.append(entry(first["tensor_id"], first["address"] + 10000, 64, new=True))  # one tensor, two addresses
+    buffer.append(entry(55555, 100, 0, new=True))  # a tensor of no bytes
+    ring_end = doc["1"][3]["ring_buffer_info"][0][1]
+    doc["1"][3]["buffer"].append(entry(66666, ring_end - 64, 8000, new=True))  # wraps onto live tensors
+    path = tmp_path / "odd_stschedule.json"
+    path.write_text(json.dumps(doc))
+    document = open_document(path)
+    by_code = {}
+    for problem in document.problems:
+        by_code.setdefault(problem.code, []).append(problem)
+    duplicate = by_code["l2-duplicate-tensor"][0]
+    assert f"tensor {first['tensor_id']} is in the snapshot twice" in duplicate.message
+    assert duplicate.location.startswith('$["0"][3].buffer[')
+    assert by_code["l2-zero-size"][0].location.endswith(".size")
+    wrapped = [p for p in by_code["l2-overlap"] if p.refs["core"] == 1]
+    assert wrapped and all("wraps past its ring region's end" in p.message for p in wrapped)
+    words = document.vocabulary
+    incidents = find_incidents(document.schedule, document.problems, words.entry_kinds, document.view.entry_role)
+    assert [(i.core, i.introduced_by) for i in incidents if i.code == "l2-overlap"] == [(1, 66666)]
