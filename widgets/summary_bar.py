@@ -49,11 +49,11 @@ class SummaryBar(Static):
             )
             parts.append(f" │ {counts_text}" if counts_text else "")
         width = self.size.width - 2  # the padding
-        if width > 0:  # too long: the file name gives way first, from its middle, down to 16 characters
+        if width > 0:  # too long: a long file name gives way first, from its middle, down to 28 characters
             total = sum(len(part[0] if isinstance(part, tuple) else part) for part in parts)
             name = document.meta.source.name
             if total > width:
-                parts[0] = (shorten_middle(name, max(len(name) - (total - width), 16)), "bold cyan")
+                parts[0] = (shorten_middle(name, max(len(name) - (total - width), 28)), "bold cyan")
         self.update(Text.assemble(*parts))
 
     def show_error(self, name: str) -> None:
