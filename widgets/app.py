@@ -566,7 +566,13 @@ class IrExplorerApp(App[None]):
         yield SystemCommand(
             "Previous problem", "Jump to the previous problem (N)", lambda: self.action_next_problem(-1)
         )
-        yield SystemCommand("Summary", "Show the file summary (s)", self.action_show_summary)
+        yield SystemCommand("Summary", "Show the file summary (h)", self.action_show_summary)
+        yield SystemCommand(
+            "Focus details", "Move the focus to the details panel (e)", lambda: self.action_focus("details")
+        )
+        yield SystemCommand(
+            "Maximise panel", "The focused panel fills the screen, or comes back (z)", self.action_maximize
+        )
         words = asdict(self.document.vocabulary) if self.document is not None else {}
         for spec in (TREE, *(offered_views(self.document) if self.document is not None else ())):
             about = spec.about.format(**words) if words else spec.about

@@ -69,3 +69,30 @@ async def test_every_global_key_runs_its_action(name):
             for key in keys_of(binding):
                 app.query_one("#tree").focus()
                 assert await press_recording(pilot, app, binding, key), f"{key} did not run {binding.action}"
+
+
+async def test_the_palette_names_the_keys_that_run_its_commands():
+    """A command's "(k)" in the palette is a key bound to the same action (no stale key after a move)."""
+    import re
+
+    from textual.screen import Screen
+
+    app = make_app(SAMPLE_DATA / "clean_2x2_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        bound = {key.strip(): binding.action for binding in IrExplorerApp.BINDINGS for key in binding.key.split(",")}
+        display = {"?": "question_mark", "Ctrl+F": "ctrl+f"}
+        checked = 0
+        for command in app.get_system_commands(app.screen if isinstance(app.screen, Screen) else None):
+            found = re.search(r"\(([^()]+)\)$", command.help or "")
+            if not found or len(found.group(1)) > 6:  # not a key: a remark in parentheses
+                continue
+            key = display.get(found.group(1), found.group(1))
+            assert key in bound, (command.title, key)
+            name = bound[key].split("(")[0]
+            callback = getattr(command.callback, "__name__", "")
+            function = getattr(command.callback, "func", None)
+            assert name in callback or (function and name in function.__name__) or callback == "<lambda>", (
+                command.title, key, bound[key])  # fmt: skip
+            checked += 1
+        assert checked >= 8
