@@ -268,7 +268,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
             print(f"{len(incidents)} overlap incident{'s' if len(incidents) != 1 else ''} (one per misplaced tensor "
                   "and run of snapshots):")  # fmt: skip
             for incident in incidents:
-                print(f"  {incident.code:<12} {incident.line(document.vocabulary.memory)}")
+                print(f"  {incident.code:<12} {incident.line()}")
             print()
         _print_problem_table(document.problems, counts)
     return ExitCode.PROBLEMS if counts["error"] else ExitCode.OK

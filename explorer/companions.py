@@ -95,18 +95,19 @@ def attach_companions(
         if table is None:
             companions.refused[kind] = f"{other.meta.format} holds no instructions"
             continue
-        why = _mismatch(document, table, layer_names)
+        rows = _rows_of(document, table)  # each instruction's schedule row, once for every use below
+        why = _mismatch(document, table, rows, layer_names)
         if why:
             companions.refused[kind] = why
             document.problems.append(Problem("error", "companion-mismatch", f"{kind} companion "
                                              f"{companions.paths[kind].name} was not joined: {why}",
                                              companions.paths[kind].name))  # fmt: skip
             continue
-        document.problems += _unknown_workloads(document, table, companions.paths[kind].name, kind)
+        document.problems += _unknown_workloads(table, rows, companions.paths[kind].name, kind)
         if layer_names is not None:
             document.problems += _unknown_layers(table, len(layer_names), companions.paths[kind].name, kind)
         if kind == "trace" and table.start is not None:
-            companions.measured = join_measurement(document, table, companions.paths[kind])
+            companions.measured = join_measurement(document, table, rows, companions.paths[kind])
     for kind, why in companions.refused.items():
         if kind == "frontend":
             document.problems.append(Problem("error", "companion-mismatch", f"frontend companion "
@@ -183,12 +184,14 @@ def companion_links(document: Document, ref: Any) -> list[tuple[str, Any]]:
                 found.append((f"frontend layer {name}", ("companion", "frontend", target)))
 
     def instruction_links(hits: np.ndarray) -> None:
-        rows = companions.documents[code].schedule.wl_id if code else None
+        ids = companions.documents[code].schedule.wl_id  # row → instruction: inverted once
+        row_of = np.full(max(int(ids.max(initial=-1)) + 1, 0), -1, dtype=np.int64)
+        row_of[ids] = np.arange(ids.size)
         for k in hits[:40].tolist():
-            at = np.flatnonzero(rows == k) if rows is not None else np.zeros(0, dtype=np.int64)
-            if at.size:
+            if 0 <= k < row_of.size and row_of[k] >= 0:
                 where = f"instruction {table.name[k]} (line {int(table.line[k])})"
-                found.append((f"{where} in the {TITLES[code].lower()}", ("companion", code, ("workload", int(at[0])))))
+                target = ("companion", code, ("workload", int(row_of[k])))
+                found.append((f"{where} in the {TITLES[code].lower()}", target))
 
     def workload_links(rows: np.ndarray) -> None:
         for row in rows[:40].tolist():
@@ -241,14 +244,13 @@ def _rows_of(document: Document, table) -> np.ndarray:
     return np.where(hit, rows.start + order[at], -1)
 
 
-def _mismatch(document: Document, table, layer_names: list[str] | None) -> str:
+def _mismatch(document: Document, table, rows: np.ndarray, layer_names: list[str] | None) -> str:
     """Why the instructions belong to another model or batch, or "" when they fit the schedule."""
     s = document.schedule
     if s.core_ids.size != 1:
         return (
             f"the schedule has {s.core_ids.size} cores and instructions name no core: joined only to one-core schedules"
         )
-    rows = _rows_of(document, table)
     with_workload = table.workload >= 0
     if not with_workload.any():
         return "no instruction names a workload (wkl)"
@@ -267,8 +269,7 @@ def _mismatch(document: Document, table, layer_names: list[str] | None) -> str:
     return ""
 
 
-def _unknown_workloads(document: Document, table, name: str, kind: str) -> list[Problem]:
-    rows = _rows_of(document, table)
+def _unknown_workloads(table, rows: np.ndarray, name: str, kind: str) -> list[Problem]:
     stray = np.flatnonzero((table.workload >= 0) & (rows < 0))
     return [Problem("warning", "unknown-workload", f"{kind} instruction {table.name[k]} names workload "
                     f"{int(table.workload[k])}, which the schedule does not have", f"{name}: line {int(table.line[k])}")
@@ -282,9 +283,9 @@ def _unknown_layers(table, layers: int, name: str, kind: str) -> list[Problem]:
                     f"{name}: line {int(table.line[k])}") for k in stray[:1000].tolist()]  # fmt: skip
 
 
-def join_measurement(document: Document, table, source: Path) -> Measured:
+def join_measurement(document: Document, table, rows: np.ndarray, source: Path) -> Measured:
+    """`rows`: each instruction's schedule row (`_rows_of`), -1 where it has none."""
     s = document.schedule
-    rows = _rows_of(document, table)
     joined = rows >= 0
     n = s.n_workloads
     start = np.full(n, np.inf)

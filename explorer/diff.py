@@ -82,23 +82,22 @@ def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[
     buffer_changes = _buffer_changes(sa, sb, rows_b)
     transfer_changes = _transfer_changes(sa, sb)
     problem_changes = _problem_changes(a, b)
-    summary["workloads_added"] = sum(1 for key in rows_b if sa.row_of(*key) is None)
-    summary["workloads_removed"] = sum(1 for r in range(sa.n_workloads) if (int(sa.wl_core[r]), int(sa.wl_id[r]))
-                                       not in rows_b)  # fmt: skip
+    keys_a = list(zip(sa.wl_core.tolist(), sa.wl_id.tolist(), strict=True))
+    added = sorted(set(rows_b) - set(keys_a))
+    removed = [key for key in keys_a if key not in rows_b]
+    summary["workloads_added"] = len(added)
+    summary["workloads_removed"] = len(removed)
     summary["transfers_changed"] = len(transfer_changes)
     summary["placements_changed"] = len(buffer_changes)
     summary["problems_introduced"] = sum(1 for c in problem_changes if c["kind"] == "problem-introduced")
     summary["problems_fixed"] = sum(1 for c in problem_changes if c["kind"] == "problem-fixed")
-    for key in sorted(rows_b):
-        if sa.row_of(*key) is None:
-            changes.append({"kind": "workload-added", "core": key[0], "workload_id": key[1]})
-    for r in range(sa.n_workloads):
-        key = (int(sa.wl_core[r]), int(sa.wl_id[r]))
-        if key not in rows_b:
-            changes.append({"kind": "workload-removed", "core": key[0], "workload_id": key[1]})
-        elif sa.layers[sa.wl_layer[r]] != sb.layers[sb.wl_layer[rows_b[key]]]:
+    changes += [{"kind": "workload-added", "core": core, "workload_id": wl} for core, wl in added]
+    changes += [{"kind": "workload-removed", "core": core, "workload_id": wl} for core, wl in removed]
+    for r, key in enumerate(keys_a):
+        row_b = rows_b.get(key)
+        if row_b is not None and sa.layers[sa.wl_layer[r]] != sb.layers[sb.wl_layer[row_b]]:
             changes.append({"kind": "layer-changed", "core": key[0], "workload_id": key[1],
-                            "a": sa.layers[sa.wl_layer[r]], "b": sb.layers[sb.wl_layer[rows_b[key]]]})  # fmt: skip
+                            "a": sa.layers[sa.wl_layer[r]], "b": sb.layers[sb.wl_layer[row_b]]})  # fmt: skip
     changes += transfer_changes[:TOP_CHANGES] + buffer_changes[:TOP_CHANGES] + problem_changes[:TOP_CHANGES]
     return summary, changes
 

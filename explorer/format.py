@@ -35,6 +35,13 @@ class Format:
     limits: tuple[str, ...] = ()  # the ceilings past which a file is refused or cut, one sentence each (README)
 
 
+# The limit every JSON format shares (msgspec decodes recursively), said once for their LIMITS.
+JSON_NESTING_LIMIT = (
+    "nesting: about 1,000 levels of JSON arrays and objects (the interpreter's recursion limit); deeper is "
+    'refused as "nested too deeply"'
+)
+
+
 def lazy(module: str, name: str) -> Callable[..., Any]:
     """`module.name`, imported on the first call: a format's `__init__` declares its loader without importing
     the reader (numpy, protobuf...), so recognising a file stays cheap."""

@@ -67,10 +67,8 @@ def make_server(command: str, host: str, port: int, title: str, public_url: str 
                 app.middlewares.append(require_token)
             return app
 
-    @_middleware
+    @web.middleware
     async def require_token(request: Any, handler: Any) -> Any:
-        from aiohttp import web
-
         given = request.query.get("token") or request.cookies.get(TOKEN_COOKIE)
         if not given or not secrets.compare_digest(given, token):
             raise web.HTTPForbidden(text="ir-explorer serve: this address needs its token (?token=..., printed "
@@ -81,12 +79,6 @@ def make_server(command: str, host: str, port: int, title: str, public_url: str 
         return response
 
     return TunnelFriendlyServer(command, host=host, port=port, title=title, public_url=public_url)
-
-
-def _middleware(function: Any) -> Any:
-    from aiohttp import web
-
-    return web.middleware(function)
 
 
 def serve(

@@ -46,7 +46,7 @@ class Incident:
             "ranges": self.ranges, "roles": {str(k): v for k, v in self.roles.items()}, "pairs": self.pairs,
         }  # fmt: skip
 
-    def line(self, memory: str = "L2") -> str:
+    def line(self) -> str:
         others = [t for t in self.tensor_ids if t != self.introduced_by]
         what = "tensor" if self.code == "l2-overlap" else "transfer"
         span = (f"workload {self.first_workload}" if self.first_workload == self.last_workload

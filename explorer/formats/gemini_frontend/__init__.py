@@ -7,15 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from explorer.format import Format, lazy
+from explorer.format import JSON_NESTING_LIMIT, Format, lazy
 
 _FIRST_LAYER = re.compile(rb'^\s*\{\s*"[^"]+"\s*:\s*\{\s*"layer_index"\s*:')
 
 LIMITS = (  # the README's Limits section lists these (tested)
-    (
-        "nesting: about 1,000 levels of JSON arrays and objects (the interpreter's recursion limit); deeper is "
-        'refused as "nested too deeply"'
-    ),
+    JSON_NESTING_LIMIT,
 )
 
 

@@ -8,6 +8,7 @@ Ref kinds: ("summary",), ("layers",), ("layer", index-in-order), ("operations",)
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,11 @@ class FrontendView(DocumentView):
         return [layer.name for layer in self.ir.layers]
 
     def summary(self) -> dict[str, Any]:
+        return self.facts
+
+    @cached_property
+    def facts(self) -> dict[str, Any]:
+        """Computed once: the tree's labels, the summary and the details all read them."""
         ir = self.ir
         operations: dict[str, int] = {}
         for layer in ir.layers:

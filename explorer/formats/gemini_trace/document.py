@@ -7,6 +7,7 @@ Ref kinds: ("summary",), ("unit", u), ("by-workload",), ("wkl", w), ("by-layer",
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -101,15 +102,24 @@ class TraceView(DocumentView):
             dependencies=(self.row_of[src], self.row_of[dst]),
         )
 
-    def instructions(self) -> InstructionTable:
+    @cached_property
+    def table(self) -> InstructionTable:
         p = self.program
         return InstructionTable(
             name=p.name, unit=[p.units[u] for u in p.unit.tolist()], line=p.line, workload=p.wkl,
             layer_index=p.slyr, start=p.start if p.timed else None, end=p.end if p.timed else None,
         )  # fmt: skip
 
+    def instructions(self) -> InstructionTable:
+        return self.table
+
     # ---- facts --------------------------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
+        return self.facts
+
+    @cached_property
+    def facts(self) -> dict[str, Any]:
+        """Computed once: the tree's labels, the summary and the details all read them."""
         p = self.program
         prefixes: dict[str, int] = {}
         for prefix in p.prefix:

@@ -113,9 +113,10 @@ def _checks(program: Program, data: bytes) -> list[Problem]:
             problems.append(Problem("error", "time-reversed", f"{program.name[k]} ends ({int(program.end[k])}) "
                                     f"before it starts ({int(program.start[k])})", program.location(k),
                                     {"line": int(program.line[k])}))  # fmt: skip
-        values, first, counts = np.unique(program.inst_idx, return_index=True, return_counts=True)
-        for value, count in zip(values[counts > 1].tolist(), counts[counts > 1].tolist(), strict=True):
-            rows = np.flatnonzero(program.inst_idx == value)
+        order = np.argsort(program.inst_idx, kind="stable")  # lines with one inst_idx end up side by side
+        groups = np.split(order, np.flatnonzero(np.diff(program.inst_idx[order])) + 1) if program.n else []
+        for rows in [g for g in groups if g.size > 1][:1000]:
+            value, count = int(program.inst_idx[rows[0]]), int(rows.size)
             problems.append(Problem("error", "duplicate-inst-idx", f"inst_idx {value} is used by {count} lines "
                                     f"(lines {', '.join(str(int(program.line[r])) for r in rows[:5])})",
                                     program.location(int(rows[1])), {"line": int(program.line[rows[1]])}))  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from explorer.format import Format, lazy
+from explorer.format import JSON_NESTING_LIMIT, Format, lazy
 
 _SNIFF = re.compile(rb'^\s*\{\s*"(-1|\d+|buffersize|top_batch_cut|xlen|ylen)"\s*:')
 
@@ -20,10 +20,7 @@ LIMITS = (  # the README's Limits section lists these (tested)
         "memory: refused before reading when 2.5× the file's size (plus 200 MiB) passes the memory available "
         "(`IR_EXPLORER_MEMORY_GUARD=off` overrides)"
     ),
-    (
-        "nesting: about 1,000 levels of JSON arrays and objects (the interpreter's recursion limit); deeper "
-        'is refused as "nested too deeply"'
-    ),
+    JSON_NESTING_LIMIT,
     "problems: 10,000 listed per code, the rest counted",
 )
 
