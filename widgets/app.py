@@ -242,9 +242,7 @@ class IrExplorerApp(App[None]):
             highlight = None
             if self._jump_reason is not None and self._jump_reason[0] == ref:
                 highlight = tuple(self._jump_reason[1].refs.get("tensor_ids", ()))
-            if self.timeline is not None:
-                self.timeline.select(ref[1])
-                self.buffers.show_row(ref[1], highlight=highlight)
+            self._select_row(ref[1], highlight)
         tensor_id = self.document.tensor_of(ref)
         if tensor_id is not None and self.layout is not None:
             self.layout.show_tensor(tensor_id)
@@ -267,11 +265,13 @@ class IrExplorerApp(App[None]):
 
     # Handlers named after the messages (Timeline.WorkloadSelected, ...) so this module need not import them.
     def on_timeline_workload_selected(self, message: Any) -> None:
-        self.buffers.show_row(message.row)
+        if self.buffers is not None:  # an instruction trace has a timeline and no address space
+            self.buffers.show_row(message.row)
         self.show_details(("workload", message.row))
 
     def on_buffer_view_frame_changed(self, message: Any) -> None:
-        self.timeline.select(message.row)
+        if self.timeline is not None:
+            self.timeline.select(message.row)
         self.show_details(("workload", message.row))
 
     def on_graph_view_node_selected(self, message: Any) -> None:
@@ -304,10 +304,8 @@ class IrExplorerApp(App[None]):
         if s is not None and "core" in problem.refs and "workload_id" in problem.refs:
             row = s.row_of(int(problem.refs["core"]), int(problem.refs["workload_id"]))
             if row is not None and self.timeline is not None:
-                self.timeline.select(row)
-                highlight = tuple(problem.refs.get("tensor_ids", ()))
-                self.buffers.show_row(row, highlight=highlight)
-                if problem.code in BUFFER_PROBLEMS:
+                self._select_row(row, tuple(problem.refs.get("tensor_ids", ())))
+                if problem.code in BUFFER_PROBLEMS and self.buffers is not None:
                     self.query_one(TabbedContent).active = "tab-buffers"
 
     @on(RevealRef)
@@ -348,10 +346,15 @@ class IrExplorerApp(App[None]):
 
     def go_to_workload(self, row: int) -> None:
         """Show one workload everywhere: the tree, the timeline, the buffer view and the details."""
+        self._select_row(row)
+        self.post_message(RevealRef(("workload", row)))
+
+    def _select_row(self, row: int, highlight: tuple | None = None) -> None:
+        """A block selected in the timeline and the buffer view, whichever of them the document has."""
         if self.timeline is not None:
             self.timeline.select(row)
-            self.buffers.show_row(row)
-        self.post_message(RevealRef(("workload", row)))
+        if self.buffers is not None:
+            self.buffers.show_row(row, highlight=highlight)
 
     def action_view(self, name: str) -> None:
         """Show the tree, the timeline or the buffer view, and give it the keyboard."""

@@ -266,3 +266,19 @@ async def test_g_jumps_from_a_workload_to_its_instruction_and_back(tmp_path):
         await pilot.pause(0.2)
         labels = [str(option.prompt) for option in app.screen.query("OptionList").first().options]
         assert "schedule core 0 workload 5 (Conv_8)" in labels
+
+
+async def test_stepping_through_a_trace_timeline_without_a_buffer_view():
+    from widgets.details import DetailsPanel
+
+    app = make_app(SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_sim.txt")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("2")
+        timeline = app.query_one(Timeline)
+        timeline.focus()
+        first = timeline.selected
+        await pilot.press("full_stop")  # the real action: selects the next instruction and announces it
+        await pilot.pause()
+        assert timeline.selected == first + 1 and app.load_error is None
+        assert app.query_one(DetailsPanel).sections[0].title == "Instruction"
