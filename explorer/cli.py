@@ -252,12 +252,9 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         else:
             _print_info(payload)
         return ExitCode.OK
-    incidents = []
-    if document.schedule is not None:
-        from explorer.analysis.incidents import find_incidents
+    from explorer.analysis.incidents import incidents_of
 
-        words = document.vocabulary
-        incidents = find_incidents(document.schedule, document.problems, words.entry_kinds, document.view.entry_role)
+    incidents = incidents_of(document)
     if args.json:
         problems = [p.to_json() for p in document.problems]
         payload = {"format": document.meta.format, "file": str(args.file), "problems": problems,

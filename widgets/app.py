@@ -47,6 +47,7 @@ class LoadCancelled(Exception):
 class IrExplorerApp(App[None]):
     TITLE = "ir-explorer"
     CSS = """
+    #switcher { height: 1fr; }
     #main { height: 1fr; }
     #tabs { width: 62%; min-width: 40; }
     #tabs > ContentSwitcher { height: 1fr; }
@@ -104,10 +105,11 @@ class IrExplorerApp(App[None]):
         self.document: Document | None = document
         self.load_error: LoadError | None = None
         self._last_progress = 0.0
+        self.incidents: list[Any] | None = None  # the overlap incidents, found by the load worker
         self.views_ready = False  # True once every view of the loaded document is mounted and filled
         # Why the last jump happened: (ref, problem). Details always follow the tree's cursor; when the cursor
         # lands on that ref, the problem is shown above the item's tables.
-        self._jump_reason: tuple[Any, Problem] | None = None
+        self._jump_reason: tuple[Any, Problem, tuple[int, ...]] | None = None  # (ref, problem, tensors to mark)
 
     def compose(self) -> ComposeResult:
         yield SummaryBar(id="summary")
@@ -148,6 +150,9 @@ class IrExplorerApp(App[None]):
             document = open_document(self.path, strict=self.strict, progress=progress, companions=self.companions)
             progress(0.99, 1, "checking")
             document.run_deep_checks()
+            from explorer.analysis.incidents import incidents_of
+
+            self.incidents = incidents_of(document)  # the problems panel lists overlaps by incident
             for spec in offered_views(document):
                 spec.import_widget()  # here, off the UI thread
             if document.offers(Capability.GRAPH) and document.view.graph_size_hint() > SYNC_GRAPH_NODES:
@@ -171,7 +176,11 @@ class IrExplorerApp(App[None]):
         self.query_one(ContentSwitcher).current = "main"
         tree = self.query_one(DocumentTree)
         tree.show_document(document)
-        self.query_one(ProblemsTable).show_problems(document.problems)
+        if self.incidents is None:  # a document handed over (tests, serve): the load worker did not run
+            from explorer.analysis.incidents import incidents_of
+
+            self.incidents = incidents_of(document)
+        self.query_one(ProblemsTable).show_problems(document.problems, self.incidents)
         self.query_one(DetailsPanel).show_sections(document.describe(("summary",)))
         views = offered_views(document)
         self.views_ready = not views
@@ -241,7 +250,7 @@ class IrExplorerApp(App[None]):
         if isinstance(ref, tuple) and ref and ref[0] in WORKLOAD_REFS and self.document.schedule is not None:
             highlight = None
             if self._jump_reason is not None and self._jump_reason[0] == ref:
-                highlight = tuple(self._jump_reason[1].refs.get("tensor_ids", ()))
+                highlight = self._jump_reason[2]
             self._select_row(ref[1], highlight)
         tensor_id = self.document.tensor_of(ref)
         if tensor_id is not None and self.layout is not None:
@@ -298,13 +307,13 @@ class IrExplorerApp(App[None]):
         if ref is None:
             self.notify(f"{message.problem.code}: nothing in the tree to jump to", severity="warning")
             return
-        self.post_message(RevealRef(ref, because=message.problem))
+        self.post_message(RevealRef(ref, because=message.problem, highlight=message.highlight))
         problem = message.problem
         s = self.document.schedule
         if s is not None and "core" in problem.refs and "workload_id" in problem.refs:
             row = s.row_of(int(problem.refs["core"]), int(problem.refs["workload_id"]))
             if row is not None and self.timeline is not None:
-                self._select_row(row, tuple(problem.refs.get("tensor_ids", ())))
+                self._select_row(row, message.highlight or tuple(problem.refs.get("tensor_ids") or ()))
                 if problem.code in BUFFER_PROBLEMS and self.buffers is not None:
                     self.query_one(TabbedContent).active = "tab-buffers"
 
@@ -312,7 +321,7 @@ class IrExplorerApp(App[None]):
     def reveal(self, message: RevealRef) -> None:
         tree = self.query_one(DocumentTree)
         before = tree.cursor_node
-        self._jump_reason = (message.ref, message.because) if message.because is not None else None
+        self._jump_reason = (message.ref, message.because, message.highlight) if message.because is not None else None
         tree.reveal(message.ref)
         if tree.cursor_node is before:  # no highlight event will come: refresh the details ourselves
             self.show_details(message.ref)
@@ -328,6 +337,7 @@ class IrExplorerApp(App[None]):
         keys += self.HELP_KEYS
         for spec in views:
             keys += getattr(spec.widget_class(), "HELP_KEYS", [])
+        keys += ProblemsTable.HELP_KEYS
         words = asdict(self.document.vocabulary) if self.document is not None else {}
         return [(where, key, what.format(**words) if words else what) for where, key, what in keys]
 
@@ -379,11 +389,11 @@ class IrExplorerApp(App[None]):
 
     def action_next_problem(self, delta: int) -> None:
         table = self.query_one(ProblemsTable)
-        problem = table.step(delta)
-        if problem is None:
-            self.notify("no problems in this file")
+        stepped = table.step(delta)
+        if stepped is None:
+            self.notify("no problems listed" if table.problems else "no problems in this file")
             return
-        self.post_message(ProblemChosen(problem))
+        self.post_message(ProblemChosen(*stepped))
 
     def action_show_summary(self) -> None:
         if self.document is not None:

@@ -25,7 +25,7 @@ from explorer.formatting import human_bytes
 from widgets.frame_widget import FrameWidget
 
 RULER = 9  # "0x00000 │"
-WL0_WIDTH = 18
+WL0_WIDTH = 18  # the side memory's (WL0's) least width; it gets a quarter of a wide view
 # address-space entries by kind code (Schedule.buf_type: input, weight, output); the vocabulary names them
 ENTRY_STYLES = (Style(color="#4cbf73"), Style(color="#b46be8"), Style(color="#e8a33d"))
 SIDE_STYLE = Style(color="#4f8fe8")  # entries of the side memory (WL0)
@@ -247,8 +247,7 @@ class BufferView(FrameWidget, can_focus=True):
         )
         lines = [_text(header, width, TEXT)]
         available = max(height - 11, 2)
-        wl0_width = WL0_WIDTH if words.side_memory else 0
-        l2_cols = max((width - RULER - wl0_width - 3) // 16 * 16, 8)  # rows of 16k cells: round row addresses
+        l2_cols, wl0_width = split_columns(width, bool(words.side_memory))
         bpc = round_cell_size(s.buffersize, available * l2_cols)
         grid_rows = min(available, -(-max(s.buffersize, 1) // (bpc * l2_cols)))
         cells = l2_cell_map(s, row, grid_rows * l2_cols, analysis.placement, bytes_per_cell=bpc)
@@ -258,22 +257,22 @@ class BufferView(FrameWidget, can_focus=True):
         wl0 = wl0_cell_map(
             s,
             row,
-            grid_rows * max(wl0_width - 2, 1),
+            grid_rows * max(wl0_width, 1),
             wl0_cap,
-            bytes_per_cell=round_cell_size(wl0_cap, grid_rows * max(wl0_width - 2, 1)),
+            bytes_per_cell=round_cell_size(wl0_cap, grid_rows * max(wl0_width, 1)),
         )
         l2_title = f"{words.memory} · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
         title = [Segment(" " * RULER), Segment(l2_title[:l2_cols].ljust(l2_cols), DIM)]
         if words.side_memory:
             title += [
                 Segment(" │ ", DIM),
-                Segment(f"{words.side_memory} · {human_bytes(wl0_cap)}"[: WL0_WIDTH - 2], DIM),
+                Segment(f"{words.side_memory} · {human_bytes(wl0_cap)}"[:wl0_width], DIM),
             ]
         lines.append(Strip(title))
         self._l2_geometry = (2, RULER, grid_rows, l2_cols, cells.owner)  # lines 0-1: header and map titles
         l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, ruler=True)
         wl0_lines = (
-            self._map_lines(wl0, grid_rows, WL0_WIDTH - 2, None, None, None, ruler=False) if words.side_memory else []
+            self._map_lines(wl0, grid_rows, wl0_width, None, None, None, ruler=False) if words.side_memory else []
         )
         for k in range(grid_rows):
             segments = list(l2_lines[k])
@@ -448,6 +447,17 @@ def _columns(values: np.ndarray, plot: int, frame: int) -> tuple[list[int], int]
     owner = np.minimum((np.arange(plot) * n) // plot, n - 1)
     levels = values[owner].astype(np.int64).tolist()
     return levels, int((frame + 0.5) * plot / n)
+
+
+def split_columns(width: int, side_memory: bool) -> tuple[int, int]:
+    """(L2 cells per row, side-memory width incl. its separator) for a view `width` wide: L2 rows hold a multiple
+    of 8 cells, so row addresses stay round, and the side memory takes the rest (at least WL0_WIDTH, about a
+    quarter), so no column is left empty at any width."""
+    space = width - RULER - 3
+    if not side_memory:
+        return max(space // 8 * 8, 8), 0
+    l2_cols = max((space - max(WL0_WIDTH, space // 4)) // 8 * 8, 8)
+    return l2_cols, max(space - l2_cols, WL0_WIDTH)
 
 
 def _text(text: str, width: int, style: Style) -> Strip:

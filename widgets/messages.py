@@ -29,15 +29,17 @@ class ItemActivated(Message):
 class ProblemChosen(Message):
     """Enter on a problem: the app navigates to what it points at."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Problem, highlight: tuple[int, ...] = ()) -> None:
         super().__init__()
         self.problem = problem
+        self.highlight = highlight  # every tensor of the problem's incident, when it has one
 
 
 class RevealRef(Message):
     """Ask the app to show a ref (from search, a problem or another view)."""
 
-    def __init__(self, ref: Any, because: Problem | None = None) -> None:
+    def __init__(self, ref: Any, because: Problem | None = None, highlight: tuple[int, ...] = ()) -> None:
         super().__init__()
         self.ref = ref
         self.because = because
+        self.highlight = highlight or tuple((because.refs.get("tensor_ids") or ()) if because else ())

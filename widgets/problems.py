@@ -1,65 +1,222 @@
-"""The problems list: one row per problem, errors first; enter jumps to what it points at."""
+"""The problems list: one line per incident or per code and core, errors first, each with its count; a group
+opens on → (or space) to list its problems; enter jumps to what the line points at.
+
+Filters narrow what is listed (s severity, c code, l core, / text, x clears) and the title says what is kept
+and how much. Messages wrap inside their cell instead of being cut, so a narrow column still says what is
+wrong; the location column appears when there is room for it. The grouping itself is
+`explorer.analysis.problem_groups`: this widget only draws it and dispatches keys.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
+from textual import events
+from textual.binding import Binding
 from textual.widgets import DataTable
 
+from explorer.analysis.incidents import Incident
+from explorer.analysis.problem_groups import (
+    ProblemFilter,
+    ProblemGroup,
+    cycle,
+    filter_choices,
+    group_problems,
+)
 from explorer.errors import SEVERITY_RANK, Problem
 from explorer.formatting import plural
 from widgets.messages import ProblemChosen
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
-MAX_ROWS = 20_000
+_GLYPH = {"error": "✗", "warning": "⚠", "info": "·"}
+MAX_MEMBERS = 500  # an opened group lists at most this many of its problems
+WIDE = 90  # from this inner width on, the location gets its own column
+MAX_HEIGHT = 14
 
 
 class ProblemsTable(DataTable):
+    BINDINGS = [
+        Binding("right,space", "open_group(True)", "Open group", show=False),
+        Binding("left", "open_group(False)", "Close group", show=False),
+        Binding("s", "filter('severity', 1)", "Severity", show=False),
+        Binding("c", "filter('code', 1)", "Code", show=False),
+        Binding("l", "filter('core', 1)", "Core", show=False),
+        Binding("slash", "filter_text", "Filter", show=False, key_display="/"),
+        Binding("x", "clear_filter", "Clear filter", show=False),
+    ]
+    HELP_KEYS = [
+        ("Problems", "→ / Space, ←",
+         "open / close a group (an incident or one code on one {lane}) to list its problems"),
+        ("Problems", "Enter", "jump to what the line points at (a group: its first problem)"),
+        ("Problems", "s / c / l", "keep one severity / code / {lane} (each press the next one, then all again)"),
+        ("Problems", "/ , x", "keep the problems whose text contains a word / clear every filter"),
+    ]  # fmt: skip
     DEFAULT_CSS = """
-    ProblemsTable { border: round $primary-darken-2; border-title-color: $text-muted; height: 12; }
+    ProblemsTable {
+        border: round $primary-darken-2; border-title-color: $text-muted;
+        height: 12; max-height: 45%; overflow-x: hidden;
+    }
     ProblemsTable:focus { border: round $accent; }
     """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self.problems: list[Problem] = []
+        self.problems: list[Problem] = []  # every problem, errors first
+        self.incidents: list[Incident] = []
+        self.chosen = ProblemFilter()
+        self.groups: list[ProblemGroup] = []  # what the filter keeps, grouped
+        self.opened: set[tuple] = set()  # keys of the groups listing their problems
+        self.lines: list[tuple[ProblemGroup, Problem | None]] = []  # per table row: its group, its problem
         self.border_title = "Problems"
-        self._stepped = False  # the first `n` goes to the first problem, not the second
+        self._stepped = False  # the first `n` goes to the first group, not the second
+        self._width = 0
 
-    def on_mount(self) -> None:
-        self.add_columns("severity", "code", "message", "location")
+    # ---- content --------------------------------------------------------------------------------------------
+    def show_problems(self, problems: list[Problem], incidents: list[Incident] = ()) -> None:
+        self.problems = sorted(problems, key=lambda p: SEVERITY_RANK.get(p.severity, 3))
+        self.incidents = list(incidents)
+        self.chosen = ProblemFilter()
+        self.opened.clear()
+        self._regroup()
+        self.display = bool(self.problems)  # hidden when there is nothing to list: the details take the column
 
-    def show_problems(self, problems: list[Problem]) -> None:
-        self.problems = sorted(problems, key=lambda p: SEVERITY_RANK.get(p.severity, 3))[:MAX_ROWS]
-        self.clear()
-        for problem in self.problems:
-            self.add_row(
-                Text(problem.severity, style=_STYLE.get(problem.severity, "")),
-                problem.code,
-                problem.message,
-                Text(problem.location, style="dim"),
-            )
-        errors = sum(p.severity == "error" for p in problems)
-        warnings = sum(p.severity == "warning" for p in problems)
-        self.border_title = f"Problems · {plural(errors, 'error')} · {plural(warnings, 'warning')}"
-        # sized to its rows, at most 12 lines; hidden when there is nothing to list
-        self.styles.height = min(len(self.problems) + 4, 12)  # border, header and a horizontal scrollbar
-        self.display = bool(self.problems)
-        if len(problems) > MAX_ROWS:
-            self.border_title += f" (first {MAX_ROWS} shown)"
+    def _regroup(self) -> None:
+        self.groups = group_problems(self.problems, self.incidents, self.chosen)
+        self._stepped = False
+        self._fill()
+
+    def _fill(self) -> None:
+        self.lines = []
+        for group in self.groups:
+            self.lines.append((group, None))
+            if _key(group) in self.opened and len(group.problems) > 1:
+                self.lines += [(group, problem) for problem in group.problems[:MAX_MEMBERS]]
+        self._draw()
+
+    def _draw(self) -> None:
+        cursor = self.cursor_row
+        self.clear(columns=True)
+        inner = max(self.size.width or self._width or 40, 20) - 2
+        wide = inner >= WIDE
+        code_width = min(max((len(g.code) for g in self.groups), default=4), 24) if wide else 0
+        location_width = 24 if wide else 0
+        text_width = max(inner - 3 - (code_width + 1 if wide else 0) - (location_width + 1 if wide else 0) - 2, 12)
+        self.add_column("", width=1)
+        if wide:
+            self.add_column("code", width=code_width)
+        self.add_column("problem", width=text_width)
+        if wide:
+            self.add_column("where", width=location_width)
+        rows = 0
+        for group, problem in self.lines:
+            cells = self._cells(group, problem, wide)
+            self.add_row(*cells, height=None)
+            rows += len(cells[2 if wide else 1].wrap(self.app.console, text_width))
+        counts = {s: sum(p.severity == s for g in self.groups for p in g.problems) for s in ("error", "warning")}
+        if inner >= 60:
+            title = f"Problems · {plural(counts['error'], 'error')} · {plural(counts['warning'], 'warning')}"
+        else:
+            title = f"Problems ✗{counts['error']} ⚠{counts['warning']}"
+        title += f" · {plural(len(self.groups), 'group')}"
+        if self.chosen.active:
+            title += f" · only {self.chosen.said()} (x: all)"
+        self.border_title = title
+        self.styles.height = min(rows + 3, MAX_HEIGHT)  # border and header
+        if self.lines:
+            self.move_cursor(row=min(max(cursor, 0), len(self.lines) - 1))
+
+    def _cells(self, group: ProblemGroup, problem: Problem | None, wide: bool) -> list[Any]:
+        shown = problem or group.first
+        severity = shown.severity
+        glyph = Text(_GLYPH.get(severity, "·"), style=_STYLE.get(severity, ""))
+        if problem is None:  # the group's line
+            many = len(group.problems) > 1
+            arrow = ("▾ " if _key(group) in self.opened else "▸ ") if many else ""
+            text = Text(arrow, style="dim")
+            if not wide:
+                text.append(group.code + " ", style="bold")
+            text.append(group.title if many or group.incident else shown.message)
+            location = "" if many else shown.location
+        else:  # one problem of an opened group, indented under it
+            text = Text("   ")
+            if not wide:
+                text.append(problem.code + " ", style="bold")
+            text.append(problem.message)
+            location = problem.location
+        cells: list[Any] = [glyph]
+        if wide:
+            cells.append(Text(shown.code if problem is None else problem.code, style="bold" if problem is None else ""))
+        cells.append(text)
+        if wide:
+            cells.append(Text(location, style="dim", overflow="ellipsis", no_wrap=True))
+        return cells
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._width:
+            self._width = event.size.width
+            if self.problems:
+                self._draw()
+
+    # ---- keys -----------------------------------------------------------------------------------------------
+    def action_open_group(self, open_: bool) -> None:
+        if not self.lines:
+            return
+        group, _ = self.lines[self.cursor_row]
+        key = _key(group)
+        if open_ == (key in self.opened) or len(group.problems) < 2:
+            return
+        (self.opened.add if open_ else self.opened.discard)(key)
+        row = next(i for i, (g, p) in enumerate(self.lines) if g is group and p is None)
+        self._fill()
+        self.move_cursor(row=row)
+
+    def action_filter(self, what: str, step: int) -> None:
+        severities, codes, cores = filter_choices(self.problems)
+        choices = {"severity": severities, "code": codes, "core": cores}[what]
+        self.chosen = replace(self.chosen, **{what: cycle(choices, getattr(self.chosen, what), step)})
+        self._regroup()
+
+    def action_filter_text(self) -> None:
+        from widgets.review_screens import PromptScreen
+
+        def keep(text: str | None) -> None:
+            if text is not None:
+                self.set_text_filter(text)
+
+        question = "keep the problems whose code, message or location contains"
+        self.app.push_screen(PromptScreen(question, self.chosen.text), keep)
+
+    def set_text_filter(self, text: str) -> None:
+        self.chosen = replace(self.chosen, text=text.strip())
+        self._regroup()
+
+    def action_clear_filter(self) -> None:
+        self.chosen = ProblemFilter()
+        self._regroup()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        if 0 <= event.cursor_row < len(self.problems):
-            self.post_message(ProblemChosen(self.problems[event.cursor_row]))
+        if 0 <= event.cursor_row < len(self.lines):
+            group, problem = self.lines[event.cursor_row]
+            self.post_message(ProblemChosen(problem or group.first, tuple(group.tensor_ids)))
 
-    def step(self, delta: int) -> Problem | None:
-        """Move the cursor to the next/previous problem and return it."""
-        if not self.problems:
+    def step(self, delta: int) -> tuple[Problem, tuple[int, ...]] | None:
+        """Move to the next/previous group (an incident, or one code on one core) and return its first problem
+        and the tensors to highlight; None when nothing is listed."""
+        heads = [i for i, (_, problem) in enumerate(self.lines) if problem is None]
+        if not heads:
             return None
-        row = (self.cursor_row + delta) % len(self.problems) if self._stepped else (0 if delta > 0 else -1)
-        row %= len(self.problems)
+        here = max((i for i, h in enumerate(heads) if h <= self.cursor_row), default=0)
+        index = (here + delta) % len(heads) if self._stepped else (0 if delta > 0 else len(heads) - 1)
         self._stepped = True
-        self.move_cursor(row=row)
-        return self.problems[row]
+        self.move_cursor(row=heads[index])
+        group = self.lines[heads[index]][0]
+        return group.first, tuple(group.tensor_ids)
+
+
+def _key(group: ProblemGroup) -> tuple:
+    if group.incident is not None:
+        return ("incident", group.code, group.core, group.incident.introduced_by, group.incident.first_workload)
+    return ("code", group.severity, group.code, group.core)

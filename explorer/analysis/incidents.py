@@ -33,6 +33,7 @@ class Incident:
     ranges: list[list[int]]  # merged overlapping byte ranges [lo, hi)
     roles: dict[int, str] = field(default_factory=dict)  # id → what it is (kind, layer, producer)
     pairs: int = 0  # per-pair problems behind it
+    members: list[Problem] = field(default_factory=list, repr=False, compare=False)  # those problems themselves
 
     @property
     def bytes(self) -> int:
@@ -87,11 +88,11 @@ def _ids(p: Problem, code: str) -> tuple[int, int]:
 
 def _group(s: Schedule, pairs: list[Problem], code: str, entry_kinds: tuple[str, ...], entry_role) -> list[Incident]:
     rows = [s.row_of(int(p.refs["core"]), int(p.refs["workload_id"])) for p in pairs]
-    by_row: dict[int, list[tuple[int, int, list[int]]]] = {}
+    by_row: dict[int, list[tuple[int, int, list[int], Problem]]] = {}
     for p, row in zip(pairs, rows, strict=True):
         if row is not None:
             a, b = _ids(p, code)
-            by_row.setdefault(row, []).append((a, b, [int(v) for v in p.refs["range"]]))
+            by_row.setdefault(row, []).append((a, b, [int(v) for v in p.refs["range"]], p))
     placed = _placements(s, by_row, code)
     incidents: list[Incident] = []
     last_row: dict[int, int] = {}  # id(incident) → the row it was last seen in
@@ -101,7 +102,7 @@ def _group(s: Schedule, pairs: list[Problem], code: str, entry_kinds: tuple[str,
         # incidents go on only through consecutive snapshots of their core
         running = {t: i for t, i in open_by_core.get(core, {}).items() if last_row[id(i)] == row - 1}
         touched: set[int] = set()
-        for a, b, (lo, hi) in by_row[row]:
+        for a, b, (lo, hi), problem in by_row[row]:
             culprit = _culprit(a, b, row, running, placed)
             incident = running.get(culprit)
             if incident is None:
@@ -117,6 +118,7 @@ def _group(s: Schedule, pairs: list[Problem], code: str, entry_kinds: tuple[str,
                 incident.tensor_ids.append(other)
             incident.ranges.append([lo, hi])
             incident.pairs += 1
+            incident.members.append(problem)
         open_by_core[core] = {t: i for t, i in running.items() if t in touched}
     for incident in incidents:
         incident.ranges = _merged(incident.ranges)
@@ -127,7 +129,7 @@ def _group(s: Schedule, pairs: list[Problem], code: str, entry_kinds: tuple[str,
 
 def _placements(s: Schedule, by_row: dict, code: str) -> dict[tuple[int, int], tuple[int, bool]]:
     """(row, id) → (address, newly added) for the ids involved, in their snapshots and the ones before."""
-    wanted = {(row, t) for row, items in by_row.items() for a, b, _ in items for t in (a, b)}
+    wanted = {(row, t) for row, items in by_row.items() for a, b, *_ in items for t in (a, b)}
     rows = {row for row, _ in wanted} | {row - 1 for row, _ in wanted if row > 0}
     found: dict[tuple[int, int], tuple[int, bool]] = {}
     for row in rows:
@@ -187,3 +189,12 @@ def _role(s: Schedule, row: int | None, t: int, code: str, entry_kinds: tuple[st
     hits = np.flatnonzero(s.w0_tid[lo:hi] == t)
     layer = int(s.w0_layer[lo + int(hits[0])]) if hits.size else -1
     return f"weights of {s.layers[layer]}" if layer >= 0 else ""
+
+
+def incidents_of(document: Any) -> list[Incident]:
+    """The incidents of a loaded document (none without a schedule), named in its own words: what `check`, the
+    HTML report and the problems panel all list."""
+    if document.schedule is None:
+        return []
+    words = document.vocabulary
+    return find_incidents(document.schedule, document.problems, words.entry_kinds, document.view.entry_role)

@@ -86,10 +86,10 @@ def incidents_table(document: Document) -> str:
     """The overlap incidents first: what a reviewer opens a schedule's report for."""
     if document.schedule is None:
         return ""
-    from explorer.analysis.incidents import find_incidents
+    from explorer.analysis.incidents import incidents_of
 
     words = document.vocabulary
-    found = find_incidents(document.schedule, document.problems, words.entry_kinds, document.view.entry_role)
+    found = incidents_of(document)
     if not found:
         return "<h2>Overlap incidents</h2><p>none</p>"
     rows = [[i.code, i.core, f"{i.introduced_by} ({i.roles.get(i.introduced_by, '')})",

@@ -59,13 +59,13 @@ async def test_next_problem_jumps_to_the_workload():
         assert len(problems.problems) == 3
         await pilot.press("n")
         await pilot.pause()
-        first = problems.problems[0]
+        first = problems.groups[0].first  # the groups are walked, errors first, then by code
         tree = app.query_one(DocumentTree)
         row = app.document.schedule.row_of(first.refs["core"], first.refs["workload_id"])
         assert tree.cursor_node.data.ref == ("workload", row)
         await pilot.press("n")
         await pilot.pause()
-        second = problems.problems[1]
+        second = problems.groups[1].first
         assert tree.cursor_node.data.ref == (
             "workload",
             app.document.schedule.row_of(second.refs["core"], second.refs["workload_id"]),
@@ -76,9 +76,9 @@ async def test_enter_on_a_problem_jumps_there():
     app = make_app(PLANTED)
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("p", "down", "enter")
+        await pilot.press("p", "enter")
         await pilot.pause()
-        chosen = app.query_one(ProblemsTable).problems[1]
+        chosen = app.query_one(ProblemsTable).groups[0].first
         assert chosen.code == "l2-overlap"
         assert app.query_one(DocumentTree).cursor_node.data.ref == ("workload", app.document.schedule.row_of(1, 3))
         assert titles(app)[:2] == ["Problem", "Workload core 1 workload 3"]
@@ -174,6 +174,8 @@ def test_the_readme_lists_the_global_keys_as_the_help_does():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for _, keys, what in IrExplorerApp.HELP_KEYS:
         assert f"| `{keys}` | {what} |" in readme, keys
+    for _, keys, what in ProblemsTable.HELP_KEYS:  # the problems panel's, in a schedule's words
+        assert f"| `{keys}` | {what.format(lane='core')} |" in readme, keys
 
 
 def test_no_view_binding_shadows_a_global_key():
@@ -189,8 +191,7 @@ def test_no_view_binding_shadows_a_global_key():
         return found
 
     everywhere = keys_of(IrExplorerApp.BINDINGS)
-    for spec in ALL_VIEWS:
-        widget = spec.widget_class()
+    for widget in [spec.widget_class() for spec in ALL_VIEWS] + [ProblemsTable]:
         clash = keys_of(getattr(widget, "BINDINGS", [])) & everywhere
         assert not clash, f"{widget.__name__} hides the global key(s) {sorted(clash)}"
 
@@ -215,4 +216,44 @@ async def test_the_problems_panel_hides_when_empty_and_z_maximises_the_focused_p
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
         problems = app.query_one(ProblemsTable)
-        assert problems.display and problems.outer_size.height == 3 + 4  # three problems: sized to them
+        await pilot.pause()
+        # three problems, their messages wrapped: the panel is as tall as they are, no taller, no scrolling
+        assert problems.display and problems.outer_size.height < 14 and problems.max_scroll_y == 0
+        assert problems.outer_size.height == problems.virtual_size.height + 2  # and no empty line under them
+
+
+async def test_the_problems_panel_groups_by_incident_filters_and_walks_incidents(tmp_path):
+    from tests.unit.test_incidents import planted
+    from widgets.buffer_view import BufferView
+
+    path, _, _ = planted(tmp_path)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        table = app.query_one(ProblemsTable)
+        incident = next(g for g in table.groups if g.incident and g.incident.introduced_by == 77777)
+        assert len(table.lines) == len(table.groups)  # closed groups: one line each
+        await pilot.press("p")
+        table.move_cursor(row=table.groups.index(incident))
+        await pilot.press("right")
+        assert len(table.lines) == len(table.groups) + len(incident.problems)  # opened: its pairs under it
+        await pilot.press("left")
+        assert len(table.lines) == len(table.groups)
+        await pilot.press("l")  # keep one core: the first present
+        assert table.chosen.core == 0 and {g.core for g in table.groups} == {0}
+        assert "only core 0" in table.border_title
+        await pilot.press("x")
+        assert not table.chosen.active
+        await pilot.press("s")
+        assert table.chosen.severity == "error" and all(g.severity == "error" for g in table.groups)
+        await pilot.press("x", "slash", *"88888", "enter")
+        await pilot.pause()
+        assert [g.incident.introduced_by for g in table.groups] == [88888]
+        await pilot.press("x")
+        # n walks the incidents: the incident's workload is selected and all its tensors are highlighted
+        heads = [g.incident for g in table.groups]  # (the groups were made anew; their incidents are the same)
+        for _ in range(heads.index(incident.incident) + 1):
+            await pilot.press("n")
+            await pilot.pause()
+        assert table.lines[table.cursor_row][0].incident is incident.incident
+        assert app.query_one(BufferView).highlight == tuple(incident.tensor_ids)

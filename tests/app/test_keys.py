@@ -96,3 +96,17 @@ async def test_the_palette_names_the_keys_that_run_its_commands():
                 command.title, key, bound[key])  # fmt: skip
             checked += 1
         assert checked >= 8
+
+
+async def test_every_key_of_the_problems_panel_runs_its_action():
+    from widgets.problems import ProblemsTable
+
+    app = make_app(SAMPLE_DATA / "planted_problems_2x2_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        table = app.query_one(ProblemsTable)
+        for binding in ProblemsTable.BINDINGS:
+            for key in keys_of(binding):
+                table.focus()
+                ran = await press_recording(pilot, table, binding, key)
+                assert ran, f"problems: {key} did not run {binding.action}"
