@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 SAMPLE := sample_data/clean_2x2_stschedule.json
 
-.PHONY: setup run test bench fuzz lint samples schemas clean browser
+.PHONY: setup run test bench fuzz lint samples schemas docs clean browser
 
 setup: $(STAMP)
 
@@ -39,6 +39,13 @@ samples: $(STAMP)
 # The JSON Schemas of the --json outputs and the bookmarks file (explorer/contracts.py), committed for consumers.
 schemas: $(STAMP)
 	$(PY) -c 'from explorer.contracts import write_schemas; write_schemas("schemas")'
+
+# The README's screenshots of the review views, on the bundled planted file (core 1, workload 3: the overlap).
+docs: $(STAMP)
+	$(VENV)/bin/ir-explorer screenshot sample_data/planted_problems_2x2_stschedule.json --view memory --core 1 \
+		--workload 3 --size 160x40 -o docs/memory_map.svg
+	$(VENV)/bin/ir-explorer screenshot sample_data/planted_problems_2x2_stschedule.json --view timeline --core 1 \
+		--workload 3 --size 160x30 -o docs/labelled_timeline.svg
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'torch==2.13.0' 'grandalf==0.8' 'igraph>=0.11'  # torch: the ONNX export; the others: the layout comparison

@@ -19,7 +19,8 @@ from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
 
 SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "serve", "screenshot", "schema")
-SCREENSHOT_VIEWS = ("tree", "timeline", "buffers", "layout", "source", "graph")  # widgets.views names them too (tested)
+# widgets.views names them too (tested)
+SCREENSHOT_VIEWS = ("tree", "timeline", "buffers", "layout", "source", "graph", "memory")
 
 
 class ExitCode(IntEnum):

@@ -52,9 +52,11 @@ class IrExplorerApp(App[None]):
     #tabs { width: 62%; min-width: 40; }
     #tabs > ContentSwitcher { height: 1fr; }
     #tabs TabPane { padding: 0; height: 1fr; }
+    Screen.-narrow #tabs { width: 66%; }  /* every view's tab stays readable at 80 columns */
     #right { width: 1fr; }
     #details { height: 1fr; }
     """
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal")]
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
@@ -227,6 +229,11 @@ class IrExplorerApp(App[None]):
         return found.first() if found else None
 
     @property
+    def memory_map(self) -> Any:
+        found = self.query("#memory")
+        return found.first() if found else None
+
+    @property
     def layout(self) -> Any:
         found = self.query("#layout")
         return found.first() if found else None
@@ -252,6 +259,8 @@ class IrExplorerApp(App[None]):
             if self._jump_reason is not None and self._jump_reason[0] == ref:
                 highlight = self._jump_reason[2]
             self._select_row(ref[1], highlight)
+            if ref[0] in ("buffer-entry", "wl0-entry") and self.memory_map is not None:
+                self.memory_map.select_entry(ref[1], ref[2], "l2" if ref[0] == "buffer-entry" else "wl0")
         tensor_id = self.document.tensor_of(ref)
         if tensor_id is not None and self.layout is not None:
             self.layout.show_tensor(tensor_id)
@@ -276,11 +285,15 @@ class IrExplorerApp(App[None]):
     def on_timeline_workload_selected(self, message: Any) -> None:
         if self.buffers is not None:  # an instruction trace has a timeline and no address space
             self.buffers.show_row(message.row)
+        if self.memory_map is not None:
+            self.memory_map.show_row(message.row)
         self.show_details(("workload", message.row))
 
     def on_buffer_view_frame_changed(self, message: Any) -> None:
         if self.timeline is not None:
             self.timeline.select(message.row)
+        if self.memory_map is not None:
+            self.memory_map.show_row(message.row)
         self.show_details(("workload", message.row))
 
     def on_graph_view_node_selected(self, message: Any) -> None:
@@ -290,6 +303,20 @@ class IrExplorerApp(App[None]):
 
     def on_buffer_view_tensor_selected(self, message: Any) -> None:
         self.show_details(("buffer-entry", message.row, message.entry))
+        if self.memory_map is not None:
+            self.memory_map.select_entry(message.row, message.entry, "l2")
+
+    def on_memory_map_view_frame_changed(self, message: Any) -> None:
+        if self.timeline is not None:
+            self.timeline.select(message.row)
+        if self.buffers is not None:
+            self.buffers.show_row(message.row)
+        self.show_details(("workload", message.row))
+
+    def on_memory_map_view_tensor_selected(self, message: Any) -> None:
+        """A band chosen in the memory map: the tree's cursor goes to its entry (and the details with it)."""
+        self.query_one(DocumentTree).reveal(message.ref)
+        self.show_details(message.ref)
 
     def show_details(self, ref: Any) -> None:
         if self.document is None:
@@ -365,6 +392,8 @@ class IrExplorerApp(App[None]):
             self.timeline.select(row)
         if self.buffers is not None:
             self.buffers.show_row(row, highlight=highlight)
+        if self.memory_map is not None:
+            self.memory_map.show_row(row, highlight=highlight)
 
     def action_view(self, name: str) -> None:
         """Show the tree, the timeline or the buffer view, and give it the keyboard."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from rich.console import Group
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -14,6 +14,9 @@ from textual.widgets import Static
 
 from explorer.document import Section
 
+KEY_VALUE = ("property", "value")
+# a cell that is one number, with a unit or not: "1,024", "-3.5", "0x1c40", "2.0 KiB", "12 %"
+NUMBER = re.compile(r"[-+]?(0x[0-9a-fA-F]+|[0-9][0-9,_.]*(e[-+]?[0-9]+)?)( ?[A-Za-z%/]{1,5})?")
 MAX_ROWS = 120  # the tree lists everything; the panel summarises (Rich tables cost ~1 ms a row)
 
 
@@ -22,7 +25,7 @@ class DetailsPanel(ScrollableContainer):
     broken) makes the panel scroll sideways instead of losing its first or last column."""
 
     DEFAULT_CSS = """
-    DetailsPanel { border: round $primary-darken-2; border-title-color: $text-muted; }
+    DetailsPanel { border: round $primary-darken-2; border-title-color: $text-muted; scrollbar-gutter: stable; }
     DetailsPanel:focus { border: round $accent; }
     DetailsPanel > Static { width: 100%; }
     """
@@ -32,37 +35,51 @@ class DetailsPanel(ScrollableContainer):
         self.border_title = "Details"
         self.can_focus = True
         self.sections: list[Section] = []  # what is on screen now (tests and other views read it)
-        self._body: Group | None = None
+        self._tables: list[Table] = []
 
     def compose(self):
-        yield Static(id="details-body")
+        yield Static(id="details-empty")
 
     def show_sections(self, sections: list[Section]) -> None:
-        body = self.query_one("#details-body", Static)
+        """One Static per table, reused from selection to selection: each table wraps its words at the panel's
+        width, and only a table whose numbers cannot fit is wider (then the panel scrolls sideways)."""
         self.sections = sections
+        empty = self.query_one("#details-empty", Static)
+        empty.display = not sections
         if not sections:
-            body.update(Text("Nothing to show for this item.", style="dim"))
-            return
-        self._body = Group(*(_table(section) for section in sections))
-        body.update(self._body)
+            empty.update(Text("Nothing to show for this item.", style="dim"))
+        self._tables = [_table(section) for section in sections]
+        pool = list(self.query("Static.section"))
+        if len(pool) < len(self._tables):
+            extra = [Static(classes="section") for _ in range(len(self._tables) - len(pool))]
+            self.mount_all(extra)
+            pool += extra
+        for static, table in zip(pool, self._tables, strict=False):
+            static.update(table)
+            static.display = True
+        for static in pool[len(self._tables) :]:
+            static.display = False
         self._fit_width()
         self.scroll_home(animate=False)
 
     def _fit_width(self) -> None:
-        body = self.query_one("#details-body", Static)
-        if not self.sections or self._body is None or not self.size.width:
-            body.styles.width = "100%"
+        if not self.size.width:
             return
         console = self.app.console
-        least = Measurement.get(console, console.options, self._body).minimum
-        body.styles.width = least if least > self.scrollable_content_region.width else "100%"
+        room = self.scrollable_content_region.width
+        for static, table, section in zip(self.query("Static.section"), self._tables, self.sections, strict=False):
+            if tuple(section.columns) == KEY_VALUE:  # its values fold: it always fits
+                static.styles.width = room
+                continue
+            least = Measurement.get(console, console.options.update_width(10_000), table).minimum
+            static.styles.width = max(least, room)
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit_width()
 
 
 def _table(section: Section) -> Table:
-    key_value = tuple(section.columns) == ("property", "value")
+    key_value = tuple(section.columns) == KEY_VALUE
     table = Table(
         title=section.title,
         show_header=not key_value,  # "property | value" says nothing and costs three lines
@@ -75,18 +92,23 @@ def _table(section: Section) -> Table:
     )
     rows = section.rows
     for index, column in enumerate(section.columns):
-        numeric = not key_value and index > 0
         # no number and no word is ever broken inside a cell: numbers and headers keep their width, text
         # wraps between words, and a word longer than the cell ends in an ellipsis
         cells = [str(row[index]) for row in rows[:MAX_ROWS] if index < len(row) and row[index] is not None]
+        numeric = not key_value and index > 0 and all(NUMBER.fullmatch(cell) for cell in cells if cell)
         # a short cell of a value column stays whole ("[1, 64]"); of the header, no word is broken
         whole = numeric or (index == 0 and not key_value)  # numbers, and the first column that names the row
-        words = [len(word) for word in column.split()] + ([len(cell) for cell in cells] if whole else [])
+        if whole:
+            words = [len(word) for word in column.split()] + [len(cell) for cell in cells]
+        else:  # text wraps between words, never inside one (a key-value table's value folds: see above)
+            words = [len(word) for text in (column, *([] if key_value else cells)) for word in text.split()]
+        # The details are where a value is shown whole: a key-value table's value that is one long word (a JSON
+        # path, a file name) folds at the panel's edge rather than widening the table past it.
         table.add_column(
             column,
             style="cyan" if key_value and index == 0 else None,
             justify="right" if numeric else "left",
-            overflow="ellipsis",
+            overflow="fold" if key_value and index == 1 else "ellipsis",
             no_wrap=numeric,
             min_width=min(max(words, default=1), 16),
         )

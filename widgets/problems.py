@@ -117,9 +117,9 @@ class ProblemsTable(DataTable):
         counts = {s: sum(p.severity == s for g in self.groups for p in g.problems) for s in ("error", "warning")}
         if inner >= 60:
             title = f"Problems · {plural(counts['error'], 'error')} · {plural(counts['warning'], 'warning')}"
+            title += f" · {plural(len(self.groups), 'group')}"
         else:
             title = f"Problems ✗{counts['error']} ⚠{counts['warning']}"
-        title += f" · {plural(len(self.groups), 'group')}"
         if self.chosen.active:
             title += f" · only {self.chosen.said()} (x: all)"
         self.border_title = title

@@ -47,6 +47,8 @@ VIEWS: tuple[ViewSpec, ...] = (
              "widgets.source_view:SourceView"),
     ViewSpec("graph", Capability.GRAPH, "6", "Graph", "the model as a graph, expandable by group",
              "widgets.graph_view:GraphView"),
+    ViewSpec("memory", Capability.BUFFERS, "7", "Memory", "the memory map: {memory} over time, a band per tensor",
+             "widgets.memory_map:MemoryMapView"),
 )  # fmt: skip
 ALL_VIEWS = (TREE, *VIEWS)
 

@@ -17,6 +17,7 @@ SAMPLES_BY_VIEW = {
     "layout": ["views_ark_model.json"],
     "source": ["two_modules_mlf.tar"],
     "graph": ["subgraphs_functions.onnx", "clean_2x2_stschedule.json", "demo_pipeline_b1.json"],
+    "memory": ["clean_2x2_stschedule.json", "two_modules_mlf.tar"],
 }
 CASES = [(view, name) for view, names in SAMPLES_BY_VIEW.items() for name in names]
 

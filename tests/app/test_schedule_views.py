@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from textual.widgets import TabbedContent
 
 from tests.app.helpers import SIZE, wait_loaded
@@ -9,6 +10,7 @@ from tests.conftest import SAMPLE_DATA, samples_dir
 from widgets.app import make_app
 from widgets.buffer_view import BufferView
 from widgets.details import DetailsPanel
+from widgets.doc_tree import DocumentTree
 from widgets.timeline import LABEL, Timeline
 
 CLEAN = SAMPLE_DATA / "clean_2x2_stschedule.json"
@@ -142,12 +144,12 @@ async def test_overlap_problem_opens_the_buffer_view_on_that_frame():
     app = make_app(PLANTED)
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
-        await pilot.press("n", "n")  # the second problem is the L2 overlap
+        await pilot.press("n")  # the first group is the L2 overlap incident (errors first, then by code)
         await pilot.pause()
         assert app.query_one(TabbedContent).active == "tab-buffers"
         buffers = app.query_one(BufferView)
         s = app.document.schedule
-        assert buffers.row == s.row_of(1, 3) and buffers.highlight == (36, 90000)
+        assert buffers.row == s.row_of(1, 3) and buffers.highlight == (90000, 36)  # the misplaced tensor first
         text = frame_text(buffers)
         assert "overlap: tensor 36 and 90000, bytes 0x1c40-0x1cc0" in text and "▒" in text
         assert app.query_one(Timeline).selected == s.row_of(1, 3)
@@ -282,3 +284,44 @@ async def test_stepping_through_a_trace_timeline_without_a_buffer_view():
         await pilot.pause()
         assert timeline.selected == first + 1 and app.load_error is None
         assert app.query_one(DetailsPanel).sections[0].title == "Instruction"
+
+
+async def test_the_memory_map_shares_the_cursor_and_the_selection():
+    from widgets.memory_map import MemoryMapView
+
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("n")  # the L2 overlap incident: core 1, workload 3, tensors 90000 and 36
+        await pilot.pause()
+        memory = app.query_one(MemoryMapView)
+        s = app.document.schedule
+        assert memory.row == s.row_of(1, 3) and memory.highlight == (90000, 36)
+        await pilot.press("7")
+        text = frame_text(memory)
+        assert "core 1 (x1, y0) · L2 · workload #3 Add_3 · step 4/12" in text
+        assert "overlap at this step: 1 range, 128 B shared" in text and "▲" in text and "◆" in text
+        await pilot.press("right")  # the cursor is shared: the timeline and the buffers follow
+        await pilot.pause()
+        assert app.query_one(Timeline).selected == s.row_of(1, 4) == app.query_one(BufferView).row
+        await pilot.press("right_square_bracket")  # the lowest tensor at the cursor: the tree and details follow
+        await pilot.pause()
+        band = memory.selected_band
+        assert band >= 0 and memory.map.first[band] <= memory.frame <= memory.map.last[band]
+        ref = app.query_one(DocumentTree).cursor_node.data.ref
+        assert ref[0] == "buffer-entry" and ref[1] == s.row_of(1, 4)
+        assert s.buf_tensor[ref[2]] == memory.map.tensor[band]
+        assert f"tensor {int(memory.map.tensor[band])}" in frame_text(memory)
+        await pilot.press("m")  # WL0 of the same core
+        assert memory.memory == "wl0" and "· WL0 ·" in frame_text(memory)
+        await pilot.press("w", "a", "d", "0", "end")
+        assert memory.frame == memory.map.steps - 1 and memory.steps_shown() == (0, memory.map.steps)
+        # a click on a band selects its tensor and moves the cursor to the clicked step
+        memory.memory = "l2"
+        frame_text(memory)
+        top, left, lines, columns = memory._geometry
+        pixels = memory._pixels[1]
+        line, column = next((y // 2, x) for y, x in zip(*np.nonzero(pixels.band >= 0), strict=True))
+        await pilot.click(MemoryMapView, offset=(left + column + 1, top + line + 1))  # +1: the border
+        await pilot.pause()
+        assert memory.selected_band >= 0 and app.query_one(Timeline).selected == memory.row
