@@ -1,7 +1,8 @@
 """A self-contained HTML report (plotly.js embedded, so it works offline) of any loaded document.
 
-Every report has the summary and the problems; schedules add a per-core Gantt with the critical path, an
-animated L2 occupancy with a frame slider, and L2 bytes over time with the peak and the capacity; models add
+Every report has the summary and the problems; schedules add the overlap incidents, a per-core Gantt with the
+critical path and the problems, an animated L2 occupancy with a frame slider and the L2 memory map (both per
+core behind a menu, the core to review first), and L2 bytes over time with the peak and the capacity; models add
 the op histogram and parameter bytes by dtype; TVM bundles add their storage plan over node order; every
 document with a graph adds it as the graph view opens it (pan, zoom, hover). The figure
 builders return plotly Figures, so tests check their data.
@@ -58,6 +59,19 @@ def gantt(document: Document) -> go.Figure:
             y=[s.core_short(int(s.wl_core[r])) for r in critical],
             marker={"color": "rgba(0,0,0,0)", "line": {"color": "#ff3030", "width": 2}},
         )
+    marked = problem_rows(document)
+    marked = {r: said for r, said in marked.items() if np.isfinite(start[r])}
+    if marked:  # a red ✗ at the start of each block with a problem, its problems on hover
+        chosen = sorted(marked)
+        figure.add_scatter(
+            name="problems",
+            mode="markers",
+            x=start[chosen],
+            y=[s.core_short(int(s.wl_core[r])) for r in chosen],
+            marker={"symbol": "x", "color": "#ff3030", "size": 11, "line": {"width": 1, "color": "#ffffff"}},
+            customdata=[[int(s.wl_id[r]), "<br>".join(marked[r][:6])] for r in chosen],
+            hovertemplate=words.block + " %{customdata[0]}<br>%{customdata[1]}<extra>problems</extra>",
+        )
     shown = "" if rows.size == np.isfinite(start).sum() else f" (first {rows.size:,} {words.block}s)"
     figure.update_layout(
         title=f"Per-{words.lane} timeline{shown}, makespan {timeline.makespan:,.0f}",
@@ -68,14 +82,33 @@ def gantt(document: Document) -> go.Figure:
     return figure
 
 
-def core_to_review(document: Document) -> int:
-    """The lane with the most errors; without errors, the lane with the memory peak."""
+def problem_rows(document: Document) -> dict[int, list[str]]:
+    """Schedule row → "code: message" of the errors and warnings that name its lane and block."""
     s = document.schedule
+    found: dict[int, list[str]] = {}
+    for problem in document.problems:
+        core, workload = problem.refs.get("core"), problem.refs.get("workload_id")
+        if problem.severity == "info" or not isinstance(core, int) or not isinstance(workload, int):
+            continue
+        row = s.row_of(core, workload)
+        if row is not None:
+            found.setdefault(row, []).append(html.escape(f"{problem.code}: {problem.message}"))
+    return found
+
+
+def errors_per_core(document: Document) -> dict[int, int]:
     errors: dict[int, int] = {}
     for problem in document.problems:
         core = problem.refs.get("core")
         if problem.severity == "error" and isinstance(core, int):
             errors[core] = errors.get(core, 0) + 1
+    return errors
+
+
+def core_to_review(document: Document) -> int:
+    """The lane with the most errors; without errors, the lane with the memory peak."""
+    s = document.schedule
+    errors = errors_per_core(document)
     if errors:
         return max(errors, key=lambda c: (errors[c], -c))
     analysis = document.schedule_analysis
@@ -99,12 +132,12 @@ def incidents_table(document: Document) -> str:
     return f"<h2>Overlap incidents ({len(found)})</h2>" + _table(columns, rows)
 
 
-def occupancy_animation(document: Document) -> go.Figure:
-    """The memory (L2) of the lane with the most errors (else the one with the peak), one frame per block
-    (sampled to MAX_FRAMES), with a slider: a review starts where the problems are."""
+def occupancy_animation(document: Document, core: int | None = None) -> go.Figure:
+    """The memory (L2) of one lane (by default the one with the most errors, else the one with the peak), one
+    frame per block (sampled to MAX_FRAMES), with a slider: a review starts where the problems are."""
     s = document.schedule
     words = document.vocabulary
-    core = core_to_review(document)
+    core = core_to_review(document) if core is None else core
     rows = list(s.core_rows(core))
     if len(rows) > MAX_FRAMES:
         rows = [rows[int(i)] for i in np.linspace(0, len(rows) - 1, MAX_FRAMES)]
@@ -144,8 +177,99 @@ def occupancy_animation(document: Document) -> go.Figure:
         barmode="overlay",
         sliders=[{"steps": steps, "currentvalue": {"prefix": f"{words.block} "}}],
         updatemenus=[{"type": "buttons", "buttons": [{"label": "Play", "method": "animate", "args": [None]}]}],
+        meta={"per_core": "occupancy_animation", "core": core},
     )
     return figure
+
+
+def memory_map_figure(document: Document, core: int | None = None) -> go.Figure:
+    """The memory map of one lane (by default the one to review): x the step, y the address, each tensor a
+    rectangle over the steps it stays in place, overlapping bytes red, ring regions and capacity dashed, the
+    peak marked; hover names the tensor, its bytes and its blocks (explorer.analysis.memory_map's bands)."""
+    from explorer.analysis.memory_map import memory_map
+
+    s = document.schedule
+    words = document.vocabulary
+    core = core_to_review(document) if core is None else core
+    m = memory_map(s, core, "l2", document.schedule_analysis.placement)
+    ids = s.wl_id[m.rows] if m.steps else np.zeros(0, dtype=np.int64)
+    figure = go.Figure()
+    for code, name in enumerate(words.entry_kinds):
+        chosen = np.flatnonzero(m.kind == code)
+        if not chosen.size:
+            continue
+        first, last = m.first[chosen], m.last[chosen]
+        figure.add_bar(
+            name=name,
+            x=(first + last + 1) / 2,
+            width=last - first + 1,
+            base=m.lo[chosen],
+            y=m.hi[chosen] - m.lo[chosen],
+            marker={"color": ENTRY_COLOURS[code % len(ENTRY_COLOURS)], "line": {"width": 0.5, "color": "#ffffff"}},
+            customdata=np.stack([m.tensor[chosen], ids[first], ids[last]], axis=1),
+            hovertemplate=(f"tensor %{{customdata[0]}} ({name})<br>%{{base:#x}} + %{{y}} B<br>{words.block}s "
+                           "#%{customdata[1]}–#%{customdata[2]}<extra></extra>"),  # fmt: skip
+        )
+    if m.overlap_step.size:
+        figure.add_bar(
+            name="overlap",
+            x=m.overlap_step + 0.5,
+            width=np.ones(m.overlap_step.size),
+            base=m.overlap_lo,
+            y=m.overlap_hi - m.overlap_lo,
+            marker_color="#ff3030",
+            customdata=ids[m.overlap_step],
+            hovertemplate=f"overlap before {words.block} #%{{customdata}}<br>%{{base:#x}} + %{{y}} B<extra></extra>",
+        )
+    for first, last, lo, _ in m.ring:
+        figure.add_shape(type="line", x0=first, x1=last + 1, y0=lo, y1=lo, line={"dash": "dot", "color": "#888"})
+    figure.add_hline(y=m.capacity, line_dash="dash", line_color="#888", annotation_text="capacity")
+    if m.peak_step >= 0:
+        figure.add_vline(x=m.peak_step + 0.5, line_color="#ff9f43",
+                         annotation_text=f"peak {int(m.used[m.peak_step]):,} B")  # fmt: skip
+    figure.update_layout(
+        title=f"{words.memory} memory map of {s.core_label(core)}: each tensor a band over the {words.block}s it "
+        "stays in place",
+        barmode="overlay",
+        bargap=0,
+        xaxis_title=f"step ({words.block}s of the {words.lane} in order)",
+        yaxis={"title": "address (bytes)", "autorange": "reversed", "range": [m.top, 0]},
+        meta={"per_core": "memory_map_figure", "core": core},
+    )
+    return figure
+
+
+def per_core_block(document: Document, figure: go.Figure, index: int) -> str:
+    """A per-lane figure for every lane behind a menu, the one to review shown first: the figures are drawn
+    for each lane, and the menu shows one at a time (Plotly resizes it when shown)."""
+    s = document.schedule
+    words = document.vocabulary
+    builder = globals()[figure.layout.meta["per_core"]]
+    chosen = int(figure.layout.meta["core"])
+    errors = errors_per_core(document)
+    options, divs = [], []
+    for core in s.core_ids.tolist():
+        drawn = figure if core == chosen else builder(document, core)
+        div_id = f"figure-{index}-core-{core}"
+        said = f" · {errors[core]} error{'s' if errors[core] != 1 else ''}" if core in errors else ""
+        selected = " selected" if core == chosen else ""
+        options.append(f"<option value='{div_id}'{selected}>{html.escape(s.core_label(core))}{said}</option>")
+        hidden = "" if core == chosen else " style='display:none'"
+        divs.append(f"<div class='per-core-{index}' id='{div_id}-box'{hidden}>"
+                    + drawn.to_html(full_html=False, include_plotlyjs=False, div_id=div_id) + "</div>")  # fmt: skip
+    menu = (f"<p>{html.escape(words.lane)}: <select onchange=\"showCore({index}, this.value)\">"
+            + "".join(options) + "</select></p>")  # fmt: skip
+    return menu + "".join(divs)
+
+
+SHOW_CORE_JS = """<script>
+function showCore(index, divId) {
+  document.querySelectorAll('.per-core-' + index).forEach(function (box) { box.style.display = 'none'; });
+  var box = document.getElementById(divId + '-box');
+  box.style.display = '';
+  Plotly.Plots.resize(document.getElementById(divId));
+}
+</script>"""
 
 
 def occupancy_curve(document: Document) -> go.Figure:
@@ -324,7 +448,7 @@ def figures(document: Document) -> list[go.Figure]:
     found: list[go.Figure | None] = []
     if document.is_schedule and document.offers(Capability.TIMELINE):
         found += [gantt(document), measured_gantt(document), measured_scatter(document)]
-        found += [occupancy_animation(document), occupancy_curve(document)]
+        found += [occupancy_animation(document), memory_map_figure(document), occupancy_curve(document)]
     else:
         found += [op_histogram(document), parameter_bytes(document), memory_plan_figure(document)]
         if document.offers(Capability.TIMELINE) and not document.offers(Capability.BUFFERS):
@@ -365,7 +489,15 @@ def report_html(document: Document) -> str:
         _table(["severity", "code", "message", "location"], problem_rows) if problem_rows else "<p>none</p>",
     ]
     for index, figure in enumerate(figures(document)):
-        parts.append(figure.to_html(full_html=False, include_plotlyjs=index == 0, div_id=f"figure-{index}"))
+        if index == 0:  # plotly.js once, inline, so the report works offline
+            from plotly.offline import get_plotlyjs
+
+            parts.append(f"<script>{get_plotlyjs()}</script>")
+            parts.append(SHOW_CORE_JS)
+        if isinstance(figure.layout.meta, dict) and "per_core" in figure.layout.meta:
+            parts.append(per_core_block(document, figure, index))
+        else:
+            parts.append(figure.to_html(full_html=False, include_plotlyjs=False, div_id=f"figure-{index}"))
     parts.append("</body></html>")
     return "\n".join(parts)
 

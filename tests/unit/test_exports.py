@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from explorer.api import open_document
 from explorer.exports.html_report import (
     figures,
     gantt,
+    memory_map_figure,
     memory_plan_figure,
     occupancy_animation,
     occupancy_curve,
@@ -98,8 +100,9 @@ def test_export_command_writes_both_files(tmp_path):
     assert result.returncode == 0, result.stderr
     check_trace_rules(json.loads(trace_path.read_text()))
     page = html_path.read_text()
-    # four figures: Gantt, occupancy, bytes over time, graph
-    assert "plotly" in page and "l2-overlap" in page and page.count('class="plotly-graph-div"') == 4
+    # Gantt, bytes over time, graph, and per core (behind a menu) its occupancy and its memory map
+    assert "plotly" in page and "l2-overlap" in page and page.count('class="plotly-graph-div"') == 3 + 2 * 4
+    assert page.count("<select onchange") == 2
     missing = subprocess.run(
         [sys.executable, "-m", "explorer", "export", str(PLANTED)], capture_output=True, text=True, cwd=ROOT
     )
@@ -121,6 +124,13 @@ def test_schedule_figures_hold_the_data():
     first = s.core_rows(core).start
     assert sum(len(bar.x) for bar in animation.frames[0].data) == int(s.buf_ptr[first + 1] - s.buf_ptr[first])
     assert list(animation.layout.sliders[0].steps[0].args[0]) == [animation.frames[0].name]
+    problems = next(trace for trace in chart.data if trace.name == "problems")  # a ✗ on each block with one
+    marked = {(trace_y, int(wid)) for trace_y, (wid, _) in zip(problems.y, problems.customdata, strict=True)}
+    assert marked == {(s.core_short(p.refs["core"]), p.refs["workload_id"]) for p in doc.problems}
+    memory = memory_map_figure(doc, 1)  # the planted L2 overlap is on core 1, before workload 3
+    overlap = next(trace for trace in memory.data if trace.name == "overlap")
+    assert list(overlap.customdata) == [3] and list(overlap.base) == [0x1C40] and list(overlap.y) == [0x80]
+    assert {trace.name for trace in memory.data} >= {"ifmap", "weight", "overlap"}
     curve = occupancy_curve(doc)
     peak = next(trace for trace in curve.data if trace.name == "peak")
     assert list(peak.y) == [analysis.peak_l2_bytes]
@@ -163,6 +173,12 @@ def test_report_renders_in_headless_chromium(tmp_path):
     subprocess.run(
         [sys.executable, "-m", "explorer", "export", str(PLANTED), "--html", str(html_path)], check=True, cwd=ROOT
     )
+    # the lane menu works: choosing core 0 shows its figures and hides the default lane's
+    page = html_path.read_text()
+    index = page.index("showCore(", page.index("<select"))
+    figure_index = int(page[index + len("showCore(") : page.index(",", index)])
+    html_path.write_text(page.replace("</body>", f"<script>showCore({figure_index}, "
+                                      f"'figure-{figure_index}-core-0')</script></body>"))  # fmt: skip
     result = subprocess.run(
         [
             "chromium",
@@ -183,8 +199,13 @@ def test_report_renders_in_headless_chromium(tmp_path):
         timeout=120,
     )
     dom = result.stdout
-    assert dom.count('class="plotly-graph-div') == 4  # Gantt, occupancy, bytes over time, graph
-    assert dom.count("main-svg") >= 3  # plotly drew each figure
+    # Gantt, bytes over time, graph, and per core (4) its occupancy and its memory map
+    assert dom.count('class="plotly-graph-div') == 3 + 2 * 4
+    assert dom.count("main-svg") >= 3 + 2 * 4  # plotly drew each figure, the hidden ones too
+    tags = [box.split(">", 1)[0] for box in dom.split(f'class="per-core-{figure_index}"')[1:]]
+    shown = [tag for tag in tags if not re.search(r"display:\s*none", tag)]
+    assert len(tags) == 4
+    assert len(shown) == 1 and f'id="figure-{figure_index}-core-0-box"' in shown[0]
 
 
 @pytest.mark.parametrize(
