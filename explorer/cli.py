@@ -313,6 +313,8 @@ def _run_diff(args: argparse.Namespace) -> ExitCode:
     from explorer.diff import NotComparable, diff_documents, diff_lines
 
     first, second = open_document(args.file, strict=args.strict), open_document(args.other, strict=args.strict)
+    first.run_deep_checks()  # the problems introduced and fixed are those `check` finds (and the TUI's diff)
+    second.run_deep_checks()
     try:
         result = diff_documents(first, second)
     except NotComparable as error:

@@ -108,6 +108,7 @@ class IrExplorerApp(App[None]):
         self.load_error: LoadError | None = None
         self._last_progress = 0.0
         self.incidents: list[Any] | None = None  # the overlap incidents, found by the load worker
+        self.previous_document: Document | None = None  # the file shown before the diff opened another
         self.views_ready = False  # True once every view of the loaded document is mounted and filled
         # Why the last jump happened: (ref, problem). Details always follow the tree's cursor; when the cursor
         # lands on that ref, the problem is shown above the item's tables.
@@ -589,16 +590,65 @@ class IrExplorerApp(App[None]):
     def _diff_with(self, other: str | None) -> None:
         if not other or self.document is None:
             return
-        from explorer.diff import NotComparable, diff_documents, diff_lines
+        from explorer.diff import NotComparable, change_lines, change_target, diff_documents, summary_lines
 
         try:
-            result = diff_documents(self.document, open_document(other, strict=self.strict))
+            other_document = open_document(other, strict=self.strict)
+            other_document.run_deep_checks()
+            result = diff_documents(self.document, other_document)
         except (LoadError, NotComparable) as error:
             self.call_from_thread(self.notify, str(error), severity="error")
             return
         from widgets.review_screens import DiffScreen
 
-        self.call_from_thread(self.push_screen, DiffScreen(diff_lines(result)))
+        targets = [change_target(change) for change in result["changes"]]
+        screen = DiffScreen(summary_lines(result), change_lines(result), targets)
+        documents = {"a": self.document, "b": other_document}
+        self.call_from_thread(self.push_screen, screen, lambda chosen: self._go_to_change(chosen, documents))
+
+    def _go_to_change(self, chosen: tuple[str, Any] | None, documents: dict[str, Document]) -> None:
+        """A change chosen in the diff: its workload or layer here, or in the other file (opened in its place;
+        the palette's "Back to the previous file" returns)."""
+        if chosen is None:
+            return
+        side, where = chosen
+        document = documents[side]
+        if document is not self.document:
+            self.switch_document(document)
+        s = document.schedule
+        if s is None:
+            return
+        if isinstance(where, str):
+            rows = [r for r in range(s.n_workloads) if s.layers[s.wl_layer[r]] == where]
+            row = rows[0] if rows else None
+        else:
+            row = s.row_of(*where)
+        if row is None:
+            self.notify(f"{document.meta.source.name} has no {where}", severity="warning")
+            return
+        self._when_views_ready(lambda: self.go_to_workload(row))
+
+    def switch_document(self, document: Document) -> None:
+        """Show another loaded file in place of this one (the diff's other file), keeping this one for Back."""
+        from explorer.bookmarks import sidecar_path
+
+        self.previous_document = self.document
+        self.path = Path(document.meta.source)
+        self.bookmarks_path = sidecar_path(self.path)
+        self.incidents = None
+        self.views_ready = False
+        self.show_document(document)
+        self.notify(f'opened {self.path.name}; the palette\'s "Back to the previous file" returns')
+
+    def action_back(self) -> None:
+        if self.previous_document is not None:
+            self.switch_document(self.previous_document)
+
+    def _when_views_ready(self, then: Any) -> None:
+        if self.views_ready:
+            then()
+        else:
+            self.set_timer(0.05, lambda: self._when_views_ready(then))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -632,6 +682,10 @@ class IrExplorerApp(App[None]):
             yield SystemCommand("Export Chrome trace", "Trace Event JSON for Perfetto", self.action_export_trace)
         yield SystemCommand("Screenshot", "Save an SVG of the screen", self.action_screenshot_svg)
         yield SystemCommand("Diff with another file", "What changed from this file to another", self.action_diff)
+        if self.previous_document is not None:
+            yield SystemCommand(
+                "Back to the previous file", f"Show {self.previous_document.meta.source.name} again", self.action_back
+            )
 
 
 def _selected_item(app: IrExplorerApp) -> tuple[Any, str]:

@@ -119,22 +119,54 @@ class LinksScreen(ModalScreen[int | None]):
         self.dismiss(None)
 
 
-class DiffScreen(ModalScreen[None]):
-    """The same diff `ir-explorer diff A B` prints, in a scrollable panel."""
+class DiffScreen(ModalScreen[tuple[str, Any] | None]):
+    """The diff `ir-explorer diff A B` prints: its summary, then one line per change. Enter on a change jumps to
+    its workload (or layer) in this file, `o` opens the other file there (a workload only B has opens B)."""
 
-    BINDINGS = [Binding("escape,q", "close", "Close")]
+    BINDINGS = [
+        Binding("escape,q", "close", "Close"),
+        Binding("o", "open_other", "Open in the other file"),
+    ]
     DEFAULT_CSS = """
     DiffScreen { align: center middle; }
-    DiffScreen > VerticalScroll { width: 90%; height: 85%; border: round $accent; background: $panel; }
+    DiffScreen > Vertical { width: 90%; height: 85%; border: round $accent; background: $panel; padding: 0 1; }
+    DiffScreen #diff-summary { height: auto; max-height: 40%; }
+    DiffScreen OptionList { height: 1fr; }
     """
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, summary: list[str], changes: list[str], targets: list[Any]) -> None:
         super().__init__()
-        self.lines = lines
+        self.summary = summary
+        self.changes = changes
+        self.targets = targets  # per change: ("a" | "b", (core, workload_id) | layer name) or None
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static(Text("\n".join(self.lines)), id="diff-text")
+        with Vertical():
+            with VerticalScroll(id="diff-summary"):
+                yield Static(Text("\n".join(self.summary)), id="diff-text")
+            yield Label(Text("Enter: go there in this file · o: open the other file there · Esc: close", style="dim"))
+            yield OptionList(*(Option(Text(line)) for line in self.changes), id="diff-changes")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def _chosen(self) -> Any:
+        index = self.query_one(OptionList).highlighted
+        return self.targets[index] if index is not None and 0 <= index < len(self.targets) else None
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        target = self._chosen()
+        if target is None:
+            self.notify("this change names no workload or layer to go to")
+            return
+        self.dismiss(target)
+
+    def action_open_other(self) -> None:
+        target = self._chosen()
+        if target is None:
+            self.notify("this change names no workload or layer to go to")
+            return
+        self.dismiss(("b" if target[0] == "a" else "a", target[1]))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -207,8 +207,10 @@ def memory_map_figure(document: Document, core: int | None = None) -> go.Figure:
             y=m.hi[chosen] - m.lo[chosen],
             marker={"color": ENTRY_COLOURS[code % len(ENTRY_COLOURS)], "line": {"width": 0.5, "color": "#ffffff"}},
             customdata=np.stack([m.tensor[chosen], ids[first], ids[last]], axis=1),
-            hovertemplate=(f"tensor %{{customdata[0]}} ({name})<br>%{{base:#x}} + %{{y}} B<br>{words.block}s "
-                           "#%{customdata[1]}–#%{customdata[2]}<extra></extra>"),  # fmt: skip
+            hovertemplate=(
+                f"tensor %{{customdata[0]}} ({name})<br>%{{base:#x}} + %{{y}} B<br>{words.block}s "
+                "#%{customdata[1]}–#%{customdata[2]}<extra></extra>"
+            ),  # fmt: skip
         )
     if m.overlap_step.size:
         figure.add_bar(

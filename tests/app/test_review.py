@@ -101,8 +101,12 @@ def test_serve_answers_over_loopback():
 
 
 async def test_diff_screen_shows_the_same_as_the_command():
+    from textual.widgets import OptionList
+
     from explorer.api import open_document
-    from explorer.diff import diff_documents, diff_lines
+    from explorer.diff import change_lines, diff_documents, summary_lines
+    from widgets.doc_tree import DocumentTree
+    from widgets.problems import ProblemsTable
     from widgets.review_screens import DiffScreen
 
     first, second = SAMPLE_DATA / "clean_2x2_stschedule.json", SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
@@ -117,8 +121,47 @@ async def test_diff_screen_shows_the_same_as_the_command():
                 break
             await pilot.pause(0.02)
         assert isinstance(app.screen, DiffScreen)
-        expected = diff_lines(diff_documents(open_document(first), open_document(second)))
-        assert app.screen.lines == expected
+        a, b = open_document(first), open_document(second)
+        a.run_deep_checks(), b.run_deep_checks()
+        result = diff_documents(a, b)
+        assert app.screen.summary == summary_lines(result) and app.screen.changes == change_lines(result)
+        # Enter on the extra L2 tensor (a change only the second file has) opens that file at its workload
+        index = next(i for i, line in enumerate(app.screen.changes) if line.startswith("l2-placement-added"))
+        app.screen.query_one(OptionList).highlighted = index
+        await pilot.press("enter")
+        for _ in range(200):
+            if (
+                app.path == second
+                and app.views_ready
+                and app.query_one(DocumentTree).cursor_node.data.ref[0] == "workload"
+            ):
+                break
+            await pilot.pause(0.02)
+        s = app.document.schedule
+        assert app.path == second and app.document.meta.source == second
+        assert app.query_one(DocumentTree).cursor_node.data.ref == ("workload", s.row_of(1, 3))
+        assert app.query_one(ProblemsTable).problems  # the second file's problems are listed
+        app.action_back()  # the palette's "Back to the previous file"
+        await pilot.pause()
+        assert app.path == first and not app.query_one(ProblemsTable).problems
+        # o on a change opens it in the other file: a workload of the first file, from the second
+        app.switch_document(b)
+        app.previous_document = a
+        app.action_diff()
+        await pilot.pause()
+        await pilot.press(*str(first), "enter")
+        for _ in range(200):
+            if isinstance(app.screen, DiffScreen):
+                break
+            await pilot.pause(0.02)
+        index = next(i for i, line in enumerate(app.screen.changes) if line.startswith("transfer-removed"))
+        app.screen.query_one(OptionList).highlighted = index
+        await pilot.press("o")
+        for _ in range(200):
+            if app.path == first and app.views_ready:
+                break
+            await pilot.pause(0.02)
+        assert app.path == first
 
 
 async def test_palette_export_writes_the_report_beside_the_input(tmp_path):

@@ -121,3 +121,49 @@ def test_a_schedule_diff_sees_the_three_planted_changes(capsys):
     assert cli.main(["diff", str(planted), str(clean)]) == 0
     text = capsys.readouterr().out
     assert "problems fixed: 3" in text and "l2-placement-removed" in text
+
+
+def test_diff_sees_moved_endpoints_layer_times_and_incidents(tmp_path, capsys):
+    """A transfer read by another workload, a slower layer and a planted overlap: each is its own change."""
+    import copy
+    import json
+
+    from explorer import cli
+    from tests.unit.test_incidents import entry
+
+    clean = SAMPLE_DATA / "clean_2x2_stschedule.json"
+    doc = json.loads(clean.read_text())
+    changed = copy.deepcopy(doc)
+    moved = changed["0"][3]["ifmap"].pop(0)  # workload 3 no longer reads this transfer: workload 4 does
+    changed["0"][4]["ifmap"].append(moved)
+    changed["1"][5]["time"] += 1000
+    changed["1"][2]["buffer"].append(entry(77777, 6144, 2048, new=True))
+    path = tmp_path / "changed_stschedule.json"
+    path.write_text(json.dumps(changed))
+    assert cli.main(["diff", str(clean), str(path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    by_kind: dict = {}
+    for change in result["changes"]:
+        by_kind.setdefault(change["kind"], []).append(change)
+    tid = moved["transfer_id"][0]
+    [endpoints] = by_kind["transfer-endpoints"]
+    assert endpoints["transfer"] == tid and "c0 wl 3" in endpoints["a"] and "c0 wl 4" in endpoints["b"]
+    reads = {(c["kind"], c["workload_id"]) for c in by_kind["transfer-added"] + by_kind["transfer-removed"]}
+    assert reads == {("transfer-removed", 3), ("transfer-added", 4)}
+    layer = changed["1"][5]["layer_name"]
+    assert by_kind["layer-time"][0]["layer"] == layer and by_kind["layer-time"][0]["delta"] == 1000
+    [incident] = by_kind["incident-introduced"]
+    assert (incident["core"], incident["workload_id"]) == (1, 2) and "77777" in incident["message"]
+    summary = result["summary"]
+    assert summary["incidents_introduced"] == 1 and summary["transfer_endpoints_changed"] == 1
+
+
+def test_multiset_changes_counts_each_placement():
+    import numpy as np
+
+    from explorer.diff import multiset_changes
+
+    a = [np.array([1, 1, 2]), np.array([5, 5, 6])]
+    b = [np.array([1, 2, 3]), np.array([5, 6, 7])]
+    keys, delta, _ = multiset_changes(a, b)
+    assert keys.tolist() == [[1, 5], [3, 7]] and delta.tolist() == [-1, 1]  # one (1, 5) fewer, (3, 7) new
