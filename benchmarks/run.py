@@ -274,7 +274,7 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "—"
 
 
-SECTIONS = ("schedule", "ark", "onnx", "graph", "pipeline")
+SECTIONS = ("schedule", "ark", "onnx", "graph", "pipeline", "review")
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -293,6 +293,10 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
             from pipeline_bench import section as pipeline_section
 
             lines += pipeline_section(OUT, PROBES, run_probe, ratio)
+        if "review" in sections:
+            from review_bench import section as review_section
+
+            lines += review_section(OUT, PROBES, run_probe, ratio, big_schedule())
         splice(ROOT / "BENCHMARKS.md", lines)
         print("updated BENCHMARKS.md")
         return
@@ -390,6 +394,9 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from pipeline_bench import section as pipeline_section
 
     lines += pipeline_section(OUT, PROBES, run_probe, ratio)
+    from review_bench import section as review_section
+
+    lines += review_section(OUT, PROBES, run_probe, ratio, path)
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
     print("wrote BENCHMARKS.md")
 

@@ -10,6 +10,7 @@ paints and dispatches keys.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,19 @@ TEXT = Style(color="#d0d0d0")
 DIM = Style(color="#8a8a8a")
 PEAK = Style(color="#ff9f43")
 FOOTER_LINES = 4  # axis, selection, legend, findings
+# pixel colours by palette index: empty, empty under the cursor, empty past the capacity, overlap, selection,
+# highlight, side memory, then one per entry type (as the buffer view colours them)
+PALETTE = (BACKGROUND, CURSOR_BACKGROUND, BEYOND, "#ff3030", SELECTED, HIGHLIGHT, SIDE_STYLE.color.name,
+           *(style.color.name for style in ENTRY_STYLES))  # fmt: skip
+FREE_INDEX, CURSOR_INDEX, BEYOND_INDEX, OVERLAP_INDEX, SELECTED_INDEX, HIGHLIGHT_INDEX, SIDE_INDEX = range(7)
+KIND_INDEX = 7
+
+
+@lru_cache(maxsize=1024)
+def _pair_style(code: int) -> Style:
+    """The style of a half-block cell whose upper pixel has palette colour code // len and lower code % len."""
+    upper, lower = divmod(code, len(PALETTE))
+    return Style(color=PALETTE[upper], bgcolor=PALETTE[lower])
 
 
 class MemoryMapView(FrameWidget, can_focus=True):
@@ -306,52 +320,43 @@ class MemoryMapView(FrameWidget, can_focus=True):
         return Strip([Segment(text[:width].ljust(width), TEXT)])
 
     def _map_lines(self, m: MemoryMap, pixels: Pixels, lines: int, columns: int) -> list[Strip]:
-        band, overlap = pixels.band, pixels.overlap
+        """Each line two pixel rows as ▀ (upper pixel the foreground, lower the background): pixels become
+        palette indices with numpy, and each line is cut into runs of one colour pair, one Style per pair."""
+        colours = self._pixel_colours(m, pixels, columns)
+        pairs = colours[0::2] * len(PALETTE) + colours[1::2]  # (lines, columns) colour-pair codes
         bpp = pixels.bytes_per_pixel
-        colour = self._band_colours(m)
-        cursor_column = int((self.frame - pixels.step0) / pixels.steps_per_column)
-        starts = {int((lo) // (2 * bpp)) for _, _, lo, _ in m.ring}
+        starts = {int(lo // (2 * bpp)) for _, _, lo, _ in m.ring}
         capacity_line = int(m.capacity // (2 * bpp)) if m.top > m.capacity else -1
         out: list[Strip] = []
         for line in range(lines):
-            address = int(line * 2 * bpp)
             tick = "◆" if line in starts else ("┄" if line == capacity_line else " ")
-            segments = [Segment(f"{address:#07x}{tick}│"[:RULER], DIM)]
-            beyond = line * 2 * bpp >= m.capacity
-            top_row, bottom_row = band[2 * line], band[2 * line + 1]
-            top_red, bottom_red = overlap[2 * line], overlap[2 * line + 1]
-            run: list[str] = []
-            run_style: Style | None = None
-            for c in range(columns):
-                free = BEYOND if beyond else (CURSOR_BACKGROUND if c == cursor_column else BACKGROUND)
-                upper = "#ff3030" if top_red[c] else colour.get(int(top_row[c]), free)
-                lower = "#ff3030" if bottom_red[c] else colour.get(int(bottom_row[c]), free)
-                style = Style(color=upper, bgcolor=lower)
-                if style == run_style:
-                    run.append("▀")
-                else:
-                    if run:
-                        segments.append(Segment("".join(run), run_style))
-                    run, run_style = ["▀"], style
-            if run:
-                segments.append(Segment("".join(run), run_style))
+            segments = [Segment(f"{int(line * 2 * bpp):#07x}{tick}│"[:RULER], DIM)]
+            row = pairs[line]
+            cuts = np.flatnonzero(row[1:] != row[:-1]) + 1
+            edges = [0, *cuts.tolist(), columns]
+            codes = row[edges[:-1]].tolist()
+            for a, b, code in zip(edges[:-1], edges[1:], codes, strict=True):
+                segments.append(Segment("▀" * (b - a), _pair_style(code)))
             out.append(Strip(segments))
         return out
 
-    def _band_colours(self, m: MemoryMap) -> dict[int, str]:
-        """Colour per band shown: by type, the selection white, the highlighted tensors yellow."""
-        colours: dict[int, str] = {}
-        kinds = m.kind.tolist()
-        for band in np.unique(self._pixels[1].band).tolist():
-            if band == FREE:
-                continue
-            kind = kinds[band]
-            style = SIDE_STYLE if kind < 0 else ENTRY_STYLES[kind % len(ENTRY_STYLES)]
-            colours[band] = style.color.name if style.color else "#808080"
-            if int(m.tensor[band]) in self.highlight:
-                colours[band] = HIGHLIGHT
-        if self.selected_band >= 0:
-            colours[self.selected_band] = SELECTED
+    def _pixel_colours(self, m: MemoryMap, pixels: Pixels, columns: int) -> np.ndarray:
+        """Palette index per pixel: a band's type colour, the selection white, the highlighted tensors yellow,
+        overlaps red, empty pixels dark (lighter in the cursor's column, reddish past the capacity)."""
+        band = pixels.band
+        by_band = np.where(m.kind < 0, SIDE_INDEX, KIND_INDEX + np.maximum(m.kind, 0) % len(ENTRY_STYLES))
+        if self.highlight:
+            by_band = np.where(np.isin(m.tensor, np.asarray(self.highlight, dtype=np.int64)), HIGHLIGHT_INDEX, by_band)
+        if 0 <= self.selected_band < by_band.size:
+            by_band[self.selected_band] = SELECTED_INDEX
+        colours = np.where(band >= 0, by_band[np.maximum(band, 0)] if by_band.size else 0, FREE_INDEX)
+        cursor_column = int((self.frame - pixels.step0) / pixels.steps_per_column)
+        if 0 <= cursor_column < columns:
+            column = colours[:, cursor_column]
+            column[column == FREE_INDEX] = CURSOR_INDEX
+        beyond = np.arange(band.shape[0]) * pixels.bytes_per_pixel >= m.capacity
+        colours[beyond[:, None] & (colours == FREE_INDEX)] = BEYOND_INDEX
+        colours[pixels.overlap] = OVERLAP_INDEX
         return colours
 
     def _axis(self, m: MemoryMap, pixels: Pixels, columns: int) -> Strip:
