@@ -52,7 +52,7 @@ def human(value: object, key: str = "") -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int | float):
-        if key.endswith("bytes") and not key.endswith("_delta"):
+        if (key.endswith("bytes") or key.endswith("_size")) and not key.endswith("_delta"):
             return f"{number(value)} ({human_bytes(value)})" if abs(value) >= 1024 else human_bytes(value)
         if key.endswith("delta"):
             return ("+" if value > 0 else "") + number(value)

@@ -20,7 +20,7 @@ from explorer.errors import Problem
 from explorer.formats.ark.checks import TensorIndex
 from explorer.formats.ark.layout import layout_of
 from explorer.formats.ark.model import ArkArg, ArkFile, ArkOp, ArkTensor
-from explorer.formatting import human_bytes
+from explorer.formatting import human, human_bytes
 
 _ROLE_KEYS = {"read": "ReadTensors", "write": "WriteTensors", "result": "ResultTensors"}
 _INDEX = re.compile(r"\[(\d+)\]")
@@ -312,7 +312,7 @@ class ArkView(DocumentView):
         summary = self.document.summary if self.document else {}
         rows: list[tuple[str, Any]] = [
             ("format", f"ARK {ark.kind}"),
-            ("rank", "none (-1)" if ark.rank == -1 else ark.rank),
+            ("rank", _rank(ark.rank)),
             ("world size", ark.world_size),
         ]
         if ark.kind == "plan":
@@ -321,7 +321,7 @@ class ArkView(DocumentView):
                 ("processors", ark.num_processors),
                 ("warps per processor", ark.num_warps_per_processor),
             ]
-        rows += [(k.replace("_", " "), v) for k, v in summary.items() if not isinstance(v, dict)]
+        rows += [(k.replace("_", " "), human(v, k)) for k, v in summary.items() if not isinstance(v, dict)]
         sections = [Section(f"ARK {ark.kind}", ("property", "value"), rows)]
         types = summary.get("op_types") or {}
         sections.append(Section("Op types", ("type", "ops"), list(types.items())))
@@ -421,7 +421,7 @@ class ArkView(DocumentView):
         if tensor.pads is not None:
             rows.append(("pads (draft field)", dims(tensor.pads)))
         rows += [
-            ("buffer", f"{buffer.id}  rank {buffer.rank}{'  external' if buffer.is_external else ''}"),
+            ("buffer", f"{buffer.id}  rank {_rank(buffer.rank)}{'  external' if buffer.is_external else ''}"),
             ("location", location),
         ]
         sections = [Section(f"Tensor {tensor.id}", ("property", "value"), rows)]
@@ -475,7 +475,7 @@ class ArkView(DocumentView):
         buffer = self.index.tensors[ids[0]].buffer
         rows = [
             ("id", buffer_id),
-            ("rank", f"{buffer.rank} (local)" if buffer.rank == -1 else buffer.rank),
+            ("rank", _rank(buffer.rank)),
             ("size", f"{self.index.buffer_bytes(buffer_id):,} B  (largest ∏ Strides × element size)"),
             ("send tags", ", ".join(f"[{r}, {t}]" for r, t in buffer.send_tags) or "none"),
             ("recv tags", ", ".join(f"[{r}, {t}]" for r, t in buffer.recv_tags) or "none"),
@@ -600,6 +600,11 @@ def arg_value(arg: ArkArg) -> str:
     if arg.type == "DIMS":
         return dims(arg.value)
     return str(arg.value).lower() if isinstance(arg.value, bool) else str(arg.value)
+
+
+def _rank(rank: int) -> str:
+    """ARK's rank -1 means "this process" (no rank given): said in words, not as a raw -1."""
+    return "local (none given)" if rank == -1 else str(rank)
 
 
 def _plain(value: Any) -> str:

@@ -27,7 +27,7 @@ from explorer.document import (
 )
 from explorer.errors import Problem
 from explorer.formats.coreml.model import CoreMLModel, blob_stats, op_name, type_text, value_text
-from explorer.formatting import human_bytes
+from explorer.formatting import human, human_bytes
 
 _MIL_FUNC = re.compile(r"^\s*func\s+(\w+)")
 _MIL_OP = re.compile(r"^\s*(?:[\w<>\[\], ]+?)\s+(\S+)\s*=\s*(\w+)\(")
@@ -385,7 +385,7 @@ class CoreMLView(DocumentView):
 
     def _describe_summary(self) -> list[Section]:
         summary = self.document.summary if self.document else self.summary()
-        rows = [(k.replace("_", " "), v) for k, v in summary.items() if not isinstance(v, dict)]
+        rows = [(k.replace("_", " "), human(v, k)) for k, v in summary.items() if not isinstance(v, dict)]
         sections = [Section("Core ML model", ("property", "value"), rows)]
         for key in ("op_types", "layer_types"):
             if summary.get(key):

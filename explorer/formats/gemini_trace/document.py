@@ -27,6 +27,7 @@ from explorer.document import (
 )
 from explorer.formats.gemini_trace.lines import decode_links, decode_params
 from explorer.formats.gemini_trace.program import UNIT_TITLES, Program
+from explorer.formatting import human
 from explorer.schedule import lanes_only
 
 BLOCK_KINDS = ("config", "operation")
@@ -244,7 +245,9 @@ class TraceView(DocumentView):
 
     def _describe_summary(self) -> list[Section]:
         facts = self.summary()
-        rows = [(key.replace("_", " "), _plain(value)) for key, value in facts.items() if not isinstance(value, dict)]
+        rows = [
+            (key.replace("_", " "), human(value, key)) for key, value in facts.items() if not isinstance(value, dict)
+        ]
         sections = [Section("Trace" if self.program.timed else "Assembly", ("property", "value"), rows)]
         lanes = facts["lanes"]
         unit_rows = []

@@ -330,7 +330,7 @@ class ScheduleView(DocumentView):
 
     def _describe_summary(self) -> list[Section]:
         doc = self.document
-        rows = [(k.replace("_", " "), _fmt(v)) for k, v in (doc.summary if doc else {}).items()]
+        rows = [(k.replace("_", " "), human(v, k)) for k, v in (doc.summary if doc else {}).items()]
         sections = [Section("Schedule", ("property", "value"), rows)]
         analysis = self._analysis()
         if analysis:

@@ -28,7 +28,7 @@ from explorer.document import (
 from explorer.errors import Problem
 from explorer.formats.tvm_mlf.bundle import MlfBundle, Module
 from explorer.formats.tvm_mlf.params import array_stats
-from explorer.formatting import human_bytes
+from explorer.formatting import human, human_bytes
 
 SOURCE_SUFFIXES = {
     ".c": "c",
@@ -447,7 +447,7 @@ class TvmView(DocumentView):
 
     def _describe_module(self, m: int) -> list[Section]:
         summary = (self.document.summary if self.document else self.summary())["modules"][m]
-        rows = [(k.replace("_", " "), _plain(v)) for k, v in summary.items()]
+        rows = [(k.replace("_", " "), human(v, k)) for k, v in summary.items()]
         return [
             Section(f"Module {self.modules[m].name}", ("property", "value"), rows),
             *self._describe_metadata()[1:][m : m + 1],
