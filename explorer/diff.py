@@ -62,34 +62,32 @@ def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[
     }
     changes: list[dict[str, Any]] = [{"kind": "layer-added", "layer": name} for name in summary["layers_added"]]
     changes += [{"kind": "layer-removed", "layer": name} for name in summary["layers_removed"]]
-    rows_b = {(int(c), int(w)): r for r, (c, w) in enumerate(zip(sb.wl_core.tolist(), sb.wl_id.tolist(), strict=True))}
-    durations = []
-    for row_a, (core, wl) in enumerate(zip(sa.wl_core.tolist(), sa.wl_id.tolist(), strict=True)):
-        row_b = rows_b.get((core, wl))
-        if row_b is not None and sa.wl_time[row_a] != sb.wl_time[row_b]:
-            durations.append((abs(sb.wl_time[row_b] - sa.wl_time[row_a]), core, wl, row_a, row_b))
-    durations.sort(reverse=True)
-    for _, core, wl, row_a, row_b in durations[:TOP_CHANGES]:
+    rows_a, rows_b = match_rows(sa, sb)  # the workloads both have, paired by core and workload id
+    delta = sb.wl_time[rows_b] - sa.wl_time[rows_a]
+    moved = np.flatnonzero(delta != 0)
+    moved = moved[np.argsort(-np.abs(delta[moved]), kind="stable")]
+    for k in moved[:TOP_CHANGES].tolist():
+        row_a, row_b = int(rows_a[k]), int(rows_b[k])
         changes.append(
             {
                 "kind": "duration",
-                "core": core,
-                "workload_id": wl,
+                "core": int(sa.wl_core[row_a]),
+                "workload_id": int(sa.wl_id[row_a]),
                 "layer": sb.layers[sb.wl_layer[row_b]],
                 "a": float(sa.wl_time[row_a]),
                 "b": float(sb.wl_time[row_b]),
-                "delta": float(sb.wl_time[row_b] - sa.wl_time[row_a]),
+                "delta": float(delta[k]),
             }
         )
-    summary["durations_changed"] = len(durations)
+    summary["durations_changed"] = int(moved.size)
     buffer_changes = _buffer_changes(sa, sb)
-    transfer_changes = _transfer_changes(sa, sb)
-    endpoint_changes = _endpoint_changes(sa, sb)
+    transfer_changes, endpoint_changes = _transfer_changes(sa, sb)
     problem_changes = _problem_changes(a, b)
     incident_changes = _incident_changes(a, b)
-    keys_a = list(zip(sa.wl_core.tolist(), sa.wl_id.tolist(), strict=True))
-    added = sorted(set(rows_b) - set(keys_a))
-    removed = [key for key in keys_a if key not in rows_b]
+    only_a = np.setdiff1d(np.arange(sa.n_workloads), rows_a)
+    only_b = np.setdiff1d(np.arange(sb.n_workloads), rows_b)
+    added = sorted(zip(sb.wl_core[only_b].tolist(), sb.wl_id[only_b].tolist(), strict=True))
+    removed = list(zip(sa.wl_core[only_a].tolist(), sa.wl_id[only_a].tolist(), strict=True))
     summary["workloads_added"] = len(added)
     summary["workloads_removed"] = len(removed)
     summary["transfers_changed"] = len(transfer_changes)
@@ -103,11 +101,12 @@ def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[
     summary["layers_time_changed"] = len(layer_deltas)
     changes += [{"kind": "workload-added", "core": core, "workload_id": wl} for core, wl in added]
     changes += [{"kind": "workload-removed", "core": core, "workload_id": wl} for core, wl in removed]
-    for r, key in enumerate(keys_a):
-        row_b = rows_b.get(key)
-        if row_b is not None and sa.layers[sa.wl_layer[r]] != sb.layers[sb.wl_layer[row_b]]:
-            changes.append({"kind": "layer-changed", "core": key[0], "workload_id": key[1],
-                            "a": sa.layers[sa.wl_layer[r]], "b": sb.layers[sb.wl_layer[row_b]]})  # fmt: skip
+    names_a, names_b = np.asarray(sa.layers, dtype=object), np.asarray(sb.layers, dtype=object)
+    renamed = np.flatnonzero(names_a[sa.wl_layer[rows_a]] != names_b[sb.wl_layer[rows_b]]) if rows_a.size else []
+    for k in list(renamed):
+        row_a, row_b = int(rows_a[k]), int(rows_b[k])
+        changes.append({"kind": "layer-changed", "core": int(sa.wl_core[row_a]), "workload_id": int(sa.wl_id[row_a]),
+                        "a": sa.layers[sa.wl_layer[row_a]], "b": sb.layers[sb.wl_layer[row_b]]})  # fmt: skip
     changes += layer_deltas[:TOP_CHANGES]
     changes += transfer_changes[:TOP_CHANGES] + endpoint_changes[:TOP_CHANGES] + buffer_changes[:TOP_CHANGES]
     changes += incident_changes[:TOP_CHANGES] + problem_changes[:TOP_CHANGES]
@@ -139,15 +138,23 @@ def multiset_changes(a: list[np.ndarray], b: list[np.ndarray]) -> tuple[np.ndarr
     return keys, delta[changed], order[starts[changed]]
 
 
-def _common_workloads(sa: Any, sb: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Masks of the rows whose (core, workload) exists in both files: placements of added or removed
-    workloads are reported as the workload, not as every tensor in it."""
-    key_a = set(zip(sa.wl_core.tolist(), sa.wl_id.tolist(), strict=True))
-    key_b = set(zip(sb.wl_core.tolist(), sb.wl_id.tolist(), strict=True))
-    both = key_a & key_b
-    in_a = np.array([k in both for k in zip(sa.wl_core.tolist(), sa.wl_id.tolist(), strict=True)], dtype=bool)
-    in_b = np.array([k in both for k in zip(sb.wl_core.tolist(), sb.wl_id.tolist(), strict=True)], dtype=bool)
-    return in_a, in_b
+def _workload_keys(s: Any) -> np.ndarray:
+    """One int64 per workload for (core, workload id), so two files' workloads match with a sort."""
+    wl = s.wl_id.astype(np.int64)
+    if wl.size and (wl.min() < -(2**39) or wl.max() >= 2**39):  # ids beyond any real file: ranks instead
+        wl = np.unique(wl, return_inverse=True)[1].astype(np.int64)
+    return (s.wl_core.astype(np.int64) << 40) + (wl + 2**39)
+
+
+def match_rows(sa: Any, sb: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(rows of A, rows of B) of the workloads both files have (by core and workload id), in A's order."""
+    key_a, key_b = _workload_keys(sa), _workload_keys(sb)
+    order_b = np.argsort(key_b, kind="stable")
+    at = np.clip(np.searchsorted(key_b, key_a, sorter=order_b), 0, max(key_b.size - 1, 0))
+    if not key_b.size:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    found = key_b[order_b[at]] == key_a
+    return np.flatnonzero(found), order_b[at[found]]
 
 
 def _placements(s: Any, side: bool) -> tuple[np.ndarray, ...]:
@@ -160,15 +167,35 @@ def _placements(s: Any, side: bool) -> tuple[np.ndarray, ...]:
     return row, ident, address, size
 
 
+def _fingerprints(ptr: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
+    """Per snapshot: an order-free sum of its placements' hashes (uint64, wrapping), to skip equal snapshots."""
+    h = np.zeros(columns[0].size, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k, column in enumerate(columns):
+            h = h * np.uint64(0x9E3779B97F4A7C15) + (column.astype(np.uint64) + np.uint64(k + 1))
+            h ^= h >> np.uint64(29)
+        sums = np.concatenate([[np.uint64(0)], np.cumsum(h, dtype=np.uint64)])
+        return sums[ptr[1:]] - sums[ptr[:-1]]
+
+
 def _buffer_changes(sa: Any, sb: Any) -> list[dict[str, Any]]:
     """Placements added or removed in each workload's L2 and WL0 snapshots (id, address, size), for the
-    workloads both files have; in workload order."""
-    in_a, in_b = _common_workloads(sa, sb)
+    workloads both files have; in workload order. Snapshots whose count and fingerprint agree are skipped
+    before the exact comparison."""
+    rows_a, rows_b = match_rows(sa, sb)
     found = []
     for side, name, what in ((False, "l2", "tensor"), (True, "wl0", "transfer")):
         row_a, *rest_a = _placements(sa, side)
         row_b, *rest_b = _placements(sb, side)
-        keep_a, keep_b = in_a[row_a], in_b[row_b]
+        ptr_a, ptr_b = (sa.w0_ptr, sb.w0_ptr) if side else (sa.buf_ptr, sb.buf_ptr)
+        same = (np.diff(ptr_a)[rows_a] == np.diff(ptr_b)[rows_b]) & (
+            _fingerprints(ptr_a, rest_a)[rows_a] == _fingerprints(ptr_b, rest_b)[rows_b]
+        )
+        differ_a = np.zeros(sa.n_workloads, dtype=bool)
+        differ_b = np.zeros(sb.n_workloads, dtype=bool)
+        differ_a[rows_a[~same]] = True
+        differ_b[rows_b[~same]] = True
+        keep_a, keep_b = differ_a[row_a], differ_b[row_b]
         columns_a = [sa.wl_core[row_a[keep_a]], sa.wl_id[row_a[keep_a]], *(c[keep_a] for c in rest_a)]
         columns_b = [sb.wl_core[row_b[keep_b]], sb.wl_id[row_b[keep_b]], *(c[keep_b] for c in rest_b)]
         keys, delta, _ = multiset_changes(columns_a, columns_b)
@@ -180,46 +207,39 @@ def _buffer_changes(sa: Any, sb: Any) -> list[dict[str, Any]]:
     return found
 
 
-def _transfer_changes(sa: Any, sb: Any) -> list[dict[str, Any]]:
-    """Transfer ids each core's workloads read or write, added or removed."""
+def _transfer_columns(s: Any) -> list[np.ndarray]:
+    """(core, workload, direction (0 reads, 1 writes), transfer id) of every transfer a workload reads or writes."""
+    consumer = np.repeat(np.arange(s.n_workloads), np.diff(s.in_ptr))
+    rows = np.concatenate([consumer, s.of_row]).astype(np.int64)
+    direction = np.concatenate([np.zeros(consumer.size), np.ones(s.of_row.size)]).astype(np.int64)
+    tids = np.concatenate([s.in_tid, s.of_tid]).astype(np.int64)
+    return [s.wl_core[rows].astype(np.int64), s.wl_id[rows], direction, tids]
 
-    def columns(s: Any) -> list[np.ndarray]:
-        consumer = np.repeat(np.arange(s.n_workloads), np.diff(s.in_ptr))
-        rows = np.concatenate([consumer, s.of_row]).astype(np.int64)
-        direction = np.concatenate([np.zeros(consumer.size), np.ones(s.of_row.size)]).astype(np.int64)
-        tids = np.concatenate([s.in_tid, s.of_tid]).astype(np.int64)
-        return [s.wl_core[rows], s.wl_id[rows], direction, tids]
 
-    keys, delta, _ = multiset_changes(columns(sa), columns(sb))
+def _transfer_changes(sa: Any, sb: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Transfer ids each core's workloads read or write, added or removed; and the transfers both files have
+    whose endpoints differ (the same id, written or read by other workloads), all from one multiset difference."""
+    columns_a, columns_b = _transfer_columns(sa), _transfer_columns(sb)
+    keys, delta, _ = multiset_changes(columns_a, columns_b)
     changes = []
     for (core, wl, direction, tid), count in zip(keys.tolist(), delta.tolist(), strict=True):
         changes.append({"kind": "transfer-added" if count > 0 else "transfer-removed",
                         "direction": "writes" if direction else "reads", "core": core, "workload_id": wl,
                         "transfer": tid})  # fmt: skip
     changes.sort(key=lambda c: (c["kind"] != "transfer-added", c["direction"], c["core"], c["workload_id"]))
-    return changes
-
-
-def _endpoints(s: Any) -> dict[int, tuple[tuple, tuple]]:
-    """Transfer id → (writers, readers) as sorted (core, workload) tuples: where each transfer goes."""
-    consumer = np.repeat(np.arange(s.n_workloads), np.diff(s.in_ptr))
-    found: dict[int, tuple[set, set]] = {}
-    for row, tid in zip(s.of_row.tolist(), s.of_tid.tolist(), strict=True):
-        found.setdefault(int(tid), (set(), set()))[0].add((int(s.wl_core[row]), int(s.wl_id[row])))
-    for row, tid in zip(consumer.tolist(), s.in_tid.tolist(), strict=True):
-        found.setdefault(int(tid), (set(), set()))[1].add((int(s.wl_core[row]), int(s.wl_id[row])))
-    return {tid: (tuple(sorted(w)), tuple(sorted(r))) for tid, (w, r) in found.items()}
-
-
-def _endpoint_changes(sa: Any, sb: Any) -> list[dict[str, Any]]:
-    """Transfers both files have whose writer or readers differ: the same id, other endpoints."""
-    ends_a, ends_b = _endpoints(sa), _endpoints(sb)
-    changes = []
-    for tid in sorted(set(ends_a) & set(ends_b)):
-        if ends_a[tid] != ends_b[tid]:
-            (wa, ra), (wb, rb) = ends_a[tid], ends_b[tid]
-            changes.append({"kind": "transfer-endpoints", "transfer": tid, "a": _said(wa, ra), "b": _said(wb, rb)})
-    return changes
+    moved = np.unique(keys[:, 3]) if keys.size else np.zeros(0, dtype=np.int64)
+    moved = moved[np.isin(moved, columns_a[3]) & np.isin(moved, columns_b[3])]
+    endpoints = [{"kind": "transfer-endpoints", "transfer": int(tid)} for tid in moved.tolist()]
+    shown = moved[:TOP_CHANGES]
+    for side, columns in (("a", columns_a), ("b", columns_b)):
+        mine = np.flatnonzero(np.isin(columns[3], shown))
+        ends: dict[int, tuple[list, list]] = {int(t): ([], []) for t in shown.tolist()}
+        for i in mine[np.lexsort((columns[1][mine], columns[0][mine]))].tolist():
+            ends[int(columns[3][i])][int(columns[2][i]) == 0].append((int(columns[0][i]), int(columns[1][i])))
+        for change in endpoints[: shown.size]:
+            writers, readers = ends[change["transfer"]]
+            change[side] = _said(tuple(writers), tuple(readers))
+    return changes, endpoints
 
 
 def _said(writers: tuple, readers: tuple) -> str:
@@ -246,16 +266,20 @@ def _layer_time_deltas(sa: Any, sb: Any) -> list[dict[str, Any]]:
 
 def _incident_changes(a: Document, b: Document) -> list[dict[str, Any]]:
     """Overlap incidents one file has and the other not (matched by code, core and misplaced tensor)."""
-    from explorer.analysis.incidents import incidents_of
+    from explorer.analysis.incidents import incidents_of, name_roles
 
     def keyed(document: Document) -> dict[tuple, Any]:
-        return {(i.code, i.core, i.introduced_by): i for i in incidents_of(document)}
+        return {(i.code, i.core, i.introduced_by): i for i in incidents_of(document, with_roles=False)}
 
     before, after = keyed(a), keyed(b)
-    changes = [{"kind": "incident-introduced", "code": i.code, "core": i.core, "workload_id": i.first_workload,
-                "message": i.line()} for k, i in after.items() if k not in before]  # fmt: skip
-    changes += [{"kind": "incident-fixed", "code": i.code, "core": i.core, "workload_id": i.first_workload,
-                 "message": i.line()} for k, i in before.items() if k not in after]  # fmt: skip
+    changes = []
+    for kind, mine, theirs, document in (("introduced", after, before, b), ("fixed", before, after, a)):
+        changed = [i for k, i in mine.items() if k not in theirs]
+        # named (roles from the file) only for the ones listed: thousands of incidents compare in a blink
+        name_roles(document.schedule, changed[:TOP_CHANGES], document.vocabulary.entry_kinds,
+                   document.view.entry_role)  # fmt: skip
+        changes += [{"kind": f"incident-{kind}", "code": i.code, "core": i.core, "workload_id": i.first_workload,
+                     "message": i.line()} for i in changed]  # fmt: skip
     return changes
 
 

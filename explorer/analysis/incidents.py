@@ -68,17 +68,31 @@ def find_incidents(
     problems: list[Problem],
     entry_kinds: tuple[str, ...] = (),
     entry_role: Callable[[int, int], str] | None = None,
+    *,
+    with_roles: bool = True,
 ) -> list[Incident]:
     """The incidents behind the overlap problems. `entry_role(row, entry)` (the document view's) names a tensor
-    in words; without it, the entry's kind says what it is."""
+    in words; without it, the entry's kind says what it is. `with_roles=False` leaves the roles for
+    `name_roles` to fill for the few incidents that will be shown (diff compares thousands)."""
     pairs = [p for p in problems if p.code in OVERLAP_CODES and "core" in p.refs and "range" in p.refs]
     found: list[Incident] = []
     for code in OVERLAP_CODES:
         mine = [p for p in pairs if p.code == code]
         if mine:
-            found += _group(s, mine, code, entry_kinds, entry_role)
+            found += _group(s, mine, code)
     found.sort(key=lambda i: (i.core, i.first_workload, i.introduced_by))
+    if with_roles:
+        name_roles(s, found, entry_kinds, entry_role)
     return found
+
+
+def name_roles(
+    s: Schedule, incidents: list[Incident], entry_kinds: tuple[str, ...] = (), entry_role: Callable | None = None
+) -> None:
+    """Fill each incident's `roles`: what every tensor involved is, in its first snapshot."""
+    for incident in incidents:
+        row = s.row_of(incident.core, incident.first_workload)
+        incident.roles = {t: _role(s, row, t, incident.code, entry_kinds, entry_role) for t in incident.tensor_ids}
 
 
 def _ids(p: Problem, code: str) -> tuple[int, int]:
@@ -86,7 +100,7 @@ def _ids(p: Problem, code: str) -> tuple[int, int]:
     return int(ids[0]), int(ids[1])
 
 
-def _group(s: Schedule, pairs: list[Problem], code: str, entry_kinds: tuple[str, ...], entry_role) -> list[Incident]:
+def _group(s: Schedule, pairs: list[Problem], code: str) -> list[Incident]:
     rows = [s.row_of(int(p.refs["core"]), int(p.refs["workload_id"])) for p in pairs]
     by_row: dict[int, list[tuple[int, int, list[int], Problem]]] = {}
     for p, row in zip(pairs, rows, strict=True):
@@ -122,8 +136,6 @@ def _group(s: Schedule, pairs: list[Problem], code: str, entry_kinds: tuple[str,
         open_by_core[core] = {t: i for t, i in running.items() if t in touched}
     for incident in incidents:
         incident.ranges = _merged(incident.ranges)
-        row = s.row_of(incident.core, incident.first_workload)
-        incident.roles = {t: _role(s, row, t, code, entry_kinds, entry_role) for t in incident.tensor_ids}
     return incidents
 
 
@@ -191,10 +203,12 @@ def _role(s: Schedule, row: int | None, t: int, code: str, entry_kinds: tuple[st
     return f"weights of {s.layers[layer]}" if layer >= 0 else ""
 
 
-def incidents_of(document: Any) -> list[Incident]:
+def incidents_of(document: Any, *, with_roles: bool = True) -> list[Incident]:
     """The incidents of a loaded document (none without a schedule), named in its own words: what `check`, the
     HTML report and the problems panel all list."""
     if document.schedule is None:
         return []
     words = document.vocabulary
-    return find_incidents(document.schedule, document.problems, words.entry_kinds, document.view.entry_role)
+    return find_incidents(
+        document.schedule, document.problems, words.entry_kinds, document.view.entry_role, with_roles=with_roles
+    )

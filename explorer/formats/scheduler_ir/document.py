@@ -60,6 +60,7 @@ class ScheduleView(DocumentView):
     def __init__(self, s: Schedule) -> None:
         self.s = s
         self._decoded: dict[int, dict] = {}
+        self._roles: dict[int, list] = {}  # per row: its L2 entries' (type, layer, first source), for entry_role
 
     def graph_size_hint(self) -> int:
         return len(self.s.layers)
@@ -294,23 +295,43 @@ class ScheduleView(DocumentView):
 
     # ---- details ----------------------------------------------------------------------------------------
     def entry_role(self, row: int, entry: int) -> str:
-        record = _dicts(self.raw(row).get("buffer"))
+        """What an L2 entry is, in words: its type, layer and where its data comes from. Only the snapshot's
+        entries are decoded (typed, other keys skipped), once per row: incidents ask for thousands."""
+        entries = self._role_entries(row)
         pos = int(self.s.buf_pos[entry])
-        if pos >= len(record):
+        if pos >= len(entries):
             return ""
-        item = record[pos]
-        kind, layer = item.get("type", "?"), item.get("layer_name")
-        sources = _dicts(item.get("source"))
+        kind, layer, source = entries[pos]
         where = ""
-        if sources:
-            first = sources[0]
-            if first.get("type") == "DRAM":
+        if source is not None:
+            if source.type == "DRAM":
                 where = "read from DRAM"
-            elif isinstance(first.get("core_id"), int):
-                where = f"from core {first['core_id']}" + (
-                    f" ({first['layer_name']})" if first.get("layer_name") else ""
-                )
+            elif source.core_id is not None:
+                where = f"from core {source.core_id}" + (f" ({source.layer_name})" if source.layer_name else "")
         return " ".join(str(part) for part in (kind, f"of {layer}" if layer else "", where) if part)
+
+    def _role_entries(self, row: int) -> list[tuple[str, str | None, _RoleSource | None]]:
+        cached = self._roles.get(row)
+        if cached is not None:
+            return cached
+        try:
+            decoded = _role_decoder.decode(self.s.workload_raw(row)).buffer
+            cached = [(e.type, e.layer_name, e.source[0] if isinstance(e.source, list) and e.source else
+                       (e.source if isinstance(e.source, _RoleSource) else None)) for e in decoded]  # fmt: skip
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):  # an odd record: read it as plain JSON
+            cached = []
+            for item in _dicts(self.raw(row).get("buffer")):
+                sources = _dicts(item.get("source"))
+                first = sources[0] if sources else None
+                core = first.get("core_id") if first else None
+                source = (_RoleSource(str(first.get("type")), core if isinstance(core, int) else None,
+                                      first.get("layer_name") if isinstance(first.get("layer_name"), str) else None)
+                          if first else None)  # fmt: skip
+                cached.append((str(item.get("type", "?")), item.get("layer_name"), source))
+        if len(self._roles) > 4096:
+            self._roles.clear()
+        self._roles[row] = cached
+        return cached
 
     def raw(self, row: int) -> dict:
         """The whole workload as JSON values, decoded on first use (and kept for the next look)."""
@@ -675,6 +696,25 @@ def _decode_plain(raw: Any) -> dict:
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as error:
         return {"_unreadable": f"{type(error).__name__}: {error}"}
     return value if isinstance(value, dict) else {"_unreadable": "not an object"}
+
+
+class _RoleSource(msgspec.Struct, gc=False):
+    type: str | None = None
+    core_id: int | None = None
+    layer_name: str | None = None
+
+
+class _RoleEntry(msgspec.Struct, gc=False):
+    type: str = "?"
+    layer_name: str | None = None
+    source: list[_RoleSource] | _RoleSource | None = None
+
+
+class _RoleWorkload(msgspec.Struct, gc=False):
+    buffer: list[_RoleEntry] = []
+
+
+_role_decoder = msgspec.json.Decoder(_RoleWorkload)
 
 
 def _dicts(values: Any, keep_positions: bool = False) -> list:
