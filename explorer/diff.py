@@ -84,8 +84,8 @@ def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[
     transfer_changes, endpoint_changes = _transfer_changes(sa, sb)
     problem_changes = _problem_changes(a, b)
     incident_changes = _incident_changes(a, b)
-    only_a = np.setdiff1d(np.arange(sa.n_workloads), rows_a)
-    only_b = np.setdiff1d(np.arange(sb.n_workloads), rows_b)
+    only_a = np.flatnonzero(~np.isin(np.arange(sa.n_workloads), rows_a, kind="table"))
+    only_b = np.flatnonzero(~np.isin(np.arange(sb.n_workloads), rows_b, kind="table"))
     added = sorted(zip(sb.wl_core[only_b].tolist(), sb.wl_id[only_b].tolist(), strict=True))
     removed = list(zip(sa.wl_core[only_a].tolist(), sa.wl_id[only_a].tolist(), strict=True))
     summary["workloads_added"] = len(added)
@@ -228,7 +228,7 @@ def _transfer_changes(sa: Any, sb: Any) -> tuple[list[dict[str, Any]], list[dict
                         "transfer": tid})  # fmt: skip
     changes.sort(key=lambda c: (c["kind"] != "transfer-added", c["direction"], c["core"], c["workload_id"]))
     moved = np.unique(keys[:, 3]) if keys.size else np.zeros(0, dtype=np.int64)
-    moved = moved[np.isin(moved, columns_a[3]) & np.isin(moved, columns_b[3])]
+    moved = moved[_present(moved, columns_a[3]) & _present(moved, columns_b[3])]
     endpoints = [{"kind": "transfer-endpoints", "transfer": int(tid)} for tid in moved.tolist()]
     shown = moved[:TOP_CHANGES]
     for side, columns in (("a", columns_a), ("b", columns_b)):
@@ -240,6 +240,15 @@ def _transfer_changes(sa: Any, sb: Any) -> tuple[list[dict[str, Any]], list[dict
             writers, readers = ends[change["transfer"]]
             change[side] = _said(tuple(writers), tuple(readers))
     return changes, endpoints
+
+
+def _present(values: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Which of a few `values` occur in a large array: one sort and a binary search each."""
+    if not among.size:
+        return np.zeros(values.size, dtype=bool)
+    ordered = np.sort(among)
+    at = np.clip(np.searchsorted(ordered, values), 0, ordered.size - 1)
+    return ordered[at] == values
 
 
 def _said(writers: tuple, readers: tuple) -> str:

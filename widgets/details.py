@@ -97,7 +97,7 @@ def _table(section: Section) -> Table:
         cells = [str(row[index]) for row in rows[:MAX_ROWS] if index < len(row) and row[index] is not None]
         numeric = not key_value and index > 0 and all(NUMBER.fullmatch(cell) for cell in cells if cell)
         # a short cell of a value column stays whole ("[1, 64]"); of the header, no word is broken
-        whole = numeric or (index == 0 and not key_value)  # numbers, and the first column that names the row
+        whole = numeric or index == 0  # numbers, and the first column: it names the row
         if whole:
             words = [len(word) for word in column.split()] + [len(cell) for cell in cells]
         else:  # text wraps between words, never inside one (a key-value table's value folds: see above)

@@ -227,3 +227,25 @@ def test_a_core_that_is_not_an_array(write_json):
     doc = open_document(write_json(doc_json))
     assert ("bad-value", '$["1"]') in {(p.code, p.location) for p in errors(doc)}
     assert doc.schedule.core_ids.tolist() == [0]
+
+
+def test_progress_moves_by_bytes_even_for_one_core(tmp_path, monkeypatch):
+    """A one-core file's bar does not jump from 0 to 100 %: reading, the core's slices and the build each
+    report, in order, and a slice-by-slice decode gives the same schedule as one decode."""
+    from explorer.formats.scheduler_ir import reader
+    from explorer.formats.scheduler_ir.samples import Recipe, write_streaming
+
+    path = tmp_path / "one_core_stschedule.json"
+    size = write_streaming(path, Recipe(xlen=1, ylen=1, layers=400))
+    whole = reader.load_schedule(path)[0]
+    monkeypatch.setattr(reader, "READ_CHUNK", size // 7)
+    monkeypatch.setattr(reader, "SLICE_BYTES", size // 9)
+    seen: list[tuple[float, str]] = []
+    sliced = reader.load_schedule(path, progress=lambda done, total, stage: seen.append((done / total, stage)))[0]
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1
+    stages = [stage for _, stage in seen]
+    assert stages.count("reading") >= 6 and stages.count("core 0") >= 8 and "building columns" in stages
+    assert len({round(f, 3) for f in fractions if 0 < f < 1}) >= 15  # many steps between 0 and 1
+    for name in ("wl_id", "buf_tensor", "buf_addr", "w0_tid", "in_tid", "of_tid"):
+        assert getattr(sliced, name).tolist() == getattr(whole, name).tolist(), name

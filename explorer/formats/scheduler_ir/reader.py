@@ -16,6 +16,7 @@ import itertools
 import operator
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -140,7 +141,7 @@ _dram_decoder = msgspec.json.Decoder(Dram)
 class _Context:
     """What one load accumulates: the file, its problems, and the strictness."""
 
-    def __init__(self, path: Path, data: bytes, strict: bool) -> None:
+    def __init__(self, path: Path, data: bytes | bytearray, strict: bool) -> None:
         self.path = path
         self.data = data
         self.strict = strict
@@ -183,16 +184,18 @@ def load_schedule(
 
 
 def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tuple[Schedule, list[Problem]]:
+    meter = _ByteMeter(progress)
     try:
         with path.open("rb") as handle:  # read-only, whole file: msgspec decodes from one buffer
-            ensure_fits(path, os.fstat(handle.fileno()).st_size, MEMORY_PER_FILE_BYTE, "scheduler IR")
-            data = handle.read()
+            size = os.fstat(handle.fileno()).st_size
+            ensure_fits(path, size, MEMORY_PER_FILE_BYTE, "scheduler IR")
+            data = _read_all(handle, size, meter)
     except OSError as error:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
-    if not data.strip():
+    if not data or data.isspace():  # (no strip(): that would copy a bytearray of the whole file)
         raise LoadError(path, "byte 0", "the file is empty")
     context = _Context(path, data, strict)
-    progress(0, 1, "parsing")
+    meter.stage("parsing", DECODE_SHARE, 0, 1)
     top = _decode_top(context)
     scalars = _read_scalars(context, top)
     core_keys = sorted((int(k), k) for k in top if k.isdigit())
@@ -205,10 +208,13 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
 
     dram = _decode_dram(context, top.get("-1"))
     builder = _ScheduleBuilder()
-    total = len(core_keys) or 1
-    for done, (core, key) in enumerate(core_keys, start=1):
-        try:  # fast path: the whole core in one typed decode
-            workloads = _core_decoder.decode(top[key])
+    total = sum(len(top[key]) for _, key in core_keys) or 1  # progress by bytes decoded, not by core
+    done = 0
+    for core, key in core_keys:
+        label = f"core {core}"
+        try:  # fast path: the whole core in one typed decode (a big core in slices, so progress moves)
+            workloads = _decode_core(top[key], lambda part, label=label, before=done: meter.stage(
+                label, DECODE_SHARE, before + part, total))  # fmt: skip
             builder.add_core(core, top[key], [(position, wl, {}) for position, wl in enumerate(workloads)])
         except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
             kept = []
@@ -217,7 +223,9 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
                 if workload is not None:
                     kept.append((position, workload, positions))
             builder.add_core(core, top[key], kept)
-        progress(done, total, f"core {core}")
+        done += len(top[key])
+        meter.stage(label, DECODE_SHARE, done, total)
+    meter.stage("building columns", BUILD_SHARE, 0, 1)
     builder.add_dram(*dram)
     if strict:
         _strict_key_check(context, top)
@@ -227,6 +235,67 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
     schedule = builder.build(scalars, wl0_key, top.get("-1"))
     progress(1, 1, "done")
     return schedule, context.problems
+
+
+# Shares of the progress bar: reading the file, decoding the cores (by bytes), building the columns.
+READ_SHARE = (0.0, 0.2)
+DECODE_SHARE = (0.2, 0.75)
+BUILD_SHARE = (0.75, 1.0)
+READ_CHUNK = 32 << 20
+SLICE_BYTES = 24 << 20  # a core larger than this is decoded in slices of about this many bytes
+
+
+class _ByteMeter:
+    """Turns (bytes done, bytes total) within a stage into the loader's overall fraction, so a one-core file's
+    bar moves as steadily as a 16-core one's."""
+
+    def __init__(self, progress: ProgressCallback) -> None:
+        self.progress = progress
+
+    def stage(self, label: str, share: tuple[float, float], done: float, total: float) -> None:
+        lo, hi = share
+        self.progress(lo + (hi - lo) * min(done / max(total, 1), 1.0), 1, label)
+
+
+def _read_all(handle: Any, size: int, meter: _ByteMeter) -> bytes | bytearray:
+    """The whole file, read in chunks into one buffer (no second copy) so the bar moves while a large file comes
+    off the disk. A file that grows while it is read keeps what was there when it was opened; one that shrinks
+    is cut where it ended."""
+    if size <= READ_CHUNK:
+        return handle.read()
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    done = 0
+    while done < size:
+        got = handle.readinto(view[done : done + READ_CHUNK])
+        if not got:
+            break
+        done += got
+        meter.stage("reading", READ_SHARE, done, size)
+    view.release()
+    if done < size:
+        del buffer[done:]
+    return buffer
+
+
+def _decode_core(raw: msgspec.Raw, report: Callable[[int], None]) -> list[Workload]:
+    """A core's workloads, typed. A big core is split into its workloads' raw texts first and decoded in slices
+    of about SLICE_BYTES, reporting the bytes done after each; a malformed core raises as one decode would."""
+    if len(raw) <= SLICE_BYTES:
+        return _core_decoder.decode(raw)
+    raws = _raw_list_decoder.decode(raw)
+    workloads: list[Workload] = []
+    start, done = 0, 0
+    while start < len(raws):
+        end, size = start, 0
+        while end < len(raws) and size < SLICE_BYTES:
+            size += len(raws[end])
+            end += 1
+        workloads += [_workload_decoder.decode(r) for r in raws[start:end]]
+        done += size
+        report(done)
+        start = end
+    return workloads
 
 
 def _decode_top(context: _Context) -> dict[str, msgspec.Raw]:
