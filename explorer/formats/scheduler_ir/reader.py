@@ -216,6 +216,7 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
             workloads = _decode_core(top[key], lambda part, label=label, before=done: meter.stage(
                 label, DECODE_SHARE, before + part, total))  # fmt: skip
             builder.add_core(core, top[key], [(position, wl, {}) for position, wl in enumerate(workloads)])
+            del workloads  # this core's typed objects are columns now: free them before the next core
         except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
             kept = []
             for position, raw in enumerate(_decode_core_array(context, key, top[key])):
@@ -242,7 +243,7 @@ READ_SHARE = (0.0, 0.2)
 DECODE_SHARE = (0.2, 0.75)
 BUILD_SHARE = (0.75, 1.0)
 READ_CHUNK = 32 << 20
-SLICE_BYTES = 24 << 20  # a core larger than this is decoded in slices of about this many bytes
+SLICE_BYTES = 64 << 20  # a core larger than this is decoded in slices of about this many bytes
 
 
 class _ByteMeter:
@@ -503,13 +504,14 @@ def _strict_key_check(context: _Context, top: dict[str, msgspec.Raw]) -> None:
 
 
 class _ScheduleBuilder:
-    """Collects typed workloads core by core, then flattens them into columns in bulk.
-
-    Bulk comprehensions over all entries are several times faster than appending per workload.
-    """
+    """Turns typed workloads into columns core by core, as each core is decoded, so only one core's typed
+    objects are alive at a time (peak memory: the file, one core's Structs and the columns), then joins the
+    cores' columns. Bulk comprehensions over a core's entries are several times faster than appending per
+    workload."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[int, int, Workload, dict[str, list[int]]]] = []  # (core, position, wl, positions)
+        self.parts: list[dict[str, Any]] = []
+        self.layers: dict[str, int] = {}  # layer name → id, in order of first appearance in the workloads
         self.core_raw: dict[int, msgspec.Raw] = {}
         self.core_order: list[int] = []
         self.dram: Dram = Dram()
@@ -519,53 +521,44 @@ class _ScheduleBuilder:
 
     def add_core(self, core: int, raw: msgspec.Raw, workloads: list[tuple[int, Workload, dict]]) -> None:
         self.core_raw[core] = raw
-        if workloads:
-            self.core_order.append(core)
-        self.rows.extend((core, position, wl, positions) for position, wl, positions in workloads)
+        if not workloads:
+            return
+        self.core_order.append(core)
         self.saw_wl0 = self.saw_wl0 or any(w.wl0_buffer is not None for _, w, _ in workloads)
         self.saw_wl1 = self.saw_wl1 or any(w.wl1_buffer is not None for _, w, _ in workloads)
+        self.parts.append(self._columns(core, workloads))
 
     def add_dram(self, dram: Dram, positions: dict[str, list[int]]) -> None:
         self.dram = dram
         self.dram_positions = positions
 
-    def build(self, scalars: dict[str, int], wl0_key: str, dram_raw: Any) -> Schedule:
-        rows = self.rows
-        wls = [row[2] for row in rows]
+    def _columns(self, core: int, workloads: list[tuple[int, Workload, dict]]) -> dict[str, Any]:
+        """One core's columns; child lists as counts (joined into pointers at the end) and row indices local."""
+        wls = [w for _, w, _ in workloads]
         n = len(wls)
-        layers: dict[str, int] = {}
-        wl_layer = [layers.setdefault(w.layer_name, len(layers)) for w in wls]
+        layers = self.layers
         type_code = {name: i for i, name in enumerate(LAYER_TYPES)}
-        cores = np.fromiter((row[0] for row in rows), np.int64, n)
-        core_ids = np.asarray(self.core_order, dtype=np.int64)
-        core_ptr = np.append(np.searchsorted(cores, core_ids, side="left"), n).astype(np.int64)
-
-        def ptr_of(counts: list[int]) -> np.ndarray:
-            return np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
 
         def column(values: Any, count: int, dtype: Any = np.int64) -> np.ndarray:
             return np.fromiter(values, dtype, count)
 
-        def positions(name: str, ptr: np.ndarray) -> np.ndarray:
+        def positions(name: str, counts: list[int]) -> np.ndarray:
             """File positions of the child entries: 0..k-1 per parent unless the loader dropped some."""
-            total = int(ptr[-1])
-            pos = np.arange(total, dtype=np.int64) - np.repeat(ptr[:-1], np.diff(ptr))
-            for index, row in enumerate(rows):
-                if not row[3]:
+            ptr = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
+            pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], np.diff(ptr))
+            for index, (_, wl, dropped_by_list) in enumerate(workloads):
+                if not dropped_by_list:
                     continue
                 key = name
                 if name == "wl":  # each workload uses wl0_buffer when present, else wl1_buffer
-                    key = "wl0_buffer" if row[2].wl0_buffer is not None else "wl1_buffer"
-                dropped = row[3].get(key)
+                    key = "wl0_buffer" if wl.wl0_buffer is not None else "wl1_buffer"
+                dropped = dropped_by_list.get(key)
                 if dropped is not None:
                     pos[ptr[index] : ptr[index + 1]] = dropped
             return pos.astype(np.int32)
 
-        # ring regions
-        ring_ptr = ptr_of([len(w.ring_buffer_info) for w in wls])
         regions = [r for w in wls for r in w.ring_buffer_info]
-        # consumed transfer ids: ifmap ids then weight ids, per workload
-        in_counts = []
+        in_counts: list[int] = []
         in_tid: list[int] = []
         in_kind: list[int] = []
         for w in wls:
@@ -577,26 +570,85 @@ class _ScheduleBuilder:
                 in_tid.extend(w.weight.transfer_id)
                 in_kind.extend([1] * len(w.weight.transfer_id))
             in_counts.append(len(in_tid) - before)
-        # ofmaps and their destinations
         of_counts = [len(w.ofmap) for w in wls]
-        of_ptr_by_wl = ptr_of(of_counts)
         ofmaps = [o for w in wls for o in w.ofmap]
         dests = [d for o in ofmaps for d in o.destination]
-        # L2 buffer entries: the big one
-        buf_ptr = ptr_of([len(w.buffer) for w in wls])
+        buf_counts = [len(w.buffer) for w in wls]
         entries = list(itertools.chain.from_iterable(w.buffer for w in wls))
         m = len(entries)
         numbers = np.array(list(map(_buffer_numbers, entries)), dtype=np.int64).reshape(m, 4)
         buffer_code = {name: i for i, name in enumerate(BUFFER_TYPES)}
-        # WL0/WL1 entries
-        wl_lists = []
-        for w in wls:
-            wl_lists.append(w.wl0_buffer if w.wl0_buffer is not None else (w.wl1_buffer or []))
-        w0_ptr = ptr_of([len(x) for x in wl_lists])
+        wl_lists = [w.wl0_buffer if w.wl0_buffer is not None else (w.wl1_buffer or []) for w in wls]
         w0 = list(itertools.chain.from_iterable(wl_lists))
         w0_numbers = np.array(list(map(_wl_numbers, w0)), dtype=np.int64).reshape(len(w0), 2)
         source_code = {name: i for i, name in enumerate(WL_SOURCES)}
+        return {
+            "n": n,
+            "wl_core": np.full(n, core, dtype=np.int32),
+            "wl_pos": column((position for position, _, _ in workloads), n, np.int32),
+            "wl_id": column((w.workload_id for w in wls), n),
+            "wl_layer": np.fromiter((layers.setdefault(w.layer_name, len(layers)) for w in wls), np.int32, n),
+            "wl_type": column((type_code[w.layer_type] for w in wls), n, np.int8),
+            "wl_time": column((w.time for w in wls), n, np.float64),
+            "wl_ofmap_size": column((w.ofmap_size for w in wls), n),
+            "ring_counts": [len(w.ring_buffer_info) for w in wls],
+            "ring_lo": column((r[0] for r in regions), len(regions)),
+            "ring_hi": column((r[1] for r in regions), len(regions)),
+            "in_counts": in_counts,
+            "in_tid": np.asarray(in_tid, dtype=np.int64),
+            "in_kind": np.asarray(in_kind, dtype=np.int8),
+            "of_counts": of_counts,
+            "of_tid": column((o.transfer_id for o in ofmaps), len(ofmaps)),
+            "of_size": column((o.size for o in ofmaps), len(ofmaps)),
+            "of_pos": positions("ofmap", of_counts),
+            "dst_counts": [len(o.destination) for o in ofmaps],
+            "dst_core": column((-1 if d.type == "DRAM" or d.core_id is None else d.core_id for d in dests), len(dests)),
+            "dst_wl": column((-1 if d.workload_id is None else d.workload_id for d in dests), len(dests)),
+            "dst_dram": column((d.type == "DRAM" for d in dests), len(dests), bool),
+            "buf_counts": buf_counts,
+            "buf_tensor": numbers[:, 0].copy(),
+            "buf_addr": numbers[:, 1].copy(),
+            "buf_size": numbers[:, 2].copy(),
+            "buf_type": np.array([buffer_code[e.type] for e in entries], dtype=np.int8),
+            "buf_new": np.array([-1 if e.newly_added is None else e.newly_added for e in entries], dtype=np.int8),
+            "buf_cur": numbers[:, 3].astype(bool),
+            "buf_pos": positions("buffer", buf_counts),
+            "w0_counts": [len(x) for x in wl_lists],
+            "w0_addr": w0_numbers[:, 0].copy(),
+            "w0_size": w0_numbers[:, 1].copy(),
+            "w0_src": column((source_code[e.source] for e in w0), len(w0), np.int8),
+            "w0_tid": column((e.transfer_id[0] if e.transfer_id else -1 for e in w0), len(w0)),
+            "w0_pos": positions("wl", [len(x) for x in wl_lists]),
+            "w0_layer_names": [e.layer_name for e in w0],  # ids given after every workload's layer has one
+        }
 
+    def build(self, scalars: dict[str, int], wl0_key: str, dram_raw: Any) -> Schedule:
+        parts = self.parts
+        layers = self.layers
+
+        def joined(key: str, dtype: Any = np.int64) -> np.ndarray:
+            arrays = [part[key] for part in parts]
+            return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
+
+        def ptr_of(counts: Any) -> np.ndarray:
+            return np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
+
+        def counts(key: str) -> list[int]:
+            return [c for part in parts for c in part[key]]
+
+        def column(values: Any, count: int, dtype: Any = np.int64) -> np.ndarray:
+            return np.fromiter(values, dtype, count)
+
+        n = sum(part["n"] for part in parts)
+        core_ids = np.asarray(self.core_order, dtype=np.int64)
+        core_ptr = ptr_of([part["n"] for part in parts])
+        of_counts = counts("of_counts")
+        w0_layer = np.fromiter(
+            (-1 if name is None else layers.setdefault(name, len(layers))
+             for part in parts for name in part["w0_layer_names"]),
+            np.int32,
+            sum(len(part["w0_layer_names"]) for part in parts),
+        )  # fmt: skip
         din, dout = self.dram.in_, self.dram.out
         din_rel_ptr = ptr_of([len(e.related_ofmap) for e in din])
         dout_rel_ptr = ptr_of([len(e.related_ifmap) for e in dout])
@@ -611,47 +663,43 @@ class _ScheduleBuilder:
             layers=list(layers),
             core_ids=core_ids,
             core_ptr=core_ptr,
-            wl_core=cores.astype(np.int32),
-            wl_pos=column((row[1] for row in rows), n, np.int32),
-            wl_id=column((w.workload_id for w in wls), n),
-            wl_layer=np.asarray(wl_layer, dtype=np.int32),
-            wl_type=column((type_code[w.layer_type] for w in wls), n, np.int8),
-            wl_time=column((w.time for w in wls), n, np.float64),
-            wl_ofmap_size=column((w.ofmap_size for w in wls), n),
+            wl_core=joined("wl_core", np.int32),
+            wl_pos=joined("wl_pos", np.int32),
+            wl_id=joined("wl_id"),
+            wl_layer=joined("wl_layer", np.int32),
+            wl_type=joined("wl_type", np.int8),
+            wl_time=joined("wl_time", np.float64),
+            wl_ofmap_size=joined("wl_ofmap_size"),
             core_raw=self.core_raw,
-            ring_ptr=ring_ptr,
-            ring_lo=column((r[0] for r in regions), len(regions)),
-            ring_hi=column((r[1] for r in regions), len(regions)),
-            in_ptr=ptr_of(in_counts),
-            in_tid=np.asarray(in_tid, dtype=np.int64),
-            in_kind=np.asarray(in_kind, dtype=np.int8),
+            ring_ptr=ptr_of(counts("ring_counts")),
+            ring_lo=joined("ring_lo"),
+            ring_hi=joined("ring_hi"),
+            in_ptr=ptr_of(counts("in_counts")),
+            in_tid=joined("in_tid"),
+            in_kind=joined("in_kind", np.int8),
             of_row=np.repeat(np.arange(n, dtype=np.int64), of_counts),
-            of_tid=column((o.transfer_id for o in ofmaps), len(ofmaps)),
-            of_size=column((o.size for o in ofmaps), len(ofmaps)),
-            of_pos=positions("ofmap", of_ptr_by_wl),
-            of_dst_ptr=ptr_of([len(o.destination) for o in ofmaps]),
-            dst_core=column((-1 if d.type == "DRAM" or d.core_id is None else d.core_id for d in dests), len(dests)),
-            dst_wl=column((-1 if d.workload_id is None else d.workload_id for d in dests), len(dests)),
-            dst_dram=column((d.type == "DRAM" for d in dests), len(dests), bool),
-            buf_ptr=buf_ptr,
-            buf_tensor=numbers[:, 0].copy(),
-            buf_addr=numbers[:, 1].copy(),
-            buf_size=numbers[:, 2].copy(),
-            buf_type=np.array([buffer_code[e.type] for e in entries], dtype=np.int8),
-            buf_new=np.array([-1 if e.newly_added is None else e.newly_added for e in entries], dtype=np.int8),
-            buf_cur=numbers[:, 3].astype(bool),
-            buf_pos=positions("buffer", buf_ptr),
-            w0_ptr=w0_ptr,
-            w0_addr=w0_numbers[:, 0].copy(),
-            w0_size=w0_numbers[:, 1].copy(),
-            w0_src=column((source_code[e.source] for e in w0), len(w0), np.int8),
-            w0_tid=column((e.transfer_id[0] if e.transfer_id else -1 for e in w0), len(w0)),
-            w0_pos=positions("wl", w0_ptr),
-            w0_layer=column(
-                (-1 if e.layer_name is None else layers.setdefault(e.layer_name, len(layers)) for e in w0),
-                len(w0),
-                np.int32,
-            ),
+            of_tid=joined("of_tid"),
+            of_size=joined("of_size"),
+            of_pos=joined("of_pos", np.int32),
+            of_dst_ptr=ptr_of(counts("dst_counts")),
+            dst_core=joined("dst_core"),
+            dst_wl=joined("dst_wl"),
+            dst_dram=joined("dst_dram", bool),
+            buf_ptr=ptr_of(counts("buf_counts")),
+            buf_tensor=joined("buf_tensor"),
+            buf_addr=joined("buf_addr"),
+            buf_size=joined("buf_size"),
+            buf_type=joined("buf_type", np.int8),
+            buf_new=joined("buf_new", np.int8),
+            buf_cur=joined("buf_cur", bool),
+            buf_pos=joined("buf_pos", np.int32),
+            w0_ptr=ptr_of(counts("w0_counts")),
+            w0_addr=joined("w0_addr"),
+            w0_size=joined("w0_size"),
+            w0_src=joined("w0_src", np.int8),
+            w0_tid=joined("w0_tid"),
+            w0_pos=joined("w0_pos", np.int32),
+            w0_layer=w0_layer,
             din_tid=column((e.transfer_id for e in din), len(din)),
             din_core=column((e.core_id for e in din), len(din)),
             din_wl=column((e.workload_id for e in din), len(din)),
