@@ -414,8 +414,8 @@ class IrExplorerApp(App[None]):
                 widget.focus()
 
     def action_focus(self, widget_id: str) -> None:
-        if self.document is not None:
-            self.query_one(f"#{widget_id}").focus()
+        if self.document is not None:  # at once, not via focus()'s call_later: `p` then `l` must filter
+            self.screen.set_focus(self.query_one(f"#{widget_id}"))
 
     def action_next_problem(self, delta: int) -> None:
         table = self.query_one(ProblemsTable)

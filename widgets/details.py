@@ -35,7 +35,7 @@ class DetailsPanel(ScrollableContainer):
         self.border_title = "Details"
         self.can_focus = True
         self.sections: list[Section] = []  # what is on screen now (tests and other views read it)
-        self._tables: list[Table] = []
+        self._tables: list[Table | None] = []  # per section: its table, None for a key-value section
 
     def compose(self):
         yield Static(id="details-empty")
@@ -48,14 +48,15 @@ class DetailsPanel(ScrollableContainer):
         empty.display = not sections
         if not sections:
             empty.update(Text("Nothing to show for this item.", style="dim"))
-        self._tables = [_table(section) for section in sections]
+        self._tables = [None if tuple(section.columns) == KEY_VALUE else _table(section) for section in sections]
         pool = list(self.query("Static.section"))
         if len(pool) < len(self._tables):
             extra = [Static(classes="section") for _ in range(len(self._tables) - len(pool))]
             self.mount_all(extra)
             pool += extra
         for static, table in zip(pool, self._tables, strict=False):
-            static.update(table)
+            if table is not None:  # key-value sections are drawn by _fit_width, at the panel's width
+                static.update(table)
             static.display = True
         for static in pool[len(self._tables) :]:
             static.display = False
@@ -63,19 +64,45 @@ class DetailsPanel(ScrollableContainer):
         self.scroll_home(animate=False)
 
     def _fit_width(self) -> None:
-        if not self.size.width:
-            return
         console = self.app.console
-        room = self.scrollable_content_region.width
+        room = self.scrollable_content_region.width if self.size.width else 40
         for static, table, section in zip(self.query("Static.section"), self._tables, self.sections, strict=False):
-            if tuple(section.columns) == KEY_VALUE:  # its values fold: it always fits
+            if table is None:  # a key-value section: drawn exactly as wide as the panel, its values folding
                 static.styles.width = room
+                static.update(_key_value(section, room, console))
                 continue
             least = Measurement.get(console, console.options.update_width(10_000), table).minimum
             static.styles.width = max(least, room)
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit_width()
+
+
+def _key_value(section: Section, width: int, console: Any) -> Text:
+    """A property/value section as aligned lines: names in a column as wide as the longest (at most half the
+    panel, wrapping between words beyond), values folding at the panel's edge, so nothing is ever cut off."""
+    rows = section.rows[:MAX_ROWS]
+    keys = [str(row[0]) for row in rows]
+    key_width = max(min(max((len(key) for key in keys), default=1), max(width // 2, 8), 24), 1)
+    value_width = max(width - key_width - 3, 4)
+    out = Text(section.title, style="bold")
+    for key, row in zip(keys, rows, strict=True):
+        value = "" if len(row) < 2 or row[1] is None else str(row[1])
+        # Text, not str: values come from files, and "[main]" in a path must not be read as Rich markup
+        key_lines = Text(key).wrap(console, key_width, overflow="fold")
+        value_lines = Text(value).wrap(console, value_width, overflow="fold") if value else [Text("")]
+        for k in range(max(len(key_lines), len(value_lines))):
+            name = key_lines[k].plain if k < len(key_lines) else ""
+            out.append("\n")
+            out.append(name.ljust(key_width), style="cyan")
+            out.append(" │ ", style="dim")
+            if k < len(value_lines):
+                out.append_text(value_lines[k])
+    if len(section.rows) > MAX_ROWS:
+        out.append(f"\n{len(section.rows) - MAX_ROWS} more rows not shown", style="dim")
+    if not section.rows:
+        out.append("\n(none)", style="dim")
+    return out
 
 
 def _table(section: Section) -> Table:
@@ -97,11 +124,12 @@ def _table(section: Section) -> Table:
         cells = [str(row[index]) for row in rows[:MAX_ROWS] if index < len(row) and row[index] is not None]
         numeric = not key_value and index > 0 and all(NUMBER.fullmatch(cell) for cell in cells if cell)
         # a short cell of a value column stays whole ("[1, 64]"); of the header, no word is broken
-        whole = numeric or index == 0  # numbers, and the first column: it names the row
+        whole = numeric or (index == 0 and not key_value)  # numbers, and the first column: it names the row
         if whole:
             words = [len(word) for word in column.split()] + [len(cell) for cell in cells]
         else:  # text wraps between words, never inside one (a key-value table's value folds: see above)
-            words = [len(word) for text in (column, *([] if key_value else cells)) for word in text.split()]
+            texts = (column, *cells) if not key_value or index == 0 else (column,)
+            words = [len(word) for text in texts for word in text.split()]
         # The details are where a value is shown whole: a key-value table's value that is one long word (a JSON
         # path, a file name) folds at the panel's edge rather than widening the table past it.
         table.add_column(

@@ -249,6 +249,8 @@ async def test_the_problems_panel_groups_by_incident_filters_and_walks_incidents
         await pilot.press("x", "slash", *"88888", "enter")
         await pilot.pause()
         assert [g.incident.introduced_by for g in table.groups] == [88888]
+        await pilot.press("x", "t", "p", "l")  # typed at once: l reaches the panel p focused
+        assert table.chosen.core == 0
         await pilot.press("x")
         # n walks the incidents: the incident's workload is selected and all its tensors are highlighted
         heads = [g.incident for g in table.groups]  # (the groups were made anew; their incidents are the same)
