@@ -111,3 +111,77 @@ async def test_every_key_of_the_problems_panel_runs_its_action():
                 table.focus()
                 ran = await press_recording(pilot, table, binding, key)
                 assert ran, f"problems: {key} did not run {binding.action}"
+
+
+KEY_NAMES = {"←": "left", "→": "right", "↑": "up", "↓": "down", ".": "full_stop", ",": "comma", "+": "plus",
+             "-": "minus", "[": "left_square_bracket", "]": "right_square_bracket", "<": "less_than_sign",
+             ">": "greater_than_sign", "/": "slash", "?": "question_mark", "Space": "space", "Home": "home",
+             "End": "end", "Enter": "enter", "Delete": "delete", "F1": "f1", "Ctrl+F": "ctrl+f", "PgUp": "pageup",
+             "PgDn": "pagedown"}  # fmt: skip
+NOT_KEYS = {"click", "wheel", "!", "▸", "↺"}
+
+
+def bound_keys(widget_class) -> set[str]:
+    """Every key a widget class binds, its base classes' included (DataTable's Enter)."""
+    found: set[str] = set()
+    for klass in widget_class.__mro__:
+        for binding in getattr(klass, "BINDINGS", []):
+            key = binding.key if hasattr(binding, "key") else binding[0]
+            found |= {part.strip() for part in key.split(",")}
+    return found
+
+
+def key_tokens(text: str) -> list[str]:
+    """The keys a help entry names: "w / s, a / d, 0", "↑ ↓ PgUp PgDn", "arrows", "Shift+arrows"."""
+    import re
+
+    if text.startswith("tree:"):  # an action in the tree, not a key of the view
+        return []
+    tokens = []
+    for token in re.split(r" / |, | ,|/ | ", text.strip()):
+        if token == "arrows":
+            tokens += ["←", "→", "↑", "↓"]
+        elif token == "Shift+arrows":
+            tokens += ["shift+up", "shift+down", "shift+left", "shift+right"]
+        elif token and token not in NOT_KEYS:
+            tokens.append(token)
+    return tokens
+
+
+def test_every_key_the_help_names_is_bound():
+    """The help lists each view's HELP_KEYS; every key in them must be bound by that view (or everywhere)."""
+    from widgets.problems import ProblemsTable
+
+    everywhere = bound_keys(IrExplorerApp) | {spec.key for spec in ALL_VIEWS}
+    for widget_class in [spec.widget_class() for spec in ALL_VIEWS] + [ProblemsTable]:
+        bound = bound_keys(widget_class) | everywhere
+        for _, keys, _ in getattr(widget_class, "HELP_KEYS", []):
+            for token in key_tokens(keys):
+                assert KEY_NAMES.get(token, token) in bound, f"{widget_class.__name__}: help names {token!r}"
+
+
+def test_every_key_the_readme_gives_a_view_is_bound():
+    """The README's bullet for each view names its keys in backticks: each one-key token must be bound."""
+    import re
+
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## In the TUI") : readme.index("## The Gemini pipeline")]
+    everywhere = bound_keys(IrExplorerApp) | {spec.key for spec in ALL_VIEWS}
+    titles = {"Timeline": "timeline", "Buffers": "buffers", "Memory map": "memory", "Layout": "layout",
+              "Graph": "graph"}  # fmt: skip
+    checked = 0
+    for bullet in re.split(r"\n- \*\*", section)[1:]:
+        name = bullet.split("**")[0]
+        if name not in titles:
+            continue
+        spec = next(s for s in ALL_VIEWS if s.name == titles[name])
+        bound = bound_keys(spec.widget_class()) | everywhere
+        for token in re.findall(r"`([^`]+)`", bullet):
+            if token == "Shift+arrows":
+                assert {"shift+up", "shift+down", "shift+left", "shift+right"} <= bound, name
+            elif (len(token) == 1 or token in KEY_NAMES) and token not in NOT_KEYS:
+                assert KEY_NAMES.get(token, token) in bound, f"README's {name} names {token!r}, which is not bound"
+                checked += 1
+    assert checked > 40
