@@ -32,6 +32,7 @@ from widgets.messages import ProblemChosen
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 _GLYPH = {"error": "✗", "warning": "⚠", "info": "·"}
 MAX_MEMBERS = 500  # an opened group lists at most this many of its problems
+MAX_LINES = 1000  # lines listed at once; the title says how many groups the filters can still reach
 WIDE = 90  # from this inner width on, the location gets its own column
 MAX_HEIGHT = 14
 
@@ -89,10 +90,17 @@ class ProblemsTable(DataTable):
 
     def _fill(self) -> None:
         self.lines = []
+        shown = 0
         for group in self.groups:
+            if len(self.lines) >= MAX_LINES:
+                break
+            shown += 1
             self.lines.append((group, None))
             if _key(group) in self.opened and len(group.problems) > 1:
                 self.lines += [(group, problem) for problem in group.problems[:MAX_MEMBERS]]
+        hidden = len(self.groups) - shown
+        # a file with thousands of incidents lists the first ones (errors first); the filters reach the rest
+        self.border_subtitle = f"{hidden:,} more groups: narrow with s c l /" if hidden else ""
         self._draw()
 
     def _draw(self) -> None:
@@ -112,8 +120,10 @@ class ProblemsTable(DataTable):
         rows = 0
         for group, problem in self.lines:
             cells = self._cells(group, problem, wide)
-            self.add_row(*cells, height=None)
-            rows += len(cells[2 if wide else 1].wrap(self.app.console, text_width))
+            # the height from our own wrap: DataTable's auto height renders every row again (13 s for 9,000)
+            height = len(cells[2 if wide else 1].wrap(self.app.console, text_width))
+            self.add_row(*cells, height=height)
+            rows += height
         counts = {s: sum(p.severity == s for g in self.groups for p in g.problems) for s in ("error", "warning")}
         if inner >= 60:
             title = f"Problems · {plural(counts['error'], 'error')} · {plural(counts['warning'], 'warning')}"

@@ -107,6 +107,7 @@ class Timeline(FrameWidget, can_focus=True):
         self.document: Document | None = None
         self._critical = np.zeros(0, dtype=bool)
         self._problem_rows: set[int] = set()  # blocks with a problem: "!" on the block and in the lane margin
+        self._layer_styles: list[Style] = []  # colour by layer: two shades per layer
         self._problem_cores: set[int] = set()
 
     # ---- data ---------------------------------------------------------------------------------------------
@@ -350,27 +351,42 @@ class Timeline(FrameWidget, can_focus=True):
         label = (label or f"{margin}{s.core_short(core)}")[: LABEL - 1].ljust(LABEL)
         margin_style = PROBLEM if flagged else Style(bold=current, color="#ffffff" if current else "#9a9a9a")
         segments = [Segment(label, margin_style)]
-        chars: list[str] = []
-        styles: list[Style] = []
+        # by runs of one owner (a block or idle time), not by column: a frame has thousands of columns and only
+        # hundreds of runs; reactive attributes are read once, outside the loops
         owner_list = owners.tolist()
-        for col, owner in enumerate(owner_list):
+        count = len(owner_list)
+        edges = [0, *(np.flatnonzero(owners[1:] != owners[:-1]) + 1).tolist(), count] if count else [0]
+        selected = self.selected
+        chars: list[str] = [" "] * count
+        styles: list[Style] = [IDLE] * count
+        starts = np.asarray(edges[:-1], dtype=np.int64)
+        first = owners[starts] if count else owners[:0]
+        rows = np.where(first >= 0, base + first, 0)
+        table, keys = self._block_styles(rows)
+        key_list, linked_list = keys.tolist(), linked[rows].tolist()
+        critical_list = critical[starts].tolist() if critical is not None else [False] * len(key_list)
+        for k, (a, b) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
+            owner = owner_list[a]
             if owner < 0:
-                char, style = ("│", CURSOR) if col == cursor_col else ("·", IDLE)
+                char, style = "·", IDLE
             else:
                 row = base + owner
-                char, style = "█", self._block_style(row)
-                if critical is not None and critical[col]:
+                char, style = "█", table[key_list[k]]
+                if critical_list[k]:
                     style = CRITICAL
-                if linked[row]:
+                if linked_list[k]:
                     char, style = "▓", LINKED
-                if row == self.selected:
+                if row == selected:
                     style = SELECTED
-                if col == cursor_col:
-                    style = style + Style(bgcolor="#5f5f87")
-            chars.append(char)
-            styles.append(style)
+            chars[a:b] = [char] * (b - a)
+            styles[a:b] = [style] * (b - a)
         if names:
-            self._label_blocks(chars, styles, owner_list, base)
+            self._label_blocks(chars, styles, owner_list, base, edges, selected)
+        if 0 <= cursor_col < count:
+            if owner_list[cursor_col] < 0:
+                chars[cursor_col], styles[cursor_col] = "│", CURSOR
+            else:
+                styles[cursor_col] = styles[cursor_col] + CURSOR_BACKGROUND
         run_text: list[str] = []
         run_style: Style | None = None
         for char, style in zip(chars, styles, strict=True):
@@ -384,42 +400,46 @@ class Timeline(FrameWidget, can_focus=True):
             segments.append(Segment("".join(run_text), run_style))
         return Strip(segments)
 
-    def _label_blocks(self, chars: list[str], styles: list[Style], owners: list[int], base: int) -> None:
+    def _label_blocks(
+        self, chars: list[str], styles: list[Style], owners: list[int], base: int, edges: list[int], selected: int
+    ) -> None:
         """Write each block's layer name (then its id) on it wherever it is wide enough, dark on the block's
         colour; a block with a problem starts with "!"."""
         s = self.schedule
-        col = 0
-        while col < len(owners):
+        for col, end in zip(edges[:-1], edges[1:], strict=True):
             owner = owners[col]
-            end = col
-            while end < len(owners) and owners[end] == owner:
-                end += 1
-            if owner >= 0:
-                row = base + owner
-                width = end - col
-                text = ""
-                if row in self._problem_rows:
-                    text = "!"
-                if width >= 4:
-                    name = s.layers[s.wl_layer[row]]
-                    full = f"{text}{name} #{int(s.wl_id[row])}"
-                    text = full if len(full) <= width - 1 else f"{text}{name}"[: width - 1]
-                color = styles[col].color if styles[col].color is not None else None
-                on_block = Style(color="#101010", bgcolor=color, bold=row == self.selected)
-                for k, char in enumerate(text):
-                    chars[col + k] = char
-                    styles[col + k] = (
-                        PROBLEM_ON_BLOCK if char == "!" and k == 0 and row in self._problem_rows else on_block
-                    )
-            col = end
+            if owner < 0:
+                continue
+            row = base + owner
+            width = end - col
+            flagged = row in self._problem_rows
+            text = "!" if flagged else ""
+            if width >= 4:
+                name = s.layers[s.wl_layer[row]]
+                full = f"{text}{name} #{int(s.wl_id[row])}"
+                text = full if len(full) <= width - 1 else f"{text}{name}"[: width - 1]
+            if not text:
+                continue
+            on_block = _on_block(styles[col].color, row == selected)
+            chars[col : col + len(text)] = text
+            styles[col : col + len(text)] = [on_block] * len(text)
+            if flagged:
+                styles[col] = PROBLEM_ON_BLOCK
 
-    def _block_style(self, row: int) -> Style:
+    def _block_styles(self, rows: np.ndarray) -> tuple[list[Style], np.ndarray]:
+        """(style table, index into it per row): by layer or by block kind, neighbours in alternate shades."""
         s = self.schedule
-        shade = row % 2  # neighbours alternate shades so that block boundaries stay visible
         if self.by_layer:
-            color = LAYER_PALETTE[int(s.wl_layer[row]) % len(LAYER_PALETTE)]
-            return _style(color if shade == 0 else _darker(color))
-        return _style(KIND_COLORS[int(s.wl_type[row]) % len(KIND_COLORS)][shade])
+            if len(self._layer_styles) != 2 * len(s.layers):
+                self._layer_styles = [
+                    _style(color if shade == 0 else _darker(color))
+                    for layer in range(len(s.layers))
+                    for color in (LAYER_PALETTE[layer % len(LAYER_PALETTE)],)
+                    for shade in (0, 1)
+                ]
+            return self._layer_styles, s.wl_layer[rows].astype(np.int64) * 2 + rows % 2
+        table = [_style(KIND_COLORS[kind][shade]) for kind in range(len(KIND_COLORS)) for shade in (0, 1)]
+        return table, (s.wl_type[rows].astype(np.int64) % len(KIND_COLORS)) * 2 + rows % 2
 
     def _axis_labels(self, plot: int) -> Strip:
         text = [" "] * plot
@@ -468,6 +488,17 @@ class Timeline(FrameWidget, can_focus=True):
 
 
 _STYLES: dict[str, Style] = {}
+_ON_BLOCK: dict[tuple, Style] = {}
+CURSOR_BACKGROUND = Style(bgcolor="#5f5f87")
+
+
+def _on_block(color: Any, bold: bool) -> Style:
+    """Dark text on a block's colour (bold on the selection), one Style per colour."""
+    key = (color.name if color is not None else None, bold)
+    style = _ON_BLOCK.get(key)
+    if style is None:
+        style = _ON_BLOCK[key] = Style(color="#101010", bgcolor=color, bold=bold)
+    return style
 
 
 def _style(color: str) -> Style:
