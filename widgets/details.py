@@ -130,6 +130,8 @@ def _table(section: Section) -> Table:
         else:  # text wraps between words, never inside one (a key-value table's value folds: see above)
             texts = (column, *cells) if not key_value or index == 0 else (column,)
             words = [len(word) for text in texts for word in text.split()]
+            if not key_value:  # a short cell stays on one line ("x2, y1"): only longer text wraps
+                words += [len(cell) for cell in cells if len(cell) <= 12]
         # The details are where a value is shown whole: a key-value table's value that is one long word (a JSON
         # path, a file name) folds at the panel's edge rather than widening the table past it.
         table.add_column(

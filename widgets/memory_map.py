@@ -106,6 +106,8 @@ class MemoryMapView(FrameWidget, can_focus=True):
         self._maps: dict[tuple[int, str], MemoryMap] = {}
         self._pixels: tuple[tuple, Pixels] | None = None
         self._geometry: tuple[int, int, int, int] | None = None  # (top line, left column, lines, columns)
+        self._columns = 0  # the map's width at the last frame: the default window is one step a column
+        self.whole_run = False  # `0` was pressed: the whole run, however many steps a column
 
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
@@ -113,6 +115,7 @@ class MemoryMapView(FrameWidget, can_focus=True):
         self._maps.clear()
         self._pixels = None
         self.core_index, self.frame, self.window, self.selected_band = 0, 0, (0, 0), -1
+        self.whole_run = False
         self.refresh()
 
     @property
@@ -138,9 +141,18 @@ class MemoryMapView(FrameWidget, can_focus=True):
         return rows.start + min(self.frame, max(len(rows) - 1, 0))
 
     def steps_shown(self) -> tuple[int, int]:
+        """The steps on screen: the window chosen by zoom and pan; before any, the whole run when it fits in
+        two steps a column, else one step a column around the cursor (10,000 steps in 100 columns would
+        paint every column with a hundred steps' overlaps); after `0`, the whole run."""
         first, last = self.window
         steps = self.map.steps
-        return (0, steps) if last <= first else (max(first, 0), min(last, steps))
+        if last > first:
+            return max(first, 0), min(last, steps)
+        columns = self._columns
+        if self.whole_run or not columns or steps <= 2 * columns:
+            return 0, steps
+        start = min(max(self.frame - columns // 2, 0), steps - columns)
+        return start, start + columns
 
     def show_row(self, row: int, highlight: tuple | None = None) -> None:
         """Follow the shared cursor (timeline, buffers, a problem) without announcing it back."""
@@ -207,7 +219,9 @@ class MemoryMapView(FrameWidget, can_focus=True):
         self.window = (start, start + span)
 
     def action_zoom_all(self) -> None:
+        self.whole_run = True
         self.window = (0, 0)
+        self.refresh()
 
     def action_pan(self, fraction: float) -> None:
         if self.schedule is None:
@@ -278,7 +292,8 @@ class MemoryMapView(FrameWidget, can_focus=True):
 
     # ---- rendering ----------------------------------------------------------------------------------------
     def frame_key(self) -> tuple:
-        return (self.core_index, self.frame, self.memory, self.window, self.selected_band, self.highlight)
+        return (self.core_index, self.frame, self.memory, self.window, self.selected_band, self.highlight,
+                self.whole_run)  # fmt: skip
 
     def render_frame(self) -> list[Strip]:
         """Every line of the current frame. Public so the benchmark can time one frame."""
@@ -290,6 +305,7 @@ class MemoryMapView(FrameWidget, can_focus=True):
         lines = [self._header(width, m)]
         map_lines = height - 1 - FOOTER_LINES
         columns = width - RULER
+        self._columns = columns
         step0, step1 = self.steps_shown()
         per_line = round_bytes_per_line(m.top, map_lines)
         drawn = min(-(-m.top // per_line), map_lines)

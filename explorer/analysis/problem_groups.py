@@ -107,7 +107,8 @@ def group_problems(
             by_key.setdefault((problem.severity, problem.code, problem_core(problem)), []).append(problem)
     for (severity, code, core), members in by_key.items():
         where = "" if core is None else (f" on core {core}" if core >= 0 else " in DRAM")
-        title = members[0].message if len(members) == 1 else f"{plural(len(members), code + ' problem')}{where}"
+        # the code is shown beside the title (its column, or before it in a narrow panel): not said twice
+        title = members[0].message if len(members) == 1 else f"{plural(len(members), 'problem')}{where}"
         ids = [int(t) for t in members[0].refs.get("tensor_ids", ()) if isinstance(t, int)]
         groups.append(ProblemGroup(code, severity, core, members, None, title, ids))
     groups.sort(

@@ -325,3 +325,24 @@ async def test_the_memory_map_shares_the_cursor_and_the_selection():
         await pilot.click(MemoryMapView, offset=(left + column + 1, top + line + 1))  # +1: the border
         await pilot.pause()
         assert memory.selected_band >= 0 and app.query_one(Timeline).selected == memory.row
+
+
+async def test_the_memory_map_of_a_long_core_opens_at_one_step_a_column_around_the_cursor(tmp_path):
+    from explorer.formats.scheduler_ir.samples import Recipe, write_streaming
+    from widgets.memory_map import MemoryMapView
+
+    path = tmp_path / "long_stschedule.json"
+    write_streaming(path, Recipe(xlen=1, ylen=1, layers=600))
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        app.go_to_workload(300)
+        await pilot.press("7")
+        await pilot.pause()
+        memory = app.query_one(MemoryMapView)
+        frame_text(memory)
+        first, last = memory.steps_shown()
+        assert last - first == memory._columns and first <= memory.frame < last  # one step a column
+        assert f"showing {first + 1}–{last}" in frame_text(memory)
+        await pilot.press("0")  # the whole run, however many steps a column
+        assert memory.steps_shown() == (0, memory.map.steps) and "showing" not in frame_text(memory)

@@ -46,4 +46,4 @@ def test_problems_of_one_code_on_one_core_are_one_group_with_their_count():
     problems.append(Problem("warning", "odd", "odd elsewhere", refs={"core": 3}))
     groups = group_problems(problems)
     assert [(g.core, len(g.problems), g.title) for g in groups] == [
-        (2, 5, "5 odd problems on core 2"), (3, 1, "odd elsewhere")]  # fmt: skip
+        (2, 5, "5 problems on core 2"), (3, 1, "odd elsewhere")]  # fmt: skip
