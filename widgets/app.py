@@ -30,7 +30,7 @@ from widgets.doc_tree import DocumentTree
 from widgets.error_panel import ErrorPanel
 from widgets.help_screen import HelpScreen
 from widgets.loading import LoadingPanel
-from widgets.messages import ItemActivated, ItemFocused, ProblemChosen, RevealRef
+from widgets.messages import CursorMoved, ItemActivated, ItemFocused, ProblemChosen, RevealRef
 from widgets.problems import ProblemsTable
 from widgets.search_screen import SearchScreen
 from widgets.summary_bar import SummaryBar
@@ -282,20 +282,13 @@ class IrExplorerApp(App[None]):
         elif self.document is not None and self.document.tensor_of(ref) is not None and self.layout is not None:
             self.action_view("layout")
 
-    # Handlers named after the messages (Timeline.WorkloadSelected, ...) so this module need not import them.
-    def on_timeline_workload_selected(self, message: Any) -> None:
-        if self.buffers is not None:  # an instruction trace has a timeline and no address space
-            self.buffers.show_row(message.row)
-        if self.memory_map is not None:
-            self.memory_map.show_row(message.row)
+    @on(CursorMoved)
+    def follow_cursor(self, message: CursorMoved) -> None:
+        """The time cursor moved in one view: the others follow, and the details show the workload."""
+        self._select_row(message.row, source=message.view)
         self.show_details(("workload", message.row))
 
-    def on_buffer_view_frame_changed(self, message: Any) -> None:
-        if self.timeline is not None:
-            self.timeline.select(message.row)
-        if self.memory_map is not None:
-            self.memory_map.show_row(message.row)
-        self.show_details(("workload", message.row))
+    # Handlers named after the messages (BufferView.TensorSelected, ...) so this module need not import them.
 
     def on_graph_view_node_selected(self, message: Any) -> None:
         """A box chosen in the graph: the tree's cursor follows (so `g` and bookmarks work), and the details."""
@@ -306,13 +299,6 @@ class IrExplorerApp(App[None]):
         self.show_details(("buffer-entry", message.row, message.entry))
         if self.memory_map is not None:
             self.memory_map.select_entry(message.row, message.entry, "l2")
-
-    def on_memory_map_view_frame_changed(self, message: Any) -> None:
-        if self.timeline is not None:
-            self.timeline.select(message.row)
-        if self.buffers is not None:
-            self.buffers.show_row(message.row)
-        self.show_details(("workload", message.row))
 
     def on_memory_map_view_tensor_selected(self, message: Any) -> None:
         """A band chosen in the memory map: the tree's cursor goes to its entry (and the details with it)."""
@@ -387,13 +373,14 @@ class IrExplorerApp(App[None]):
         self._select_row(row)
         self.post_message(RevealRef(("workload", row)))
 
-    def _select_row(self, row: int, highlight: tuple | None = None) -> None:
-        """A block selected in the timeline and the buffer view, whichever of them the document has."""
-        if self.timeline is not None:
+    def _select_row(self, row: int, highlight: tuple | None = None, source: Any = None) -> None:
+        """A block selected in the timeline, the buffer view and the memory map, whichever the document has
+        (all but `source`, the view the selection came from)."""
+        if self.timeline is not None and self.timeline is not source:
             self.timeline.select(row)
-        if self.buffers is not None:
+        if self.buffers is not None and self.buffers is not source:
             self.buffers.show_row(row, highlight=highlight)
-        if self.memory_map is not None:
+        if self.memory_map is not None and self.memory_map is not source:
             self.memory_map.show_row(row, highlight=highlight)
 
     def action_view(self, name: str) -> None:

@@ -22,7 +22,8 @@ from textual.timer import Timer
 from explorer.analysis.buffer_view import CellMap, l2_cell_map, round_cell_size, wl0_capacity, wl0_cell_map
 from explorer.document import Document, Vocabulary
 from explorer.formatting import human_bytes
-from widgets.frame_widget import FrameWidget
+from widgets.frame_widget import LaneFrameWidget
+from widgets.messages import CursorMoved
 
 RULER = 9  # "0x00000 │"
 WL0_WIDTH = 18  # the side memory's (WL0's) least width; it gets a quarter of a wide view
@@ -38,7 +39,7 @@ SPARK = "▁▂▃▄▅▆▇█"
 SPEEDS = (0.5, 1, 2, 4, 8, 16)
 
 
-class BufferView(FrameWidget, can_focus=True):
+class BufferView(LaneFrameWidget, can_focus=True):
     BINDINGS = [
         Binding("space", "play", "Play/pause"),
         Binding("right", "step(1)", "Next frame", show=False),
@@ -76,11 +77,6 @@ class BufferView(FrameWidget, can_focus=True):
     selected_entry: reactive[int] = reactive(-1)  # buf_* index of the selected tensor
     highlight: reactive[tuple] = reactive(())  # tensor ids to highlight (from a problem)
 
-    class FrameChanged(Message):
-        def __init__(self, row: int) -> None:
-            super().__init__()
-            self.row = row
-
     class TensorSelected(Message):
         def __init__(self, row: int, entry: int) -> None:
             super().__init__()
@@ -103,19 +99,6 @@ class BufferView(FrameWidget, can_focus=True):
         self.core_index, self.frame = 0, 0
         self.refresh()
 
-    @property
-    def schedule(self):
-        return self.document.schedule if self.document else None
-
-    @property
-    def core(self) -> int:
-        return int(self.schedule.core_ids[self.core_index])
-
-    @property
-    def row(self) -> int:
-        rows = self.schedule.core_rows(self.core)
-        return rows.start + min(self.frame, max(len(rows) - 1, 0))
-
     def show_row(self, row: int, highlight: tuple | None = None) -> None:
         """Jump to a workload (from the timeline, a problem or the tree) without announcing it back.
 
@@ -134,7 +117,7 @@ class BufferView(FrameWidget, can_focus=True):
             self.selected_entry = -1
 
     def _announce(self) -> None:
-        self.post_message(self.FrameChanged(self.row))
+        self.post_message(CursorMoved(self.row, self))
 
     # ---- actions ------------------------------------------------------------------------------------------
     def action_play(self) -> None:

@@ -106,10 +106,11 @@ def _key_value(section: Section, width: int, console: Any) -> Text:
 
 
 def _table(section: Section) -> Table:
-    key_value = tuple(section.columns) == KEY_VALUE
+    """A section with columns of its own (key-value sections are `_key_value`'s): numbers right-aligned and
+    never broken, the first column (it names the row) and short cells whole, other text wrapping between
+    words, a word longer than its cell ending in an ellipsis."""
     table = Table(
         title=section.title,
-        show_header=not key_value,  # "property | value" says nothing and costs three lines
         title_justify="left",
         title_style="bold",
         expand=False,
@@ -119,26 +120,17 @@ def _table(section: Section) -> Table:
     )
     rows = section.rows
     for index, column in enumerate(section.columns):
-        # no number and no word is ever broken inside a cell: numbers and headers keep their width, text
-        # wraps between words, and a word longer than the cell ends in an ellipsis
         cells = [str(row[index]) for row in rows[:MAX_ROWS] if index < len(row) and row[index] is not None]
-        numeric = not key_value and index > 0 and all(NUMBER.fullmatch(cell) for cell in cells if cell)
-        # a short cell of a value column stays whole ("[1, 64]"); of the header, no word is broken
-        whole = numeric or (index == 0 and not key_value)  # numbers, and the first column: it names the row
-        if whole:
+        numeric = index > 0 and all(NUMBER.fullmatch(cell) for cell in cells if cell)
+        if numeric or index == 0:
             words = [len(word) for word in column.split()] + [len(cell) for cell in cells]
-        else:  # text wraps between words, never inside one (a key-value table's value folds: see above)
-            texts = (column, *cells) if not key_value or index == 0 else (column,)
-            words = [len(word) for text in texts for word in text.split()]
-            if not key_value:  # a short cell stays on one line ("x2, y1"): only longer text wraps
-                words += [len(cell) for cell in cells if len(cell) <= 12]
-        # The details are where a value is shown whole: a key-value table's value that is one long word (a JSON
-        # path, a file name) folds at the panel's edge rather than widening the table past it.
+        else:  # a short cell stays on one line ("x2, y1"); longer text wraps between words
+            words = [len(word) for text in (column, *cells) for word in text.split()]
+            words += [len(cell) for cell in cells if len(cell) <= 12]
         table.add_column(
             column,
-            style="cyan" if key_value and index == 0 else None,
             justify="right" if numeric else "left",
-            overflow="fold" if key_value and index == 1 else "ellipsis",
+            overflow="ellipsis",
             no_wrap=numeric,
             min_width=min(max(words, default=1), 16),
         )

@@ -30,3 +30,25 @@ class FrameWidget(Widget):
             self._frame_key = key
         lines = self._frame_lines
         return lines[y] if y < len(lines) else Strip.blank(self.size.width)
+
+
+class LaneFrameWidget(FrameWidget):
+    """A frame view of one lane (core) of the document's schedule at a time, with a cursor on one of its
+    blocks: the buffer view and the memory map. Subclasses hold `core_index` and `frame` as reactives."""
+
+    core_index: int
+    frame: int  # the cursor: the index of a block within the lane
+
+    @property
+    def schedule(self) -> Any:
+        return self.document.schedule if self.document else None
+
+    @property
+    def core(self) -> int:
+        return int(self.schedule.core_ids[self.core_index])
+
+    @property
+    def row(self) -> int:
+        """The schedule row under the cursor (the lane's last block when the cursor is past its end)."""
+        rows = self.schedule.core_rows(self.core)
+        return rows.start + min(self.frame, max(len(rows) - 1, 0))

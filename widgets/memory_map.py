@@ -26,7 +26,8 @@ from explorer.analysis.memory_map import FREE, MemoryMap, Pixels, memory_map, pa
 from explorer.document import Document
 from explorer.formatting import human_bytes, plural
 from widgets.buffer_view import ENTRY_STYLES, OVERLAP, RULER, SIDE_STYLE
-from widgets.frame_widget import FrameWidget
+from widgets.frame_widget import LaneFrameWidget
+from widgets.messages import CursorMoved
 
 BACKGROUND = "#262626"
 CURSOR_BACKGROUND = "#3a3a50"
@@ -52,7 +53,7 @@ def _pair_style(code: int) -> Style:
     return Style(color=PALETTE[upper], bgcolor=PALETTE[lower])
 
 
-class MemoryMapView(FrameWidget, can_focus=True):
+class MemoryMapView(LaneFrameWidget, can_focus=True):
     BINDINGS = [
         Binding("right", "step(1)", "Next step", show=False),
         Binding("left", "step(-1)", "Prev step", show=False),
@@ -89,11 +90,6 @@ class MemoryMapView(FrameWidget, can_focus=True):
     selected_band: reactive[int] = reactive(-1)
     highlight: reactive[tuple] = reactive(())  # tensor ids to mark (a problem's incident)
 
-    class FrameChanged(Message):
-        def __init__(self, row: int) -> None:
-            super().__init__()
-            self.row = row
-
     class TensorSelected(Message):
         def __init__(self, ref: tuple) -> None:
             super().__init__()
@@ -119,14 +115,6 @@ class MemoryMapView(FrameWidget, can_focus=True):
         self.refresh()
 
     @property
-    def schedule(self):
-        return self.document.schedule if self.document else None
-
-    @property
-    def core(self) -> int:
-        return int(self.schedule.core_ids[self.core_index])
-
-    @property
     def map(self) -> MemoryMap:
         key = (self.core, self.memory)
         found = self._maps.get(key)
@@ -134,11 +122,6 @@ class MemoryMapView(FrameWidget, can_focus=True):
             placement = self.document.schedule_analysis.placement if self.memory == "l2" else None
             found = self._maps[key] = memory_map(self.schedule, self.core, self.memory, placement)
         return found
-
-    @property
-    def row(self) -> int:
-        rows = self.schedule.core_rows(self.core)
-        return rows.start + min(self.frame, max(len(rows) - 1, 0))
 
     def steps_shown(self) -> tuple[int, int]:
         """The steps on screen: the window chosen by zoom and pan; before any, the whole run when it fits in
@@ -175,7 +158,7 @@ class MemoryMapView(FrameWidget, can_focus=True):
             self.window = (start, start + span)
 
     def _announce(self) -> None:
-        self.post_message(self.FrameChanged(self.row))
+        self.post_message(CursorMoved(self.row, self))
 
     # ---- actions ------------------------------------------------------------------------------------------
     def action_step(self, delta: int) -> None:

@@ -26,6 +26,16 @@ class ItemActivated(Message):
         self.item = item
 
 
+class CursorMoved(Message):
+    """The shared time cursor moved to a schedule row in one view (timeline, buffers, memory map): the others
+    and the details follow."""
+
+    def __init__(self, row: int, view: Any) -> None:
+        super().__init__()
+        self.row = row
+        self.view = view  # the view it moved in: it does not need telling
+
+
 class ProblemChosen(Message):
     """Enter on a problem: the app navigates to what it points at."""
 

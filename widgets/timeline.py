@@ -13,14 +13,15 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
-from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from explorer.analysis.problem_groups import rows_with_problems
 from explorer.analysis.timeline_view import column_owners, columns_touching, nice_ticks
 from explorer.document import Document
 from explorer.formatting import compact, number
 from widgets.frame_widget import FrameWidget
+from widgets.messages import CursorMoved
 
 LABEL = 14  # columns for the core labels
 # block kinds by code (Schedule.wl_type), two shades each; the vocabulary names the kinds in the status line
@@ -96,11 +97,6 @@ class Timeline(FrameWidget, can_focus=True):
     by_layer: reactive[bool] = reactive(False)
     show_critical: reactive[bool] = reactive(False)
 
-    class WorkloadSelected(Message):
-        def __init__(self, row: int) -> None:
-            super().__init__()
-            self.row = row
-
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.border_title = "Timeline"
@@ -117,13 +113,7 @@ class Timeline(FrameWidget, can_focus=True):
         analysis = document.schedule_analysis
         self._critical = np.zeros(s.n_workloads, dtype=bool)
         self._critical[analysis.timeline.critical_path] = True
-        self._problem_rows = set()
-        for problem in document.problems:
-            core, workload = problem.refs.get("core"), problem.refs.get("workload_id")
-            if isinstance(core, int) and isinstance(workload, int) and problem.severity == "error":
-                row = s.row_of(core, workload)
-                if row is not None:
-                    self._problem_rows.add(row)
+        self._problem_rows = set(rows_with_problems(s, document.problems, ("error",)))
         self._problem_cores = {int(s.wl_core[row]) for row in self._problem_rows}
         self.t0, self.t1 = 0.0, max(self.makespan, 1.0)
         if s.n_workloads:
@@ -165,7 +155,7 @@ class Timeline(FrameWidget, can_focus=True):
             middle = (start[row] + end[row]) / 2
             self.t0, self.t1 = middle - span / 2, middle + span / 2
         if announce:
-            self.post_message(self.WorkloadSelected(row))
+            self.post_message(CursorMoved(row, self))
 
     @property
     def cursor_time(self) -> float:

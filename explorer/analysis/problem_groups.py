@@ -10,6 +10,7 @@ tests and any other view read the same groups.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from explorer.analysis.incidents import Incident
 from explorer.errors import SEVERITY_RANK, Problem
@@ -78,6 +79,19 @@ def problem_core(problem: Problem) -> int | None:
         return int(core) if core is not None else None
     except (TypeError, ValueError):
         return None
+
+
+def rows_with_problems(s: Any, problems: list[Problem], severities: tuple[str, ...]) -> dict[int, list[Problem]]:
+    """Schedule row → its problems of these severities (those that name a lane and a block): what the timeline
+    marks with "!" and the report's Gantt with ✗."""
+    found: dict[int, list[Problem]] = {}
+    for problem in problems:
+        core, workload = problem.refs.get("core"), problem.refs.get("workload_id")
+        if problem.severity in severities and isinstance(core, int) and isinstance(workload, int):
+            row = s.row_of(core, workload)
+            if row is not None:
+                found.setdefault(row, []).append(problem)
+    return found
 
 
 def group_problems(

@@ -59,8 +59,10 @@ def gantt(document: Document) -> go.Figure:
             y=[s.core_short(int(s.wl_core[r])) for r in critical],
             marker={"color": "rgba(0,0,0,0)", "line": {"color": "#ff3030", "width": 2}},
         )
-    marked = problem_rows(document)
-    marked = {r: said for r, said in marked.items() if np.isfinite(start[r])}
+    from explorer.analysis.problem_groups import rows_with_problems
+
+    found = rows_with_problems(s, document.problems, ("error", "warning"))
+    marked = {r: [html.escape(f"{p.code}: {p.message}") for p in found[r]] for r in found if np.isfinite(start[r])}
     if marked:  # a red ✗ at the start of each block with a problem, its problems on hover
         chosen = sorted(marked)
         figure.add_scatter(
@@ -80,20 +82,6 @@ def gantt(document: Document) -> go.Figure:
         yaxis_title=words.lane,
     )
     return figure
-
-
-def problem_rows(document: Document) -> dict[int, list[str]]:
-    """Schedule row → "code: message" of the errors and warnings that name its lane and block."""
-    s = document.schedule
-    found: dict[int, list[str]] = {}
-    for problem in document.problems:
-        core, workload = problem.refs.get("core"), problem.refs.get("workload_id")
-        if problem.severity == "info" or not isinstance(core, int) or not isinstance(workload, int):
-            continue
-        row = s.row_of(core, workload)
-        if row is not None:
-            found.setdefault(row, []).append(html.escape(f"{problem.code}: {problem.message}"))
-    return found
 
 
 def errors_per_core(document: Document) -> dict[int, int]:

@@ -503,6 +503,15 @@ def _strict_key_check(context: _Context, top: dict[str, msgspec.Raw]) -> None:
                         check(entry, kind, f"{base}.{list_name}[{index}]")
 
 
+def _column(values: Any, count: int, dtype: Any = np.int64) -> np.ndarray:
+    return np.fromiter(values, dtype, count)
+
+
+def _ptr_of(counts: Any) -> np.ndarray:
+    """Child counts per parent → the CSR pointer array (0, then running totals)."""
+    return np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
+
+
 class _ScheduleBuilder:
     """Turns typed workloads into columns core by core, as each core is decoded, so only one core's typed
     objects are alive at a time (peak memory: the file, one core's Structs and the columns), then joins the
@@ -538,13 +547,11 @@ class _ScheduleBuilder:
         n = len(wls)
         layers = self.layers
         type_code = {name: i for i, name in enumerate(LAYER_TYPES)}
-
-        def column(values: Any, count: int, dtype: Any = np.int64) -> np.ndarray:
-            return np.fromiter(values, dtype, count)
+        column = _column
 
         def positions(name: str, counts: list[int]) -> np.ndarray:
             """File positions of the child entries: 0..k-1 per parent unless the loader dropped some."""
-            ptr = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
+            ptr = _ptr_of(counts)
             pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], np.diff(ptr))
             for index, (_, wl, dropped_by_list) in enumerate(workloads):
                 if not dropped_by_list:
@@ -630,14 +637,10 @@ class _ScheduleBuilder:
             arrays = [part[key] for part in parts]
             return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
 
-        def ptr_of(counts: Any) -> np.ndarray:
-            return np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
-
         def counts(key: str) -> list[int]:
             return [c for part in parts for c in part[key]]
 
-        def column(values: Any, count: int, dtype: Any = np.int64) -> np.ndarray:
-            return np.fromiter(values, dtype, count)
+        ptr_of, column = _ptr_of, _column
 
         n = sum(part["n"] for part in parts)
         core_ids = np.asarray(self.core_order, dtype=np.int64)
