@@ -280,7 +280,8 @@ class BufferView(LaneFrameWidget, can_focus=True):
             if ruler:
                 first = r * cols
                 tick = "◆" if any(first <= b < first + cols for b in boundaries) else " "
-                segments.append(Segment(f"{first * cells.bytes_per_cell:#07x}{tick}│"[:RULER], DIM))
+                address = first * cells.bytes_per_cell
+                segments.append(Segment(ruler_label(address, cells.capacity, tick), DIM))
             run, run_style = [], None
             for c in range(cols):
                 index = r * cols + c
@@ -430,6 +431,13 @@ def _columns(values: np.ndarray, plot: int, frame: int) -> tuple[list[int], int]
     owner = np.minimum((np.arange(plot) * n) // plot, n - 1)
     levels = values[owner].astype(np.int64).tolist()
     return levels, int((frame + 0.5) * plot / n)
+
+
+def ruler_label(address: int, top: int, tick: str) -> str:
+    """An address ruler's cell, always RULER wide: hex ("0x1c400") while the memory's addresses fit in seven
+    characters, else MiB ("5.25M"), the same for every row of the ruler; then the tick and the rule."""
+    text = f"{address:#07x}" if max(top, address) <= 0xFFFFF else f"{address / 2**20:.3g}M".rjust(7)
+    return f"{text}{tick}│"
 
 
 def split_columns(width: int, side_memory: bool) -> tuple[int, int]:

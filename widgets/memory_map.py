@@ -25,7 +25,7 @@ from textual.strip import Strip
 from explorer.analysis.memory_map import FREE, MemoryMap, Pixels, memory_map, paint
 from explorer.document import Document
 from explorer.formatting import human_bytes, plural
-from widgets.buffer_view import ENTRY_STYLES, OVERLAP, RULER, SIDE_STYLE
+from widgets.buffer_view import ENTRY_STYLES, OVERLAP, RULER, SIDE_STYLE, ruler_label
 from widgets.frame_widget import LaneFrameWidget
 from widgets.messages import CursorMoved
 
@@ -329,7 +329,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         out: list[Strip] = []
         for line in range(lines):
             tick = "◆" if line in starts else ("┄" if line == capacity_line else " ")
-            segments = [Segment(f"{int(line * 2 * bpp):#07x}{tick}│"[:RULER], DIM)]
+            segments = [Segment(ruler_label(int(line * 2 * bpp), m.top, tick), DIM)]
             row = pairs[line]
             cuts = np.flatnonzero(row[1:] != row[:-1]) + 1
             edges = [0, *cuts.tolist(), columns]
