@@ -1,9 +1,11 @@
 """Loader for the multi-core Gemini scheduler IR (`*_stschedule.json`).
 
 Speed: each workload is decoded with typed msgspec Structs that name only the fields the analyses use
-(unknown and unused keys such as ``tile_info`` are skipped by the decoder, never materialised), then
-flattened into the columns of `explorer.schedule.Schedule`. Each workload's raw bytes are kept so the
-details panel can decode everything on demand.
+(unknown and unused keys such as ``tile_info`` are skipped by the decoder, never materialised); its L2
+entries in a second step, so they lie together in memory. A core at a time is then flattened into the
+columns of `explorer.schedule.Schedule` with C-level passes (`map` over attribute getters into
+`np.fromiter`): at 10^6 entries, each Python-level step per entry costs about a second. Each workload's raw
+bytes are kept so the details panel can decode everything on demand.
 
 Leniency: a workload that fails typed decoding is re-decoded generically; its invalid list entries
 (buffer, wl0/wl1, ifmap, ofmap) are dropped one by one and the rest kept. Every drop is an error `Problem`
@@ -66,11 +68,6 @@ class BufferEntry(msgspec.Struct, gc=False):
     cur_wl_ifmap: bool = False
 
 
-# The numeric fields of an entry in one C-level call; np.array turns the tuples into a (n, k) array at once.
-_buffer_numbers = operator.attrgetter("tensor_id", "address", "size", "cur_wl_ifmap")
-_wl_numbers = operator.attrgetter("address", "size")
-
-
 class WeightBufferEntry(msgspec.Struct, gc=False):
     address: Int
     size: NonNeg
@@ -86,7 +83,10 @@ class Workload(msgspec.Struct, gc=False):
     time: Number
     ifmap: list[InputRef]
     ofmap: list[OfmapRef]
-    buffer: list[BufferEntry]
+    # The L2 entries stay raw here and are decoded per workload afterwards (`_decode_buffers`): decoded apart
+    # from the rest of the workload, a core's million entries lie together in memory, and building the columns
+    # from them took a third of the time (measured on the 16-core benchmark file).
+    buffer: msgspec.Raw
     ring_buffer_info: list[tuple[Int, Int]] = []
     weight: InputRef | None = None
     wl0_buffer: list[WeightBufferEntry] | None = None
@@ -123,7 +123,6 @@ class Dram(msgspec.Struct, gc=False):
 
 # Lists inside a workload whose invalid entries are dropped one by one (the rest of the workload is kept).
 _WORKLOAD_LISTS: dict[str, type] = {
-    "buffer": BufferEntry,
     "wl0_buffer": WeightBufferEntry,
     "wl1_buffer": WeightBufferEntry,
     "ifmap": InputRef,
@@ -131,7 +130,9 @@ _WORKLOAD_LISTS: dict[str, type] = {
 }
 _TOP_SCALARS = {"buffersize": 0, "top_batch_cut": 1, "xlen": 1, "ylen": 1}
 
+_get = operator.attrgetter
 _workload_decoder = msgspec.json.Decoder(Workload)
+_buffer_decoder = msgspec.json.Decoder(list[BufferEntry])
 _core_decoder = msgspec.json.Decoder(list[Workload])
 _raw_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -211,21 +212,14 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
     total = sum(len(top[key]) for _, key in core_keys) or 1  # progress by bytes decoded, not by core
     done = 0
     for core, key in core_keys:
-        label = f"core {core}"
-        try:  # fast path: the whole core in one typed decode (a big core in slices, so progress moves)
-            workloads = _decode_core(top[key], lambda part, label=label, before=done: meter.stage(
-                label, DECODE_SHARE, before + part, total))  # fmt: skip
-            builder.add_core(core, top[key], [(position, wl, {}) for position, wl in enumerate(workloads)])
-            del workloads  # this core's typed objects are columns now: free them before the next core
-        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
-            kept = []
-            for position, raw in enumerate(_decode_core_array(context, key, top[key])):
-                workload, positions = _decode_workload(context, raw, f'$["{key}"][{position}]')
-                if workload is not None:
-                    kept.append((position, workload, positions))
-            builder.add_core(core, top[key], kept)
-        done += len(top[key])
-        meter.stage(label, DECODE_SHARE, done, total)
+        raw = top[key]
+        bar = _CoreProgress(meter, f"core {core}", done, len(raw), total)
+        kept = _decode_workloads(context, key, raw, bar.workloads)
+        entries = _decode_buffers(context, key, kept, bar.entries)
+        builder.add_core(core, raw, kept, entries)
+        del kept, entries  # this core's typed objects are columns now: free them before the next core
+        done += len(raw)
+        bar.entries(1, 1)
     meter.stage("building columns", BUILD_SHARE, 0, 1)
     builder.add_dram(*dram)
     if strict:
@@ -258,6 +252,23 @@ class _ByteMeter:
         self.progress(lo + (hi - lo) * min(done / max(total, 1), 1.0), 1, label)
 
 
+class _CoreProgress:
+    """One core's part of the decode stage, by its bytes: its workloads fill the first half, its L2 entries
+    (decoded afterwards) the second."""
+
+    def __init__(self, meter: _ByteMeter, label: str, before: int, size: int, total: int) -> None:
+        self.meter, self.label, self.before, self.size, self.total = meter, label, before, size, total
+
+    def workloads(self, bytes_done: int) -> None:
+        self._at(0.5 * bytes_done / max(self.size, 1))
+
+    def entries(self, done: int, count: int) -> None:
+        self._at(0.5 + 0.5 * done / max(count, 1))
+
+    def _at(self, fraction: float) -> None:
+        self.meter.stage(self.label, DECODE_SHARE, self.before + fraction * self.size, self.total)
+
+
 def _read_all(handle: Any, size: int, meter: _ByteMeter) -> bytes | bytearray:
     """The whole file, read in chunks into one buffer (no second copy) so the bar moves while a large file comes
     off the disk. A file that grows while it is read keeps what was there when it was opened; one that shrinks
@@ -277,6 +288,56 @@ def _read_all(handle: Any, size: int, meter: _ByteMeter) -> bytes | bytearray:
     if done < size:
         del buffer[done:]
     return buffer
+
+
+def _decode_workloads(
+    context: _Context, key: str, raw: msgspec.Raw, report: Callable[[int], None]
+) -> list[tuple[int, Workload, dict[str, list[int]]]]:
+    """A core's valid workloads as (file position, workload, positions of the list entries kept when some were
+    dropped). The whole core is decoded typed in one go when it can be; otherwise workload by workload."""
+    try:
+        return [(position, workload, {}) for position, workload in enumerate(_decode_core(raw, report))]
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        pass
+    kept = []
+    for position, raw_workload in enumerate(_decode_core_array(context, key, raw)):
+        workload, positions = _decode_workload(context, raw_workload, f'$["{key}"][{position}]')
+        if workload is not None:
+            kept.append((position, workload, positions))
+    return kept
+
+
+BUFFER_BATCH = 2048  # workloads whose L2 entries are decoded between two progress reports
+
+
+def _decode_buffers(
+    context: _Context,
+    key: str,
+    kept: list[tuple[int, Workload, dict[str, list[int]]]],
+    report: Callable[[int, int], None],
+) -> list[list[BufferEntry]]:
+    """Each kept workload's L2 entries. A batch decodes typed in one pass; a batch with a bad entry is decoded
+    again workload by workload, dropping the bad entries (an error each) and noting the positions kept."""
+    entries: list[list[BufferEntry]] = []
+    for start in range(0, len(kept), BUFFER_BATCH):
+        batch = kept[start : start + BUFFER_BATCH]
+        try:
+            decoded = list(map(_buffer_decoder.decode, map(_get("buffer"), map(operator.itemgetter(1), batch))))
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+            decoded = []
+            for position, workload, dropped in batch:
+                path = f'$["{key}"][{position}]' + jsonpath.key("buffer")
+                try:
+                    decoded.append(_buffer_decoder.decode(workload.buffer))
+                    continue
+                except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+                    pass
+                ok, items = context.plain(workload.buffer, path, "entry")
+                valid, dropped["buffer"] = _keep_valid(context, items if ok else [], BufferEntry, path, "entry")
+                decoded.append(valid)
+        entries += decoded
+        report(start + len(batch), len(kept))
+    return entries
 
 
 def _decode_core(raw: msgspec.Raw, report: Callable[[int], None]) -> list[Workload]:
@@ -384,6 +445,8 @@ def _decode_workload(context: _Context, raw: msgspec.Raw, path: str) -> tuple[Wo
         items = obj.get(name)
         if isinstance(items, list):
             obj[name], positions[name] = _keep_valid(context, items, entry_type, path + jsonpath.key(name), "entry")
+    if "buffer" in obj:  # kept raw, like the typed decode does: its entries are checked by _decode_buffers
+        obj["buffer"] = msgspec.Raw(msgspec.json.encode(obj["buffer"]))
     try:
         return msgspec.convert(obj, Workload), positions
     except msgspec.ValidationError as error:
@@ -512,6 +575,66 @@ def _ptr_of(counts: Any) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
 
 
+def _within(ptr: np.ndarray) -> np.ndarray:
+    """Each child's index within its parent, from the CSR pointer array."""
+    return np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], np.diff(ptr))
+
+
+_LAYER_CODE = {name: i for i, name in enumerate(LAYER_TYPES)}
+_BUFFER_CODE = {name: i for i, name in enumerate(BUFFER_TYPES)}
+_SOURCE_CODE = {name: i for i, name in enumerate(WL_SOURCES)}
+_NEWLY_ADDED_CODE = {None: -1, False: 0, True: 1}
+
+
+def _flatten(lists: Any) -> list[Any]:
+    return list(itertools.chain.from_iterable(lists))
+
+
+def _lengths(lists: Any, count: int | None = None) -> np.ndarray:
+    return np.fromiter(map(len, lists), np.int64, len(lists) if count is None else count)
+
+
+def _field(items: list[Any], name: str, dtype: Any = np.int64, missing: int | None = None) -> np.ndarray:
+    """One attribute of every item as a column; `missing` stands for None."""
+    values = map(_get(name), items)
+    if missing is not None:  # dict.get(value, value): the value itself unless it is None
+        values = map({None: missing}.get, values, map(_get(name), items))
+    return np.fromiter(values, dtype, len(items))
+
+
+def _coded(items: list[Any], name: str, code: dict[Any, int]) -> np.ndarray:
+    """One attribute of every item through `code` (a name → small integer), as an int8 column."""
+    return np.fromiter(map(code.__getitem__, map(_get(name), items)), np.int8, len(items))
+
+
+def _first_transfer(transfer_ids: list[int]) -> int:
+    return transfer_ids[0] if transfer_ids else -1
+
+
+def _inputs(wls: list[Workload]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per workload: the transfer ids of its ifmap refs, then its weight's; kind 0 for ifmap, 1 for weight.
+    Returns (counts per workload, transfer ids, kinds)."""
+    ref_lists = list(map(_get("ifmap"), wls))
+    ref_tids = list(map(_get("transfer_id"), _flatten(ref_lists)))
+    ifmap_tid = np.fromiter(itertools.chain.from_iterable(ref_tids), np.int64)
+    per_ref = _ptr_of(_lengths(ref_tids))
+    ref_ptr = _ptr_of(_lengths(ref_lists))
+    ifmap_counts = per_ref[ref_ptr[1:]] - per_ref[ref_ptr[:-1]]
+    weight_tids = [() if w is None else w.transfer_id for w in map(_get("weight"), wls)]
+    weight_tid = np.fromiter(itertools.chain.from_iterable(weight_tids), np.int64)
+    weight_counts = _lengths(weight_tids)
+    counts = ifmap_counts + weight_counts
+    ptr = _ptr_of(counts)
+    tid = np.empty(int(ptr[-1]), np.int64)
+    kind = np.zeros(int(ptr[-1]), np.int8)
+    ifmap_at = np.repeat(ptr[:-1], ifmap_counts) + _within(_ptr_of(ifmap_counts))
+    weight_at = np.repeat(ptr[:-1] + ifmap_counts, weight_counts) + _within(_ptr_of(weight_counts))
+    tid[ifmap_at] = ifmap_tid
+    tid[weight_at] = weight_tid
+    kind[weight_at] = 1
+    return counts, tid, kind
+
+
 class _ScheduleBuilder:
     """Turns typed workloads into columns core by core, as each core is decoded, so only one core's typed
     objects are alive at a time (peak memory: the file, one core's Structs and the columns), then joins the
@@ -528,105 +651,101 @@ class _ScheduleBuilder:
         self.saw_wl0 = False
         self.saw_wl1 = False
 
-    def add_core(self, core: int, raw: msgspec.Raw, workloads: list[tuple[int, Workload, dict]]) -> None:
+    def add_core(
+        self,
+        core: int,
+        raw: msgspec.Raw,
+        workloads: list[tuple[int, Workload, dict]],
+        entries: list[list[BufferEntry]],
+    ) -> None:
         self.core_raw[core] = raw
         if not workloads:
             return
         self.core_order.append(core)
         self.saw_wl0 = self.saw_wl0 or any(w.wl0_buffer is not None for _, w, _ in workloads)
         self.saw_wl1 = self.saw_wl1 or any(w.wl1_buffer is not None for _, w, _ in workloads)
-        self.parts.append(self._columns(core, workloads))
+        self.parts.append(self._columns(core, workloads, entries))
 
     def add_dram(self, dram: Dram, positions: dict[str, list[int]]) -> None:
         self.dram = dram
         self.dram_positions = positions
 
-    def _columns(self, core: int, workloads: list[tuple[int, Workload, dict]]) -> dict[str, Any]:
-        """One core's columns; child lists as counts (joined into pointers at the end) and row indices local."""
-        wls = [w for _, w, _ in workloads]
-        n = len(wls)
-        layers = self.layers
-        type_code = {name: i for i, name in enumerate(LAYER_TYPES)}
-        column = _column
+    def _columns(
+        self, core: int, workloads: list[tuple[int, Workload, dict]], buf_lists: list[list[BufferEntry]]
+    ) -> dict[str, Any]:
+        """One core's columns; child lists as counts (joined into pointers at the end) and row indices local.
 
-        def positions(name: str, counts: list[int]) -> np.ndarray:
+        Every pass over entries is C-level (`map` over attrgetters into `np.fromiter`, `chain` to flatten): a
+        Python loop or generator per entry cost about 3 µs an entry, most of the load time of a big file."""
+        wls = list(map(operator.itemgetter(1), workloads))
+        n = len(wls)
+        damaged = [(index, dropped) for index, (_, _, dropped) in enumerate(workloads) if dropped]
+        wl_lists = [w.wl0_buffer if w.wl0_buffer is not None else (w.wl1_buffer or []) for w in wls]
+        wl_keys = ["wl0_buffer" if wls[index].wl0_buffer is not None else "wl1_buffer" for index, _ in damaged]
+
+        def positions(name: str, counts: np.ndarray) -> np.ndarray:
             """File positions of the child entries: 0..k-1 per parent unless the loader dropped some."""
             ptr = _ptr_of(counts)
-            pos = np.arange(int(ptr[-1]), dtype=np.int64) - np.repeat(ptr[:-1], np.diff(ptr))
-            for index, (_, wl, dropped_by_list) in enumerate(workloads):
-                if not dropped_by_list:
-                    continue
-                key = name
-                if name == "wl":  # each workload uses wl0_buffer when present, else wl1_buffer
-                    key = "wl0_buffer" if wl.wl0_buffer is not None else "wl1_buffer"
-                dropped = dropped_by_list.get(key)
+            pos = _within(ptr)
+            for (index, dropped_by_list), wl_key in zip(damaged, wl_keys, strict=True):
+                dropped = dropped_by_list.get(wl_key if name == "wl" else name)  # "wl": wl0_buffer, else wl1_buffer
                 if dropped is not None:
                     pos[ptr[index] : ptr[index + 1]] = dropped
             return pos.astype(np.int32)
 
-        regions = [r for w in wls for r in w.ring_buffer_info]
-        in_counts: list[int] = []
-        in_tid: list[int] = []
-        in_kind: list[int] = []
-        for w in wls:
-            before = len(in_tid)
-            for ref in w.ifmap:
-                in_tid.extend(ref.transfer_id)
-            in_kind.extend([0] * (len(in_tid) - before))
-            if w.weight is not None:
-                in_tid.extend(w.weight.transfer_id)
-                in_kind.extend([1] * len(w.weight.transfer_id))
-            in_counts.append(len(in_tid) - before)
-        of_counts = [len(w.ofmap) for w in wls]
-        ofmaps = [o for w in wls for o in w.ofmap]
-        dests = [d for o in ofmaps for d in o.destination]
-        buf_counts = [len(w.buffer) for w in wls]
-        entries = list(itertools.chain.from_iterable(w.buffer for w in wls))
-        m = len(entries)
-        numbers = np.array(list(map(_buffer_numbers, entries)), dtype=np.int64).reshape(m, 4)
-        buffer_code = {name: i for i, name in enumerate(BUFFER_TYPES)}
-        wl_lists = [w.wl0_buffer if w.wl0_buffer is not None else (w.wl1_buffer or []) for w in wls]
-        w0 = list(itertools.chain.from_iterable(wl_lists))
-        w0_numbers = np.array(list(map(_wl_numbers, w0)), dtype=np.int64).reshape(len(w0), 2)
-        source_code = {name: i for i, name in enumerate(WL_SOURCES)}
+        layer_names = list(map(_get("layer_name"), wls))
+        for name in dict.fromkeys(layer_names):  # ids in order of first appearance
+            self.layers.setdefault(name, len(self.layers))
+        rings = _flatten(map(_get("ring_buffer_info"), wls))
+        in_counts, in_tid, in_kind = _inputs(wls)
+        of_lists = list(map(_get("ofmap"), wls))
+        of_counts = _lengths(of_lists)
+        ofmaps = _flatten(of_lists)
+        dst_lists = list(map(_get("destination"), ofmaps))
+        dests = _flatten(dst_lists)
+        dst_dram = np.fromiter(map("DRAM".__eq__, map(_get("type"), dests)), bool, len(dests))
+        buf_counts = _lengths(buf_lists)
+        entries = _flatten(buf_lists)
+        w0_counts = _lengths(wl_lists)
+        w0 = _flatten(wl_lists)
         return {
             "n": n,
             "wl_core": np.full(n, core, dtype=np.int32),
-            "wl_pos": column((position for position, _, _ in workloads), n, np.int32),
-            "wl_id": column((w.workload_id for w in wls), n),
-            "wl_layer": np.fromiter((layers.setdefault(w.layer_name, len(layers)) for w in wls), np.int32, n),
-            "wl_type": column((type_code[w.layer_type] for w in wls), n, np.int8),
-            "wl_time": column((w.time for w in wls), n, np.float64),
-            "wl_ofmap_size": column((w.ofmap_size for w in wls), n),
-            "ring_counts": [len(w.ring_buffer_info) for w in wls],
-            "ring_lo": column((r[0] for r in regions), len(regions)),
-            "ring_hi": column((r[1] for r in regions), len(regions)),
+            "wl_pos": np.fromiter(map(operator.itemgetter(0), workloads), np.int32, n),
+            "wl_id": _field(wls, "workload_id"),
+            "wl_layer": np.fromiter(map(self.layers.__getitem__, layer_names), np.int32, n),
+            "wl_type": _coded(wls, "layer_type", _LAYER_CODE),
+            "wl_time": _field(wls, "time", np.float64),
+            "wl_ofmap_size": _field(wls, "ofmap_size"),
+            "ring_counts": _lengths(map(_get("ring_buffer_info"), wls), n),
+            "ring_lo": np.fromiter(map(operator.itemgetter(0), rings), np.int64, len(rings)),
+            "ring_hi": np.fromiter(map(operator.itemgetter(1), rings), np.int64, len(rings)),
             "in_counts": in_counts,
-            "in_tid": np.asarray(in_tid, dtype=np.int64),
-            "in_kind": np.asarray(in_kind, dtype=np.int8),
+            "in_tid": in_tid,
+            "in_kind": in_kind,
             "of_counts": of_counts,
-            "of_tid": column((o.transfer_id for o in ofmaps), len(ofmaps)),
-            "of_size": column((o.size for o in ofmaps), len(ofmaps)),
+            "of_tid": _field(ofmaps, "transfer_id"),
+            "of_size": _field(ofmaps, "size"),
             "of_pos": positions("ofmap", of_counts),
-            "dst_counts": [len(o.destination) for o in ofmaps],
-            "dst_core": column((-1 if d.type == "DRAM" or d.core_id is None else d.core_id for d in dests), len(dests)),
-            "dst_wl": column((-1 if d.workload_id is None else d.workload_id for d in dests), len(dests)),
-            "dst_dram": column((d.type == "DRAM" for d in dests), len(dests), bool),
+            "dst_counts": _lengths(dst_lists),
+            "dst_core": np.where(dst_dram, -1, _field(dests, "core_id", missing=-1)),
+            "dst_wl": _field(dests, "workload_id", missing=-1),
+            "dst_dram": dst_dram,
             "buf_counts": buf_counts,
-            "buf_tensor": numbers[:, 0].copy(),
-            "buf_addr": numbers[:, 1].copy(),
-            "buf_size": numbers[:, 2].copy(),
-            "buf_type": np.array([buffer_code[e.type] for e in entries], dtype=np.int8),
-            "buf_new": np.array([-1 if e.newly_added is None else e.newly_added for e in entries], dtype=np.int8),
-            "buf_cur": numbers[:, 3].astype(bool),
+            "buf_tensor": _field(entries, "tensor_id"),
+            "buf_addr": _field(entries, "address"),
+            "buf_size": _field(entries, "size"),
+            "buf_type": _coded(entries, "type", _BUFFER_CODE),
+            "buf_new": _coded(entries, "newly_added", _NEWLY_ADDED_CODE),
+            "buf_cur": _field(entries, "cur_wl_ifmap", bool),
             "buf_pos": positions("buffer", buf_counts),
-            "w0_counts": [len(x) for x in wl_lists],
-            "w0_addr": w0_numbers[:, 0].copy(),
-            "w0_size": w0_numbers[:, 1].copy(),
-            "w0_src": column((source_code[e.source] for e in w0), len(w0), np.int8),
-            "w0_tid": column((e.transfer_id[0] if e.transfer_id else -1 for e in w0), len(w0)),
-            "w0_pos": positions("wl", [len(x) for x in wl_lists]),
-            "w0_layer_names": [e.layer_name for e in w0],  # ids given after every workload's layer has one
+            "w0_counts": w0_counts,
+            "w0_addr": _field(w0, "address"),
+            "w0_size": _field(w0, "size"),
+            "w0_src": _coded(w0, "source", _SOURCE_CODE),
+            "w0_tid": np.fromiter(map(_first_transfer, map(_get("transfer_id"), w0)), np.int64, len(w0)),
+            "w0_pos": positions("wl", w0_counts),
+            "w0_layer_names": list(map(_get("layer_name"), w0)),  # ids given after every workload's layer has one
         }
 
     def build(self, scalars: dict[str, int], wl0_key: str, dram_raw: Any) -> Schedule:
@@ -637,8 +756,8 @@ class _ScheduleBuilder:
             arrays = [part[key] for part in parts]
             return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
 
-        def counts(key: str) -> list[int]:
-            return [c for part in parts for c in part[key]]
+        def counts(key: str) -> np.ndarray:
+            return joined(key)
 
         ptr_of, column = _ptr_of, _column
 
