@@ -310,6 +310,9 @@ class Document:
     # one line for the summary bar when the summary's counts do not say it well (e.g. TVM's nested modules)
     headline: str = ""
     companions: Companions = field(default_factory=Companions)  # pipeline files joined to a schedule
+    # Non-empty for a first part of a big file shown while the rest loads (Format.preview): says what is shown.
+    # Such a document has no problems yet and is not exported, compared or bookmarked.
+    partial: str = ""
     _deep_checked: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -33,6 +33,8 @@ class Format:
     accepts_directories: bool = False  # .mlpackage folders, extracted MLF bundles
     write_samples: Callable[[Path], list[Path]] | None = None  # demo files for sample_data/ (make samples)
     limits: tuple[str, ...] = ()  # the ceilings past which a file is refused or cut, one sentence each (README)
+    # A first part of a big file, shown by the TUI while `load` reads the whole (None: nothing early to show)
+    preview: Callable[[Path], Document | None] | None = None
 
 
 # The limit every JSON format shares (msgspec decodes recursively), said once for their LIMITS.

@@ -41,7 +41,7 @@ class Schedule:
     wl_type: np.ndarray  # block kind code: Vocabulary.block_kinds names it
     wl_time: np.ndarray  # float64 duration
     wl_ofmap_size: np.ndarray
-    core_raw: dict[int, Any]  # msgspec.Raw of each core's array: workload details are decoded on demand
+    core_raw: Any  # where each core's array lies in the file (FileSpans): details are read on demand
 
     ring_ptr: np.ndarray
     ring_lo: np.ndarray
@@ -94,7 +94,7 @@ class Schedule:
     dout_dst_core: np.ndarray
     dout_dst_wl: np.ndarray
 
-    dram_raw: Any = None  # msgspec.Raw of the "-1" section, for details
+    dram_raw: Any = None  # the raw JSON of the "-1" section, for details
     # Other formats draw derived schedules with the same views (TVM: a module per core, a node per workload).
     core_names: dict[int, str] | None = None
     # Measured start of each block (a hardware trace): the timeline draws these instead of deriving starts.
@@ -103,17 +103,11 @@ class Schedule:
     wl_dep_src: np.ndarray | None = None
     wl_dep_dst: np.ndarray | None = None
     _row_index: dict[tuple[int, int], int] | None = field(default=None, repr=False)
-    _core_items: dict[int, list[Any]] = field(default_factory=dict, repr=False)
 
-    def workload_raw(self, row: int) -> Any:
-        """The raw JSON bytes of one workload, found by splitting its core's array on first use."""
-        import msgspec
-
-        core = int(self.wl_core[row])
-        items = self._core_items.get(core)
-        if items is None:
-            items = self._core_items[core] = msgspec.json.decode(self.core_raw[core], type=list[msgspec.Raw])
-        return items[int(self.wl_pos[row])]
+    def workload_raw(self, row: int) -> bytes:
+        """The raw JSON bytes of one workload, read again from the file (`explorer.file_spans.FileSpans`).
+        Raises FileChanged (a LoadError) when the file is no longer what was loaded."""
+        return self.core_raw.item(int(self.wl_core[row]), int(self.wl_pos[row]))
 
     @property
     def n_workloads(self) -> int:

@@ -147,9 +147,10 @@ class IrExplorerApp(App[None]):
             now = time.monotonic()
             if now - self._last_progress > 0.05 or done >= total:
                 self._last_progress = now
-                self.call_from_thread(self.query_one(LoadingPanel).set_progress, done / max(total, 1), stage)
+                self.call_from_thread(self._show_progress, done / max(total, 1), stage)
 
         try:
+            self._show_preview(worker)
             document = open_document(self.path, strict=self.strict, progress=progress, companions=self.companions)
             progress(0.99, 1, "checking")
             document.run_deep_checks()
@@ -172,7 +173,37 @@ class IrExplorerApp(App[None]):
         if not worker.is_cancelled:
             self.call_from_thread(self.show_document, document)
 
+    def _show_preview(self, worker: Any) -> None:
+        """A big file's first part (a schedule's first core), shown while the rest loads, when its format can
+        give one (`Format.preview`)."""
+        from explorer.registry import pick_format
+
+        try:
+            found = pick_format(self.path)
+            early = found.preview(self.path) if found.preview is not None else None
+            if early is None or worker.is_cancelled:
+                return
+            for spec in offered_views(early):
+                spec.import_widget()
+        except Exception:  # a preview is a bonus: whatever fails here, the full load that follows reports
+            return
+        self.call_from_thread(self.show_document, early)
+
+    def _show_progress(self, fraction: float, stage: str) -> None:
+        self.query_one(LoadingPanel).set_progress(fraction, stage)
+        if self.document is not None and self.document.partial:  # the loading panel is hidden by the preview
+            self.query_one(SummaryBar).show_progress(fraction, stage)
+
+    def _needs_whole_file(self, what: str) -> bool:
+        """True (and says so) while only a first part of the file is shown: `what` waits for the whole file."""
+        if self.document is not None and self.document.partial:
+            self.notify(f"{what} waits until the whole file is loaded (see the bar at the top)", severity="warning")
+            return True
+        return False
+
     def show_document(self, document: Document) -> None:
+        after_preview = self.document is not None and bool(self.document.partial) and self.timeline is not None
+        row = self.timeline.selected if after_preview else 0
         self.document = document
         self._load_bookmarks()
         self.query_one(SummaryBar).show_document(document)
@@ -190,7 +221,10 @@ class IrExplorerApp(App[None]):
         self.refresh_bindings()  # the view keys follow what the document offers
         if views:
             self.run_worker(self._mount_views(document, views), group="views")
-        tree.focus()
+        if not after_preview:  # after a preview, the keyboard stays where the user put it
+            tree.focus()
+        if row > 0:  # the workload chosen in the first part stays chosen in the whole file
+            self._when_views_ready(lambda: self.go_to_workload(row))
 
     @staticmethod
     def views_for(document: Document) -> tuple[str, ...]:
@@ -485,7 +519,7 @@ class IrExplorerApp(App[None]):
 
     def action_bookmark(self) -> None:
         """Mark the tree's selected item (and the view on screen) with a note, saved in the sidecar file."""
-        if self.document is None:
+        if self.document is None or self._needs_whole_file("Bookmarking"):
             return
         from explorer.bookmarks import add_bookmark, new_bookmark
         from widgets.review_screens import PromptScreen
@@ -530,12 +564,16 @@ class IrExplorerApp(App[None]):
             self.call_after_refresh(self.action_view, bookmark.view)
 
     def action_export_report(self) -> None:
+        if self._needs_whole_file("The report"):
+            return
         from explorer.exports.html_report import write_report
 
         self._ask_and_export("Write the HTML report to:", ".report.html", write_report)
 
     def action_export_trace(self) -> None:
         if self.document is None or not self.document.offers(Capability.TIMELINE):
+            return
+        if self._needs_whole_file("The trace export"):
             return
         import json
 
@@ -569,6 +607,8 @@ class IrExplorerApp(App[None]):
         self.notify(f"saved {path}")
 
     def action_diff(self) -> None:
+        if self._needs_whole_file("Comparing"):
+            return
         from widgets.review_screens import PromptScreen
 
         self.push_screen(PromptScreen("Compare with which file (same format)?"), self._diff_with)

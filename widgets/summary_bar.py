@@ -19,6 +19,12 @@ class SummaryBar(Static):
         self.update(Text.assemble(("ir-explorer ", "bold"), (name, "bold cyan"), ("  loading…", "dim")))
 
     _document: Document | None = None
+    _progress: tuple[float, str] = (0.0, "")  # how far the rest of a partly shown file has loaded
+
+    def show_progress(self, fraction: float, stage: str) -> None:
+        self._progress = (fraction, stage)
+        if self._document is not None:
+            self.show_document(self._document)
 
     def on_resize(self) -> None:
         if self._document is not None:
@@ -36,6 +42,10 @@ class SummaryBar(Static):
             (f" {mark} {plural(counts['error'], 'error')}", "bold red" if counts["error"] else "green"),
             (f" ⚠ {plural(counts['warning'], 'warning')}", "yellow" if counts["warning"] else "green"),
         ]
+        if document.partial:  # a first part while the rest loads: no problem counts yet, how far the rest is
+            fraction, stage = self._progress
+            so_far = f": {fraction:.0%} ({stage})" if stage else ""
+            parts[2:] = [(f" ⧗ {document.partial}{so_far}", "bold yellow")]
         said = document.companions.said()
         if said:  # which pipeline files were found beside the schedule, and joined (✓) or refused (✗)
             parts.append((f" │ {said}", "cyan"))

@@ -249,3 +249,30 @@ def test_progress_moves_by_bytes_even_for_one_core(tmp_path, monkeypatch):
     assert len({round(f, 3) for f in fractions if 0 < f < 1}) >= 15  # many steps between 0 and 1
     for name in ("wl_id", "buf_tensor", "buf_addr", "w0_tid", "in_tid", "of_tid"):
         assert getattr(sliced, name).tolist() == getattr(whole, name).tolist(), name
+
+
+def test_workload_details_are_read_again_from_the_file(write_json):
+    """The loader keeps no copy of the file: a workload's raw JSON is read from the file when it is looked at,
+    byte for byte what the file holds, and a file changed on disk since is said to be, never misread."""
+    import json
+
+    import msgspec
+
+    from explorer.file_spans import FileChanged, FileSpans
+
+    doc_json = two_core()
+    doc_json["0"][1]["buffer"].append({"tensor_id": 9, "type": "weight", "address": "bad", "size": 4})
+    path = write_json(doc_json)
+    document = open_document(path)
+    s = document.schedule
+    assert isinstance(s.core_raw, FileSpans) and isinstance(s.dram_raw, bytes)
+    top = msgspec.json.decode(path.read_bytes(), type=dict[str, msgspec.Raw])
+    for row in range(s.n_workloads):
+        items = msgspec.json.decode(top[str(int(s.wl_core[row]))], type=list[msgspec.Raw])
+        assert s.workload_raw(row) == bytes(items[int(s.wl_pos[row])])
+    assert document.view.raw(1)["buffer"][-1]["address"] == "bad"  # the details show the file, dropped parts too
+    path.write_text(json.dumps(doc_json) + "\n")  # changed on disk
+    with pytest.raises(FileChanged, match="changed on disk since it was loaded"):
+        s.workload_raw(2)
+    assert "changed on disk" in document.view.raw(2)["(not available)"]
+    assert document.describe(("workload", 2))  # the details panel still draws, with the reason

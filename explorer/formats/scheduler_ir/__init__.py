@@ -31,6 +31,7 @@ FORMATS = (
         endings=("stschedule.json", ".json"),
         match=match,
         load=lazy("explorer.formats.scheduler_ir.reader", "load"),
+        preview=lazy("explorer.formats.scheduler_ir.preview", "preview"),
         write_samples=lazy("explorer.formats.scheduler_ir.samples", "write_samples"),
         limits=LIMITS,
     ),

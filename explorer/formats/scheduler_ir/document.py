@@ -26,6 +26,7 @@ from explorer.document import (
     describe_by_kind,
 )
 from explorer.errors import Problem
+from explorer.file_spans import FileChanged
 from explorer.formats.scheduler_ir.checks import transfer_problems
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, vocabulary
 from explorer.formats.scheduler_ir.summary import schedule_summary
@@ -74,7 +75,8 @@ class ScheduleView(DocumentView):
     def analyzed(self, document: Document) -> None:
         """The schedule's own checks (transfers, DRAM pairs) on top of the neutral ones, and its summary."""
         analysis = document.schedule_analysis
-        document.problems = document.problems + transfer_problems(self.s, analysis.timeline.cycle_rows)
+        if not document.partial:  # a first core alone would miss every producer on the other cores
+            document.problems = document.problems + transfer_problems(self.s, analysis.timeline.cycle_rows)
         document.problems = document.problems + analysis.problems
         document.summary = schedule_summary(self.s, analysis)
         summary = document.summary
@@ -315,7 +317,11 @@ class ScheduleView(DocumentView):
         if cached is not None:
             return cached
         try:
-            decoded = _role_decoder.decode(self.s.workload_raw(row)).buffer
+            raw = self.s.workload_raw(row)
+        except FileChanged:  # roles are a courtesy: without the file's bytes, none are named
+            return []
+        try:
+            decoded = _role_decoder.decode(raw).buffer
             cached = [(e.type, e.layer_name, e.source[0] if isinstance(e.source, list) and e.source else
                        (e.source if isinstance(e.source, _RoleSource) else None)) for e in decoded]  # fmt: skip
         except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):  # an odd record: read it as plain JSON
@@ -337,7 +343,10 @@ class ScheduleView(DocumentView):
         """The whole workload as JSON values, decoded on first use (and kept for the next look)."""
         cached = self._decoded.get(row)
         if cached is None:
-            cached = _decode_plain(self.s.workload_raw(row))
+            try:
+                cached = _decode_plain(self.s.workload_raw(row))
+            except FileChanged as error:  # said where the workload's fields would be, not raised into a view
+                return {"(not available)": error.message}
             if len(self._decoded) > 256:
                 self._decoded.clear()
             self._decoded[row] = cached

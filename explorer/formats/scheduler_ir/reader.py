@@ -28,6 +28,7 @@ import numpy as np
 from explorer import jsonpath
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
+from explorer.file_spans import FileSpans, span_of
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.gc_pause import collector_paused
 from explorer.memory_guard import ensure_fits
@@ -188,48 +189,59 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
     meter = _ByteMeter(progress)
     try:
         with path.open("rb") as handle:  # read-only, whole file: msgspec decodes from one buffer
-            size = os.fstat(handle.fileno()).st_size
-            ensure_fits(path, size, MEMORY_PER_FILE_BYTE, "scheduler IR")
-            data = _read_all(handle, size, meter)
+            status = os.fstat(handle.fileno())
+            ensure_fits(path, status.st_size, MEMORY_PER_FILE_BYTE, "scheduler IR")
+            data = _read_all(handle, status.st_size, meter)
     except OSError as error:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
     if not data or data.isspace():  # (no strip(): that would copy a bytearray of the whole file)
         raise LoadError(path, "byte 0", "the file is empty")
     context = _Context(path, data, strict)
-    meter.stage("parsing", DECODE_SHARE, 0, 1)
+    del data
+    builder, scalars = _decode_file(context, meter)
+    # The file's bytes are freed here, before the columns are joined and analysed: the details panel reads a
+    # workload again from the file when it is looked at (FileSpans), which halves what a big file keeps.
+    context.data = b""
+    meter.stage("building columns", BUILD_SHARE, 0, 1)
+    wl0_key = "wl1_buffer" if builder.saw_wl1 and not builder.saw_wl0 else "wl0_buffer"
+    if builder.saw_wl0 and builder.saw_wl1:
+        context.warning("wl-buffer-names", "$", "both wl0_buffer and wl1_buffer appear in this file")
+    core_raw = FileSpans(path, builder.spans, (status.st_size, status.st_mtime_ns))
+    schedule = builder.build(scalars, wl0_key, builder.dram_raw, core_raw)
+    progress(1, 1, "done")
+    return schedule, context.problems
+
+
+def _decode_file(context: _Context, meter: _ByteMeter) -> tuple[_ScheduleBuilder, dict[str, int]]:
+    """Everything that needs the file's bytes: the top level, the DRAM section and each core into columns."""
     top = _decode_top(context)
     scalars = _read_scalars(context, top)
     core_keys = sorted((int(k), k) for k in top if k.isdigit())
     if not core_keys and "-1" not in top:
-        raise LoadError(path, "$", 'expected a scheduler IR object with core arrays ("0", "1", ...) and "-1"')
+        raise LoadError(context.path, "$", 'expected a scheduler IR object with core arrays ("0", "1", ...) and "-1"')
     unknown = [k for k in top if not k.isdigit() and k not in _TOP_SCALARS and k != "-1"]
     for k in unknown:
-        report = context.error if strict else context.warning
+        report = context.error if context.strict else context.warning
         report("unknown-key", "$" + jsonpath.key(k), "unknown top-level key")
 
-    dram = _decode_dram(context, top.get("-1"))
     builder = _ScheduleBuilder()
+    builder.add_dram(*_decode_dram(context, top.get("-1")))
+    builder.dram_raw = bytes(top["-1"]) if "-1" in top else None  # small: kept for its details
     total = sum(len(top[key]) for _, key in core_keys) or 1  # progress by bytes decoded, not by core
     done = 0
     for core, key in core_keys:
         raw = top[key]
+        builder.spans[core] = span_of(raw, context.data)
         bar = _CoreProgress(meter, f"core {core}", done, len(raw), total)
         kept = _decode_workloads(context, key, raw, bar.workloads)
         entries = _decode_buffers(context, key, kept, bar.entries)
-        builder.add_core(core, raw, kept, entries)
+        builder.add_core(core, kept, entries)
         del kept, entries  # this core's typed objects are columns now: free them before the next core
         done += len(raw)
         bar.entries(1, 1)
-    meter.stage("building columns", BUILD_SHARE, 0, 1)
-    builder.add_dram(*dram)
-    if strict:
+    if context.strict:
         _strict_key_check(context, top)
-    wl0_key = "wl1_buffer" if builder.saw_wl1 and not builder.saw_wl0 else "wl0_buffer"
-    if builder.saw_wl0 and builder.saw_wl1:
-        context.warning("wl-buffer-names", "$", "both wl0_buffer and wl1_buffer appear in this file")
-    schedule = builder.build(scalars, wl0_key, top.get("-1"))
-    progress(1, 1, "done")
-    return schedule, context.problems
+    return builder, scalars
 
 
 # Shares of the progress bar: reading the file, decoding the cores (by bytes), building the columns.
@@ -644,7 +656,8 @@ class _ScheduleBuilder:
     def __init__(self) -> None:
         self.parts: list[dict[str, Any]] = []
         self.layers: dict[str, int] = {}  # layer name → id, in order of first appearance in the workloads
-        self.core_raw: dict[int, msgspec.Raw] = {}
+        self.spans: dict[int, tuple[int, int]] = {}  # core → where its array lies in the file
+        self.dram_raw: bytes | None = None
         self.core_order: list[int] = []
         self.dram: Dram = Dram()
         self.dram_positions: dict[str, list[int]] = {}
@@ -652,13 +665,8 @@ class _ScheduleBuilder:
         self.saw_wl1 = False
 
     def add_core(
-        self,
-        core: int,
-        raw: msgspec.Raw,
-        workloads: list[tuple[int, Workload, dict]],
-        entries: list[list[BufferEntry]],
+        self, core: int, workloads: list[tuple[int, Workload, dict]], entries: list[list[BufferEntry]]
     ) -> None:
-        self.core_raw[core] = raw
         if not workloads:
             return
         self.core_order.append(core)
@@ -748,7 +756,7 @@ class _ScheduleBuilder:
             "w0_layer_names": list(map(_get("layer_name"), w0)),  # ids given after every workload's layer has one
         }
 
-    def build(self, scalars: dict[str, int], wl0_key: str, dram_raw: Any) -> Schedule:
+    def build(self, scalars: dict[str, int], wl0_key: str, dram_raw: Any, core_raw: Any) -> Schedule:
         parts = self.parts
         layers = self.layers
 
@@ -792,7 +800,7 @@ class _ScheduleBuilder:
             wl_type=joined("wl_type", np.int8),
             wl_time=joined("wl_time", np.float64),
             wl_ofmap_size=joined("wl_ofmap_size"),
-            core_raw=self.core_raw,
+            core_raw=core_raw,
             ring_ptr=ptr_of(counts("ring_counts")),
             ring_lo=joined("ring_lo"),
             ring_hi=joined("ring_hi"),

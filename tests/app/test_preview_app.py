@@ -1,0 +1,54 @@
+"""A big schedule's first core is on screen while the rest loads; the whole file then takes its place."""
+
+from __future__ import annotations
+
+import threading
+
+from tests.app.helpers import SIZE, wait_loaded
+from tests.conftest import SAMPLE_DATA
+from widgets import app as app_module
+from widgets.app import make_app
+from widgets.summary_bar import SummaryBar
+from widgets.timeline import Timeline
+
+PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+
+
+async def test_first_core_then_the_whole_file(monkeypatch):
+    from explorer.formats.scheduler_ir import preview
+
+    monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)  # previews are for big files: hold the load back instead
+    release = threading.Event()
+    whole_load = app_module.open_document
+
+    def held_back(*args, **kwargs):
+        assert release.wait(20)
+        return whole_load(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "open_document", held_back)
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(500):
+            if app.document is not None and app.views_ready:
+                break
+            await pilot.pause(0.01)
+        assert app.document.partial and app.document.schedule.core_ids.tolist() == [0]
+        bar = str(app.query_one(SummaryBar).render())
+        assert "⧗ core 0" in bar and "error" not in bar  # no problem counts before the whole file is checked
+        await pilot.press("2")
+        timeline = app.query_one(Timeline)
+        assert app.focused is timeline and timeline.document.partial
+        timeline.select(3)
+        await pilot.press("b")  # bookmarking (like exports and diff) waits for the whole file
+        await pilot.pause()
+        assert any("waits until the whole file is loaded" in str(n.message) for n in app._notifications)
+        release.set()
+        for _ in range(1000):
+            if not app.document.partial and app.views_ready:
+                break
+            await pilot.pause(0.01)
+        await wait_loaded(pilot)
+        assert app.document.schedule.core_ids.size == 4 and not app.document.partial
+        assert timeline.document is app.document and timeline.selected == 3  # the chosen workload stays chosen
+        assert app.focused is timeline
+        assert "error" in str(app.query_one(SummaryBar).render())

@@ -1,0 +1,101 @@
+"""The first core of a big schedule, read from the head of the file while the rest loads (issue #14)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from explorer.document import Capability
+from explorer.formats.scheduler_ir import preview as preview_module
+from explorer.formats.scheduler_ir.preview import preview, read_first_core
+from explorer.formats.scheduler_ir.reader import load_schedule
+from tests.conftest import SAMPLE_DATA
+
+PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+
+
+@pytest.fixture
+def any_size(monkeypatch):
+    """Previews are for big files; these tests use small ones."""
+    monkeypatch.setattr(preview_module, "PREVIEW_MIN_BYTES", 0)
+
+
+def first_core_columns_agree(path) -> None:
+    """The preview's columns are exactly the whole load's rows of its first core."""
+    part = preview(path)
+    whole, _ = load_schedule(path)
+    first = int(whole.core_ids[0])
+    rows = whole.core_rows(first)
+    schedule = part.schedule
+    assert schedule.core_ids.tolist() == [first]
+    assert schedule.buffersize == whole.buffersize
+    for name in ("wl_id", "wl_time", "wl_pos"):
+        assert getattr(schedule, name).tolist() == getattr(whole, name)[rows].tolist(), name
+    lo, hi = int(whole.buf_ptr[rows[0]]), int(whole.buf_ptr[rows[-1] + 1])
+    for name in ("buf_tensor", "buf_addr", "buf_size", "buf_type", "buf_new"):
+        assert getattr(schedule, name).tolist() == getattr(whole, name)[lo:hi].tolist(), name
+    lo, hi = int(whole.w0_ptr[rows[0]]), int(whole.w0_ptr[rows[-1] + 1])
+    assert schedule.w0_addr.tolist() == whole.w0_addr[lo:hi].tolist()
+    lo, hi = int(whole.in_ptr[rows[0]]), int(whole.in_ptr[rows[-1] + 1])
+    assert schedule.in_tid.tolist() == whole.in_tid[lo:hi].tolist()
+
+
+def test_preview_of_a_file_in_core_order_is_its_first_core(any_size):
+    """The demo file's keys come in core order ("0", "1", ..., then "-1" and the numbers)."""
+    first_core_columns_agree(PLANTED)
+    document = preview(PLANTED)
+    assert "core 0" in document.partial and document.schedule_analysis is not None
+    assert [p.code for p in document.problems] == ["preview"]  # a core alone misses the other cores' producers
+    assert not document.offers(Capability.GRAPH) and document.offers(Capability.TIMELINE)
+
+
+def test_preview_of_a_file_with_sorted_indented_keys(any_size, tmp_path):
+    """As the scheduler writes them: "-1" (the DRAM section) first, keys sorted, indented with spaces."""
+    path = tmp_path / "sorted_stschedule.json"
+    path.write_text(json.dumps(json.loads(PLANTED.read_text()), sort_keys=True, indent=3))
+    assert json.loads(path.read_text())  # valid
+    assert path.read_text().lstrip("{ \n").startswith('"-1"')
+    first_core_columns_agree(path)
+
+
+def test_preview_of_a_one_core_file_ends_at_the_next_key(any_size, tmp_path):
+    value = json.loads(PLANTED.read_text())
+    one_core = {"0": value["0"], "buffersize": value["buffersize"], "-1": value["-1"], "xlen": 1, "ylen": 1}
+    path = tmp_path / "one_stschedule.json"
+    path.write_text(json.dumps(one_core))
+    first_core_columns_agree(path)
+
+
+def test_no_preview_for_small_or_unusual_files(any_size, tmp_path, monkeypatch):
+    value = json.loads(PLANTED.read_text())
+    no_core_zero = tmp_path / "cores_3_4_stschedule.json"
+    no_core_zero.write_text(json.dumps({"3": value["0"], "4": value["1"], "-1": value["-1"]}))
+    assert read_first_core(no_core_zero) is None
+    broken = tmp_path / "broken_stschedule.json"
+    value["0"][2]["buffer"] = "not a list"  # the workload is kept without entries, as the full load keeps it
+    broken.write_text(json.dumps(value))
+    shown = preview(broken).schedule
+    assert shown.n_workloads == len(value["0"]) and shown.buf_ptr[3] == shown.buf_ptr[2]
+    value["0"][2]["time"] = "soon"  # a workload the typed decode refuses: no preview, the full load reports it
+    broken.write_text(json.dumps(value))
+    assert read_first_core(broken) is not None and preview(broken) is None
+    monkeypatch.setattr(preview_module, "PREVIEW_MIN_BYTES", 64 << 20)
+    assert preview(PLANTED) is None  # small: loads whole in about the same time
+
+
+def test_preview_reads_only_the_head_and_changes_nothing(any_size, tmp_path):
+    path = tmp_path / "big_stschedule.json"
+    value = json.loads(PLANTED.read_text())
+    path.write_text(json.dumps(value) + " " * (4 << 20))  # a long tail the preview has no need to read
+    before = path.stat().st_mtime_ns, path.read_bytes()
+    monkeypatch_chunk = preview_module.CHUNK
+    try:
+        preview_module.CHUNK = 1 << 16
+        first = read_first_core(path)
+    finally:
+        preview_module.CHUNK = monkeypatch_chunk
+    assert first is not None and len(first.raw) < 1 << 20
+    assert np.array_equal(np.frombuffer(first.raw[:1], np.uint8), np.frombuffer(b"[", np.uint8))
+    assert (path.stat().st_mtime_ns, path.read_bytes()) == before
