@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+CANDIDATES_PER_BATCH = 1 << 20  # (suspect, earlier interval) pairs tested at once: bounds the memory
+
 
 @dataclass(frozen=True)
 class OverlapPair:
@@ -43,14 +45,27 @@ def overlapping_pairs(
     previous_max = np.r_[np.iinfo(np.int64).min, running[:-1]]
     shifted_start = l_ - l_.min() + group_rank * span
     suspects = np.flatnonzero(previous_max > shifted_start)
+    # Each suspect is paired with the earlier intervals of its group that end after it starts. The candidates are
+    # tested in batches of whole suspects, with numpy, in the order a scan back from each suspect meets them.
+    new_group = np.r_[True, g[1:] != g[:-1]]
+    group_first = np.flatnonzero(new_group)[np.cumsum(new_group) - 1]
+    behind = suspects - group_first[suspects]  # earlier intervals of the suspect's group
+    ends = np.cumsum(behind)
     pairs: list[OverlapPair] = []
-    truncated = False
-    for i in suspects.tolist():
-        j = i - 1
-        while j >= 0 and g[j] == g[i]:
-            if h[j] > l_[i] and owner[order[j]] != owner[order[i]]:
-                pairs.append(OverlapPair(int(g[i]), int(order[j]), int(order[i]), int(l_[i]), int(min(h[i], h[j]))))
-                if len(pairs) >= limit:
-                    return pairs, True
-            j -= 1
-    return pairs, truncated
+    first = 0
+    while first < suspects.size:
+        room = ends[first] - behind[first] + CANDIDATES_PER_BATCH
+        last = max(int(np.searchsorted(ends, room, side="right")), first + 1)
+        counts = behind[first:last]
+        i = np.repeat(suspects[first:last], counts)
+        j = i - 1 - (np.arange(i.size) - np.repeat(np.cumsum(counts) - counts, counts))  # i-1, i-2, ... back
+        keep = (h[j] > l_[i]) & (owner[order[j]] != owner[order[i]])
+        i, j = i[keep], j[keep]
+        found = zip(g[i].tolist(), order[j].tolist(), order[i].tolist(), l_[i].tolist(),
+                    np.minimum(h[i], h[j]).tolist(), strict=True)  # fmt: skip
+        for group_, a, b, lo_, hi_ in found:
+            pairs.append(OverlapPair(group_, a, b, lo_, hi_))
+            if len(pairs) >= limit:
+                return pairs, True
+        first = last
+    return pairs, False

@@ -201,6 +201,40 @@ def test_sweep_finds_exactly_the_brute_force_pairs(items):
     assert found == expected
 
 
+@settings(max_examples=100, deadline=None)
+@given(intervals, st.integers(1, 6), st.integers(1, 30))
+def test_sweep_in_small_batches_and_with_a_limit_lists_pairs_in_scan_order(items, batch, limit):
+    """Candidates are tested in batches; the pairs come as a scan back from each suspect meets them, so a limit
+    keeps the same first pairs whatever the batch size."""
+    from explorer.analysis import overlap
+
+    columns = [np.array([i[k] for i in items], dtype=np.int64) for k in range(4)]
+    group, lo, owner = columns[0], columns[1], columns[3]
+    hi = lo + columns[2]
+    whole, _ = overlapping_pairs(group, lo, hi, owner)
+    saved = overlap.CANDIDATES_PER_BATCH
+    try:
+        overlap.CANDIDATES_PER_BATCH = batch
+        batched, _ = overlapping_pairs(group, lo, hi, owner)
+        limited, truncated = overlapping_pairs(group, lo, hi, owner, limit=limit)
+    finally:
+        overlap.CANDIDATES_PER_BATCH = saved
+    assert batched == whole
+    assert limited == whole[:limit] and truncated == (len(whole) >= limit)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2, 2), st.integers(0, 3)), max_size=30),
+       st.lists(st.tuples(st.integers(-2, 2), st.integers(0, 3)), max_size=30))  # fmt: skip
+def test_rows_present_is_set_membership(query, table):
+    from explorer.analysis.dependencies import rows_present
+
+    def columns(rows):
+        return tuple(np.array([r[k] for r in rows], dtype=np.int64) for k in range(2))
+
+    assert rows_present(columns(query), columns(table)).tolist() == [row in set(table) for row in query]
+
+
 def test_planted_workload_in_the_middle(write_json):
     # A three-workload core where the middle one reads an output from core 1's second workload.
     d = two_core()

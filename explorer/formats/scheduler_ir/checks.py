@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.analysis.dependencies import lookup, ofmap_producer_index, rows_of_children
+from explorer.analysis.dependencies import lookup, ofmap_producer_index, rows_of_children, rows_present
 from explorer.errors import Problem
 from explorer.schedule import Schedule
 
@@ -171,18 +171,19 @@ def transfer_problems(s: Schedule, cycle_rows: list[int]) -> list[Problem]:
 
 
 def _destination_warnings(s: Schedule, out: _Problems, of_tids, of_rows, consumer_rows) -> None:
+    """An input whose producer (an ofmap, or a DRAM read) does not list the consumer among its destinations.
+    Membership is tested for every input at once (`rows_present`): a set lookup per input took 0.3 s at 10^5."""
     of_order = np.argsort(s.of_tid, kind="stable")
-    dest_owner = rows_of_children(s.of_dst_ptr)
-    listed = set(zip(dest_owner.tolist(), s.dst_core.tolist(), s.dst_wl.tolist(), strict=True))
     hit = lookup(of_tids, s.in_tid)
     inputs = np.flatnonzero(hit >= 0)
     producer_ofmaps = of_order[np.searchsorted(s.of_tid[of_order], s.in_tid[inputs])]  # first producer wins
     consumers = consumer_rows[inputs]
-    keys = zip(producer_ofmaps.tolist(), s.wl_core[consumers].tolist(), s.wl_id[consumers].tolist(), strict=True)
-    for k, key in enumerate(keys):
-        if key in listed:
-            continue
-        i, consumer, producer_ofmap = int(inputs[k]), int(consumers[k]), key[0]
+    listed = rows_present(
+        (producer_ofmaps, s.wl_core[consumers], s.wl_id[consumers]),
+        (rows_of_children(s.of_dst_ptr), s.dst_core, s.dst_wl),
+    )
+    for k in np.flatnonzero(~listed).tolist():
+        i, consumer, producer_ofmap = int(inputs[k]), int(consumers[k]), int(producer_ofmaps[k])
         producer = int(of_rows[hit[i]])
         out.add(
             "warning",
@@ -191,27 +192,29 @@ def _destination_warnings(s: Schedule, out: _Problems, of_tids, of_rows, consume
             f"{s.wl_label(producer)} does not list it as a destination",
             f"{s.wl_path(producer)}.ofmap[{int(s.of_pos[producer_ofmap])}].destination",
             transfer_id=int(s.in_tid[i]),
-            core=key[1],
-            workload_id=key[2],
+            core=int(s.wl_core[consumer]),
+            workload_id=int(s.wl_id[consumer]),
         )
     dram_order = np.argsort(s.dout_tid, kind="stable")
     dram_hit = lookup(s.dout_tid[dram_order], s.in_tid)
-    read_owner = rows_of_children(s.dout_dst_ptr)
-    dram_listed = set(zip(read_owner.tolist(), s.dout_dst_core.tolist(), s.dout_dst_wl.tolist(), strict=True))
-    for i in np.flatnonzero(dram_hit >= 0).tolist():
-        consumer = int(consumer_rows[i])
-        read = int(dram_order[dram_hit[i]])
-        if (read, int(s.wl_core[consumer]), int(s.wl_id[consumer])) not in dram_listed:
-            out.add(
-                "warning",
-                "destination-missing",
-                f"{s.wl_label(consumer)} reads DRAM transfer {int(s.in_tid[i])}, which does not list it "
-                "as a destination",
-                f'$["-1"].out[{int(s.dout_pos[read])}].destination',
-                transfer_id=int(s.in_tid[i]),
-                core=int(s.wl_core[consumer]),
-                workload_id=int(s.wl_id[consumer]),
-            )
+    reading = np.flatnonzero(dram_hit >= 0)
+    reads = dram_order[dram_hit[reading]]
+    readers = consumer_rows[reading]
+    listed = rows_present(
+        (reads, s.wl_core[readers], s.wl_id[readers]),
+        (rows_of_children(s.dout_dst_ptr), s.dout_dst_core, s.dout_dst_wl),
+    )
+    for k in np.flatnonzero(~listed).tolist():
+        i, consumer, read = int(reading[k]), int(readers[k]), int(reads[k])
+        out.add(
+            "warning",
+            "destination-missing",
+            f"{s.wl_label(consumer)} reads DRAM transfer {int(s.in_tid[i])}, which does not list it as a destination",
+            f'$["-1"].out[{int(s.dout_pos[read])}].destination',
+            transfer_id=int(s.in_tid[i]),
+            core=int(s.wl_core[consumer]),
+            workload_id=int(s.wl_id[consumer]),
+        )
 
 
 def _snapshot_warnings(s: Schedule, out: _Problems) -> None:
