@@ -8,6 +8,7 @@ uniform so that one tree widget and one details panel serve every format.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -67,6 +68,9 @@ class Meta:
     producer: str = ""
     versions: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+_GRAPH_BUILD = threading.RLock()  # one graph built at a time, and each once
 
 
 class Capability(StrEnum):
@@ -160,11 +164,12 @@ class DocumentView:
     def graph_model(self) -> Any:
         """The document's graph for the graph view (explorer.graph.GraphModel), or None; built once, on first
         use, with the cycle collector paused (many small objects, none in cycles)."""
-        if self._graph_cache is None:
-            from explorer.gc_pause import collector_paused
+        with _GRAPH_BUILD:  # the TUI may build it in the background while the graph view asks for it
+            if self._graph_cache is None:
+                from explorer.gc_pause import collector_paused
 
-            with collector_paused():
-                self._graph_cache = self.build_graph()
+                with collector_paused():
+                    self._graph_cache = self.build_graph()
         return self._graph_cache
 
     def build_graph(self) -> Any:
@@ -172,7 +177,7 @@ class DocumentView:
         return None
 
     def graph_ready(self) -> bool:
-        """Whether graph_model() is already built (the TUI builds big graphs while the file loads)."""
+        """Whether graph_model() is already built (the TUI builds big graphs once the file is shown)."""
         return self._graph_cache is not None
 
     def entry_role(self, row: int, entry: int) -> str:

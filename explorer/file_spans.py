@@ -7,6 +7,7 @@ be, never misread.
 from __future__ import annotations
 
 import os
+import weakref
 from pathlib import Path
 
 import msgspec
@@ -29,14 +30,20 @@ class FileSpans:
         self.spans = spans
         self.stamp = stamp  # (size, mtime_ns) when the file was loaded
         self._items: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # key → (item offsets, item lengths)
+        # One read-only descriptor, opened on the first read and closed with this object: opening the file for
+        # each read cost a third of the time incidents take to name their thousands of tensors. A file replaced
+        # (renamed over) since keeps being read as loaded; one changed in place is refused.
+        self._fd: list[int] = []
+        weakref.finalize(self, _close, self._fd)
 
     def read(self, offset: int, length: int) -> bytes:
         try:
-            with self.path.open("rb") as handle:  # read-only, opened for each read: nothing is held open
-                status = os.fstat(handle.fileno())
-                if (status.st_size, status.st_mtime_ns) != self.stamp:
-                    raise FileChanged(self.path, "", "the file changed on disk since it was loaded: reopen it")
-                return os.pread(handle.fileno(), length, offset)
+            if not self._fd:
+                self._fd.append(os.open(self.path, os.O_RDONLY))
+            status = os.fstat(self._fd[0])
+            if (status.st_size, status.st_mtime_ns) != self.stamp:
+                raise FileChanged(self.path, "", "the file changed on disk since it was loaded: reopen it")
+            return os.pread(self._fd[0], length, offset)
         except OSError as error:
             raise FileChanged(self.path, "", f"cannot read the file again: {error.strerror or error}") from None
 
@@ -48,12 +55,32 @@ class FileSpans:
             offset, length = self.spans[key]
             array = self.read(offset, length)
             items = _raw_items.decode(array)
-            base = np.frombuffer(array, np.uint8).ctypes.data
-            starts = np.fromiter((np.frombuffer(item, np.uint8).ctypes.data for item in items), np.int64, len(items))
             lengths = np.fromiter(map(len, items), np.int64, len(items))
-            found = self._items[key] = (starts - base + offset, lengths)
+            found = self._items[key] = (_item_starts(array, lengths) + offset, lengths)
         starts, lengths = found
         return self.read(int(starts[index]), int(lengths[index]))
+
+
+_BETWEEN = frozenset(b" \t\r\n,")  # what may lie between two items of a JSON array
+
+
+def _item_starts(array: bytes, lengths: np.ndarray) -> np.ndarray:
+    """Where each item of a JSON array starts, from the items' lengths: each follows the previous one after
+    whitespace and a comma."""
+    starts = np.empty(lengths.size, dtype=np.int64)
+    at = array.index(b"[") + 1
+    for k, length in enumerate(lengths.tolist()):
+        while array[at] in _BETWEEN:
+            at += 1
+        starts[k] = at
+        at += length
+    return starts
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
+    fds.clear()
 
 
 def span_of(part: msgspec.Raw, whole: bytes | bytearray) -> tuple[int, int]:

@@ -110,6 +110,7 @@ class IrExplorerApp(App[None]):
         self.incidents: list[Any] | None = None  # the overlap incidents, found by the load worker
         self.previous_document: Document | None = None  # the file shown before the diff opened another
         self.views_ready = False  # True once every view of the loaded document is mounted and filled
+        self._preview_replaced = False  # a first part of the file was shown and is replaced: collect it once
         # Why the last jump happened: (ref, problem). Details always follow the tree's cursor; when the cursor
         # lands on that ref, the problem is shown above the item's tables.
         self._jump_reason: tuple[Any, Problem, tuple[int, ...]] | None = None  # (ref, problem, tensors to mark)
@@ -159,9 +160,6 @@ class IrExplorerApp(App[None]):
             self.incidents = incidents_of(document)  # the problems panel lists overlaps by incident
             for spec in offered_views(document):
                 spec.import_widget()  # here, off the UI thread
-            if document.offers(Capability.GRAPH) and document.view.graph_size_hint() > SYNC_GRAPH_NODES:
-                progress(0.995, 1, "building the graph")  # big: here, off the UI thread, so `6` is instant
-                document.view.graph_model()
         except LoadCancelled:
             return
         except LoadError as error:
@@ -189,6 +187,15 @@ class IrExplorerApp(App[None]):
             return
         self.call_from_thread(self.show_document, early)
 
+    @work(thread=True, group="graph-prebuild")
+    def _prebuild_graph(self, document: Document) -> None:
+        """A big graph is built in the background once the file is on screen: `6` soon finds it ready, and the
+        first look at the file does not wait for it (the graph view shows its progress if `6` comes first)."""
+        try:
+            document.view.graph_model()
+        except Exception:  # the graph view builds it again when shown, and says what went wrong
+            return
+
     def _show_progress(self, fraction: float, stage: str) -> None:
         self.query_one(LoadingPanel).set_progress(fraction, stage)
         if self.document is not None and self.document.partial:  # the loading panel is hidden by the preview
@@ -204,6 +211,7 @@ class IrExplorerApp(App[None]):
     def show_document(self, document: Document) -> None:
         after_preview = self.document is not None and bool(self.document.partial) and self.timeline is not None
         row = self.timeline.selected if after_preview else 0
+        self._preview_replaced = self._preview_replaced or after_preview
         self.document = document
         self._load_bookmarks()
         self.query_one(SummaryBar).show_document(document)
@@ -223,6 +231,9 @@ class IrExplorerApp(App[None]):
             self.run_worker(self._mount_views(document, views), group="views")
         if not after_preview:  # after a preview, the keyboard stays where the user put it
             tree.focus()
+        big_graph = document.offers(Capability.GRAPH) and document.view.graph_size_hint() > SYNC_GRAPH_NODES
+        if big_graph and not document.partial:
+            self._prebuild_graph(document)
         if row > 0:  # the workload chosen in the first part stays chosen in the whole file
             self._when_views_ready(lambda: self.go_to_workload(row))
 
@@ -234,14 +245,20 @@ class IrExplorerApp(App[None]):
     async def _mount_views(self, document: Document, views: tuple[ViewSpec, ...]) -> None:
         """Add a tab for each view the document offers (their modules were imported by the load worker)."""
         tabs = self.query_one(TabbedContent)
-        for spec in views:
+        for k, spec in enumerate(views):
             if not self.query(f"#{spec.name}"):
-                await tabs.add_pane(TabPane(f"{spec.key} {spec.title}", spec.make(), id=f"tab-{spec.name}"))
+                pane = TabPane(f"{spec.key} {spec.title}", spec.make(), id=f"tab-{spec.name}")
+                # in the views' order, also when a first part of the file offered fewer (a preview has no graph)
+                later = [f"tab-{other.name}" for other in views[k + 1 :] if self.query(f"#tab-{other.name}")]
+                await tabs.add_pane(pane, before=later[0] if later else None)
             self.query_one(f"#{spec.name}").show_document(document)
         self.views_ready = True
         # The document lives as long as the app: moved out of the collector's sight, so a full collection
         # during a pan or a zoom scans only what views make since (a 20,000-node model otherwise costs one
         # frame in sixty a 100 ms pause; see BENCHMARKS.md)
+        if self._preview_replaced:  # a replaced first part sits in reference cycles: free it, not freeze it
+            self._preview_replaced = False
+            gc.collect()
         gc.freeze()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

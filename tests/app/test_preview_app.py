@@ -52,3 +52,5 @@ async def test_first_core_then_the_whole_file(monkeypatch):
         assert timeline.document is app.document and timeline.selected == 3  # the chosen workload stays chosen
         assert app.focused is timeline
         assert "error" in str(app.query_one(SummaryBar).render())
+        tabs = [str(tab.label) for tab in app.query("#tabs Tab")]
+        assert tabs == ["1 Tree", "2 Timeline", "3 Buffers", "6 Graph", "7 Memory"]  # the graph came last, in place

@@ -276,3 +276,16 @@ def test_workload_details_are_read_again_from_the_file(write_json):
         s.workload_raw(2)
     assert "changed on disk" in document.view.raw(2)["(not available)"]
     assert document.describe(("workload", 2))  # the details panel still draws, with the reason
+
+
+def test_the_file_read_again_is_closed_with_its_schedule(write_json):
+    import gc
+
+    document = open_document(write_json(two_core()))
+    document.schedule.workload_raw(0)
+    fd = document.schedule.core_raw._fd[0]
+    os.fstat(fd)  # open while the schedule lives
+    del document
+    gc.collect()
+    with pytest.raises(OSError):
+        os.fstat(fd)

@@ -64,7 +64,7 @@ class ScheduleView(DocumentView):
         self._roles: dict[int, list] = {}  # per row: its L2 entries' (type, layer, first source), for entry_role
 
     def graph_size_hint(self) -> int:
-        return len(self.s.layers)
+        return len(self.s.layers) + self.s.n_workloads  # layers open into their workloads: both are nodes
 
     def build_graph(self) -> Any:
         """Layers that open into workloads (needs the analysis: it finds the data flowing between them)."""
