@@ -25,7 +25,7 @@ import widgets.graph_view  # imported before the clock, as the load worker does
 async def measure():
     app = make_app(PATH)
     async with app.run_test(size=(200, 60)) as pilot:
-        while app.document is None or not app.views_ready:
+        while app.document is None or app.document.partial or not app.views_ready:  # the whole file
             await pilot.pause(0.005)
         graph = app.query_one("#graph")
         await pilot.pause(0.2)  # the loaded document on screen, the app idle
@@ -74,7 +74,7 @@ from widgets.app import make_app
 async def measure():
     app = make_app(PATH)
     async with app.run_test(size=(200, 60)) as pilot:
-        while app.document is None or not app.views_ready:
+        while app.document is None or app.document.partial or not app.views_ready:  # the whole file
             await pilot.pause(0.005)
         await pilot.press("6")
         graph = app.query_one("#graph")

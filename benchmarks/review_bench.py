@@ -63,7 +63,7 @@ from widgets.app import make_app
 async def measure():
     app = make_app(PATH)
     async with app.run_test(size=(200, 60)) as pilot:
-        while app.document is None or not app.views_ready:
+        while app.document is None or app.document.partial or not app.views_ready:  # the whole file
             await pilot.pause(0.05)
         await pilot.press("7")
         await pilot.pause(0.2)

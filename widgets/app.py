@@ -134,8 +134,8 @@ class IrExplorerApp(App[None]):
         self.query_one(SummaryBar).show_loading(self.path.name)
         if self.document is not None:
             self.show_document(self.document)
-        else:
-            self.load_document()
+        else:  # after the first paint: the loader's long decodes hold the interpreter and would delay it
+            self.call_after_refresh(self.load_document)
 
     # ---- loading --------------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, name="load")
@@ -297,6 +297,9 @@ class IrExplorerApp(App[None]):
 
     def show_error(self, error: LoadError) -> None:
         self.load_error = error
+        if self.document is not None and self.document.partial:  # a first part shown is not the file: let go
+            self.document = None
+            self.refresh_bindings()
         self.query_one(SummaryBar).show_error(self.path.name)
         self.query_one(ErrorPanel).show_error(error)
         self.query_one(ContentSwitcher).current = "error"

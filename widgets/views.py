@@ -32,7 +32,7 @@ class ViewSpec:
 
 
 # Graphs up to this many nodes are built when the graph view is first shown (at most about 0.2 s); bigger ones
-# while the file loads, in the load worker, so the graph view never waits for them.
+# in a background worker once the file is on screen (the graph view, shown first, builds in a thread and waits).
 SYNC_GRAPH_NODES = 20_000
 
 TREE = ViewSpec("tree", Capability.TREE, "1", "Tree", "the document tree", "widgets.doc_tree:DocumentTree")

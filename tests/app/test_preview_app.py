@@ -34,7 +34,7 @@ async def test_first_core_then_the_whole_file(monkeypatch):
             await pilot.pause(0.01)
         assert app.document.partial and app.document.schedule.core_ids.tolist() == [0]
         bar = str(app.query_one(SummaryBar).render())
-        assert "⧗ core 0" in bar and "error" not in bar  # no problem counts before the whole file is checked
+        assert "◐ core 0" in bar and "error" not in bar  # no problem counts before the whole file is checked
         await pilot.press("2")
         timeline = app.query_one(Timeline)
         assert app.focused is timeline and timeline.document.partial
@@ -54,3 +54,24 @@ async def test_first_core_then_the_whole_file(monkeypatch):
         assert "error" in str(app.query_one(SummaryBar).render())
         tabs = [str(tab.label) for tab in app.query("#tabs Tab")]
         assert tabs == ["1 Tree", "2 Timeline", "3 Buffers", "6 Graph", "7 Memory"]  # the graph came last, in place
+
+
+async def test_a_whole_file_that_fails_after_its_first_core_shows_the_error(monkeypatch):
+    from explorer.errors import LoadError
+    from explorer.formats.scheduler_ir import preview
+
+    monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)
+
+    def fails(path, **kwargs):
+        raise LoadError(path, '$["3"][7].time', "expected a number")
+
+    monkeypatch.setattr(app_module, "open_document", fails)
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(500):
+            if app.load_error is not None:
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
+        assert app.document is None and "expected a number" in str(app.load_error)
+        assert app.query_one("#switcher").current == "error"

@@ -17,7 +17,7 @@ def match(path: Path, head: bytes) -> bool:
 
 LIMITS = (  # the README's Limits section lists these (tested)
     (
-        "memory: refused before reading when 2.5× the file's size (plus 200 MiB) passes the memory available "
+        "memory: refused before reading when 1.75× the file's size (plus 200 MiB) passes the memory available "
         "(`IR_EXPLORER_MEMORY_GUARD=off` overrides)"
     ),
     JSON_NESTING_LIMIT,

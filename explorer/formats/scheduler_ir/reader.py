@@ -34,8 +34,9 @@ from explorer.gc_pause import collector_paused
 from explorer.memory_guard import ensure_fits
 from explorer.schedule import Schedule
 
-# Measured: a 519 MB schedule peaks at 1,277 MiB in the TUI (BENCHMARKS.md); the guard assumes a little more.
-MEMORY_PER_FILE_BYTE = 2.5
+# Measured: a 519 MB schedule peaks at about 770 MiB in the TUI, 1.6 bytes a file byte, since the loader frees the
+# file's bytes before the analyses (BENCHMARKS.md); the guard assumes a little more.
+MEMORY_PER_FILE_BYTE = 1.75
 
 # Values are stored in int64 columns: refuse what would not fit rather than overflow later.
 Int = Annotated[int, msgspec.Meta(ge=-(2**62), le=2**62)]
