@@ -44,8 +44,9 @@ class SummaryBar(Static):
         ]
         if document.partial:  # a first part while the rest loads: no problem counts yet, how far the rest is
             fraction, stage = self._progress
-            so_far = f": {fraction:.0%} ({stage})" if stage else ""
-            parts[2:] = [(f" ◐ {document.partial}{so_far}", "bold yellow")]
+            # how far first: a narrow terminal cuts the end of the bar
+            so_far = f"{fraction:.0%} loaded ({stage})" if stage else "loading"
+            parts[2:] = [(f" ◐ {so_far} · showing {document.partial}", "bold yellow")]
         said = document.companions.said()
         if said:  # which pipeline files were found beside the schedule, and joined (✓) or refused (✗)
             parts.append((f" │ {said}", "cyan"))

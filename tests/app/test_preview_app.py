@@ -34,7 +34,8 @@ async def test_first_core_then_the_whole_file(monkeypatch):
             await pilot.pause(0.01)
         assert app.document.partial and app.document.schedule.core_ids.tolist() == [0]
         bar = str(app.query_one(SummaryBar).render())
-        assert "◐ core 0" in bar and "error" not in bar  # no problem counts before the whole file is checked
+        # how far first, and no problem counts before the whole file is checked
+        assert "◐ loading · showing core 0 of a" in bar and "error" not in bar
         await pilot.press("2")
         timeline = app.query_one(Timeline)
         assert app.focused is timeline and timeline.document.partial

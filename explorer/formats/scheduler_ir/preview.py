@@ -140,7 +140,7 @@ def preview(path: Path) -> Document | None:
     if schedule is None:
         return None
     document = build_document(path, schedule, [])
-    document.partial = f"core {first.key} of a {first.stamp[0] / 1e6:,.0f} MB file; the rest is loading"
+    document.partial = f"core {first.key} of a {first.stamp[0] / 1e6:,.0f} MB file"
     document.capabilities -= {Capability.GRAPH}  # built from every core's layers: waits for the whole file
     analyze_document(document)
     document.problems = [Problem("info", "preview", "the first core only: the rest of the file is loading")]
