@@ -178,11 +178,7 @@ def _destination_warnings(s: Schedule, out: _Problems, of_tids, of_rows, consume
     inputs = np.flatnonzero(hit >= 0)
     producer_ofmaps = of_order[np.searchsorted(s.of_tid[of_order], s.in_tid[inputs])]  # first producer wins
     consumers = consumer_rows[inputs]
-    listed = rows_present(
-        (producer_ofmaps, s.wl_core[consumers], s.wl_id[consumers]),
-        (rows_of_children(s.of_dst_ptr), s.dst_core, s.dst_wl),
-    )
-    for k in np.flatnonzero(~listed).tolist():
+    for k in _unlisted(s, producer_ofmaps, consumers, s.of_dst_ptr, s.dst_core, s.dst_wl):
         i, consumer, producer_ofmap = int(inputs[k]), int(consumers[k]), int(producer_ofmaps[k])
         producer = int(of_rows[hit[i]])
         out.add(
@@ -200,11 +196,7 @@ def _destination_warnings(s: Schedule, out: _Problems, of_tids, of_rows, consume
     reading = np.flatnonzero(dram_hit >= 0)
     reads = dram_order[dram_hit[reading]]
     readers = consumer_rows[reading]
-    listed = rows_present(
-        (reads, s.wl_core[readers], s.wl_id[readers]),
-        (rows_of_children(s.dout_dst_ptr), s.dout_dst_core, s.dout_dst_wl),
-    )
-    for k in np.flatnonzero(~listed).tolist():
+    for k in _unlisted(s, reads, readers, s.dout_dst_ptr, s.dout_dst_core, s.dout_dst_wl):
         i, consumer, read = int(reading[k]), int(readers[k]), int(reads[k])
         out.add(
             "warning",
@@ -215,6 +207,15 @@ def _destination_warnings(s: Schedule, out: _Problems, of_tids, of_rows, consume
             core=int(s.wl_core[consumer]),
             workload_id=int(s.wl_id[consumer]),
         )
+
+
+def _unlisted(s: Schedule, producers, consumers, dst_ptr, dst_core, dst_wl) -> list[int]:
+    """The positions k where workload row consumers[k] is not among the destinations (core, workload id) that
+    producer record producers[k] lists (CSR `dst_ptr` over `dst_core`, `dst_wl`)."""
+    listed = rows_present(
+        (producers, s.wl_core[consumers], s.wl_id[consumers]), (rows_of_children(dst_ptr), dst_core, dst_wl)
+    )
+    return np.flatnonzero(~listed).tolist()
 
 
 def _snapshot_warnings(s: Schedule, out: _Problems) -> None:

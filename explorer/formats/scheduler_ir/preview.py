@@ -120,9 +120,8 @@ def first_core_schedule(first: FirstCore, path: Path) -> Schedule | None:
     builder = reader._ScheduleBuilder()
     core = int(first.key)
     builder.add_core(core, kept, entries)
-    wl0_key = "wl1_buffer" if builder.saw_wl1 and not builder.saw_wl0 else "wl0_buffer"
     spans = FileSpans(path, {core: (first.offset, len(first.raw))}, first.stamp)
-    return builder.build(first.scalars, wl0_key, None, spans)
+    return builder.build(first.scalars, None, spans)
 
 
 def preview(path: Path) -> Document | None:

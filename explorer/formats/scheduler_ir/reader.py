@@ -204,11 +204,10 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
     # workload again from the file when it is looked at (FileSpans), which halves what a big file keeps.
     context.data = b""
     meter.stage("building columns", BUILD_SHARE, 0, 1)
-    wl0_key = "wl1_buffer" if builder.saw_wl1 and not builder.saw_wl0 else "wl0_buffer"
     if builder.saw_wl0 and builder.saw_wl1:
         context.warning("wl-buffer-names", "$", "both wl0_buffer and wl1_buffer appear in this file")
     core_raw = FileSpans(path, builder.spans, (status.st_size, status.st_mtime_ns))
-    schedule = builder.build(scalars, wl0_key, builder.dram_raw, core_raw)
+    schedule = builder.build(scalars, builder.dram_raw, core_raw)
     progress(1, 1, "done")
     return schedule, context.problems
 
@@ -579,10 +578,6 @@ def _strict_key_check(context: _Context, top: dict[str, msgspec.Raw]) -> None:
                         check(entry, kind, f"{base}.{list_name}[{index}]")
 
 
-def _column(values: Any, count: int, dtype: Any = np.int64) -> np.ndarray:
-    return np.fromiter(values, dtype, count)
-
-
 def _ptr_of(counts: Any) -> np.ndarray:
     """Child counts per parent → the CSR pointer array (0, then running totals)."""
     return np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
@@ -596,6 +591,7 @@ def _within(ptr: np.ndarray) -> np.ndarray:
 _LAYER_CODE = {name: i for i, name in enumerate(LAYER_TYPES)}
 _BUFFER_CODE = {name: i for i, name in enumerate(BUFFER_TYPES)}
 _SOURCE_CODE = {name: i for i, name in enumerate(WL_SOURCES)}
+_DRAM_OUT_CODE = {name: i for i, name in enumerate(DRAM_OUT_TYPES)}
 _NEWLY_ADDED_CODE = {None: -1, False: 0, True: 1}
 
 
@@ -705,7 +701,8 @@ class _ScheduleBuilder:
         layer_names = list(map(_get("layer_name"), wls))
         for name in dict.fromkeys(layer_names):  # ids in order of first appearance
             self.layers.setdefault(name, len(self.layers))
-        rings = _flatten(map(_get("ring_buffer_info"), wls))
+        ring_lists = list(map(_get("ring_buffer_info"), wls))
+        rings = _flatten(ring_lists)
         in_counts, in_tid, in_kind = _inputs(wls)
         of_lists = list(map(_get("ofmap"), wls))
         of_counts = _lengths(of_lists)
@@ -726,7 +723,7 @@ class _ScheduleBuilder:
             "wl_type": _coded(wls, "layer_type", _LAYER_CODE),
             "wl_time": _field(wls, "time", np.float64),
             "wl_ofmap_size": _field(wls, "ofmap_size"),
-            "ring_counts": _lengths(map(_get("ring_buffer_info"), wls), n),
+            "ring_counts": _lengths(ring_lists),
             "ring_lo": np.fromiter(map(operator.itemgetter(0), rings), np.int64, len(rings)),
             "ring_hi": np.fromiter(map(operator.itemgetter(1), rings), np.int64, len(rings)),
             "in_counts": in_counts,
@@ -757,7 +754,12 @@ class _ScheduleBuilder:
             "w0_layer_names": list(map(_get("layer_name"), w0)),  # ids given after every workload's layer has one
         }
 
-    def build(self, scalars: dict[str, int], wl0_key: str, dram_raw: Any, core_raw: Any) -> Schedule:
+    @property
+    def wl0_key(self) -> str:
+        """The WL0 snapshots' key as the file names them: wl1_buffer only when no workload says wl0_buffer."""
+        return "wl1_buffer" if self.saw_wl1 and not self.saw_wl0 else "wl0_buffer"
+
+    def build(self, scalars: dict[str, int], dram_raw: Any, core_raw: Any) -> Schedule:
         parts = self.parts
         layers = self.layers
 
@@ -765,15 +767,12 @@ class _ScheduleBuilder:
             arrays = [part[key] for part in parts]
             return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
 
-        def counts(key: str) -> np.ndarray:
-            return joined(key)
-
-        ptr_of, column = _ptr_of, _column
+        ptr_of = _ptr_of
 
         n = sum(part["n"] for part in parts)
         core_ids = np.asarray(self.core_order, dtype=np.int64)
         core_ptr = ptr_of([part["n"] for part in parts])
-        of_counts = counts("of_counts")
+        of_counts = joined("of_counts")
         w0_layer = np.fromiter(
             (-1 if name is None else layers.setdefault(name, len(layers))
              for part in parts for name in part["w0_layer_names"]),
@@ -781,16 +780,16 @@ class _ScheduleBuilder:
             sum(len(part["w0_layer_names"]) for part in parts),
         )  # fmt: skip
         din, dout = self.dram.in_, self.dram.out
-        din_rel_ptr = ptr_of([len(e.related_ofmap) for e in din])
-        dout_rel_ptr = ptr_of([len(e.related_ifmap) for e in dout])
-        dout_dst_ptr = ptr_of([len(e.destination) for e in dout])
-        dout_dsts = [d for e in dout for d in e.destination]
+        din_rel = list(map(_get("related_ofmap"), din))
+        dout_rel = list(map(_get("related_ifmap"), dout))
+        dout_dst_lists = list(map(_get("destination"), dout))
+        dout_dsts = _flatten(dout_dst_lists)
         return Schedule(
             buffersize=scalars["buffersize"],
             xlen=scalars["xlen"],
             ylen=scalars["ylen"],
             top_batch_cut=scalars["top_batch_cut"],
-            wl0_key=wl0_key,
+            wl0_key=self.wl0_key,
             layers=list(layers),
             core_ids=core_ids,
             core_ptr=core_ptr,
@@ -802,21 +801,21 @@ class _ScheduleBuilder:
             wl_time=joined("wl_time", np.float64),
             wl_ofmap_size=joined("wl_ofmap_size"),
             core_raw=core_raw,
-            ring_ptr=ptr_of(counts("ring_counts")),
+            ring_ptr=ptr_of(joined("ring_counts")),
             ring_lo=joined("ring_lo"),
             ring_hi=joined("ring_hi"),
-            in_ptr=ptr_of(counts("in_counts")),
+            in_ptr=ptr_of(joined("in_counts")),
             in_tid=joined("in_tid"),
             in_kind=joined("in_kind", np.int8),
             of_row=np.repeat(np.arange(n, dtype=np.int64), of_counts),
             of_tid=joined("of_tid"),
             of_size=joined("of_size"),
             of_pos=joined("of_pos", np.int32),
-            of_dst_ptr=ptr_of(counts("dst_counts")),
+            of_dst_ptr=ptr_of(joined("dst_counts")),
             dst_core=joined("dst_core"),
             dst_wl=joined("dst_wl"),
             dst_dram=joined("dst_dram", bool),
-            buf_ptr=ptr_of(counts("buf_counts")),
+            buf_ptr=ptr_of(joined("buf_counts")),
             buf_tensor=joined("buf_tensor"),
             buf_addr=joined("buf_addr"),
             buf_size=joined("buf_size"),
@@ -824,27 +823,27 @@ class _ScheduleBuilder:
             buf_new=joined("buf_new", np.int8),
             buf_cur=joined("buf_cur", bool),
             buf_pos=joined("buf_pos", np.int32),
-            w0_ptr=ptr_of(counts("w0_counts")),
+            w0_ptr=ptr_of(joined("w0_counts")),
             w0_addr=joined("w0_addr"),
             w0_size=joined("w0_size"),
             w0_src=joined("w0_src", np.int8),
             w0_tid=joined("w0_tid"),
             w0_pos=joined("w0_pos", np.int32),
             w0_layer=w0_layer,
-            din_tid=column((e.transfer_id for e in din), len(din)),
-            din_core=column((e.core_id for e in din), len(din)),
-            din_wl=column((e.workload_id for e in din), len(din)),
+            din_tid=_field(din, "transfer_id"),
+            din_core=_field(din, "core_id"),
+            din_wl=_field(din, "workload_id"),
             din_pos=np.asarray(self.dram_positions.get("in", range(len(din))), dtype=np.int64),
-            din_rel_ptr=din_rel_ptr,
-            din_rel=column((r for e in din for r in e.related_ofmap), int(din_rel_ptr[-1])),
-            dout_tid=column((e.transfer_id for e in dout), len(dout)),
-            dout_type=column((DRAM_OUT_TYPES.index(e.type) for e in dout), len(dout), np.int8),
-            dout_size=column((e.size for e in dout), len(dout)),
+            din_rel_ptr=ptr_of(_lengths(din_rel)),
+            din_rel=np.fromiter(itertools.chain.from_iterable(din_rel), np.int64),
+            dout_tid=_field(dout, "transfer_id"),
+            dout_type=_coded(dout, "type", _DRAM_OUT_CODE),
+            dout_size=_field(dout, "size"),
             dout_pos=np.asarray(self.dram_positions.get("out", range(len(dout))), dtype=np.int64),
-            dout_rel_ptr=dout_rel_ptr,
-            dout_rel=column((r for e in dout for r in e.related_ifmap), int(dout_rel_ptr[-1])),
-            dout_dst_ptr=dout_dst_ptr,
-            dout_dst_core=column((-1 if d.core_id is None else d.core_id for d in dout_dsts), len(dout_dsts)),
-            dout_dst_wl=column((-1 if d.workload_id is None else d.workload_id for d in dout_dsts), len(dout_dsts)),
+            dout_rel_ptr=ptr_of(_lengths(dout_rel)),
+            dout_rel=np.fromiter(itertools.chain.from_iterable(dout_rel), np.int64),
+            dout_dst_ptr=ptr_of(_lengths(dout_dst_lists)),
+            dout_dst_core=_field(dout_dsts, "core_id", missing=-1),
+            dout_dst_wl=_field(dout_dsts, "workload_id", missing=-1),
             dram_raw=dram_raw,
         )
