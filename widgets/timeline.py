@@ -108,6 +108,8 @@ class Timeline(FrameWidget, can_focus=True):
 
     # ---- data ---------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
+        # the whole file after its first part: the rows shown stay the same rows, so the selection stays
+        keep_selection = self.document is not None and bool(self.document.partial)
         self.document = document
         s = document.schedule
         analysis = document.schedule_analysis
@@ -116,7 +118,7 @@ class Timeline(FrameWidget, can_focus=True):
         self._problem_rows = set(rows_with_problems(s, document.problems, ("error",)))
         self._problem_cores = {int(s.wl_core[row]) for row in self._problem_rows}
         self.t0, self.t1 = 0.0, max(self.makespan, 1.0)
-        if s.n_workloads:
+        if s.n_workloads and not (keep_selection and 0 <= self.selected < s.n_workloads):
             self.selected = 0
         self.refresh()
 
