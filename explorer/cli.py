@@ -221,6 +221,8 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         print("ir-explorer export: give --html OUT.html and/or --trace-event OUT.json", file=sys.stderr)
         return ExitCode.UNUSABLE
     failures = _report_plugin_failures() if command in ("info", "check") else []
+    if not args.strict:
+        _prepare(args.file, interactive=False)
     document = open_document(args.file, strict=args.strict, companions=_companions(args))
     if command == "export":
         return _run_export(document, args)
@@ -416,10 +418,24 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
     path = args.file or default_sample()
     if not path.exists():  # fail before the screen switches, with the same message the app would show
         raise LoadError(path, "", "no such file or directory")
+    if not args.strict:
+        _prepare(path, interactive=True)
     from widgets.app import make_app  # the one place the core reaches the UI, and only when asked to
 
     make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author, companions=_companions(args)).run()
     return ExitCode.OK
+
+
+def _prepare(path: Path, interactive: bool) -> None:
+    """Let the file's format start slow work (a big schedule's worker processes) before the heavy imports."""
+    from explorer.registry import pick_format
+
+    try:
+        found = pick_format(path)
+    except LoadError:
+        return  # the load says it, in its place
+    if found.prepare is not None:
+        found.prepare(path, interactive)
 
 
 def default_sample() -> Path:

@@ -29,6 +29,10 @@ class LoadError(Exception):
         where = f" at {self.location}" if self.location else ""
         return f"{self.path}{where}: {self.message}"
 
+    def __reduce__(self) -> tuple[type, tuple[str, str, str]]:
+        """Rebuilt from its three parts: a worker process's error reaches the loader as it was raised."""
+        return type(self), (self.path, self.location, self.message)
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:

@@ -35,6 +35,9 @@ class Format:
     limits: tuple[str, ...] = ()  # the ceilings past which a file is refused or cut, one sentence each (README)
     # A first part of a big file, shown by the TUI while `load` reads the whole (None: nothing early to show)
     preview: Callable[[Path], Document | None] | None = None
+    # Called as soon as the file is named, before anything heavy is imported: a chance to start slow work (such
+    # as worker processes) early. (path, interactive: the TUI will show it) -> None
+    prepare: Callable[[Path, bool], None] | None = None
 
 
 # The limit every JSON format shares (msgspec decodes recursively), said once for their LIMITS.

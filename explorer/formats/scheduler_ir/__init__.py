@@ -32,6 +32,7 @@ FORMATS = (
         match=match,
         load=lazy("explorer.formats.scheduler_ir.reader", "load"),
         preview=lazy("explorer.formats.scheduler_ir.preview", "preview"),
+        prepare=lazy("explorer.formats.scheduler_ir.early", "prepare"),
         write_samples=lazy("explorer.formats.scheduler_ir.samples", "write_samples"),
         limits=LIMITS,
     ),

@@ -14,15 +14,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import msgspec
-
 from explorer.document import Capability, Document
 from explorer.errors import Problem
 from explorer.file_spans import FileSpans
-from explorer.formats.scheduler_ir import reader
+from explorer.formats.scheduler_ir import early, reader
+from explorer.formats.scheduler_ir.early import PREVIEW_MIN_BYTES
 from explorer.schedule import Schedule
 
-PREVIEW_MIN_BYTES = 64 << 20  # a smaller file loads whole in about a second: no preview
 HEAD_LIMIT = 256 << 20  # how far into the file the first core may end
 CHUNK = 16 << 20
 TAIL = 64 << 10  # the scalars ("buffersize", ...) are looked for in the file's last bytes
@@ -43,17 +41,19 @@ class FirstCore:
     key: str
     raw: bytes
     offset: int  # where the array starts in the file
+    length: int
     scalars: dict[str, int]
     stamp: tuple[int, int]  # the file's (size, mtime_ns) when read
 
 
-def read_first_core(path: Path) -> FirstCore | None:
-    """Core "0"'s array, read from the head of a big file; None when the file is small or laid out otherwise."""
+def read_first_core(path: Path, min_bytes: int | None = None) -> FirstCore | None:
+    """Core "0"'s array, read from the head of a big file (`min_bytes` or more: PREVIEW_MIN_BYTES unless said);
+    None when the file is smaller or laid out otherwise."""
     try:
         with path.open("rb") as handle:  # read-only
             status = os.fstat(handle.fileno())
             size = status.st_size
-            if size < PREVIEW_MIN_BYTES:
+            if size < (PREVIEW_MIN_BYTES if min_bytes is None else min_bytes):
                 return None
             head = bytearray()
             start = -1
@@ -69,7 +69,7 @@ def read_first_core(path: Path) -> FirstCore | None:
                     if raw is not None:
                         handle.seek(max(size - TAIL, 0))
                         stamp = (size, status.st_mtime_ns)
-                        return FirstCore("0", raw, start, _scalars(handle.read(TAIL)), stamp)
+                        return FirstCore("0", raw, start, len(raw), _scalars(handle.read(TAIL)), stamp)
     except OSError:
         return None  # the full load reports it
     return None
@@ -106,40 +106,50 @@ def _scalars(tail: bytes) -> dict[str, int]:
     return values
 
 
-def first_core_schedule(first: FirstCore, path: Path) -> Schedule | None:
+@dataclass
+class FirstCorePart:
+    """The first core decoded into columns, and where it lies: what a worker sends back for the preview."""
+
+    first: FirstCore  # its `raw` emptied: the bytes stay in the worker
+    part: reader.CorePart
+
+
+def first_core_part(path: Path, min_bytes: int | None = None) -> FirstCorePart | None:
+    """The first core read from the head of a big file and decoded; None when there is no preview: a small or
+    unusual file, or a first core with a workload that does not decode (the full load reports it)."""
+    first = read_first_core(path, min_bytes)
+    if first is None:
+        return None
+    with reader.collector_paused():
+        part = reader._decode_core_part(path, first.key, first.raw, strict=False)
+    if part.columns is None or any(problem.code == "bad-workload" for problem in part.problems):
+        return None  # a workload dropped: not shown as if it were the core (bad list entries are only dropped)
+    first.raw = b""
+    return FirstCorePart(first, part)
+
+
+def first_core_schedule(found: FirstCorePart, path: Path) -> Schedule:
     """The first core alone as a Schedule (no DRAM section: its transfers come with the full load)."""
-    try:  # typed, in one go: a file whose first core has errors gets no preview (the full load reports them)
-        workloads = reader._core_decoder.decode(first.raw)
-    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
-        return None
-    kept = [(position, workload, {}) for position, workload in enumerate(workloads)]
-    if not kept:
-        return None
-    context = reader._Context(path, first.raw, strict=False)
-    entries = reader._decode_buffers(context, first.key, kept, lambda _done, _count: None)
     builder = reader._ScheduleBuilder()
-    core = int(first.key)
-    builder.add_core(core, kept, entries)
-    spans = FileSpans(path, {core: (first.offset, len(first.raw))}, first.stamp)
-    return builder.build(first.scalars, None, spans)
+    builder.add_part(found.part)
+    spans = FileSpans(path, {found.part.core: (found.first.offset, found.first.length)}, found.first.stamp)
+    return builder.build(found.first.scalars, None, spans)
 
 
 def preview(path: Path) -> Document | None:
     """A document of the first core, analysed, for the TUI to show while `load` reads the whole file; its problems
-    are left for the full load (a core alone misses the producers on other cores)."""
+    are left for the full load (a core alone misses the producers on other cores). The first core is decoded by
+    a worker process when `early.prepare` started one, else here."""
     from explorer.api import analyze_document
     from explorer.formats.scheduler_ir.document import build_document
 
     path = Path(path)
-    first = read_first_core(path)
-    if first is None:
+    started = early.take_preview(path)
+    found = started.result() if started is not None else first_core_part(path)
+    if found is None:
         return None
-    with reader.collector_paused():
-        schedule = first_core_schedule(first, path)
-    if schedule is None:
-        return None
-    document = build_document(path, schedule, [])
-    document.partial = f"core {first.key} of a {first.stamp[0] / 1e6:,.0f} MB file"
+    document = build_document(path, first_core_schedule(found, path), [])
+    document.partial = f"core {found.first.key} of a {found.first.stamp[0] / 1e6:,.0f} MB file"
     document.capabilities -= {Capability.GRAPH}  # built from every core's layers: waits for the whole file
     analyze_document(document)
     document.problems = [Problem("info", "preview", "the first core only: the rest of the file is loading")]

@@ -4,8 +4,12 @@ Speed: each workload is decoded with typed msgspec Structs that name only the fi
 (unknown and unused keys such as ``tile_info`` are skipped by the decoder, never materialised); its L2
 entries in a second step, so they lie together in memory. A core at a time is then flattened into the
 columns of `explorer.schedule.Schedule` with C-level passes (`map` over attribute getters into
-`np.fromiter`): at 10^6 entries, each Python-level step per entry costs about a second. Each workload's raw
-bytes are kept so the details panel can decode everything on demand.
+`np.fromiter`): at 10^6 entries, each Python-level step per entry costs about a second. The details panel reads
+a workload's bytes again from the file (`FileSpans`) to decode everything on demand.
+
+Processes: a file of PARALLEL_MIN_BYTES or more is decoded by worker processes (`explorer.worker_pool`): one
+finds the top level, then each core is read from the file and decoded by whichever worker is free. The cores'
+`CorePart`s are added in core order, so the schedule and its problems are the ones a single process gives.
 
 Leniency: a workload that fails typed decoding is re-decoded generically; its invalid list entries
 (buffer, wl0/wl1, ifmap, ofmap) are dropped one by one and the rest kept. Every drop is an error `Problem`
@@ -14,22 +18,26 @@ with its JSON path. Only unreadable JSON or a top level that is not an object is
 
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import operator
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
 import numpy as np
 
-from explorer import jsonpath
+from explorer import jsonpath, worker_pool
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.file_spans import FileSpans, span_of
+from explorer.formats.scheduler_ir import early
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
+from explorer.formats.scheduler_ir.early import PARALLEL_MIN_BYTES
 from explorer.gc_pause import collector_paused
 from explorer.memory_guard import ensure_fits
 from explorer.schedule import Schedule
@@ -144,10 +152,11 @@ _dram_decoder = msgspec.json.Decoder(Dram)
 class _Context:
     """What one load accumulates: the file, its problems, and the strictness."""
 
-    def __init__(self, path: Path, data: bytes | bytearray, strict: bool) -> None:
+    def __init__(self, path: Path, data: bytes | bytearray, strict: bool, stamp: tuple[int, int] = (0, 0)) -> None:
         self.path = path
         self.data = data
         self.strict = strict
+        self.stamp = stamp  # the file's (size, mtime_ns) when opened: workers refuse a file changed since
         self.problems: list[Problem] = []
 
     def error(self, code: str, location: str, message: str, **refs: Any) -> None:
@@ -189,31 +198,108 @@ def load_schedule(
 def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tuple[Schedule, list[Problem]]:
     meter = _ByteMeter(progress)
     try:
-        with path.open("rb") as handle:  # read-only, whole file: msgspec decodes from one buffer
-            status = os.fstat(handle.fileno())
-            ensure_fits(path, status.st_size, MEMORY_PER_FILE_BYTE, "scheduler IR")
-            data = _read_all(handle, status.st_size, meter)
+        status = path.stat()
     except OSError as error:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
-    if not data or data.isspace():  # (no strip(): that would copy a bytearray of the whole file)
-        raise LoadError(path, "byte 0", "the file is empty")
-    context = _Context(path, data, strict)
-    del data
-    builder, scalars = _decode_file(context, meter)
-    # The file's bytes are freed here, before the columns are joined and analysed: the details panel reads a
-    # workload again from the file when it is looked at (FileSpans), which halves what a big file keeps.
-    context.data = b""
+    ensure_fits(path, status.st_size, MEMORY_PER_FILE_BYTE, "scheduler IR")
+    pool = None if strict or status.st_size < PARALLEL_MIN_BYTES else worker_pool.shared_pool()
+    loaded = _load_in_workers(pool, path, (status.st_size, status.st_mtime_ns), meter) if pool else None
+    builder, scalars, context = loaded or _load_here(path, strict, meter)
     meter.stage("building columns", BUILD_SHARE, 0, 1)
     if builder.saw_wl0 and builder.saw_wl1:
         context.warning("wl-buffer-names", "$", "both wl0_buffer and wl1_buffer appear in this file")
-    core_raw = FileSpans(path, builder.spans, (status.st_size, status.st_mtime_ns))
+    core_raw = FileSpans(path, builder.spans, context.stamp)
     schedule = builder.build(scalars, builder.dram_raw, core_raw)
     progress(1, 1, "done")
     return schedule, context.problems
 
 
-def _decode_file(context: _Context, meter: _ByteMeter) -> tuple[_ScheduleBuilder, dict[str, int]]:
-    """Everything that needs the file's bytes: the top level, the DRAM section and each core into columns."""
+_Loaded = tuple["_ScheduleBuilder", dict[str, int], "_Context"]
+
+
+def _load_here(path: Path, strict: bool, meter: _ByteMeter) -> _Loaded:
+    """The whole file read into memory and decoded in this process, a core at a time."""
+    try:
+        with path.open("rb") as handle:  # read-only, whole file: msgspec decodes from one buffer
+            status = os.fstat(handle.fileno())
+            data = _read_all(handle, status.st_size, meter)
+    except OSError as error:
+        raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
+    context = _Context(path, data, strict, (status.st_size, status.st_mtime_ns))
+    del data
+    top_level, top = _top_level(context)
+    builder = _builder(context, top_level, bytes(top["-1"]) if "-1" in top else None)
+    total = sum(length for _, length in builder.spans.values()) or 1  # progress by bytes decoded, not by core
+    done = 0
+    for core, key in top_level.core_keys:
+        raw = top[key]
+        bar = _CoreProgress(meter, f"core {core}", done, len(raw), total)
+        _add_parts(builder, context, [_decode_core_part(path, key, raw, strict, bar)])
+        done += len(raw)
+        bar.entries(1, 1)
+    if strict:
+        _strict_key_check(context, top)
+    # The file's bytes are freed here, before the columns are joined and analysed: the details panel reads a
+    # workload again from the file when it is looked at (FileSpans), which halves what a big file keeps.
+    context.data = b""
+    return builder, top_level.scalars, context
+
+
+def _load_in_workers(
+    pool: worker_pool.WorkerPool, path: Path, stamp: tuple[int, int], meter: _ByteMeter
+) -> _Loaded | None:
+    """A big file decoded by worker processes: one finds the top level (this process never holds the file's
+    bytes), then the cores are shared out (`_parts_in_workers`); a one-core file's core is decoded here, so
+    its bar moves within the core. None when a worker died before the cores: the caller loads here."""
+    meter.stage("reading", READ_SHARE, 0, 1)
+    started = early.take_top_level(path, stamp) or pool.submit(read_top_level, str(path), stamp)
+    try:
+        top_level = started.result()
+    except worker_pool.WorkerDied:
+        return None
+    meter.stage("reading", READ_SHARE, 1, 1)
+    context = _Context(path, b"", False, stamp)
+    context.problems = top_level.problems
+    spans = FileSpans(path, {}, stamp)
+    builder = _builder(context, top_level, None if top_level.dram_span is None else spans.read(*top_level.dram_span))
+    if len(builder.spans) >= 2:
+        parts = _parts_in_workers(pool, context, builder.spans, meter)
+    else:  # one core (or none): decoded here, so the bar moves within it
+        parts = []
+        for core, key in top_level.core_keys:
+            raw = spans.read(*builder.spans[core])
+            bar = _CoreProgress(meter, f"core {core}", 0, len(raw), len(raw))
+            parts.append(_decode_core_part(path, key, raw, False, bar))
+    _add_parts(builder, context, parts)
+    return builder, top_level.scalars, context
+
+
+@dataclass(slots=True)
+class TopLevel:
+    """What the file holds outside its cores, and where each core's array and the DRAM section lie: one pass
+    over the whole file finds it (in a worker process for a big file, so it crosses a pipe: plain values only;
+    the DRAM section is decoded where it is used, from its bytes)."""
+
+    scalars: dict[str, int]
+    core_keys: list[tuple[int, str]]
+    spans: dict[int, tuple[int, int]]
+    dram_span: tuple[int, int] | None
+    problems: list[Problem]
+
+
+def read_top_level(path: str, stamp: tuple[int, int]) -> TopLevel:
+    """What a worker does first for a big file: read it whole (refused if it changed since the load began) and
+    find its top level. Module-level, so a worker process finds it by name."""
+    data = FileSpans(Path(path), {}, stamp).read(0, stamp[0])
+    context = _Context(Path(path), data, False, stamp)
+    with collector_paused():
+        return _top_level(context)[0]
+
+
+def _top_level(context: _Context) -> tuple[TopLevel, dict[str, msgspec.Raw]]:
+    """The top level and its numbers decoded, the cores' arrays and the DRAM section still raw."""
+    if not context.data or context.data.isspace():  # (no strip(): that would copy a bytearray of the whole file)
+        raise LoadError(context.path, "byte 0", "the file is empty")
     top = _decode_top(context)
     scalars = _read_scalars(context, top)
     core_keys = sorted((int(k), k) for k in top if k.isdigit())
@@ -223,25 +309,90 @@ def _decode_file(context: _Context, meter: _ByteMeter) -> tuple[_ScheduleBuilder
     for k in unknown:
         report = context.error if context.strict else context.warning
         report("unknown-key", "$" + jsonpath.key(k), "unknown top-level key")
+    spans = {core: span_of(top[key], context.data) for core, key in core_keys}
+    dram_span = span_of(top["-1"], context.data) if "-1" in top else None
+    return TopLevel(scalars, core_keys, spans, dram_span, context.problems), top
 
+
+def _builder(context: _Context, top_level: TopLevel, dram_raw: bytes | None) -> _ScheduleBuilder:
+    """A builder that knows the cores' spans and holds the DRAM section, decoded (its problems after the top
+    level's, as the file orders them)."""
     builder = _ScheduleBuilder()
-    builder.add_dram(*_decode_dram(context, top.get("-1")))
-    builder.dram_raw = bytes(top["-1"]) if "-1" in top else None  # small: kept for its details
-    total = sum(len(top[key]) for _, key in core_keys) or 1  # progress by bytes decoded, not by core
+    builder.add_dram(*_decode_dram(context, None if dram_raw is None else msgspec.Raw(dram_raw)))
+    builder.dram_raw = dram_raw  # small: kept for its details
+    builder.spans = top_level.spans
+    return builder
+
+
+def _add_parts(builder: _ScheduleBuilder, context: _Context, parts: list[CorePart]) -> None:
+    for part in parts:  # in core order, as one pass over the file would find them
+        builder.add_part(part)
+        context.problems += part.problems
+
+
+@dataclass(slots=True)
+class CorePart:
+    """One core decoded into columns, with what the file-wide build needs from it. Made in a worker process or in
+    this one and added in core order, so the schedule does not depend on where it was made. Its `columns` number
+    layers in `layers`' order (the core's own first appearances); `add_part` renumbers them file-wide."""
+
+    core: int
+    columns: dict[str, Any] | None  # None: the core has no valid workload
+    layers: list[str]
+    problems: list[Problem]
+    saw_wl0: bool
+    saw_wl1: bool
+
+
+def _decode_core_part(
+    path: Path, key: str, raw: bytes | msgspec.Raw, strict: bool, bar: _CoreProgress | None = None
+) -> CorePart:
+    """One core's array, typed, into columns; its problems carry JSON paths within the whole file."""
+    context = _Context(path, b"", strict)
+    kept = _decode_workloads(context, key, raw, bar.workloads if bar else _ignore)
+    entries = _decode_buffers(context, key, kept, bar.entries if bar else _ignore)
+    local = _ScheduleBuilder()
+    local.add_core(int(key), kept, entries)
+    columns = local.parts[0] if local.parts else None
+    return CorePart(int(key), columns, list(local.layers), context.problems, local.saw_wl0, local.saw_wl1)
+
+
+def _ignore(*_args: Any) -> None:
+    return None
+
+
+def decode_core_at(path: str, stamp: tuple[int, int], key: str, span: tuple[int, int]) -> CorePart:
+    """What a worker does for one core: read its array from the file (refused if the file changed since the
+    load began) and decode it. Module-level, so a worker process finds it by name."""
+    raw = FileSpans(Path(path), {}, stamp).read(*span)
+    with collector_paused():
+        return _decode_core_part(Path(path), key, raw, strict=False)
+
+
+def _parts_in_workers(
+    pool: worker_pool.WorkerPool, context: _Context, spans: dict[int, tuple[int, int]], meter: _ByteMeter
+) -> list[CorePart]:
+    """Each core decoded by a worker process, biggest first so the last to finish is small; the bar moves by
+    the bytes of the cores done. A core whose worker died is decoded here."""
+    path = str(context.path)
+    order = sorted(spans, key=lambda core: -spans[core][1])
+    futures = {pool.submit(decode_core_at, path, context.stamp, str(core), spans[core]): core for core in order}
+    total = sum(length for _, length in spans.values()) or 1
     done = 0
-    for core, key in core_keys:
-        raw = top[key]
-        builder.spans[core] = span_of(raw, context.data)
-        bar = _CoreProgress(meter, f"core {core}", done, len(raw), total)
-        kept = _decode_workloads(context, key, raw, bar.workloads)
-        entries = _decode_buffers(context, key, kept, bar.entries)
-        builder.add_core(core, kept, entries)
-        del kept, entries  # this core's typed objects are columns now: free them before the next core
-        done += len(raw)
-        bar.entries(1, 1)
-    if context.strict:
-        _strict_key_check(context, top)
-    return builder, scalars
+    parts: dict[int, CorePart] = {}
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            core = futures[future]
+            try:
+                parts[core] = future.result()
+            except worker_pool.WorkerDied:
+                parts[core] = decode_core_at(path, context.stamp, str(core), spans[core])
+            done += spans[core][1]
+            meter.stage(f"core {core}", DECODE_SHARE, done, total)
+    finally:
+        for future in futures:
+            future.cancel()  # stopped early (cancelled, or an error): the cores still queued are not decoded
+    return [parts[core] for core in sorted(parts)]
 
 
 # Shares of the progress bar: reading the file, decoding the cores (by bytes), building the columns.
@@ -670,6 +821,21 @@ class _ScheduleBuilder:
         self.saw_wl0 = self.saw_wl0 or any(w.wl0_buffer is not None for _, w, _ in workloads)
         self.saw_wl1 = self.saw_wl1 or any(w.wl1_buffer is not None for _, w, _ in workloads)
         self.parts.append(self._columns(core, workloads, entries))
+
+    def add_part(self, part: CorePart) -> None:
+        """A core decoded apart (`_decode_core_part`), its layers renumbered in the file's order of first
+        appearance: parts added in core order give the ids a single pass over the cores would."""
+        self.saw_wl0 = self.saw_wl0 or part.saw_wl0
+        self.saw_wl1 = self.saw_wl1 or part.saw_wl1
+        if part.columns is None:
+            return
+        ids = np.fromiter(map(self._layer_id, part.layers), np.int32, len(part.layers))
+        part.columns["wl_layer"] = ids[part.columns["wl_layer"]]
+        self.core_order.append(part.core)
+        self.parts.append(part.columns)
+
+    def _layer_id(self, name: str) -> int:
+        return self.layers.setdefault(name, len(self.layers))
 
     def add_dram(self, dram: Dram, positions: dict[str, list[int]]) -> None:
         self.dram = dram

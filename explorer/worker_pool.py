@@ -1,0 +1,277 @@
+"""Worker processes for the CPU-bound part of loading a big file.
+
+Why processes: decoding a 519 MB schedule is seconds of work that holds the interpreter (msgspec and numpy do not
+release it), so threads give no speed-up, and a load thread in the TUI's own process stalls the screen while a
+decode runs. A schedule's cores are independent: each worker reads its cores from the file and sends back their
+columns, so the decode scales with the machine's CPUs and the TUI's process stays free to draw.
+
+Why not `multiprocessing`: its workers re-run the user's main script (a script without a `__main__` guard
+breaks them), forking the TUI's threaded process can copy a lock held by another thread, and a worker's stray
+output would land on the TUI's screen. These workers are fresh interpreters (`python -m explorer.worker_pool`)
+whose output goes nowhere; they import the loaders once when started and then run one job at a time, sent and
+answered as pickles over their standard input and output.
+
+Every user of the pool has an in-process way to do the same work: `shared_pool` returns None when processes
+cannot be used (one CPU, `IR_EXPLORER_WORKERS=0`), and a worker that dies is replaced.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import contextlib
+import importlib
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any, BinaryIO
+
+MAX_WORKERS = 8  # a load's cores are few (16 in the biggest files seen): more workers only cost memory
+PRELOAD = ("explorer.formats.scheduler_ir.reader",)  # imported by each worker as it starts, before any job
+_HEADER = struct.Struct("<Q")
+WORKER_NICENESS = 10
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended without answering (killed, or out of memory)."""
+
+
+def worker_count() -> int:
+    """How many worker processes to use: `IR_EXPLORER_WORKERS` if set, else the CPUs this process may run on
+    (at most MAX_WORKERS)."""
+    setting = os.environ.get("IR_EXPLORER_WORKERS", "").strip()
+    if setting.isdigit():
+        return min(int(setting), 64)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(cpus, MAX_WORKERS)
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "explorer.worker_pool", *PRELOAD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+        )
+        self.busy = False
+
+    def fileno(self) -> int:
+        return self.process.stdout.fileno()  # type: ignore[union-attr]
+
+    def send(self, function: Callable[..., Any], args: tuple) -> None:
+        try:
+            _write(self.process.stdin, (function.__module__, function.__qualname__, args))  # type: ignore[arg-type]
+        except OSError as error:
+            raise WorkerDied(f"a worker process is gone ({error})") from None
+        self.busy = True
+
+    def receive(self) -> Any:
+        try:
+            ok, value = _read(self.process.stdout)  # type: ignore[arg-type]
+        except (EOFError, OSError, pickle.UnpicklingError) as error:
+            raise WorkerDied(f"a worker process ended without answering ({error})") from None
+        self.busy = False
+        if not ok:
+            raise value
+        return value
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
+
+
+class WorkerPool:
+    """A fixed number of worker processes, and a thread that hands them jobs: `submit` returns a standard
+    Future, so callers wait with `concurrent.futures` as they would on a thread pool. Queued jobs can be
+    cancelled; a running one finishes and its answer is dropped. A worker that dies fails its job with
+    WorkerDied and is replaced."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.workers = [_Worker() for _ in range(count)]
+        self._queue: collections.deque[tuple[Future, Callable[..., Any], tuple]] = collections.deque()
+        self._lock = threading.Lock()
+        self._wake_read, self._wake_write = os.pipe()
+        self._stopping = False
+        self._stopped = False
+        self.broken = False  # the dispatcher failed: nothing more runs here
+        self._thread = threading.Thread(target=self._dispatch, name="worker-pool", daemon=True)
+        self._thread.start()
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future:
+        """Run `function(*args)` in a worker; `function` must be a module-level function."""
+        future: Future = Future()
+        with self._lock:
+            if self._stopping:
+                raise RuntimeError("the worker pool is stopped")
+            self._queue.append((future, function, args))
+        os.write(self._wake_write, b"x")
+        return future
+
+    def _dispatch(self) -> None:
+        running: dict[_Worker, Future] = {}
+        try:
+            self._serve_jobs(running)
+            failure = WorkerDied("the worker pool was stopped")
+        except BaseException as error:  # whatever went wrong here, no caller is left waiting
+            failure = error if isinstance(error, WorkerDied) else WorkerDied(f"the worker pool failed: {error!r}")
+            self.broken = True
+        with self._lock:
+            self._stopping = True
+            queued, self._queue = list(self._queue), collections.deque()
+        for future in [*running.values(), *(queued_future for queued_future, _, _ in queued)]:
+            if not future.done():
+                future.set_exception(failure)
+
+    def _serve_jobs(self, running: dict[_Worker, Future]) -> None:
+        """Hand queued jobs to idle workers and pass their answers on, until `stop`."""
+        while True:
+            with self._lock:
+                if self._stopping:
+                    return
+                if not self.workers:
+                    raise WorkerDied("no worker process could be started")
+                for worker in list(self.workers):
+                    while worker not in running and self._queue:
+                        future, function, args = self._queue.popleft()
+                        if not future.set_running_or_notify_cancel():
+                            continue  # cancelled while queued
+                        try:
+                            worker.send(function, args)
+                            running[worker] = future
+                        except WorkerDied as error:
+                            future.set_exception(error)
+                            self._replace(worker)
+                            break
+            ready, _, _ = select.select([self._wake_read, *running], [], [])
+            for item in ready:
+                if item == self._wake_read:
+                    os.read(self._wake_read, 4096)
+                    continue
+                future = running.pop(item)
+                try:
+                    future.set_result(item.receive())
+                except WorkerDied as error:
+                    future.set_exception(error)
+                    with self._lock:
+                        self._replace(item)
+                except Exception as error:  # the job's own exception, raised where its result is asked for
+                    future.set_exception(error)
+
+    def _replace(self, worker: _Worker) -> None:
+        """A dead worker's place goes to a new one (or is given up when none can be started)."""
+        worker.stop()
+        index = self.workers.index(worker)
+        try:
+            self.workers[index] = _Worker()
+        except (OSError, ValueError):
+            del self.workers[index]
+
+    def stop(self) -> None:
+        """Cancel what is queued, fail what is running, and end the workers (a second call does nothing)."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopping = self._stopped = True
+            queued, self._queue = list(self._queue), collections.deque()
+        for future, _, _ in queued:
+            future.cancel()
+        os.write(self._wake_write, b"x")
+        self._thread.join(timeout=5)
+        for worker in self.workers:
+            worker.stop()
+        os.close(self._wake_read)
+        os.close(self._wake_write)
+
+
+_pool_lock = threading.Lock()
+_pool: WorkerPool | None = None
+_unusable = False
+
+
+def shared_pool() -> WorkerPool | None:
+    """The worker processes, started on first use, or None when work should stay in this process."""
+    global _pool, _unusable
+    with _pool_lock:
+        if _pool is not None and _pool.broken:
+            _pool, _unusable = None, True
+        if _pool is None and not _unusable:
+            count = worker_count()
+            try:
+                _pool = WorkerPool(count) if count >= 2 else None
+            except (OSError, ValueError):  # no processes to be had (limits, sandbox): decode here
+                _pool = None
+            _unusable = _pool is None
+            if _pool is not None:
+                atexit.register(shut_down)
+        return _pool
+
+
+def shut_down() -> None:
+    """Stop the workers (the program is ending, or a test wants a clean slate)."""
+    global _pool, _unusable
+    with _pool_lock:
+        pool, _pool, _unusable = _pool, None, False
+    if pool is not None:
+        pool.stop()
+
+
+def _write(stream: BinaryIO, value: Any) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def _read(stream: BinaryIO) -> Any:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise EOFError("no answer")
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("a cut answer")
+    return pickle.loads(data)
+
+
+def _serve(preload: Sequence[str]) -> None:
+    """A worker's life: import what jobs need, then answer each job (module, function, args) with (True, result)
+    or (False, exception) until the pool closes standard input."""
+    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print must not break the answers (standard error goes nowhere)
+    with contextlib.suppress(OSError):  # CPUs are taken from the interactive process last: its screen stays smooth
+        os.nice(WORKER_NICENESS)
+    for name in preload:
+        importlib.import_module(name)
+    while True:
+        try:
+            module, name, args = _read(requests)
+        except EOFError:
+            return
+        try:
+            function = importlib.import_module(module)
+            for part in name.split("."):
+                function = getattr(function, part)
+            answer = (True, function(*args))
+        except BaseException as error:  # sent back and raised in the caller, as if the job had run there
+            answer = (False, error)
+        try:
+            _write(answers, answer)
+        except (pickle.PicklingError, TypeError, AttributeError):  # an answer that cannot travel: say why
+            _write(answers, (False, RuntimeError(f"a worker's answer could not be sent: {answer[1]!r:.300}")))
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1:])

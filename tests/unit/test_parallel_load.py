@@ -1,0 +1,171 @@
+"""A big schedule's cores are decoded by worker processes (explorer.worker_pool): the result is the one the
+in-process load gives, column for column and problem for problem, on real, clean, broken and variant files; a
+file changed during the load, or a worker that dies, is handled as the in-process load would be."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from concurrent.futures import Future
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer import worker_pool
+from explorer.errors import LoadError
+from explorer.file_spans import FileChanged
+from explorer.formats.scheduler_ir import early, reader
+from explorer.formats.scheduler_ir.reader import load_schedule
+from tests.conftest import SAMPLE_DATA, SAMPLES
+
+PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+
+
+@pytest.fixture
+def every_size(monkeypatch):
+    """Workers for files of any size (they are for big files only)."""
+    monkeypatch.setattr(reader, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(early, "PARALLEL_MIN_BYTES", 0)
+    if worker_pool.shared_pool() is None:
+        pytest.skip("no worker processes on this machine (one CPU, or IR_EXPLORER_WORKERS=0)")
+
+
+def in_process(path, monkeypatch, **kwargs):
+    with monkeypatch.context() as patch:
+        patch.setattr(worker_pool, "shared_pool", lambda: None)
+        return load_schedule(path, **kwargs)
+
+
+def columns(schedule) -> dict:
+    out = {}
+    for field in fields(schedule):
+        value = getattr(schedule, field.name)
+        if field.name == "core_raw":
+            out[field.name] = (value.spans, value.stamp)
+        else:
+            out[field.name] = value.tolist() if isinstance(value, np.ndarray) else value
+    return out
+
+
+def variants(tmp_path: Path) -> list[Path]:
+    """The planted demo, broken in ways each core's decode must handle alike in a worker and here."""
+    value = json.loads(PLANTED.read_text())
+    made = []
+
+    def write(name, changed, **dump):
+        path = tmp_path / f"{name}_stschedule.json"
+        path.write_text(json.dumps(changed, **dump))
+        made.append(path)
+
+    bad = copy.deepcopy(value)
+    bad["1"][2]["buffer"][0]["address"] = "oops"  # an entry dropped
+    bad["0"][1]["wl0_buffer"] = [{"address": "x"}]  # a WL0 entry dropped
+    write("bad_entries", bad)
+    bad = copy.deepcopy(value)
+    del bad["1"][3]["layer_name"]  # a workload dropped
+    bad["2"] = "not a list"  # a core skipped
+    write("bad_workload", bad)
+    bad = copy.deepcopy(value)
+    bad["3"][0]["buffer"] = 5
+    bad["extra"] = 1
+    write("sorted_indented", bad, indent=1, sort_keys=True)  # the real files' layout: "-1" first
+    renamed = copy.deepcopy(value)
+    for key in ("0", "1", "2", "3"):
+        for w in renamed[key]:
+            if "wl0_buffer" in w:
+                w["wl1_buffer"] = w.pop("wl0_buffer")
+    write("wl1", renamed)
+    layers = copy.deepcopy(value)
+    layers["3"][0]["layer_name"] = "only_on_core_3"  # a layer first seen on a later core keeps the file's order
+    layers["1"][0]["layer_name"] = "only_on_core_3"
+    write("layers", layers)
+    one_core = {"0": value["0"], "buffersize": value["buffersize"], "-1": value["-1"], "xlen": 1, "ylen": 1}
+    write("one_core", one_core)  # decoded here, so its bar moves within the core
+    return made
+
+
+def test_workers_give_what_the_in_process_load_gives(every_size, tmp_path, monkeypatch):
+    paths = [PLANTED, SAMPLE_DATA / "clean_2x2_stschedule.json", *variants(tmp_path)]
+    if SAMPLES.is_dir():
+        paths += sorted((SAMPLES / "scheduler_ir").glob("*_stschedule.json"))
+    for path in paths:
+        here, here_problems = in_process(path, monkeypatch)
+        parallel, parallel_problems = load_schedule(path)
+        assert columns(parallel) == columns(here), path.name
+        assert parallel_problems == here_problems, path.name
+    assert any(p.code == "bad-workload" for p in load_schedule(tmp_path / "bad_workload_stschedule.json")[1])
+
+
+def test_progress_moves_by_bytes_and_ends_done(every_size):
+    seen = []
+    load_schedule(PLANTED, progress=lambda done, total, label: seen.append((done / total, label)))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert sum(label.startswith("core ") for _, label in seen) == 4  # one step per core finished
+
+
+def test_junk_found_by_a_worker_is_the_same_load_error(every_size, tmp_path, monkeypatch):
+    path = tmp_path / "junk_stschedule.json"
+    path.write_text('{"0": [], "-1": {"in": [], "out": [}')
+    with pytest.raises(LoadError) as here:
+        in_process(path, monkeypatch)
+    with pytest.raises(LoadError) as parallel:
+        load_schedule(path)
+    assert str(parallel.value) == str(here.value) and "not valid JSON" in str(parallel.value)
+
+
+def test_a_file_changed_while_loading_is_refused(every_size):
+    stamp = PLANTED.stat().st_size, PLANTED.stat().st_mtime_ns - 1  # as if it had been written since
+    with pytest.raises(FileChanged):
+        reader.decode_core_at(str(PLANTED), stamp, "0", (0, 10))
+    with pytest.raises(FileChanged):
+        reader.read_top_level(str(PLANTED), stamp)
+
+
+class _DeadPool:
+    """A pool whose every worker dies: the loader must finish the work itself."""
+
+    def submit(self, function, *args):
+        future: Future = Future()
+        future.set_exception(worker_pool.WorkerDied("killed"))
+        return future
+
+
+def test_a_dead_worker_leaves_the_work_here(every_size, tmp_path, monkeypatch):
+    path = variants(tmp_path)[0]
+    here = in_process(path, monkeypatch)
+    monkeypatch.setattr(worker_pool, "shared_pool", lambda: _DeadPool())
+    assert columns(load_schedule(path)[0]) == columns(here[0])
+
+
+def test_early_jobs_are_taken_once_and_only_for_the_same_file(every_size, tmp_path, monkeypatch):
+    from explorer.formats.scheduler_ir import preview
+
+    monkeypatch.setattr(early, "PREVIEW_MIN_BYTES", 0)
+    monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)
+    path = tmp_path / "copy_stschedule.json"
+    path.write_bytes(PLANTED.read_bytes())
+    status = path.stat()
+    stamp = status.st_size, status.st_mtime_ns
+    early.prepare(path, interactive=True)
+    found = early.take_preview(path).result(timeout=60)
+    assert found.part.core == 0 and found.first.offset > 0 and early.take_preview(path) is None
+    assert early.take_top_level(path, stamp).result(timeout=60).core_keys == [(0, "0"), (1, "1"), (2, "2"), (3, "3")]
+    early.prepare(path, interactive=False)
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))  # touched since: the early read is stale
+    touched = path.stat()
+    assert early.take_top_level(path, (touched.st_size, touched.st_mtime_ns)) is None
+    assert early.take_preview(path) is None  # not asked for outside the TUI
+    shown = preview.preview(path)  # no early job left: decoded here, the same first core
+    assert shown.schedule.core_ids.tolist() == [0]
+
+
+def test_the_readme_says_what_runs():
+    from tests.conftest import ROOT
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert f"A schedule of {early.PARALLEL_MIN_BYTES >> 20} MB or more is decoded by worker processes" in text
+    assert f"at most {worker_pool.MAX_WORKERS}; `IR_EXPLORER_WORKERS=N`" in text

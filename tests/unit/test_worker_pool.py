@@ -1,0 +1,66 @@
+"""Worker processes: jobs run in other processes and answer as if run here; a dying worker is replaced; a pool
+that cannot be had leaves the work in this process."""
+
+from __future__ import annotations
+
+import _thread
+import math
+import operator
+import os
+import posix
+import time
+
+import pytest
+
+from explorer import worker_pool
+from explorer.worker_pool import WorkerDied, WorkerPool
+
+
+@pytest.fixture
+def pool():
+    started = WorkerPool(2)
+    yield started
+    started.stop()
+
+
+def test_jobs_run_in_other_processes_and_answer_as_here(pool):
+    pids = {pool.submit(os.getpid).result(timeout=30) for _ in range(6)}
+    assert os.getpid() not in pids and 1 <= len(pids) <= 2
+    assert pool.submit(math.factorial, 25).result(timeout=30) == math.factorial(25)
+    with pytest.raises(ZeroDivisionError):  # the job's own exception, raised where the result is asked for
+        pool.submit(operator.truediv, 1, 0).result(timeout=30)
+
+
+def test_a_worker_that_dies_fails_its_job_and_is_replaced(pool):
+    with pytest.raises(WorkerDied):
+        pool.submit(posix._exit, 3).result(timeout=30)
+    answers = [pool.submit(math.factorial, k) for k in range(8)]
+    assert [f.result(timeout=30) for f in answers] == [math.factorial(k) for k in range(8)]
+    assert len(pool.workers) == 2
+
+
+def test_an_answer_that_cannot_travel_is_an_error_not_a_hang(pool):
+    with pytest.raises(RuntimeError, match="could not be sent"):
+        pool.submit(_thread.allocate_lock).result(timeout=30)
+    assert pool.submit(math.factorial, 5).result(timeout=30) == 120
+
+
+def test_queued_jobs_can_be_cancelled_and_stop_fails_the_rest(pool):
+    busy = [pool.submit(time.sleep, 1.0) for _ in range(2)]
+    queued = pool.submit(math.factorial, 10)
+    assert queued.cancel()
+    assert all(f.result(timeout=30) is None for f in busy)
+    late = [pool.submit(time.sleep, 5.0) for _ in range(3)]
+    time.sleep(0.3)
+    pool.stop()
+    for future in late:
+        assert future.cancelled() or isinstance(future.exception(timeout=30), WorkerDied)
+
+
+def test_no_workers_when_asked_for_none(monkeypatch):
+    worker_pool.shut_down()
+    monkeypatch.setenv("IR_EXPLORER_WORKERS", "0")
+    try:
+        assert worker_pool.shared_pool() is None
+    finally:
+        worker_pool.shut_down()  # the next user starts afresh, with the machine's count
