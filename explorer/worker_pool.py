@@ -33,7 +33,8 @@ from concurrent.futures import Future
 from typing import Any, BinaryIO
 
 MAX_WORKERS = 8  # a load's cores are few (16 in the biggest files seen): more workers only cost memory
-PRELOAD = ("explorer.formats.scheduler_ir.reader",)  # imported by each worker as it starts, before any job
+# Imported by each worker as it starts, before any job
+PRELOAD = ("explorer.formats.scheduler_ir.reader", "explorer.formats.scheduler_ir.roles")
 _HEADER = struct.Struct("<Q")
 WORKER_NICENESS = 10
 
@@ -217,6 +218,12 @@ def shared_pool() -> WorkerPool | None:
             if _pool is not None:
                 atexit.register(shut_down)
         return _pool
+
+
+def running_pool() -> WorkerPool | None:
+    """The workers if they are already running (a big file is being worked on), without starting them."""
+    with _pool_lock:
+        return _pool if _pool is not None and not _pool.broken else None
 
 
 def shut_down() -> None:

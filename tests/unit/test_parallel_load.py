@@ -169,3 +169,21 @@ def test_the_readme_says_what_runs():
     text = " ".join((ROOT / "README.md").read_text().split())
     assert f"A schedule of {early.PARALLEL_MIN_BYTES >> 20} MB or more is decoded by worker processes" in text
     assert f"at most {worker_pool.MAX_WORKERS}; `IR_EXPLORER_WORKERS=N`" in text
+
+
+def test_incidents_name_their_tensors_alike_when_workers_read_the_roles(every_size, monkeypatch):
+    from explorer.analysis.incidents import incidents_of
+    from explorer.api import open_document
+    from explorer.formats.scheduler_ir import document as schedule_document
+
+    def named(document):
+        return [incident.to_json() for incident in incidents_of(document)]
+
+    here = named(open_document(PLANTED))  # a small file's few roles are read in this process
+    assert any(incident["roles"] for incident in here)
+    monkeypatch.setattr(schedule_document, "ROLE_PREFETCH_MIN_ROWS", 0)
+    document = open_document(PLANTED)
+    assert document.view._role_jobs  # the workers are reading them
+    assert named(document) == here
+    monkeypatch.setattr(worker_pool, "running_pool", lambda: _DeadPool())
+    assert named(open_document(PLANTED)) == here  # read here when the workers fail

@@ -6,12 +6,15 @@ grouped in chunks so a core with 10^5 workloads opens instantly.
 
 from __future__ import annotations
 
+import contextlib
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import numpy as np
 
+from explorer import worker_pool
 from explorer.analysis.buffer_view import row_of_entry, tensor_residency
 from explorer.document import (
     CHUNK,
@@ -29,9 +32,12 @@ from explorer.errors import Problem
 from explorer.file_spans import FileChanged
 from explorer.formats.scheduler_ir.checks import transfer_problems
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, vocabulary
+from explorer.formats.scheduler_ir.roles import Role, roles_at, roles_of
 from explorer.formats.scheduler_ir.summary import schedule_summary
 from explorer.formatting import box, compact, human, human_bytes, number, plural
 from explorer.schedule import Schedule
+
+ROLE_PREFETCH_MIN_ROWS = 256  # fewer workloads are read here in less time than a worker's round trip
 
 CAPABILITIES = frozenset(
     {Capability.TREE, Capability.DETAILS, Capability.TIMELINE, Capability.BUFFERS, Capability.GRAPH}
@@ -62,6 +68,8 @@ class ScheduleView(DocumentView):
         self.s = s
         self._decoded: dict[int, dict] = {}
         self._roles: dict[int, list] = {}  # per row: its L2 entries' (type, layer, first source), for entry_role
+        self._role_jobs: dict[int, tuple[list[int], Future]] = {}  # core → (rows, their roles read by a worker)
+        self._role_answers: dict[int, list] = {}  # what the role jobs read, per row
 
     def graph_size_hint(self) -> int:
         return len(self.s.layers) + self.s.n_workloads  # layers open into their workloads: both are nodes
@@ -76,6 +84,7 @@ class ScheduleView(DocumentView):
         """The schedule's own checks (transfers, DRAM pairs) on top of the neutral ones, and its summary."""
         analysis = document.schedule_analysis
         if not document.partial:  # a first core alone would miss every producer on the other cores
+            self.prefetch_roles(_overlap_rows(self.s, analysis.problems))  # read meanwhile, for the incidents
             document.problems = document.problems + transfer_problems(self.s, analysis.timeline.cycle_rows)
         document.problems = document.problems + analysis.problems
         document.summary = schedule_summary(self.s, analysis)
@@ -312,32 +321,44 @@ class ScheduleView(DocumentView):
                 where = f"from core {source.core_id}" + (f" ({source.layer_name})" if source.layer_name else "")
         return " ".join(str(part) for part in (kind, f"of {layer}" if layer else "", where) if part)
 
-    def _role_entries(self, row: int) -> list[tuple[str, str | None, _RoleSource | None]]:
+    def _role_entries(self, row: int) -> list[Role]:
         cached = self._roles.get(row)
+        if cached is None:
+            cached = self._prefetched_roles(row)
         if cached is not None:
             return cached
         try:
-            raw = self.s.workload_raw(row)
+            cached = roles_of(self.s.workload_raw(row))
         except FileChanged:  # roles are a courtesy: without the file's bytes, none are named
             return []
-        try:
-            decoded = _role_decoder.decode(raw).buffer
-            cached = [(e.type, e.layer_name, e.source[0] if isinstance(e.source, list) and e.source else
-                       (e.source if isinstance(e.source, _RoleSource) else None)) for e in decoded]  # fmt: skip
-        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):  # an odd record: read it as plain JSON
-            cached = []
-            for item in _dicts(self.raw(row).get("buffer")):
-                sources = _dicts(item.get("source"))
-                first = sources[0] if sources else None
-                core = first.get("core_id") if first else None
-                source = (_RoleSource(str(first.get("type")), core if isinstance(core, int) else None,
-                                      first.get("layer_name") if isinstance(first.get("layer_name"), str) else None)
-                          if first else None)  # fmt: skip
-                cached.append((str(item.get("type", "?")), item.get("layer_name"), source))
         if len(self._roles) > 4096:
             self._roles.clear()
         self._roles[row] = cached
         return cached
+
+    def prefetch_roles(self, rows: list[int]) -> None:
+        """Start reading these workloads' roles in worker processes, a job per core, when workers are already
+        running (a big file): incidents ask for thousands, one read each, and ask after the remaining checks."""
+        pool = worker_pool.running_pool()
+        if pool is None or len(rows) < ROLE_PREFETCH_MIN_ROWS:
+            return
+        s = self.s
+        by_core: dict[int, list[int]] = {}
+        for row in sorted(rows):
+            by_core.setdefault(int(s.wl_core[row]), []).append(row)
+        spans = s.core_raw
+        for core, core_rows in by_core.items():
+            positions = s.wl_pos[core_rows].tolist()
+            job = pool.submit(roles_at, str(spans.path), spans.stamp, spans.spans[core], positions)
+            self._role_jobs[core] = (core_rows, job)
+
+    def _prefetched_roles(self, row: int) -> list[Role] | None:
+        job = self._role_jobs.pop(int(self.s.wl_core[row]), None)
+        if job is not None:
+            rows, future = job
+            with contextlib.suppress(Exception):  # a worker died, or the file changed: rows are read here instead
+                self._role_answers.update(zip(rows, future.result(), strict=True))
+        return self._role_answers.get(row)
 
     def raw(self, row: int) -> dict:
         """The whole workload as JSON values, decoded on first use (and kept for the next look)."""
@@ -707,23 +728,10 @@ def _decode_plain(raw: Any) -> dict:
     return value if isinstance(value, dict) else {"_unreadable": "not an object"}
 
 
-class _RoleSource(msgspec.Struct, gc=False):
-    type: str | None = None
-    core_id: int | None = None
-    layer_name: str | None = None
-
-
-class _RoleEntry(msgspec.Struct, gc=False):
-    type: str = "?"
-    layer_name: str | None = None
-    source: list[_RoleSource] | _RoleSource | None = None
-
-
-class _RoleWorkload(msgspec.Struct, gc=False):
-    buffer: list[_RoleEntry] = []
-
-
-_role_decoder = msgspec.json.Decoder(_RoleWorkload)
+def _overlap_rows(s: Schedule, problems: list[Problem]) -> list[int]:
+    """The workloads whose snapshots have L2 overlaps: the ones incidents name tensors in."""
+    rows = {s.row_of(p.refs["core"], p.refs["workload_id"]) for p in problems if p.code == "l2-overlap"}
+    return [row for row in rows if row is not None]
 
 
 def _dicts(values: Any, keep_positions: bool = False) -> list:
