@@ -8,6 +8,10 @@ from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError
 from explorer.registry import pick_format
 
+# Stages after the file is read, which progress reports with a fraction of their own (not of the load)
+ANALYSING, CHECKING, READY = "analysing", "checking", "ready"
+AFTER_LOADING = frozenset({ANALYSING, CHECKING, READY})
+
 
 def open_document(
     path: str | Path,
@@ -33,9 +37,9 @@ def open_document(
 
             attach_companions(document, companions, open_document)
         if analyze:
-            progress(0, 1, "analysing")
+            progress(0, 1, ANALYSING)
             analyze_document(document)
-            progress(1, 1, "ready")
+            progress(1, 1, READY)
     except LoadError:
         raise
     except (MemoryError, RecursionError) as error:

@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from explorer.api import open_document
+from explorer.api import CHECKING, open_document
 from explorer.document import Capability, Document, Section
 from explorer.errors import LoadError, Problem
 from widgets.details import DetailsPanel
@@ -107,6 +107,7 @@ class IrExplorerApp(App[None]):
         self.document: Document | None = document
         self.load_error: LoadError | None = None
         self._last_progress = 0.0
+        self._last_stage = ""
         self.incidents: list[Any] | None = None  # the overlap incidents, found by the load worker
         self.previous_document: Document | None = None  # the file shown before the diff opened another
         self.views_ready = False  # True once every view of the loaded document is mounted and filled
@@ -146,14 +147,14 @@ class IrExplorerApp(App[None]):
             if worker.is_cancelled:
                 raise LoadCancelled
             now = time.monotonic()
-            if now - self._last_progress > 0.05 or done >= total:
-                self._last_progress = now
+            if now - self._last_progress > 0.05 or done >= total or stage != self._last_stage:
+                self._last_progress, self._last_stage = now, stage
                 self.call_from_thread(self._show_progress, done / max(total, 1), stage)
 
         try:
             self._show_preview(worker)
             document = open_document(self.path, strict=self.strict, progress=progress, companions=self.companions)
-            progress(0.99, 1, "checking")
+            progress(0.99, 1, CHECKING)
             document.run_deep_checks()
             from explorer.analysis.incidents import incidents_of
 

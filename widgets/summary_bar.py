@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from explorer.api import AFTER_LOADING
 from explorer.document import Document
 from explorer.errors import count_by_severity
 from explorer.formatting import plural, shorten_middle
@@ -45,7 +46,10 @@ class SummaryBar(Static):
         if document.partial:  # a first part while the rest loads: no problem counts yet, how far the rest is
             fraction, stage = self._progress
             # how far first: a narrow terminal cuts the end of the bar
-            so_far = f"{fraction:.0%} loaded ({stage})" if stage else "loading"
+            if stage in AFTER_LOADING:  # read and decoded: the checks run (their fraction is not the load's)
+                so_far = f"loaded, {stage}"
+            else:
+                so_far = f"{fraction:.0%} loaded ({stage})" if stage else "loading"
             parts[2:] = [(f" ◐ {so_far} · showing {document.partial}", "bold yellow")]
         said = document.companions.said()
         if said:  # which pipeline files were found beside the schedule, and joined (✓) or refused (✗)

@@ -36,6 +36,10 @@ async def test_first_core_then_the_whole_file(monkeypatch):
         bar = str(app.query_one(SummaryBar).render())
         # how far first, and no problem counts before the whole file is checked
         assert "◐ loading · showing core 0 of a" in bar and "error" not in bar
+        app._show_progress(0.46, "core 7")
+        assert "◐ 46% loaded (core 7) · showing core 0" in str(app.query_one(SummaryBar).render())
+        app._show_progress(0.0, "analysing")  # read and decoded: the checks' own fraction is not the load's
+        assert "◐ loaded, analysing · showing core 0" in str(app.query_one(SummaryBar).render())
         await pilot.press("2")
         timeline = app.query_one(Timeline)
         assert app.focused is timeline and timeline.document.partial
