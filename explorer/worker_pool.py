@@ -37,6 +37,7 @@ MAX_WORKERS = 8  # a load's cores are few (16 in the biggest files seen): more w
 PRELOAD = ("explorer.formats.scheduler_ir.reader", "explorer.formats.scheduler_ir.roles")
 _HEADER = struct.Struct("<Q")
 WORKER_NICENESS = 10
+IDLE_SECONDS = 20.0  # workers idle this long stop (about 80 MB each); the next job starts them again
 
 
 class WorkerDied(RuntimeError):
@@ -97,7 +98,7 @@ class WorkerPool:
     """A fixed number of worker processes, and a thread that hands them jobs: `submit` returns a standard
     Future, so callers wait with `concurrent.futures` as they would on a thread pool. Queued jobs can be
     cancelled; a running one finishes and its answer is dropped. A worker that dies fails its job with
-    WorkerDied and is replaced."""
+    WorkerDied and is replaced. Workers idle for IDLE_SECONDS stop, and start again with the next job."""
 
     def __init__(self, count: int) -> None:
         self.count = count
@@ -142,8 +143,8 @@ class WorkerPool:
             with self._lock:
                 if self._stopping:
                     return
-                if not self.workers:
-                    raise WorkerDied("no worker process could be started")
+                if self._queue and not self.workers:  # stopped while idle (or all lost): start them again
+                    self.workers = [_Worker() for _ in range(self.count)]
                 for worker in list(self.workers):
                     while worker not in running and self._queue:
                         future, function, args = self._queue.popleft()
@@ -156,7 +157,15 @@ class WorkerPool:
                             future.set_exception(error)
                             self._replace(worker)
                             break
-            ready, _, _ = select.select([self._wake_read, *running], [], [])
+            idle = not running and not self._queue and self.workers
+            ready, _, _ = select.select([self._wake_read, *running], [], [], IDLE_SECONDS if idle else None)
+            if not ready:  # idle that long: the workers' memory goes back to the machine until the next job
+                with self._lock:
+                    if not self._queue:
+                        for worker in self.workers:
+                            worker.stop()
+                        self.workers = []
+                continue
             for item in ready:
                 if item == self._wake_read:
                     os.read(self._wake_read, 4096)

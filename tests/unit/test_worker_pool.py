@@ -64,3 +64,18 @@ def test_no_workers_when_asked_for_none(monkeypatch):
         assert worker_pool.shared_pool() is None
     finally:
         worker_pool.shut_down()  # the next user starts afresh, with the machine's count
+
+
+def test_idle_workers_stop_and_the_next_job_starts_them_again(monkeypatch):
+    monkeypatch.setattr(worker_pool, "IDLE_SECONDS", 0.2)
+    pool = WorkerPool(2)
+    try:
+        first = pool.submit(os.getpid).result(timeout=30)
+        for _ in range(100):
+            if not pool.workers:
+                break
+            time.sleep(0.05)
+        assert pool.workers == []  # their memory is the machine's again
+        assert pool.submit(os.getpid).result(timeout=30) not in (first, os.getpid())  # a new worker
+    finally:
+        pool.stop()
