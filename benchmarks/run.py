@@ -192,7 +192,7 @@ extra = {"timeline_max_s": step_max, "timeline_whole_s": whole, "buffer_frame_s"
 """,
 }
 
-# Worker processes (explorer.worker_pool) are memory too: a thread samples every 20 ms the proportional set size
+# Worker processes (explorer.worker_pool) are memory too: a thread samples every 50 ms the proportional set size
 # (shared pages divided among their sharers) of the probe and all its descendants. The peak reported is the larger
 # of that sum and the probe's own ru_maxrss (exact, but of one process).
 HEADER = """
@@ -214,7 +214,7 @@ def _tree_pss_kib():
 def _sample_tree():
     while True:
         _TREE_PEAK_KIB[0] = max(_TREE_PEAK_KIB[0], _tree_pss_kib())
-        _time.sleep(0.02)
+        _time.sleep(0.05)
 if _os.path.exists("/proc/self/smaps_rollup"):
     _threading.Thread(target=_sample_tree, daemon=True).start()
 """
@@ -399,7 +399,7 @@ def _schedule_lines(path: Path) -> list[str]:
         "Written by `make bench` (`benchmarks/run.py`); numbers below are from the last run. Each measurement runs in",
         f"a fresh interpreter; times are medians of {REPEATS} runs and exclude interpreter start-up and imports;",
         "peak memory is the larger of the process's maximum resident set and the summed proportional set size of",
-        "it and its worker processes, sampled every 20 ms (imports included). The baseline is measured in the",
+        "it and its worker processes, sampled every 50 ms (imports included). The baseline is measured in the",
         "same run on the same file, so the ratios carry over to other machines.",
         "",
         "## Machine",
