@@ -188,3 +188,35 @@ def test_incidents_name_their_tensors_alike_when_workers_read_the_roles(every_si
     assert named(document) == here
     monkeypatch.setattr(worker_pool, "running_pool", lambda: _DeadPool())
     assert named(open_document(PLANTED)) == here  # read here when the workers fail
+
+
+class _RecordingPool:
+    """The shared pool, noting which cores it was asked to decode."""
+
+    def __init__(self, pool):
+        self.pool, self.cores = pool, []
+
+    def submit(self, function, *args):
+        if function is reader.decode_core_at:
+            self.cores.append(args[2])
+        return self.pool.submit(function, *args)
+
+
+def test_the_full_load_takes_the_first_core_the_preview_decoded(every_size, tmp_path, monkeypatch):
+    from explorer.formats.scheduler_ir import preview
+
+    monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)
+    path = tmp_path / "copy_stschedule.json"
+    path.write_bytes(PLANTED.read_bytes())
+    here = in_process(path, monkeypatch)
+    recording = _RecordingPool(worker_pool.shared_pool())
+    monkeypatch.setattr(worker_pool, "shared_pool", lambda: recording)
+    assert preview.preview(path) is not None
+    loaded = load_schedule(path)
+    assert sorted(recording.cores) == ["1", "2", "3"]  # core 0 came from the preview
+    assert columns(loaded[0]) == columns(here[0]) and loaded[1] == here[1]
+    assert preview.preview(path) is not None
+    path.write_bytes(PLANTED.read_bytes() + b" ")  # changed since the preview: its core is not taken
+    recording.cores.clear()
+    load_schedule(path)
+    assert sorted(recording.cores) == ["0", "1", "2", "3"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from explorer import worker_pool
 
@@ -17,6 +18,7 @@ PREVIEW_MIN_BYTES = 64 << 20  # a smaller file loads whole in about a second: no
 # Jobs started early, until the loader or the preview asks for them (each taken once: a later load starts its own)
 _previews: dict[Path, Future] = {}
 _top_levels: dict[Path, tuple[tuple[int, int], Future]] = {}  # with the file's (size, mtime_ns) when started
+_first_cores: dict[Path, Any] = {}  # the preview's decoded first core, until the full load takes it
 
 
 def prepare(path: Path, interactive: bool) -> None:
@@ -48,6 +50,22 @@ def take_top_level(path: Path, stamp: tuple[int, int]) -> Future | None:
     if started is None or started[0] != stamp:
         return None
     return started[1]
+
+
+def keep_first_core(path: Path, found: Any) -> None:
+    """The first core as the preview decoded it (a `preview.FirstCorePart`), for the full load to take."""
+    _first_cores[path.resolve()] = found
+
+
+def take_first_core(path: Path, stamp: tuple[int, int], spans: dict[int, tuple[int, int]]) -> Any:
+    """The preview's decoded first core, if it is the very core the full load found: the same file as it was
+    (size and mtime) and the same bytes in it. It was decoded by the same function from the same bytes."""
+    found = _first_cores.pop(path.resolve(), None)
+    if found is None or found.first.stamp != stamp:
+        return None
+    if spans.get(found.part.core) != (found.first.offset, found.first.length):
+        return None
+    return found.part
 
 
 def _first_core(path: str) -> object:

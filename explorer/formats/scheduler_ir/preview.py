@@ -9,6 +9,7 @@ otherwise (no core "0" near the head, an unusual next key) get no preview either
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -131,7 +132,7 @@ def first_core_part(path: Path, min_bytes: int | None = None) -> FirstCorePart |
 def first_core_schedule(found: FirstCorePart, path: Path) -> Schedule:
     """The first core alone as a Schedule (no DRAM section: its transfers come with the full load)."""
     builder = reader._ScheduleBuilder()
-    builder.add_part(found.part)
+    builder.add_part(dataclasses.replace(found.part, columns=dict(found.part.columns)))  # the part stays as decoded
     spans = FileSpans(path, {found.part.core: (found.first.offset, found.first.length)}, found.first.stamp)
     return builder.build(found.first.scalars, None, spans)
 
@@ -148,6 +149,7 @@ def preview(path: Path) -> Document | None:
     found = started.result() if started is not None else first_core_part(path)
     if found is None:
         return None
+    early.keep_first_core(path, found)  # the full load takes this core instead of decoding it again
     document = build_document(path, first_core_schedule(found, path), [])
     document.partial = f"core {found.first.key} of a {found.first.stamp[0] / 1e6:,.0f} MB file"
     document.capabilities -= {Capability.GRAPH}  # built from every core's layers: waits for the whole file

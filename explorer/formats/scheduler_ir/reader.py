@@ -375,11 +375,14 @@ def _parts_in_workers(
     """Each core decoded by a worker process, biggest first so the last to finish is small; the bar moves by
     the bytes of the cores done. A core whose worker died is decoded here."""
     path = str(context.path)
-    order = sorted(spans, key=lambda core: -spans[core][1])
+    parts: dict[int, CorePart] = {}
+    previewed = early.take_first_core(context.path, context.stamp, spans)
+    if previewed is not None:  # the preview decoded it from these very bytes
+        parts[previewed.core] = previewed
+    order = sorted((core for core in spans if core not in parts), key=lambda core: -spans[core][1])
     futures = {pool.submit(decode_core_at, path, context.stamp, str(core), spans[core]): core for core in order}
     total = sum(length for _, length in spans.values()) or 1
-    done = 0
-    parts: dict[int, CorePart] = {}
+    done = sum(spans[core][1] for core in parts)
     try:
         for future in concurrent.futures.as_completed(futures):
             core = futures[future]
