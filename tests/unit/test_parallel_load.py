@@ -220,3 +220,29 @@ def test_the_full_load_takes_the_first_core_the_preview_decoded(every_size, tmp_
     recording.cores.clear()
     load_schedule(path)
     assert sorted(recording.cores) == ["0", "1", "2", "3"]
+
+
+class _TouchingPool:
+    """Runs each job here, but the file is written to as each job starts."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def submit(self, function, *args):
+        status = self.path.stat()
+        os.utime(self.path, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))
+        future: Future = Future()
+        try:
+            future.set_result(function(*args))
+        except Exception as error:
+            future.set_exception(error)
+        return future
+
+
+def test_a_file_written_to_during_the_load_is_a_load_error_saying_so(every_size, tmp_path, monkeypatch):
+    path = tmp_path / "copy_stschedule.json"
+    path.write_bytes(PLANTED.read_bytes())
+    monkeypatch.setattr(worker_pool, "shared_pool", lambda: _TouchingPool(path))
+    with pytest.raises(LoadError, match="changed on disk while it was being loaded") as refused:
+        load_schedule(path)
+    assert type(refused.value) is LoadError and str(path) in str(refused.value)

@@ -34,7 +34,7 @@ import numpy as np
 from explorer import jsonpath, worker_pool
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
-from explorer.file_spans import FileSpans, span_of
+from explorer.file_spans import FileChanged, FileSpans, span_of
 from explorer.formats.scheduler_ir import early
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.early import PARALLEL_MIN_BYTES
@@ -203,7 +203,10 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
     ensure_fits(path, status.st_size, MEMORY_PER_FILE_BYTE, "scheduler IR")
     pool = None if strict or status.st_size < PARALLEL_MIN_BYTES else worker_pool.shared_pool()
-    loaded = _load_in_workers(pool, path, (status.st_size, status.st_mtime_ns), meter) if pool else None
+    try:
+        loaded = _load_in_workers(pool, path, (status.st_size, status.st_mtime_ns), meter) if pool else None
+    except FileChanged:  # a worker found the file other than it was when the load began
+        raise LoadError(path, "", "the file changed on disk while it was being loaded: open it again") from None
     builder, scalars, context = loaded or _load_here(path, strict, meter)
     meter.stage("building columns", BUILD_SHARE, 0, 1)
     if builder.saw_wl0 and builder.saw_wl1:
