@@ -340,7 +340,7 @@ class Timeline(FrameWidget, can_focus=True):
         s = self.schedule
         flagged = label is None and core in self._problem_cores  # a lane with problems: marked in its margin
         margin = (("▶" if current else " ") + ("!" if flagged else "")) if label is None else ""
-        label = (label or f"{margin}{s.core_short(core)}")[: LABEL - 1].ljust(LABEL)
+        label = _fit(label or f"{margin}{s.core_short(core)}", LABEL - 1).ljust(LABEL)
         margin_style = PROBLEM if flagged else Style(bold=current, color="#ffffff" if current else "#9a9a9a")
         segments = [Segment(label, margin_style)]
         # by runs of one owner (a block or idle time), not by column: a frame has thousands of columns and only
@@ -503,3 +503,8 @@ def _style(color: str) -> Style:
 def _darker(color: str) -> str:
     r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
     return f"#{int(r * 0.75):02x}{int(g * 0.75):02x}{int(b * 0.75):02x}"
+
+
+def _fit(text: str, width: int) -> str:
+    """`text` in `width` columns, its cut end marked with an ellipsis."""
+    return text if len(text) <= width else text[: width - 1] + "…"
