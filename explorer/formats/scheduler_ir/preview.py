@@ -58,6 +58,7 @@ def read_first_core(path: Path, min_bytes: int | None = None) -> FirstCore | Non
                 return None
             head = bytearray()
             start = -1
+            scanned: dict[bytes, int] = {}  # how far each next key was looked for: each chunk is searched once
             while len(head) < min(size, HEAD_LIMIT):
                 chunk = handle.read(CHUNK)
                 if not chunk:
@@ -66,7 +67,7 @@ def read_first_core(path: Path, min_bytes: int | None = None) -> FirstCore | Non
                 if start < 0:
                     start = _array_start(head)
                 if start >= 0:
-                    raw = _array_at(head, start)
+                    raw = _array_at(head, start, scanned)
                     if raw is not None:
                         handle.seek(max(size - TAIL, 0))
                         stamp = (size, status.st_mtime_ns)
@@ -87,11 +88,14 @@ def _array_start(head: bytearray) -> int:
     return -1
 
 
-def _array_at(head: bytearray, start: int) -> bytes | None:
+def _array_at(head: bytearray, start: int, scanned: dict[bytes, int]) -> bytes | None:
     """The array opening at `start`, up to the first closing bracket that one of the next top-level keys follows
-    within `head`. Not checked here: a wrong end fails the typed decode of the first core, and gives no preview."""
+    within `head`. Not checked here: a wrong end fails the typed decode of the first core, and gives no preview.
+    Each key is looked for only in what `scanned` says is new since the last call (a little before it, so a key
+    cut between two reads is found)."""
     for key in _NEXT_KEYS:  # in the order they are likely to follow core "0"
-        at = head.find(key, start)
+        at = head.find(key, max(start, scanned.get(key, start) - len(key) - 64))
+        scanned[key] = len(head)
         while at >= 0:
             closing = _CLOSE_BEFORE_KEY.search(head, max(at - 64, start), at)
             if closing and _KEY_FOLLOWS.match(head, at + len(key)):
