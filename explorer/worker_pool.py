@@ -30,12 +30,14 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, BinaryIO
 
 MAX_WORKERS = 8  # a load's cores are few (16 in the biggest files seen): more workers only cost memory
 # Imported by each worker as it starts, before any job
 PRELOAD = ("explorer.formats.scheduler_ir.reader", "explorer.formats.scheduler_ir.roles")
 _HEADER = struct.Struct("<Q")
+_HOME = str(Path(__file__).resolve().parent.parent)  # the folder holding the `explorer` package
 WORKER_NICENESS = 10
 IDLE_SECONDS = 20.0  # workers idle this long stop (about 80 MB each); the next job starts them again
 
@@ -56,12 +58,16 @@ def worker_count() -> int:
 
 class _Worker:
     def __init__(self) -> None:
+        # -P: the working directory is not put first on the path, so a folder there named like one of ours
+        # cannot stand in for it; the folder this package was imported from is, so it is the same code.
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (_HOME, os.environ.get("PYTHONPATH")))))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "explorer.worker_pool", *PRELOAD],
+            [sys.executable, "-P", "-m", "explorer.worker_pool", *PRELOAD],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             close_fds=True,
+            env=env,
         )
         self.busy = False
 

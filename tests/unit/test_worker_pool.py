@@ -79,3 +79,15 @@ def test_idle_workers_stop_and_the_next_job_starts_them_again(monkeypatch):
         assert pool.submit(os.getpid).result(timeout=30) not in (first, os.getpid())  # a new worker
     finally:
         pool.stop()
+
+
+def test_workers_run_this_package_whatever_the_working_directory_holds(tmp_path, monkeypatch):
+    impostor = tmp_path / "explorer"
+    impostor.mkdir()
+    (impostor / "__init__.py").write_text("raise SystemExit('the wrong explorer')\n")
+    monkeypatch.chdir(tmp_path)
+    pool = WorkerPool(1)
+    try:
+        assert pool.submit(math.factorial, 6).result(timeout=30) == 720
+    finally:
+        pool.stop()
