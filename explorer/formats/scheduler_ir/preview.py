@@ -138,7 +138,7 @@ def first_core_schedule(found: FirstCorePart, path: Path) -> Schedule:
     builder = reader._ScheduleBuilder()
     builder.add_part(dataclasses.replace(found.part, columns=dict(found.part.columns)))  # the part stays as decoded
     spans = FileSpans(path, {found.part.core: (found.first.offset, found.first.length)}, found.first.stamp)
-    return builder.build(found.first.scalars, None, spans)
+    return builder.build(found.first.scalars, spans)
 
 
 def preview(path: Path) -> Document | None:

@@ -212,7 +212,7 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
     if builder.saw_wl0 and builder.saw_wl1:
         context.warning("wl-buffer-names", "$", "both wl0_buffer and wl1_buffer appear in this file")
     core_raw = FileSpans(path, builder.spans, context.stamp)
-    schedule = builder.build(scalars, builder.dram_raw, core_raw)
+    schedule = builder.build(scalars, core_raw)
     progress(1, 1, "done")
     return schedule, context.problems
 
@@ -232,14 +232,7 @@ def _load_here(path: Path, strict: bool, meter: _ByteMeter) -> _Loaded:
     del data
     top_level, top = _top_level(context)
     builder = _builder(context, top_level, bytes(top["-1"]) if "-1" in top else None)
-    total = sum(length for _, length in builder.spans.values()) or 1  # progress by bytes decoded, not by core
-    done = 0
-    for core, key in top_level.core_keys:
-        raw = top[key]
-        bar = _CoreProgress(meter, f"core {core}", done, len(raw), total)
-        _add_parts(builder, context, [_decode_core_part(path, key, raw, strict, bar)])
-        done += len(raw)
-        bar.entries(1, 1)
+    _add_parts(builder, context, _parts_here(path, [(key, top[key]) for _, key in top_level.core_keys], strict, meter))
     if strict:
         _strict_key_check(context, top)
     # The file's bytes are freed here, before the columns are joined and analysed: the details panel reads a
@@ -268,11 +261,8 @@ def _load_in_workers(
     if len(builder.spans) >= 2:
         parts = _parts_in_workers(pool, context, builder.spans, meter)
     else:  # one core (or none): decoded here, so the bar moves within it
-        parts = []
-        for core, key in top_level.core_keys:
-            raw = spans.read(*builder.spans[core])
-            bar = _CoreProgress(meter, f"core {core}", 0, len(raw), len(raw))
-            parts.append(_decode_core_part(path, key, raw, False, bar))
+        parts = _parts_here(path, [(key, spans.read(*builder.spans[core])) for core, key in top_level.core_keys],
+                            False, meter)  # fmt: skip
     _add_parts(builder, context, parts)
     return builder, top_level.scalars, context
 
@@ -325,6 +315,18 @@ def _builder(context: _Context, top_level: TopLevel, dram_raw: bytes | None) -> 
     builder.dram_raw = dram_raw  # small: kept for its details
     builder.spans = top_level.spans
     return builder
+
+
+def _parts_here(path: Path, cores: list[tuple[str, Any]], strict: bool, meter: _ByteMeter) -> list[CorePart]:
+    """Each core (key, raw array) decoded in this process, the bar moving by the bytes decoded, not by core."""
+    total = sum(len(raw) for _, raw in cores) or 1
+    parts, done = [], 0
+    for key, raw in cores:
+        bar = _CoreProgress(meter, f"core {key}", done, len(raw), total)
+        parts.append(_decode_core_part(path, key, raw, strict, bar))
+        done += len(raw)
+        bar.entries(1, 1)
+    return parts
 
 
 def _add_parts(builder: _ScheduleBuilder, context: _Context, parts: list[CorePart]) -> None:
@@ -931,7 +933,7 @@ class _ScheduleBuilder:
         """The WL0 snapshots' key as the file names them: wl1_buffer only when no workload says wl0_buffer."""
         return "wl1_buffer" if self.saw_wl1 and not self.saw_wl0 else "wl0_buffer"
 
-    def build(self, scalars: dict[str, int], dram_raw: Any, core_raw: Any) -> Schedule:
+    def build(self, scalars: dict[str, int], core_raw: Any) -> Schedule:
         parts = self.parts
         layers = self.layers
 
@@ -1017,5 +1019,5 @@ class _ScheduleBuilder:
             dout_dst_ptr=ptr_of(_lengths(dout_dst_lists)),
             dout_dst_core=_field(dout_dsts, "core_id", missing=-1),
             dout_dst_wl=_field(dout_dsts, "workload_id", missing=-1),
-            dram_raw=dram_raw,
+            dram_raw=self.dram_raw,
         )
