@@ -149,15 +149,14 @@ def test_early_jobs_are_taken_once_and_only_for_the_same_file(every_size, tmp_pa
     path = tmp_path / "copy_stschedule.json"
     path.write_bytes(PLANTED.read_bytes())
     status = path.stat()
-    stamp = status.st_size, status.st_mtime_ns
     early.prepare(path, interactive=True)
     found = early.take_preview(path).result(timeout=60)
     assert found.part.core == 0 and found.first.offset > 0 and early.take_preview(path) is None
-    assert early.take_top_level(path, stamp).result(timeout=60).core_keys == [(0, "0"), (1, "1"), (2, "2"), (3, "3")]
-    early.prepare(path, interactive=False)
-    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))  # touched since: the early read is stale
+    early.keep_first_core(path, found)
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))  # touched since: the early core is stale
     touched = path.stat()
-    assert early.take_top_level(path, (touched.st_size, touched.st_mtime_ns)) is None
+    assert early.take_first_core(path, (touched.st_size, touched.st_mtime_ns)) is None
+    early.prepare(path, interactive=False)
     assert early.take_preview(path) is None  # not asked for outside the TUI
     shown = preview.preview(path)  # no early job left: decoded here, the same first core
     assert shown.schedule.core_ids.tolist() == [0]
@@ -194,11 +193,13 @@ class _RecordingPool:
     """The shared pool, noting which cores it was asked to decode."""
 
     def __init__(self, pool):
-        self.pool, self.cores = pool, []
+        self.pool, self.cores, self.decoded, self.functions = pool, [], [], []
 
     def submit(self, function, *args):
+        self.functions.append(function)
         if function is reader.decode_core_at:
             self.cores.append(args[2])
+            self.decoded.append(args)
         return self.pool.submit(function, *args)
 
 

@@ -1,7 +1,7 @@
 """What starts as soon as a big schedule is named, before the TUI or the CLI has imported anything heavy: the
-worker processes that will decode it (`explorer.worker_pool`) start, one reads the top level (where each core
-lies), and for the TUI another decodes the first core for the preview. The loader and the preview then take
-these jobs instead of starting their own. Imports nothing heavy itself (no numpy), so calling it costs the
+worker processes that will decode it (`explorer.worker_pool`) start (they take a third of a second to be ready),
+and for the TUI one decodes the first core for the preview. The preview takes that job instead of starting its
+own, and the loader takes the core it decoded. Imports nothing heavy itself (no numpy), so calling it costs the
 start-up nothing."""
 
 from __future__ import annotations
@@ -17,13 +17,11 @@ PREVIEW_MIN_BYTES = 64 << 20  # a smaller file loads whole in about a second: no
 
 # Jobs started early, until the loader or the preview asks for them (each taken once: a later load starts its own)
 _previews: dict[Path, Future] = {}
-_top_levels: dict[Path, tuple[tuple[int, int], Future]] = {}  # with the file's (size, mtime_ns) when started
 _first_cores: dict[Path, Any] = {}  # the preview's decoded first core, until the full load takes it
 
 
 def prepare(path: Path, interactive: bool) -> None:
-    """For a big file: start the workers and the top level's read; for the TUI (`interactive`), also the first
-    core's decode, first, so that it has a worker of its own."""
+    """For a big file: start the workers; for the TUI (`interactive`), also the first core's decode."""
     try:
         status = path.stat()
     except OSError:
@@ -35,8 +33,6 @@ def prepare(path: Path, interactive: bool) -> None:
         return
     if interactive and status.st_size >= PREVIEW_MIN_BYTES:
         _previews[path.resolve()] = pool.submit(_first_core, str(path))
-    stamp = (status.st_size, status.st_mtime_ns)
-    _top_levels[path.resolve()] = (stamp, pool.submit(_top_level, str(path), stamp))
 
 
 def take_preview(path: Path) -> Future | None:
@@ -44,37 +40,22 @@ def take_preview(path: Path) -> Future | None:
     return _previews.pop(path.resolve(), None)
 
 
-def take_top_level(path: Path, stamp: tuple[int, int]) -> Future | None:
-    """The top level's read started by `prepare`, if any, and if the file is still as it was then."""
-    started = _top_levels.pop(path.resolve(), None)
-    if started is None or started[0] != stamp:
-        return None
-    return started[1]
-
-
 def keep_first_core(path: Path, found: Any) -> None:
     """The first core as the preview decoded it (a `preview.FirstCorePart`), for the full load to take."""
     _first_cores[path.resolve()] = found
 
 
-def take_first_core(path: Path, stamp: tuple[int, int], spans: dict[int, tuple[int, int]]) -> Any:
-    """The preview's decoded first core, if it is the very core the full load found: the same file as it was
-    (size and mtime) and the same bytes in it. It was decoded by the same function from the same bytes."""
+def take_first_core(path: Path, stamp: tuple[int, int]) -> Any:
+    """The preview's decoded first core (a `preview.FirstCorePart`), if the file is as it was then (size and
+    mtime). The loader takes its part only for a core it finds at the very same bytes: it was decoded by the
+    same function from the same bytes."""
     found = _first_cores.pop(path.resolve(), None)
     if found is None or found.first.stamp != stamp:
         return None
-    if spans.get(found.part.core) != (found.first.offset, found.first.length):
-        return None
-    return found.part
+    return found
 
 
 def _first_core(path: str) -> object:
     from explorer.formats.scheduler_ir.preview import first_core_part  # in the worker, where numpy is loaded
 
     return first_core_part(Path(path), min_bytes=0)  # big enough: `prepare` looked
-
-
-def _top_level(path: str, stamp: tuple[int, int]) -> object:
-    from explorer.formats.scheduler_ir.reader import read_top_level  # in the worker
-
-    return read_top_level(path, stamp)

@@ -7,9 +7,10 @@ columns of `explorer.schedule.Schedule` with C-level passes (`map` over attribut
 `np.fromiter`): at 10^6 entries, each Python-level step per entry costs about a second. The details panel reads
 a workload's bytes again from the file (`FileSpans`) to decode everything on demand.
 
-Processes: a file of PARALLEL_MIN_BYTES or more is decoded by worker processes (`explorer.worker_pool`): one
-finds the top level, then each core is read from the file and decoded by whichever worker is free. The cores'
-`CorePart`s are added in core order, so the schedule and its problems are the ones a single process gives.
+Processes: a file of PARALLEL_MIN_BYTES or more is decoded by worker processes (`explorer.worker_pool`): each
+core is read from the file and decoded by whichever worker is free, as soon as `layout` has found where it lies
+(or, when that guess fails, after a worker has parsed the top level). The cores' `CorePart`s are added in core
+order, so the schedule and its problems are the ones a single process gives.
 
 Leniency: a workload that fails typed decoding is re-decoded generically; its invalid list entries
 (buffer, wl0/wl1, ifmap, ofmap) are dropped one by one and the rest kept. Every drop is an error `Problem`
@@ -19,6 +20,7 @@ with its JSON path. Only unreadable JSON or a top level that is not an object is
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import itertools
 import operator
 import os
@@ -35,7 +37,7 @@ from explorer import jsonpath, worker_pool
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.file_spans import FileChanged, FileSpans, span_of
-from explorer.formats.scheduler_ir import early
+from explorer.formats.scheduler_ir import early, layout
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.early import PARALLEL_MIN_BYTES
 from explorer.gc_pause import collector_paused
@@ -157,6 +159,7 @@ class _Context:
         self.data = data
         self.strict = strict
         self.stamp = stamp  # the file's (size, mtime_ns) when opened: workers refuse a file changed since
+        self.span_guessed = False  # the core being decoded lies where `layout` guessed: not an array refutes it
         self.problems: list[Problem] = []
 
     def error(self, code: str, location: str, message: str, **refs: Any) -> None:
@@ -244,13 +247,40 @@ def _load_here(path: Path, strict: bool, meter: _ByteMeter) -> _Loaded:
 def _load_in_workers(
     pool: worker_pool.WorkerPool, path: Path, stamp: tuple[int, int], meter: _ByteMeter
 ) -> _Loaded | None:
-    """A big file decoded by worker processes: one finds the top level (this process never holds the file's
-    bytes), then the cores are shared out (`_parts_in_workers`); a one-core file's core is decoded here, so
-    its bar moves within the core. None when a worker died before the cores: the caller loads here."""
+    """A big file decoded by worker processes; this process never holds the file's bytes. The cores' spans are
+    guessed from the bytes (`layout`) and each core goes to a worker as soon as its span is known, while the
+    rest of the file is still being looked through; the top level is then read from the bytes between the
+    cores. When the guess does not hold, a worker parses the top level and the cores are shared out after it.
+    A one-core file's core is decoded here, so its bar moves within the core. None when a worker died before
+    the cores: the caller loads here."""
     meter.stage("reading", READ_SHARE, 0, 1)
-    started = early.take_top_level(path, stamp) or pool.submit(read_top_level, str(path), stamp)
+    previewed = early.take_first_core(path, stamp)
+    jobs = _CoreJobs(pool, path, stamp, True, previewed)
     try:
-        top_level = started.result()
+        scanned = functools.partial(meter.stage, "reading", READ_SHARE, total=stamp[0])
+        spans = layout.find_core_spans(path, stamp, jobs.add, scanned)
+        found = None if spans is None else _top_level_around(path, stamp, spans)
+        if found is not None:
+            top_level, dram_raw = found
+            context = _Context(path, b"", False, stamp)
+            context.problems = top_level.problems
+            builder = _builder(context, top_level, dram_raw)
+            _add_parts(builder, context, jobs.collect(meter))
+            return builder, top_level.scalars, context
+    except layout.SpanGuessWrong:
+        pass
+    finally:
+        jobs.cancel()
+    return _load_after_top_level(pool, path, stamp, meter, previewed)
+
+
+def _load_after_top_level(
+    pool: worker_pool.WorkerPool, path: Path, stamp: tuple[int, int], meter: _ByteMeter, previewed: Any
+) -> _Loaded | None:
+    """The cores found by parsing the whole top level in a worker, then decoded by workers, biggest first."""
+    meter.stage("reading", READ_SHARE, 0, 1)
+    try:
+        top_level = pool.submit(read_top_level, str(path), stamp).result()
     except worker_pool.WorkerDied:
         return None
     meter.stage("reading", READ_SHARE, 1, 1)
@@ -258,12 +288,13 @@ def _load_in_workers(
     context.problems = top_level.problems
     spans = FileSpans(path, {}, stamp)
     builder = _builder(context, top_level, None if top_level.dram_span is None else spans.read(*top_level.dram_span))
-    if len(builder.spans) >= 2:
-        parts = _parts_in_workers(pool, context, builder.spans, meter)
-    else:  # one core (or none): decoded here, so the bar moves within it
-        parts = _parts_here(path, [(key, spans.read(*builder.spans[core])) for core, key in top_level.core_keys],
-                            False, meter)  # fmt: skip
-    _add_parts(builder, context, parts)
+    jobs = _CoreJobs(pool, path, stamp, False, previewed)
+    try:
+        for core in sorted(builder.spans, key=lambda core: -builder.spans[core][1]):
+            jobs.add(core, builder.spans[core])
+        _add_parts(builder, context, jobs.collect(meter))
+    finally:
+        jobs.cancel()
     return builder, top_level.scalars, context
 
 
@@ -307,6 +338,43 @@ def _top_level(context: _Context) -> tuple[TopLevel, dict[str, msgspec.Raw]]:
     return TopLevel(scalars, core_keys, spans, dram_span, context.problems), top
 
 
+def _top_level_around(
+    path: Path, stamp: tuple[int, int], spans: dict[int, tuple[int, int]]
+) -> tuple[TopLevel, bytes | None] | None:
+    """The top level read from the bytes outside the cores' guessed spans, each core's array replaced by `[]`,
+    and the DRAM section's bytes; None unless those bytes are an object whose core keys hold exactly those `[]`
+    (then, with each core one array, the file is the JSON a full parse would see)."""
+    file = FileSpans(path, {}, stamp)
+    pieces: list[bytes] = []
+    placed: dict[int, int] = {}  # core → where its `[]` is in the skeleton
+    at = size = 0
+    for core, (offset, length) in sorted(spans.items(), key=lambda item: item[1][0]):
+        pieces.append(file.read(at, offset - at))
+        size += len(pieces[-1])
+        placed[core] = size
+        pieces.append(b"[]")
+        size += 2
+        at = offset + length
+    pieces.append(file.read(at, stamp[0] - at))
+    context = _Context(path, b"".join(pieces), False, stamp)
+    try:
+        top_level, top = _top_level(context)
+    except LoadError:
+        return None
+    keys = {core: key for core, key in top_level.core_keys}
+    if keys.keys() != spans.keys() or any(keys[core] != str(core) or top_level.spans[core] != (placed[core], 2)
+                                          for core in spans):  # fmt: skip
+        return None
+    dram_span, dram_raw = None, None
+    if top_level.dram_span is not None:
+        offset, length = top_level.dram_span
+        dram_raw = bytes(top["-1"])
+        removed = sum(spans[core][1] - 2 for core, where in placed.items() if where < offset)
+        dram_span = (offset + removed, length)
+    top_level.spans, top_level.dram_span = dict(spans), dram_span
+    return top_level, dram_raw
+
+
 def _builder(context: _Context, top_level: TopLevel, dram_raw: bytes | None) -> _ScheduleBuilder:
     """A builder that knows the cores' spans and holds the DRAM section, decoded (its problems after the top
     level's, as the file orders them)."""
@@ -317,13 +385,15 @@ def _builder(context: _Context, top_level: TopLevel, dram_raw: bytes | None) -> 
     return builder
 
 
-def _parts_here(path: Path, cores: list[tuple[str, Any]], strict: bool, meter: _ByteMeter) -> list[CorePart]:
+def _parts_here(
+    path: Path, cores: list[tuple[str, Any]], strict: bool, meter: _ByteMeter, guessed: bool = False
+) -> list[CorePart]:
     """Each core (key, raw array) decoded in this process, the bar moving by the bytes decoded, not by core."""
     total = sum(len(raw) for _, raw in cores) or 1
     parts, done = [], 0
     for key, raw in cores:
         bar = _CoreProgress(meter, f"core {key}", done, len(raw), total)
-        parts.append(_decode_core_part(path, key, raw, strict, bar))
+        parts.append(_decode_core_part(path, key, raw, strict, bar, guessed))
         done += len(raw)
         bar.entries(1, 1)
     return parts
@@ -350,10 +420,17 @@ class CorePart:
 
 
 def _decode_core_part(
-    path: Path, key: str, raw: bytes | msgspec.Raw, strict: bool, bar: _CoreProgress | None = None
+    path: Path,
+    key: str,
+    raw: bytes | msgspec.Raw,
+    strict: bool,
+    bar: _CoreProgress | None = None,
+    guessed: bool = False,
 ) -> CorePart:
-    """One core's array, typed, into columns; its problems carry JSON paths within the whole file."""
+    """One core's array, typed, into columns; its problems carry JSON paths within the whole file. A `guessed`
+    span (`layout`) that is not one JSON array raises SpanGuessWrong instead of being a problem of the file."""
     context = _Context(path, b"", strict)
+    context.span_guessed = guessed
     kept = _decode_workloads(context, key, raw, bar.workloads if bar else _ignore)
     entries = _decode_buffers(context, key, kept, bar.entries if bar else _ignore)
     local = _ScheduleBuilder()
@@ -366,41 +443,74 @@ def _ignore(*_args: Any) -> None:
     return None
 
 
-def decode_core_at(path: str, stamp: tuple[int, int], key: str, span: tuple[int, int]) -> CorePart:
+def decode_core_at(
+    path: str, stamp: tuple[int, int], key: str, span: tuple[int, int], guessed: bool = False
+) -> CorePart:
     """What a worker does for one core: read its array from the file (refused if the file changed since the
     load began) and decode it. Module-level, so a worker process finds it by name."""
     raw = FileSpans(Path(path), {}, stamp).read(*span)
     with collector_paused():
-        return _decode_core_part(Path(path), key, raw, strict=False)
+        return _decode_core_part(Path(path), key, raw, strict=False, guessed=guessed)
 
 
-def _parts_in_workers(
-    pool: worker_pool.WorkerPool, context: _Context, spans: dict[int, tuple[int, int]], meter: _ByteMeter
-) -> list[CorePart]:
-    """Each core decoded by a worker process, biggest first so the last to finish is small; the bar moves by
-    the bytes of the cores done. A core whose worker died is decoded here."""
-    path = str(context.path)
-    parts: dict[int, CorePart] = {}
-    previewed = early.take_first_core(context.path, context.stamp, spans)
-    if previewed is not None:  # the preview decoded it from these very bytes
-        parts[previewed.core] = previewed
-    order = sorted((core for core in spans if core not in parts), key=lambda core: -spans[core][1])
-    futures = {pool.submit(decode_core_at, path, context.stamp, str(core), spans[core]): core for core in order}
-    total = sum(length for _, length in spans.values()) or 1
-    done = sum(spans[core][1] for core in parts)
-    try:
-        for future in concurrent.futures.as_completed(futures):
-            core = futures[future]
+class _CoreJobs:
+    """Cores handed to worker processes as their spans become known, then gathered in core order. A core is
+    handed on when the next one is known, so that a file of one core is decoded here instead, its bar moving
+    within it; the preview's first core is taken instead of decoded again when it is the same bytes. A core
+    whose worker died is decoded here."""
+
+    def __init__(
+        self, pool: worker_pool.WorkerPool, path: Path, stamp: tuple[int, int], guessed: bool, previewed: Any
+    ) -> None:
+        self.pool = pool
+        self.path = path
+        self.stamp = stamp
+        self.guessed = guessed  # the spans are `layout`'s guesses: a core that is not one array refutes them
+        self.previewed = previewed  # a preview.FirstCorePart, or None
+        self.spans: dict[int, tuple[int, int]] = {}
+        self.futures: dict[concurrent.futures.Future, int] = {}
+        self.parts: dict[int, CorePart] = {}
+        self.waiting: int | None = None  # the last core found, not handed on yet
+
+    def add(self, core: int, span: tuple[int, int]) -> None:
+        self.spans[core] = span
+        if self.waiting is not None:
+            self._hand_on(self.waiting)
+        self.waiting = core
+
+    def _hand_on(self, core: int) -> None:
+        span = self.spans[core]
+        first = self.previewed
+        if first is not None and first.part.core == core and span == (first.first.offset, first.first.length):
+            self.parts[core] = first.part  # the preview decoded it from these very bytes
+            return
+        future = self.pool.submit(decode_core_at, str(self.path), self.stamp, str(core), span, self.guessed)
+        self.futures[future] = core
+
+    def collect(self, meter: _ByteMeter) -> list[CorePart]:
+        """Every core's part, in core order; the bar moves by the bytes of the cores done."""
+        total = sum(length for _, length in self.spans.values()) or 1
+        last, self.waiting = self.waiting, None
+        if last is not None and (self.futures or self.parts or len(self.spans) > 1):
+            self._hand_on(last)
+        elif last is not None:  # the file's only core
+            raw = FileSpans(self.path, {}, self.stamp).read(*self.spans[last])
+            self.parts[last] = _parts_here(self.path, [(str(last), raw)], False, meter, self.guessed)[0]
+        done = sum(self.spans[core][1] for core in self.parts)
+        for future in concurrent.futures.as_completed(self.futures):
+            core = self.futures[future]
             try:
-                parts[core] = future.result()
+                self.parts[core] = future.result()
             except worker_pool.WorkerDied:
-                parts[core] = decode_core_at(path, context.stamp, str(core), spans[core])
-            done += spans[core][1]
+                self.parts[core] = decode_core_at(str(self.path), self.stamp, str(core), self.spans[core], self.guessed)
+            done += self.spans[core][1]
             meter.stage(f"core {core}", DECODE_SHARE, done, total)
-    finally:
-        for future in futures:
-            future.cancel()  # stopped early (cancelled, or an error): the cores still queued are not decoded
-    return [parts[core] for core in sorted(parts)]
+        return [self.parts[core] for core in sorted(self.parts)]
+
+    def cancel(self) -> None:
+        """The cores still queued are not decoded (the load stopped early, or the spans were wrong)."""
+        for future in self.futures:
+            future.cancel()
 
 
 # Shares of the progress bar: reading the file, decoding the cores (by bytes), building the columns.
@@ -595,6 +705,8 @@ def _decode_core_array(context: _Context, key: str, raw: msgspec.Raw) -> list[ms
     try:
         return _raw_list_decoder.decode(raw)
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        if context.span_guessed:
+            raise layout.SpanGuessWrong(f"core {key}") from None
         context.error("bad-value", f'$["{key}"]', "expected an array of workloads; the core is skipped")
         return []
 
