@@ -261,10 +261,17 @@ def tmux_first_screen(path: Path) -> dict | None:
     milestones: dict[str, list[float]] = {"seconds": [], "first_core_s": [], "whole_s": []}
     for attempt in range(REPEATS):
         session = f"irx-bench-{os.getpid()}-{attempt}"
-        start = time.perf_counter()
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "48", f"{exe} {path}"], check=True
-        )
+        for _ in range(5):  # a server still exiting after the last launch's session ended refuses a new one
+            start = time.perf_counter()
+            launched = subprocess.run(
+                ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "48", f"{exe} {path}"],
+                capture_output=True,
+            )
+            if launched.returncode == 0:
+                break
+            time.sleep(0.5)
+        else:
+            raise RuntimeError(f"tmux would not start: {launched.stderr.decode(errors='replace')}")
         seen: dict[str, float] = {}
         try:
             while time.perf_counter() - start < 120 and "whole_s" not in seen:

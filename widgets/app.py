@@ -136,7 +136,13 @@ class IrExplorerApp(App[None]):
         if self.document is not None:
             self.show_document(self.document)
         else:  # after the first paint: the loader's long decodes hold the interpreter and would delay it
-            self.call_after_refresh(self.load_document)
+            self.call_after_refresh(self._start_loading)
+
+    def _start_loading(self) -> None:
+        """The whole file's load and, beside it, the preview of its first part: the load does not wait for the
+        preview, so a big schedule's cores are being decoded while its first core is shown."""
+        self.load_preview()
+        self.load_document()
 
     # ---- loading --------------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, name="load")
@@ -152,7 +158,6 @@ class IrExplorerApp(App[None]):
                 self.call_from_thread(self._show_progress, done / max(total, 1), stage)
 
         try:
-            self._show_preview(worker)
             document = open_document(self.path, strict=self.strict, progress=progress, companions=self.companions)
             progress(0.99, 1, CHECKING)
             document.run_deep_checks()
@@ -172,11 +177,13 @@ class IrExplorerApp(App[None]):
         if not worker.is_cancelled:
             self.call_from_thread(self.show_document, document)
 
-    def _show_preview(self, worker: Any) -> None:
+    @work(thread=True, exclusive=True, group="preview", name="preview")
+    def load_preview(self) -> None:
         """A big file's first part (a schedule's first core), shown while the rest loads, when its format can
-        give one (`Format.preview`)."""
+        give one (`Format.preview`) and the whole file is not on screen first."""
         from explorer.registry import pick_format
 
+        worker = get_current_worker()
         try:
             found = pick_format(self.path)
             early = found.preview(self.path) if found.preview is not None else None
@@ -186,9 +193,13 @@ class IrExplorerApp(App[None]):
                 spec.import_widget()
         except Exception:  # a preview is a bonus: whatever fails here, the full load that follows reports
             return
-        self.call_from_thread(self.show_document, early)
+        self.call_from_thread(self._show_preview, early)
 
-    @work(thread=True, group="graph-prebuild")
+    def _show_preview(self, preview: Document) -> None:
+        if self.document is None and self.load_error is None:  # else the load ended first: nothing to add
+            self.show_document(preview)
+
+    @work(thread=True, group="graph-prebuild", description="build the graph")
     def _prebuild_graph(self, document: Document) -> None:
         """A big graph is built in the background once the file is on screen: `6` soon finds it ready, and the
         first look at the file does not wait for it (the graph view shows its progress if `6` comes first)."""
@@ -612,7 +623,7 @@ class IrExplorerApp(App[None]):
         default = str(self.path.with_name(self.path.name + suffix))
         self.push_screen(PromptScreen(question, default), lambda target: self._export(target, write))
 
-    @work(thread=True, group="export")
+    @work(thread=True, group="export", description="export")
     def _export(self, target: str | None, write: Any) -> None:
         if not target or self.document is None:
             return
@@ -634,7 +645,7 @@ class IrExplorerApp(App[None]):
 
         self.push_screen(PromptScreen("Compare with which file (same format)?"), self._diff_with)
 
-    @work(thread=True, group="diff")
+    @work(thread=True, group="diff", description="compare")
     def _diff_with(self, other: str | None) -> None:
         if not other or self.document is None:
             return

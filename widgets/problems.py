@@ -80,8 +80,8 @@ class ProblemsTable(DataTable):
         self.incidents = list(incidents)
         self.chosen = ProblemFilter()
         self.opened.clear()
-        self._regroup()
         self.display = bool(self.problems)  # hidden when there is nothing to list: the details take the column
+        self._regroup()
 
     def _regroup(self) -> None:
         self.groups = group_problems(self.problems, self.incidents, self.chosen)
@@ -104,6 +104,8 @@ class ProblemsTable(DataTable):
         self._draw()
 
     def _draw(self) -> None:
+        if not self.size.width and self.display:  # just shown, not laid out yet: on_resize draws it at its width
+            return
         cursor = self.cursor_row
         self.clear(columns=True)
         inner = max(self.size.width or self._width or 40, 20) - 2

@@ -80,3 +80,30 @@ async def test_a_whole_file_that_fails_after_its_first_core_shows_the_error(monk
         await pilot.pause()
         assert app.document is None and "expected a number" in str(app.load_error)
         assert app.query_one("#switcher").current == "error"
+
+
+async def test_a_preview_later_than_the_whole_file_is_not_shown(monkeypatch):
+    """The preview and the whole load run side by side: a preview that comes last has nothing to add."""
+    from explorer.formats.scheduler_ir import preview
+
+    monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)
+    release = threading.Event()
+    first_core = preview.preview
+    made = []
+
+    def held_back(path):
+        assert release.wait(20)
+        made.append(first_core(path))
+        return made[-1]
+
+    monkeypatch.setattr(preview, "preview", held_back)  # the format's `preview` finds it when called
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        assert not app.document.partial  # the whole file came while the preview was held back
+        whole = app.document
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+        assert made and made[0].partial  # it was made, and then not shown
+        assert app.document is whole and not app.document.partial

@@ -94,3 +94,22 @@ def test_the_top_level_around_the_cores_must_hold_them(tmp_path, planted):
     shifted = {core: (offset + 1, length - 1) for core, (offset, length) in spans.items()}
     assert reader._top_level_around(path, stamp, shifted) is None
     assert reader._top_level_around(path, stamp, {0: spans[0]}) is None  # cores left out
+
+
+@pytest.mark.usefixtures("every_size")
+def test_while_the_preview_is_drawn_a_worker_looks_for_the_cores(monkeypatch):
+    """The TUI's process draws the preview meanwhile: the search runs in a worker, with the same result."""
+    import threading
+    from concurrent.futures import Future
+
+    from explorer.formats.scheduler_ir import early
+
+    here, here_problems = in_process(PLANTED, monkeypatch)
+    running: Future = Future()  # the preview's decode, still running when the load starts
+    threading.Timer(0.3, running.set_result, (None,)).start()
+    monkeypatch.setattr(early, "take_first_core", lambda path: running)
+    recording = _RecordingPool(worker_pool.shared_pool())
+    monkeypatch.setattr(worker_pool, "shared_pool", lambda: recording)
+    parallel, problems = load_schedule(PLANTED)
+    assert columns(parallel) == columns(here) and problems == here_problems
+    assert layout.core_spans_at in recording.functions and reader.read_top_level not in recording.functions

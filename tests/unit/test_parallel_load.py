@@ -148,18 +148,15 @@ def test_early_jobs_are_taken_once_and_only_for_the_same_file(every_size, tmp_pa
     monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)
     path = tmp_path / "copy_stschedule.json"
     path.write_bytes(PLANTED.read_bytes())
-    status = path.stat()
     early.prepare(path, interactive=True)
-    found = early.take_preview(path).result(timeout=60)
-    assert found.part.core == 0 and found.first.offset > 0 and early.take_preview(path) is None
-    early.keep_first_core(path, found)
-    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 10**9))  # touched since: the early core is stale
-    touched = path.stat()
-    assert early.take_first_core(path, (touched.st_size, touched.st_mtime_ns)) is None
+    found = early.first_core_job(path).result(timeout=60)
+    assert found.part.core == 0 and found.first.offset > 0
+    assert early.first_core_job(path) is not None  # left for the full load
+    assert early.take_first_core(path).result() is found and early.take_first_core(path) is None
     early.prepare(path, interactive=False)
-    assert early.take_preview(path) is None  # not asked for outside the TUI
-    shown = preview.preview(path)  # no early job left: decoded here, the same first core
-    assert shown.schedule.core_ids.tolist() == [0]
+    assert early.first_core_job(path) is None  # not asked for outside the TUI
+    shown = preview.preview(path)  # no early job: decoded here, the same first core
+    assert shown.schedule.core_ids.tolist() == [0] and early.take_first_core(path) is None
 
 
 def test_the_readme_says_what_runs():
@@ -207,17 +204,23 @@ def test_the_full_load_takes_the_first_core_the_preview_decoded(every_size, tmp_
     from explorer.formats.scheduler_ir import preview
 
     monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)
+    monkeypatch.setattr(early, "PREVIEW_MIN_BYTES", 0)
     path = tmp_path / "copy_stschedule.json"
     path.write_bytes(PLANTED.read_bytes())
     here = in_process(path, monkeypatch)
     recording = _RecordingPool(worker_pool.shared_pool())
     monkeypatch.setattr(worker_pool, "shared_pool", lambda: recording)
-    assert preview.preview(path) is not None
-    loaded = load_schedule(path)
-    assert sorted(recording.cores) == ["1", "2", "3"]  # core 0 came from the preview
+    early.prepare(path, interactive=True)
+    loaded = load_schedule(path)  # before the preview: the load waits for the first core's decode, not redoes it
+    assert sorted(recording.cores) == ["1", "2", "3"]
     assert columns(loaded[0]) == columns(here[0]) and loaded[1] == here[1]
+    early.prepare(path, interactive=True)
     assert preview.preview(path) is not None
-    path.write_bytes(PLANTED.read_bytes() + b" ")  # changed since the preview: its core is not taken
+    loaded = load_schedule(path)  # after it
+    assert columns(loaded[0]) == columns(here[0]) and loaded[1] == here[1]
+    early.prepare(path, interactive=True)
+    early.first_core_job(path).result(timeout=60)
+    path.write_bytes(PLANTED.read_bytes() + b" ")  # changed since the decode: its core is not taken
     recording.cores.clear()
     load_schedule(path)
     assert sorted(recording.cores) == ["0", "1", "2", "3"]

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
 
 from explorer import worker_pool
 
 PARALLEL_MIN_BYTES = 32 << 20  # smaller files decode in about a second in one process: workers would not pay
 PREVIEW_MIN_BYTES = 64 << 20  # a smaller file loads whole in about a second: no preview
 
-# Jobs started early, until the loader or the preview asks for them (each taken once: a later load starts its own)
-_previews: dict[Path, Future] = {}
-_first_cores: dict[Path, Any] = {}  # the preview's decoded first core, until the full load takes it
+# The first core's decode (a Future of a `preview.FirstCorePart`, or of None), started early for the TUI, until the
+# full load takes it: the preview and the load use the same decode
+_first_cores: dict[Path, Future] = {}
 
 
 def prepare(path: Path, interactive: bool) -> None:
@@ -32,27 +31,18 @@ def prepare(path: Path, interactive: bool) -> None:
     if pool is None:
         return
     if interactive and status.st_size >= PREVIEW_MIN_BYTES:
-        _previews[path.resolve()] = pool.submit(_first_core, str(path))
+        _first_cores[path.resolve()] = pool.submit(_first_core, str(path))
 
 
-def take_preview(path: Path) -> Future | None:
-    """The first core's decode started by `prepare`, if any."""
-    return _previews.pop(path.resolve(), None)
+def first_core_job(path: Path) -> Future | None:
+    """The first core's decode started by `prepare`, if any, for the preview; it stays for the full load."""
+    return _first_cores.get(path.resolve())
 
 
-def keep_first_core(path: Path, found: Any) -> None:
-    """The first core as the preview decoded it (a `preview.FirstCorePart`), for the full load to take."""
-    _first_cores[path.resolve()] = found
-
-
-def take_first_core(path: Path, stamp: tuple[int, int]) -> Any:
-    """The preview's decoded first core (a `preview.FirstCorePart`), if the file is as it was then (size and
-    mtime). The loader takes its part only for a core it finds at the very same bytes: it was decoded by the
-    same function from the same bytes."""
-    found = _first_cores.pop(path.resolve(), None)
-    if found is None or found.first.stamp != stamp:
-        return None
-    return found
+def take_first_core(path: Path) -> Future | None:
+    """The first core's decode, for the full load (taken once). The load takes its part only for a core at the
+    very same bytes of the file as it is now: it was decoded by the same function from the same bytes."""
+    return _first_cores.pop(path.resolve(), None)
 
 
 def _first_core(path: str) -> object:

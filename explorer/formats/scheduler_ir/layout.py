@@ -80,6 +80,16 @@ def find_core_spans(
         return None
 
 
+def core_spans_at(path: str, stamp: tuple[int, int]) -> dict[int, Span] | None:
+    """`find_core_spans` as a worker process's job (module-level, so the worker finds it by name): all the
+    spans at once."""
+    return find_core_spans(Path(path), stamp, _ignore, _ignore)
+
+
+def _ignore(*_args: object) -> None:
+    return None
+
+
 class _Unknown(Exception):
     """Not a layout this module knows."""
 

@@ -106,11 +106,10 @@ def preview(path: Path) -> Document | None:
     from explorer.formats.scheduler_ir.document import build_document
 
     path = Path(path)
-    started = early.take_preview(path)
+    started = early.first_core_job(path)  # the full load takes the same decode
     found = started.result() if started is not None else first_core_part(path)
     if found is None:
         return None
-    early.keep_first_core(path, found)  # the full load takes this core instead of decoding it again
     document = build_document(path, first_core_schedule(found, path), [])
     document.partial = f"core {found.first.key} of a {found.first.stamp[0] / 1e6:,.0f} MB file"
     document.capabilities -= {Capability.GRAPH}  # built from every core's layers: waits for the whole file

@@ -20,6 +20,7 @@ with its JSON path. Only unreadable JSON or a top level that is not an object is
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import functools
 import itertools
 import operator
@@ -254,11 +255,16 @@ def _load_in_workers(
     A one-core file's core is decoded here, so its bar moves within the core. None when a worker died before
     the cores: the caller loads here."""
     meter.stage("reading", READ_SHARE, 0, 1)
-    previewed = early.take_first_core(path, stamp)
+    previewed = early.take_first_core(path)
     jobs = _CoreJobs(pool, path, stamp, True, previewed)
     try:
-        scanned = functools.partial(meter.stage, "reading", READ_SHARE, total=stamp[0])
-        spans = layout.find_core_spans(path, stamp, jobs.add, scanned)
+        if previewed is not None and not previewed.done():  # this process is drawing the preview: not here
+            spans = _spans_in_worker(pool, path, stamp)
+            for core, span in (spans or {}).items():
+                jobs.add(core, span)
+        else:
+            scanned = functools.partial(meter.stage, "reading", READ_SHARE, total=stamp[0])
+            spans = layout.find_core_spans(path, stamp, jobs.add, scanned)
         found = None if spans is None else _top_level_around(path, stamp, spans)
         if found is not None:
             top_level, dram_raw = found
@@ -272,6 +278,17 @@ def _load_in_workers(
     finally:
         jobs.cancel()
     return _load_after_top_level(pool, path, stamp, meter, previewed)
+
+
+def _spans_in_worker(
+    pool: worker_pool.WorkerPool, path: Path, stamp: tuple[int, int]
+) -> dict[int, tuple[int, int]] | None:
+    """The cores' spans found by a worker: the TUI's process keeps the interpreter for drawing the preview (a
+    search here holds it in long steps), and the worker that is not decoding the preview is free."""
+    try:
+        return pool.submit(layout.core_spans_at, str(path), stamp).result()
+    except worker_pool.WorkerDied:
+        return None
 
 
 def _load_after_top_level(
@@ -456,21 +473,27 @@ def decode_core_at(
 class _CoreJobs:
     """Cores handed to worker processes as their spans become known, then gathered in core order. A core is
     handed on when the next one is known, so that a file of one core is decoded here instead, its bar moving
-    within it; the preview's first core is taken instead of decoded again when it is the same bytes. A core
-    whose worker died is decoded here."""
+    within it. The file's first core is taken from the preview's decode (`previewed`, a Future that may still
+    be running) when that is the same bytes, not decoded again. A core whose worker died is decoded here."""
 
     def __init__(
-        self, pool: worker_pool.WorkerPool, path: Path, stamp: tuple[int, int], guessed: bool, previewed: Any
+        self,
+        pool: worker_pool.WorkerPool,
+        path: Path,
+        stamp: tuple[int, int],
+        guessed: bool,
+        previewed: concurrent.futures.Future | None,
     ) -> None:
         self.pool = pool
         self.path = path
         self.stamp = stamp
         self.guessed = guessed  # the spans are `layout`'s guesses: a core that is not one array refutes them
-        self.previewed = previewed  # a preview.FirstCorePart, or None
+        self.previewed = previewed
         self.spans: dict[int, tuple[int, int]] = {}
         self.futures: dict[concurrent.futures.Future, int] = {}
         self.parts: dict[int, CorePart] = {}
         self.waiting: int | None = None  # the last core found, not handed on yet
+        self.deferred: tuple[int, concurrent.futures.Future] | None = None  # the first core, the preview running
 
     def add(self, core: int, span: tuple[int, int]) -> None:
         self.spans[core] = span
@@ -479,23 +502,46 @@ class _CoreJobs:
         self.waiting = core
 
     def _hand_on(self, core: int) -> None:
-        span = self.spans[core]
-        first = self.previewed
-        if first is not None and first.part.core == core and span == (first.first.offset, first.first.length):
-            self.parts[core] = first.part  # the preview decoded it from these very bytes
+        previewed, self.previewed = self.previewed, None  # the preview's core can only be the first handed on
+        if previewed is not None and not previewed.done():
+            self.deferred = (core, previewed)  # the other cores go on meanwhile
             return
-        future = self.pool.submit(decode_core_at, str(self.path), self.stamp, str(core), span, self.guessed)
+        if previewed is None or not self._take_previewed(core, previewed):
+            self._submit(core)
+
+    def _take_previewed(self, core: int, previewed: concurrent.futures.Future) -> bool:
+        """Whether the preview's decode is this core at these bytes (then its part is taken; waits for it)."""
+        try:
+            found = previewed.result()
+        except Exception:  # the preview's job failed (its worker died): the core is decoded as any other
+            return False
+        first = None if found is None else found.first
+        if first is None or (first.stamp, found.part.core, (first.offset, first.length)) != (
+            self.stamp, core, self.spans[core]
+        ):  # fmt: skip
+            return False
+        columns = found.part.columns
+        self.parts[core] = dataclasses.replace(found.part, columns=None if columns is None else dict(columns))
+        return True  # a copy of its columns: the preview's schedule keeps its own
+
+    def _submit(self, core: int) -> None:
+        future = self.pool.submit(decode_core_at, str(self.path), self.stamp, str(core), self.spans[core], self.guessed)
         self.futures[future] = core
 
     def collect(self, meter: _ByteMeter) -> list[CorePart]:
         """Every core's part, in core order; the bar moves by the bytes of the cores done."""
         total = sum(length for _, length in self.spans.values()) or 1
         last, self.waiting = self.waiting, None
-        if last is not None and (self.futures or self.parts or len(self.spans) > 1):
+        if last is not None and (self.futures or self.parts or self.deferred or self.previewed or len(self.spans) > 1):
             self._hand_on(last)
-        elif last is not None:  # the file's only core
+        elif last is not None:  # the file's only core, and no preview of it
             raw = FileSpans(self.path, {}, self.stamp).read(*self.spans[last])
             self.parts[last] = _parts_here(self.path, [(str(last), raw)], False, meter, self.guessed)[0]
+        if self.deferred is not None:
+            core, previewed = self.deferred
+            self.deferred = None
+            if not self._take_previewed(core, previewed):
+                self._submit(core)
         done = sum(self.spans[core][1] for core in self.parts)
         for future in concurrent.futures.as_completed(self.futures):
             core = self.futures[future]
