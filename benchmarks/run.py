@@ -454,8 +454,8 @@ def _schedule_lines(path: Path) -> list[str]:
         f"{tui['document_shown_s']:.2f} s | {tui['peak_mib']:.0f} MiB | | | |",
         *(
             [
-                f"| TUI first core's timeline on screen (tmux: start-up, the first core read from the file's head, "
-                f"drawn) | {_seconds(terminal['first_core_s'])} | | | | ≤ 1 s |",
+                "| TUI first core's timeline on screen (tmux: start-up, the first core found in the file and "
+                f"decoded by a worker, drawn) | {_seconds(terminal['first_core_s'])} | | | | ≤ 1 s |",
                 f"| TUI whole file on screen, checked (tmux) | {_seconds(terminal['whole_s'])} | | | | ≤ 2 s |",
             ]
             if terminal
