@@ -113,3 +113,21 @@ def test_while_the_preview_is_drawn_a_worker_looks_for_the_cores(monkeypatch):
     parallel, problems = load_schedule(PLANTED)
     assert columns(parallel) == columns(here) and problems == here_problems
     assert layout.core_spans_at in recording.functions and reader.read_top_level not in recording.functions
+
+
+@pytest.mark.usefixtures("every_size")
+def test_the_core_count_at_the_end_is_a_hint_that_is_checked(tmp_path, monkeypatch, planted):
+    """xlen·ylen says how many cores to look for (a one-core file is not searched through for a core "1"); a
+    file whose cores are not 0 … xlen·ylen−1 still loads right, from the parsed top level."""
+    assert planted["xlen"] * planted["ylen"] == 4 and len(spans_of(PLANTED)) == 4
+    searched = []
+    one = {"0": planted["0"], "-1": planted["-1"], "buffersize": planted["buffersize"], "xlen": 1, "ylen": 1}
+    path = write(tmp_path, "one", json.dumps(one))
+    with monkeypatch.context() as patch:
+        patch.setattr(layout._Scanner, "_core_key", lambda self, key, after: searched.append(key))
+        assert arrays(path) == {0: planted["0"]} and searched == []
+    missing = dict(planted)
+    del missing["2"]  # a core without workloads has no key
+    assert guessed_and_parsed(write(tmp_path, "missing", json.dumps(missing)), monkeypatch) == (True, True)
+    fewer = dict(planted, xlen=1, ylen=2)  # says 2 cores, has 4
+    assert guessed_and_parsed(write(tmp_path, "fewer", json.dumps(fewer)), monkeypatch) == (True, True)

@@ -10,7 +10,6 @@ get no preview either and load as before.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,10 +19,6 @@ from explorer.file_spans import FileSpans
 from explorer.formats.scheduler_ir import early, layout, reader
 from explorer.formats.scheduler_ir.early import PREVIEW_MIN_BYTES
 from explorer.schedule import Schedule
-
-TAIL = 64 << 10  # the scalars ("buffersize", ...) are looked for in the file's last bytes
-
-_SCALAR = re.compile(rb'"(buffersize|top_batch_cut|xlen|ylen)"\s*:\s*(\d+)')
 
 
 @dataclass
@@ -51,7 +46,7 @@ def read_first_core(path: Path, min_bytes: int | None = None) -> FirstCore | Non
             return None
         ((core, (offset, length)),) = spans.items()
         file = FileSpans(path, {}, stamp)  # read-only; refuses a file changed since it was looked through
-        tail = file.read(max(stamp[0] - TAIL, 0), TAIL)
+        tail = file.read(max(stamp[0] - layout.TAIL, 0), layout.TAIL)
         return FirstCore(str(core), file.read(offset, length), offset, length, _scalars(tail), stamp)
     except (OSError, LoadError):
         return None  # the full load reports it
@@ -62,10 +57,7 @@ def _ignore(*_args: object) -> None:
 
 
 def _scalars(tail: bytes) -> dict[str, int]:
-    values = dict(reader._TOP_SCALARS)
-    for name, value in _SCALAR.findall(tail):
-        values[name.decode()] = int(value)
-    return values
+    return {**reader._TOP_SCALARS, **layout.tail_scalars(tail)}
 
 
 @dataclass
