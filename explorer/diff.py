@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.arrays import distinct
 from explorer.document import Document
 
 TOP_CHANGES = 25
@@ -47,8 +48,8 @@ def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[
     cores = sorted(set(sa.core_ids.tolist()) | set(sb.core_ids.tolist()))
     per_core = {str(c): [len(sa.core_rows(c)), len(sb.core_rows(c))] for c in cores}
     layers_a, layers_b = (
-        set(sa.layers[i] for i in np.unique(sa.wl_layer)),
-        set(sb.layers[i] for i in np.unique(sb.wl_layer)),
+        set(sa.layers[i] for i in distinct(sa.wl_layer)),
+        set(sb.layers[i] for i in distinct(sb.wl_layer)),
     )
     summary = {
         "workloads": [sa.n_workloads, sb.n_workloads],
@@ -227,7 +228,7 @@ def _transfer_changes(sa: Any, sb: Any) -> tuple[list[dict[str, Any]], list[dict
                         "direction": "writes" if direction else "reads", "core": core, "workload_id": wl,
                         "transfer": tid})  # fmt: skip
     changes.sort(key=lambda c: (c["kind"] != "transfer-added", c["direction"], c["core"], c["workload_id"]))
-    moved = np.unique(keys[:, 3]) if keys.size else np.zeros(0, dtype=np.int64)
+    moved = distinct(keys[:, 3]) if keys.size else np.zeros(0, dtype=np.int64)
     moved = moved[_present(moved, columns_a[3]) & _present(moved, columns_b[3])]
     endpoints = [{"kind": "transfer-endpoints", "transfer": int(tid)} for tid in moved.tolist()]
     shown = moved[:TOP_CHANGES]

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from explorer.arrays import distinct
+
 INPUT_KINDS = ("ifmap", "weight")  # in_kind codes: the entries a block reads through transfers
 # buf_type codes: the role of an address-space entry (the dependency and overlap analyses use codes only)
 ENTRY_INPUT, ENTRY_WEIGHT, ENTRY_OUTPUT = 0, 1, 2
@@ -102,7 +104,7 @@ class Schedule:
     # Dependencies known directly, not through transfers (rows: producer → consumer), e.g. a trace's wait bits.
     wl_dep_src: np.ndarray | None = None
     wl_dep_dst: np.ndarray | None = None
-    _row_index: dict[tuple[int, int], int] | None = field(default=None, repr=False)
+    _row_index: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def workload_raw(self, row: int) -> bytes:
         """The raw JSON bytes of one workload, read again from the file (`explorer.file_spans.FileSpans`).
@@ -120,12 +122,34 @@ class Schedule:
         return range(int(self.core_ptr[k]), int(self.core_ptr[k + 1]))
 
     def row_of(self, core: int, workload_id: int) -> int | None:
-        """The row of (core, workload_id), or None. Built once, on first use."""
-        if self._row_index is None:
-            self._row_index = {}
-            for row, (c, w) in enumerate(zip(self.wl_core.tolist(), self.wl_id.tolist(), strict=True)):
-                self._row_index.setdefault((c, w), row)
-        return self._row_index.get((core, workload_id))
+        """The row of (core, workload_id), or None; the first one when the id repeats on the core."""
+        row = int(self.rows_of([core], [workload_id])[0])
+        return row if row >= 0 else None
+
+    def rows_of(self, cores: Any, workload_ids: Any) -> np.ndarray:
+        """The rows of many (core, workload id) pairs at once (-1 where absent), through each core's ids sorted
+        once and kept: a dict over every row took 0.08 s to build on a 168,000-workload schedule."""
+        cores = np.asarray(cores, dtype=np.int64).ravel()
+        wanted = np.asarray(workload_ids, dtype=np.int64).ravel()
+        found = np.full(wanted.size, -1, dtype=np.int64)
+        for core in distinct(cores).tolist():
+            sorted_ids, rows_in_order = self._core_index(core)
+            if sorted_ids.size == 0:
+                continue
+            mine = np.flatnonzero(cores == core)
+            at = np.minimum(np.searchsorted(sorted_ids, wanted[mine]), sorted_ids.size - 1)
+            found[mine] = np.where(sorted_ids[at] == wanted[mine], rows_in_order[at], -1)
+        return found
+
+    def _core_index(self, core: int) -> tuple[np.ndarray, np.ndarray]:
+        """One core's workload ids sorted, with their rows; equal ids keep their order, so the first is found."""
+        index = self._row_index.get(core)
+        if index is None:
+            rows = self.core_rows(core)
+            ids = self.wl_id[rows.start : rows.stop].astype(np.int64)
+            order = np.argsort(ids, kind="stable")
+            index = self._row_index[core] = (ids[order], order + rows.start)
+        return index
 
     def mesh_position(self, core: int) -> tuple[int, int]:
         """(x, y) of a core in the xlen×ylen mesh, row-major as in the documented IR."""
@@ -168,7 +192,7 @@ def lanes_only(
     another derived timeline fills. Rows must be grouped by lane, lanes in ascending order."""
     empty = np.zeros(0, dtype=np.int64)
     n = int(wl_id.size)
-    core_ids = np.unique(wl_core) if n else empty
+    core_ids = distinct(wl_core) if n else empty
     core_ptr = np.searchsorted(wl_core, np.append(core_ids, np.iinfo(np.int64).max)) if n else np.zeros(1, np.int64)
     ptr = np.zeros(n + 1, dtype=np.int64)
     return Schedule(

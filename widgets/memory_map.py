@@ -23,6 +23,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from explorer.analysis.memory_map import FREE, MemoryMap, Pixels, memory_map, paint
+from explorer.arrays import distinct
 from explorer.document import Document
 from explorer.formatting import human_bytes, plural
 from widgets.buffer_view import ENTRY_STYLES, OVERLAP, RULER, SIDE_STYLE, ruler_label
@@ -409,7 +410,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
     def _findings(self, width: int, m: MemoryMap) -> Strip:
         here = np.flatnonzero(m.overlap_step == self.frame)
         if not here.size:
-            total = int(np.unique(m.overlap_step).size)
+            total = int(distinct(m.overlap_step).size)
             text = (f"overlaps in {plural(total, 'step')} (red)" if total else "no overlap on this "
                     f"{self.schedule and self.document.vocabulary.lane}")  # fmt: skip
             return Strip([Segment(text[:width].ljust(width), OVERLAP if total else DIM)])

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.analysis.overlap import overlapping_pairs
+from explorer.arrays import distinct
 from explorer.schedule import Schedule
 
 FREE = -1
@@ -130,7 +131,7 @@ def tensor_residency(s: Schedule, core: int, tensor: int) -> tuple[int, int, int
     if hits.size == 0:
         return None
     owners = np.searchsorted(s.buf_ptr, hits, side="right") - 1
-    return int(owners.min()), int(owners.max()), int(np.unique(owners).size)
+    return int(owners.min()), int(owners.max()), int(distinct(owners).size)
 
 
 def row_of_entry(s: Schedule, entry: int) -> int:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.arrays import distinct
 from explorer.schedule import Schedule
 
 
@@ -61,10 +62,10 @@ class Dependencies:
     via_dram: np.ndarray  # True when the edge goes through a DRAM spill (related_ifmap)
 
     def producers_of(self, row: int) -> np.ndarray:
-        return np.unique(self.producer[self.consumer == row])
+        return distinct(self.producer[self.consumer == row])
 
     def consumers_of(self, row: int) -> np.ndarray:
-        return np.unique(self.consumer[self.producer == row])
+        return distinct(self.consumer[self.producer == row])
 
 
 def ofmap_producer_index(s: Schedule) -> tuple[np.ndarray, np.ndarray]:

@@ -25,6 +25,7 @@ from explorer.analysis.layered import (
     place_container,
     simplify,
 )
+from explorer.arrays import distinct
 from explorer.graph import ROOT, GraphModel, count_nodes, topological_rank
 
 FANOUT = 24  # an item feeding more visible items than this draws one bundled stub with the count
@@ -67,7 +68,7 @@ def visible_graph(model: GraphModel, expanded: set[int], show_constants: bool = 
     key = np.where(hidden_by >= 0, n + hidden_by, np.arange(n))
     constants = model.node_constant & (hidden_by < 0) & (not show_constants)
     key = np.where(constants, -1, key)
-    shown = np.unique(key[key >= 0])
+    shown = distinct(key[key >= 0])
     item_of_key = {int(k): i for i, k in enumerate(shown.tolist())}
     lookup = np.full(n + model.n_groups, -1, dtype=np.int64)
     lookup[shown] = np.arange(shown.size)
@@ -230,7 +231,7 @@ def containers_of(model: GraphModel, visible: VisibleGraph) -> Containers:
     item_container[nodes] = model.node_group[visible.item_id[nodes]]
     item_container[~nodes] = model.group_parent[visible.item_id[~nodes]]
     parent: dict[int, int] = {}
-    for c in np.unique(item_container).tolist():
+    for c in distinct(item_container).tolist():
         while c != ROOT and c not in parent:  # every ancestor of a container is open and holds it
             parent[c] = int(model.group_parent[c])
             c = parent[c]

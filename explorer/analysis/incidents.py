@@ -101,10 +101,10 @@ def _ids(p: Problem, code: str) -> tuple[int, int]:
 
 
 def _group(s: Schedule, pairs: list[Problem], code: str) -> list[Incident]:
-    rows = [s.row_of(int(p.refs["core"]), int(p.refs["workload_id"])) for p in pairs]
+    rows = s.rows_of([p.refs["core"] for p in pairs], [p.refs["workload_id"] for p in pairs]).tolist()
     by_row: dict[int, list[tuple[int, int, list[int], Problem]]] = {}
     for p, row in zip(pairs, rows, strict=True):
-        if row is not None:
+        if row >= 0:
             a, b = _ids(p, code)
             by_row.setdefault(row, []).append((a, b, [int(v) for v in p.refs["range"]], p))
     placed = _placements(s, by_row, code)

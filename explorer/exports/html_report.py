@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.arrays import distinct
 from explorer.document import Capability, Document
 
 MAX_GANTT_WORKLOADS = 20_000
@@ -35,7 +36,7 @@ def gantt(document: Document) -> go.Figure:
     if rows.size > MAX_GANTT_WORKLOADS:  # keep the report openable: the earliest workloads, said in the title
         rows = rows[np.argsort(start[rows], kind="stable")[:MAX_GANTT_WORKLOADS]]
     figure = go.Figure()
-    for code in np.unique(s.wl_type[rows]).tolist():
+    for code in distinct(s.wl_type[rows]).tolist():
         name = words.block_kind(code)
         chosen = rows[s.wl_type[rows] == code]
         if chosen.size:

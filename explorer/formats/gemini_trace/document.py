@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.arrays import distinct
 from explorer.document import (
     Capability,
     Document,
@@ -129,8 +130,8 @@ class TraceView(DocumentView):
             "instructions": p.n,
             "units": dict(sorted(prefixes.items())),
             "lanes": {u: int((p.unit == k).sum()) for k, u in enumerate(p.units)},
-            "workloads": int(np.unique(p.wkl[p.wkl >= 0]).size),
-            "layers": int(np.unique(p.slyr[p.slyr >= 0]).size),
+            "workloads": int(distinct(p.wkl[p.wkl >= 0]).size),
+            "layers": int(distinct(p.slyr[p.slyr >= 0]).size),
         }
         if p.timed:
             facts["span"] = int(p.end.max() - p.start.min()) if p.n else 0
@@ -176,7 +177,7 @@ class TraceView(DocumentView):
         ])  # fmt: skip
 
     def _key_items(self, kind: str, values: np.ndarray, word: str) -> list[Item]:
-        keys = np.unique(values[values >= 0]).tolist()
+        keys = distinct(values[values >= 0]).tolist()
         return [
             Item(kind, f"{word} {key} · {int((values == key).sum()):,} instructions", (kind, key),
                  expand=lambda key=key: self._instruction_items(np.flatnonzero(values == key)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.analysis.dependencies import lookup, ofmap_producer_index, rows_of_children, rows_present
+from explorer.arrays import common, distinct
 from explorer.errors import Problem
 from explorer.schedule import Schedule
 
@@ -50,7 +51,7 @@ def transfer_problems(s: Schedule, cycle_rows: list[int]) -> list[Problem]:
             transfer_id=int(tids[k]),
             **wl_refs(second),
         )
-    for tid in np.intersect1d(s.din_tid, s.dout_tid).tolist():
+    for tid in common(s.din_tid, s.dout_tid).tolist():
         out.add(
             "error",
             "transfer-id-collision",
@@ -78,7 +79,7 @@ def transfer_problems(s: Schedule, cycle_rows: list[int]) -> list[Problem]:
 
     # 3. DRAM writes pair with ofmaps that have a DRAM destination, and vice versa.
     of_rows_all = rows_of_children(s.of_dst_ptr)  # ofmap index of each destination
-    dram_ofmaps = np.unique(of_rows_all[s.dst_dram])
+    dram_ofmaps = distinct(of_rows_all[s.dst_dram])
     dram_dest_tids = np.sort(s.of_tid[dram_ofmaps])
     for k, tid in enumerate(s.din_tid.tolist()):
         location = f'$["-1"].in[{int(s.din_pos[k])}]'

@@ -16,6 +16,7 @@ import numpy as np
 
 from explorer import worker_pool
 from explorer.analysis.buffer_view import row_of_entry, tensor_residency
+from explorer.arrays import distinct
 from explorer.document import (
     CHUNK,
     Capability,
@@ -730,8 +731,10 @@ def _decode_plain(raw: Any) -> dict:
 
 def _overlap_rows(s: Schedule, problems: list[Problem]) -> list[int]:
     """The workloads whose snapshots have L2 overlaps: the ones incidents name tensors in."""
-    rows = {s.row_of(p.refs["core"], p.refs["workload_id"]) for p in problems if p.code == "l2-overlap"}
-    return [row for row in rows if row is not None]
+    overlaps = [p.refs for p in problems if p.code == "l2-overlap"]
+    found = s.rows_of([r["core"] for r in overlaps], [r["workload_id"] for r in overlaps])
+    found = distinct(found)
+    return found[found >= 0].tolist()
 
 
 def _dicts(values: Any, keep_positions: bool = False) -> list:

@@ -5,16 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.analysis import ScheduleAnalysis
+from explorer.arrays import distinct
 from explorer.schedule import Schedule
 
 
 def schedule_summary(s: Schedule, analysis: ScheduleAnalysis) -> dict:
     """The `info` summary of a schedule (issue #2 fixes the keys)."""
-    transfer_ids = np.unique(np.concatenate([s.din_tid, s.dout_tid, s.of_tid]))
+    transfer_ids = distinct(np.concatenate([s.din_tid, s.dout_tid, s.of_tid]))
     return {
         "cores": int(s.core_ids.size),
         "workloads": s.n_workloads,
-        "layers": int(np.unique(s.wl_layer).size),
+        "layers": int(distinct(s.wl_layer).size),
         "transfers": int(transfer_ids.size),
         "dram_reads": int(s.dout_tid.size),
         "dram_writes": int(s.din_tid.size),
