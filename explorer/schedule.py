@@ -123,8 +123,9 @@ class Schedule:
 
     def row_of(self, core: int, workload_id: int) -> int | None:
         """The row of (core, workload_id), or None; the first one when the id repeats on the core."""
-        row = int(self.rows_of([core], [workload_id])[0])
-        return row if row >= 0 else None
+        sorted_ids, rows_in_order = self._core_index(core)
+        at = int(np.searchsorted(sorted_ids, workload_id))
+        return int(rows_in_order[at]) if at < sorted_ids.size and sorted_ids[at] == workload_id else None
 
     def rows_of(self, cores: Any, workload_ids: Any) -> np.ndarray:
         """The rows of many (core, workload id) pairs at once (-1 where absent), through each core's ids sorted

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from explorer.errors import Problem
 from explorer.schedule import Schedule
 
@@ -90,9 +88,12 @@ def name_roles(
     s: Schedule, incidents: list[Incident], entry_kinds: tuple[str, ...] = (), entry_role: Callable | None = None
 ) -> None:
     """Fill each incident's `roles`: what every tensor involved is, in its first snapshot."""
-    for incident in incidents:
-        row = s.row_of(incident.core, incident.first_workload)
-        incident.roles = {t: _role(s, row, t, incident.code, entry_kinds, entry_role) for t in incident.tensor_ids}
+    rows = s.rows_of([i.core for i in incidents], [i.first_workload for i in incidents]).tolist()
+    entries = _Entries(s)
+    for incident, row in zip(incidents, rows, strict=True):
+        incident.roles = {
+            t: _role(s, row, t, incident.code, entry_kinds, entry_role, entries) for t in incident.tensor_ids
+        }
 
 
 def _ids(p: Problem, code: str) -> tuple[int, int]:
@@ -184,22 +185,38 @@ def _merged(ranges: list[list[int]]) -> list[list[int]]:
     return out
 
 
-def _role(s: Schedule, row: int | None, t: int, code: str, entry_kinds: tuple[str, ...], entry_role) -> str:
+class _Entries:
+    """Each snapshot's first entry of every id, found once per snapshot (incidents name thousands of ids)."""
+
+    def __init__(self, s: Schedule) -> None:
+        self.s = s
+        self.found: dict[tuple[str, int], dict[int, int]] = {}
+
+    def first(self, code: str, row: int, t: int) -> int | None:
+        """The entry (an index into buf_* for L2, w0_* for WL0) of id `t` in `row`'s snapshot, or None."""
+        ids = self.found.get((code, row))
+        if ids is None:
+            s = self.s
+            ptr, column = (s.buf_ptr, s.buf_tensor) if code == "l2-overlap" else (s.w0_ptr, s.w0_tid)
+            lo, hi = int(ptr[row]), int(ptr[row + 1])
+            ids = self.found[(code, row)] = {}
+            for entry, value in enumerate(column[lo:hi].tolist(), start=lo):
+                ids.setdefault(value, entry)
+        return ids.get(t)
+
+
+def _role(s: Schedule, row: int, t: int, code: str, entry_kinds: tuple[str, ...], entry_role, entries: _Entries) -> str:
     """What a tensor (or transfer) is in the incident's first snapshot: the view's words, else its kind."""
-    if row is None:
+    if row < 0:
         return ""
+    entry = entries.first(code, row, t)
     if code == "l2-overlap":
-        lo, hi = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
-        hits = np.flatnonzero(s.buf_tensor[lo:hi] == t)
-        if not hits.size:
+        if entry is None:
             return ""
-        entry = lo + int(hits[0])
         said = entry_role(row, entry) if entry_role is not None else ""
         kind = int(s.buf_type[entry])
         return said or (entry_kinds[kind] if 0 <= kind < len(entry_kinds) else "")
-    lo, hi = int(s.w0_ptr[row]), int(s.w0_ptr[row + 1])
-    hits = np.flatnonzero(s.w0_tid[lo:hi] == t)
-    layer = int(s.w0_layer[lo + int(hits[0])]) if hits.size else -1
+    layer = int(s.w0_layer[entry]) if entry is not None else -1
     return f"weights of {s.layers[layer]}" if layer >= 0 else ""
 
 

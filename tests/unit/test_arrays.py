@@ -1,4 +1,5 @@
-"""explorer.arrays stands in for np.unique and np.intersect1d (slow in numpy 2.4): same values, same dtypes."""
+"""explorer.arrays stands in for np.unique and np.intersect1d (slow in numpy 2.4): same values, same dtypes; and
+Schedule.rows_of, which finds rows through sorted ids instead of a dict over every row."""
 
 from __future__ import annotations
 
@@ -22,3 +23,19 @@ def test_distinct_and_common_are_what_numpy_gives(size, dtype):
 def test_distinct_does_not_change_its_input():
     values = np.array([3, 1, 3, 2])
     assert distinct(values).tolist() == [1, 2, 3] and values.tolist() == [3, 1, 3, 2]
+
+
+def test_rows_of_workload_ids_are_found_per_core_first_row_first():
+    """Schedule.row_of / rows_of (each core's ids sorted once): the first row of an id that repeats on a core,
+    None or -1 for an id or a core that is not there, and the many-at-once answer equal to one-by-one."""
+    from explorer.schedule import lanes_only
+
+    cores = np.array([0, 0, 0, 0, 3, 3, 3])
+    ids = np.array([7, 2, 7, 5, 2, 9, 1])
+    s = lanes_only(["L"], cores, ids, np.zeros(7, np.int32), np.zeros(7, np.int8), np.ones(7))
+    assert [s.row_of(0, 7), s.row_of(0, 2), s.row_of(3, 2), s.row_of(3, 1)] == [0, 1, 4, 6]
+    assert s.row_of(0, 9) is None and s.row_of(1, 2) is None and s.row_of(3, 100) is None
+    asked_cores, asked_ids = [3, 0, 1, 0, 3, 0], [9, 7, 2, 3, 2, 5]
+    one_by_one = [s.row_of(c, i) for c, i in zip(asked_cores, asked_ids, strict=True)]
+    assert s.rows_of(asked_cores, asked_ids).tolist() == [-1 if r is None else r for r in one_by_one]
+    assert s.rows_of([], []).tolist() == []
