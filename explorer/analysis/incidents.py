@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from explorer.arrays import distinct
 from explorer.errors import Problem
 from explorer.schedule import Schedule
 
@@ -102,13 +105,15 @@ def _ids(p: Problem, code: str) -> tuple[int, int]:
 
 
 def _group(s: Schedule, pairs: list[Problem], code: str) -> list[Incident]:
-    rows = s.rows_of([p.refs["core"] for p in pairs], [p.refs["workload_id"] for p in pairs]).tolist()
-    by_row: dict[int, list[tuple[int, int, list[int], Problem]]] = {}
-    for p, row in zip(pairs, rows, strict=True):
-        if row >= 0:
-            a, b = _ids(p, code)
-            by_row.setdefault(row, []).append((a, b, [int(v) for v in p.refs["range"]], p))
-    placed = _placements(s, by_row, code)
+    rows = s.rows_of([p.refs["core"] for p in pairs], [p.refs["workload_id"] for p in pairs])
+    kept = np.flatnonzero(rows >= 0)
+    ids = np.array([_ids(pairs[k], code) for k in kept.tolist()], dtype=np.int64).reshape(-1, 2)
+    moved = _moved(s, code, rows[kept], ids)
+    by_row: dict[int, list[tuple[int, int, list[int], Problem, bool, bool]]] = {}
+    found = zip(kept.tolist(), rows[kept].tolist(), ids.tolist(), moved.tolist(), strict=True)
+    for k, row, (a, b), (moved_a, moved_b) in found:
+        p = pairs[k]
+        by_row.setdefault(row, []).append((a, b, [int(v) for v in p.refs["range"]], p, moved_a, moved_b))
     incidents: list[Incident] = []
     last_row: dict[int, int] = {}  # id(incident) → the row it was last seen in
     open_by_core: dict[int, dict[int, Incident]] = {}
@@ -117,8 +122,8 @@ def _group(s: Schedule, pairs: list[Problem], code: str) -> list[Incident]:
         # incidents go on only through consecutive snapshots of their core
         running = {t: i for t, i in open_by_core.get(core, {}).items() if last_row[id(i)] == row - 1}
         touched: set[int] = set()
-        for a, b, (lo, hi), problem in by_row[row]:
-            culprit = _culprit(a, b, row, running, placed)
+        for a, b, (lo, hi), problem, moved_a, moved_b in by_row[row]:
+            culprit = _culprit(a, b, moved_a, moved_b, running)
             incident = running.get(culprit)
             if incident is None:
                 incident = running[culprit] = Incident(code, core, culprit, [culprit], wid, wid, 0, [])
@@ -140,38 +145,61 @@ def _group(s: Schedule, pairs: list[Problem], code: str) -> list[Incident]:
     return incidents
 
 
-def _placements(s: Schedule, by_row: dict, code: str) -> dict[tuple[int, int], tuple[int, bool]]:
-    """(row, id) → (address, newly added) for the ids involved, in their snapshots and the ones before."""
-    wanted = {(row, t) for row, items in by_row.items() for a, b, *_ in items for t in (a, b)}
-    rows = {row for row, _ in wanted} | {row - 1 for row, _ in wanted if row > 0}
-    found: dict[tuple[int, int], tuple[int, bool]] = {}
-    for row in rows:
-        if code == "l2-overlap":
-            lo, hi = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
-            ids, addr, new = s.buf_tensor[lo:hi].tolist(), s.buf_addr[lo:hi].tolist(), s.buf_new[lo:hi].tolist()
-        else:
-            lo, hi = int(s.w0_ptr[row]), int(s.w0_ptr[row + 1])
-            ids, addr, new = s.w0_tid[lo:hi].tolist(), s.w0_addr[lo:hi].tolist(), [-1] * (hi - lo)
-        for t, a, n in zip(ids, addr, new, strict=True):
-            found.setdefault((row, int(t)), (int(a), n == 1))
-    return found
+def _moved(s: Schedule, code: str, rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """For each pair (rows[k]; ids[k, 0], ids[k, 1]): whether each id is newly placed in that row's snapshot:
+    absent from it or from the snapshot before, said to be newly added, or at another address than before.
+    One sort of the entries of the snapshots involved, instead of a dict entry per entry."""
+    if code == "l2-overlap":
+        ptr, column, address, new = s.buf_ptr, s.buf_tensor, s.buf_addr, s.buf_new
+    else:  # WL0 entries have no newly_added
+        ptr, column, address, new = s.w0_ptr, s.w0_tid, s.w0_addr, None
+    asked_rows = np.repeat(rows, 2)
+    asked_ids = ids.ravel()
+    here = _first_entries(ptr, column, asked_rows, asked_ids)
+    before = _first_entries(ptr, column, asked_rows - 1, asked_ids)  # the row before: -1 for row 0
+    found = (here >= 0) & (before >= 0)
+    moved = ~found
+    moved[found] = address[here[found]] != address[before[found]]
+    if new is not None:
+        moved[here >= 0] |= new[here[here >= 0]] == 1
+    return moved.reshape(-1, 2)
 
 
-def _culprit(a: int, b: int, row: int, running: dict, placed: dict) -> int:
+def _first_entries(ptr: np.ndarray, column: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """The first entry (CSR `ptr` over `column`) holding ids[k] in row rows[k]'s snapshot; -1 where none, or
+    where the row is not a row."""
+    answer = np.full(rows.size, -1, dtype=np.int64)
+    valid = (rows >= 0) & (rows < ptr.size - 1)
+    snapshot_rows = distinct(rows[valid])
+    counts = ptr[snapshot_rows + 1] - ptr[snapshot_rows]
+    starts = np.repeat(ptr[snapshot_rows], counts)
+    entries = starts + np.arange(starts.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    if entries.size == 0:
+        return answer
+    rank = np.repeat(np.arange(snapshot_rows.size), counts)  # each entry's row, ranked among the rows involved
+    values, value_rank = np.unique(column[entries], return_inverse=True)
+    keys = rank * values.size + value_rank.ravel()
+    order = np.argsort(keys, kind="stable")  # equal keys keep entry order: the first entry comes first
+    sorted_keys = keys[order]
+    asked = np.flatnonzero(valid)
+    row_rank = np.searchsorted(snapshot_rows, rows[asked])
+    at_value = np.minimum(np.searchsorted(values, ids[asked]), values.size - 1)
+    known = values[at_value] == ids[asked]
+    wanted = row_rank * values.size + at_value
+    at = np.minimum(np.searchsorted(sorted_keys, wanted), sorted_keys.size - 1)
+    hit = known & (sorted_keys[at] == wanted)
+    answer[asked[hit]] = entries[order[at[hit]]]
+    return answer
+
+
+def _culprit(a: int, b: int, moved_a: bool, moved_b: bool, running: dict) -> int:
     """Which of the two is misplaced: one already causing an incident on this core, else the one newly added or
     moved (absent from, or elsewhere in, the snapshot before), else the later id."""
     for t in (a, b):
         if t in running:
             return t
-
-    def changed(t: int) -> bool:
-        here = placed.get((row, t))
-        before = placed.get((row - 1, t))
-        return here is None or before is None or here[1] or here[0] != before[0]
-
-    ca, cb = changed(a), changed(b)
-    if ca != cb:
-        return a if ca else b
+    if moved_a != moved_b:
+        return a if moved_a else b
     return max(a, b)
 
 

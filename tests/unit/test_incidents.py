@@ -105,3 +105,46 @@ def test_odd_entries_are_reported_as_such_and_never_merged_into_a_wrong_incident
     words = document.vocabulary
     incidents = find_incidents(document.schedule, document.problems, words.entry_kinds, document.view.entry_role)
     assert [(i.core, i.introduced_by) for i in incidents if i.code == "l2-overlap"] == [(1, 66666)]
+
+
+def _moved_one_by_one(ptr, ids, addresses, new, row: int, t: int) -> bool:
+    """The rule `_moved` applies to all pairs at once, for one id: absent here or in the snapshot before, said to
+    be newly added, or at another address than before (each snapshot's first entry of the id counts)."""
+
+    def first(r: int) -> int | None:
+        if r < 0 or r >= len(ptr) - 1:
+            return None
+        hits = [e for e in range(ptr[r], ptr[r + 1]) if ids[e] == t]
+        return hits[0] if hits else None
+
+    here, before = first(row), first(row - 1)
+    if here is None or before is None:
+        return True
+    return bool(new is not None and new[here] == 1) or addresses[here] != addresses[before]
+
+
+def test_who_moved_is_found_for_all_pairs_at_once_as_one_by_one():
+    """`_moved` (one sort of the snapshots involved) against the rule applied id by id, on random snapshots
+    where ids repeat within a snapshot, appear and vanish, keep or change their address, in L2 and in WL0."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from explorer.analysis.incidents import _moved
+
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        counts = rng.integers(0, 6, rng.integers(1, 12))
+        ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        n = int(ptr[-1])
+        ids = rng.integers(0, 5, n).astype(np.int64)
+        addresses = rng.integers(0, 3, n).astype(np.int64) * 64
+        new = rng.integers(-1, 2, n).astype(np.int8)
+        s = SimpleNamespace(buf_ptr=ptr, buf_tensor=ids, buf_addr=addresses, buf_new=new,
+                            w0_ptr=ptr, w0_tid=ids, w0_addr=addresses)  # fmt: skip
+        rows = rng.integers(0, counts.size, 15).astype(np.int64)
+        pair_ids = rng.integers(0, 6, (15, 2)).astype(np.int64)  # id 5 is in no snapshot
+        for code, flags in (("l2-overlap", new), ("wl0-overlap", None)):
+            expected = [[_moved_one_by_one(ptr, ids, addresses, flags, int(r), int(t)) for t in pair]
+                        for r, pair in zip(rows, pair_ids, strict=True)]  # fmt: skip
+            assert _moved(s, code, rows, pair_ids).tolist() == expected, (trial, code)
