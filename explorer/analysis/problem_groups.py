@@ -84,13 +84,18 @@ def problem_core(problem: Problem) -> int | None:
 def rows_with_problems(s: Any, problems: list[Problem], severities: tuple[str, ...]) -> dict[int, list[Problem]]:
     """Schedule row → its problems of these severities (those that name a lane and a block): what the timeline
     marks with "!" and the report's Gantt with ✗."""
+    named = [
+        problem
+        for problem in problems
+        if problem.severity in severities
+        and isinstance(problem.refs.get("core"), int)
+        and isinstance(problem.refs.get("workload_id"), int)
+    ]
+    rows = s.rows_of([p.refs["core"] for p in named], [p.refs["workload_id"] for p in named]).tolist()
     found: dict[int, list[Problem]] = {}
-    for problem in problems:
-        core, workload = problem.refs.get("core"), problem.refs.get("workload_id")
-        if problem.severity in severities and isinstance(core, int) and isinstance(workload, int):
-            row = s.row_of(core, workload)
-            if row is not None:
-                found.setdefault(row, []).append(problem)
+    for problem, row in zip(named, rows, strict=True):
+        if row >= 0:
+            found.setdefault(row, []).append(problem)
     return found
 
 
