@@ -20,10 +20,12 @@ def open_document(
     progress: ProgressCallback | None = None,
     analyze: bool = True,
     companions: dict[str, Path | None] | None = None,
+    read_ahead: bool = True,
 ) -> Document:
     """Load `path` with the format that recognises it, then run the neutral analyses it has data for. A
     schedule also gets its pipeline companions (found beside it, or given as kind → path: frontend, asm,
-    trace), joined when they belong to it (explorer.companions).
+    trace), joined when they belong to it (explorer.companions). `read_ahead=False` when nothing but the
+    summary and the problem counts will be asked (`Document.read_ahead`).
 
     Raises LoadError only; any other exception from a loader is a bug, turned into a LoadError that still
     names the file so a user never sees a traceback.
@@ -32,6 +34,7 @@ def open_document(
     found = pick_format(path)
     try:
         document = found.load(Path(path), progress=progress, strict=strict)
+        document.read_ahead = read_ahead
         if document.is_schedule:
             from explorer.companions import attach_companions
 

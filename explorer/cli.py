@@ -223,7 +223,8 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     failures = _report_plugin_failures() if command in ("info", "check") else []
     if not args.strict:
         _prepare(args.file, interactive=False)
-    document = open_document(args.file, strict=args.strict, companions=_companions(args))
+    read_ahead = command != "info"  # info names no incidents: their roles are not read ahead
+    document = open_document(args.file, strict=args.strict, companions=_companions(args), read_ahead=read_ahead)
     if command == "export":
         return _run_export(document, args)
     if command == "tensor":

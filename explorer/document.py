@@ -318,6 +318,9 @@ class Document:
     # Non-empty for a first part of a big file shown while the rest loads (Format.preview): says what is shown.
     # Such a document has no problems yet and is not exported, compared or bookmarked.
     partial: str = ""
+    # Whether the analyses may start reading what later questions will need (the incidents' roles) while the
+    # checks run: `info` asks none of them, and the read would only load a busy machine.
+    read_ahead: bool = True
     _deep_checked: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -48,6 +48,23 @@ def test_info_on_real_sample(capsys):
     assert code == 0 and json.loads(out)["problems"] == {"error": 0, "warning": 0}
 
 
+def test_only_info_opens_without_reading_ahead(capsys, monkeypatch):
+    """`info` names no incidents, so it does not have the workers read their roles ahead (Document.read_ahead)."""
+    import explorer.api
+
+    opened = []
+
+    def recording_open(*args, **kwargs):
+        opened.append(kwargs["read_ahead"])
+        return open_document(*args, **kwargs)
+
+    open_document = explorer.api.open_document  # the CLI imports it from explorer.api when it runs
+    monkeypatch.setattr(explorer.api, "open_document", recording_open)
+    for command in ("info", "check"):
+        run(capsys, command, str(PLANTED), "--json")
+    assert opened == [False, True]
+
+
 def test_check_exit_codes_and_json(capsys):
     assert run(capsys, "check", str(CLEAN))[0] == 0
     code, out, _ = run(capsys, "check", str(PLANTED), "--json")

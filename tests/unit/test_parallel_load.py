@@ -182,6 +182,7 @@ def test_incidents_name_their_tensors_alike_when_workers_read_the_roles(every_si
     document = open_document(PLANTED)
     assert document.view._role_jobs  # the workers are reading them
     assert named(document) == here
+    assert not open_document(PLANTED, read_ahead=False).view._role_jobs  # what `info` opens: no incidents asked
     monkeypatch.setattr(worker_pool, "running_pool", lambda: _DeadPool())
     assert named(open_document(PLANTED)) == here  # read here when the workers fail
 

@@ -85,7 +85,8 @@ class ScheduleView(DocumentView):
         """The schedule's own checks (transfers, DRAM pairs) on top of the neutral ones, and its summary."""
         analysis = document.schedule_analysis
         if not document.partial:  # a first core alone would miss every producer on the other cores
-            self.prefetch_roles(_overlap_rows(self.s, analysis.problems))  # read meanwhile, for the incidents
+            if document.read_ahead:
+                self.prefetch_roles(_overlap_rows(self.s, analysis.problems))  # read meanwhile, for the incidents
             document.problems = document.problems + transfer_problems(self.s, analysis.timeline.cycle_rows)
         document.problems = document.problems + analysis.problems
         document.summary = schedule_summary(self.s, analysis)
