@@ -177,6 +177,20 @@ def test_soft_warnings(write_json):
     ]
 
 
+def test_snapshot_warnings_are_alike_for_tensor_ids_far_apart(write_json):
+    """Tensor ids too far apart for (row, id) keys to fit in 64 bits are ranked first: the same moved tensor and
+    the same wrong newly_added flag are found as with small ids."""
+    for far in (2, 2**62):
+
+        def change(d, far=far):
+            d["0"][0]["buffer"] = [entry(1, 0, 8, new=True), entry(far, 8, 8, new=True)]
+            d["0"][1]["buffer"] = [entry(1, 16, 8, new=False), entry(far, 8, 8, new=True)]  # 1 moved; far not new
+
+        wanted = ("tensor-moved", "newly-added-mismatch")
+        found = [(p.code, p.refs["tensor_ids"]) for p in mutate(write_json, change).problems if p.code in wanted]
+        assert found == [("tensor-moved", [1]), ("newly-added-mismatch", [far])]
+
+
 intervals = st.lists(
     st.tuples(st.integers(0, 3), st.integers(0, 60), st.integers(0, 20), st.integers(0, 5)), max_size=40
 )

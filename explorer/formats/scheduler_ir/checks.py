@@ -225,7 +225,11 @@ def _snapshot_warnings(s: Schedule, out: _Problems) -> None:
         return
     row = rows_of_children(s.buf_ptr)
     core = s.wl_core[row].astype(np.int64)
-    _, tensor = np.unique(s.buf_tensor, return_inverse=True)
+    low = int(s.buf_tensor.min())
+    if (int(s.buf_tensor.max()) - low + 1) * max(s.n_workloads, 1) < 2**62:  # row·ids fits: no ranking pass
+        tensor = s.buf_tensor.astype(np.int64) - low  # (np.unique's ranks took 0.08 s on 10^6 entries)
+    else:  # ids spread too far apart for the keys below
+        _, tensor = np.unique(s.buf_tensor, return_inverse=True)
     order = np.lexsort((row, tensor, core))
     same = (core[order][1:] == core[order][:-1]) & (tensor[order][1:] == tensor[order][:-1])
     moved = same & (
