@@ -39,3 +39,21 @@ def test_rows_of_workload_ids_are_found_per_core_first_row_first():
     one_by_one = [s.row_of(c, i) for c, i in zip(asked_cores, asked_ids, strict=True)]
     assert s.rows_of(asked_cores, asked_ids).tolist() == [-1 if r is None else r for r in one_by_one]
     assert s.rows_of([], []).tolist() == []
+
+
+def test_the_code_uses_distinct_where_numpy_would_hash():
+    """Plain np.unique (no return_* arguments) and np.intersect1d go through numpy 2.4's slow hash table: the
+    core and the widgets use explorer.arrays instead (ARCHITECTURE.md says so)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    slow = re.compile(r"np\.intersect1d\(|np\.unique\((?![^\n]*return_)")
+    found = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in ("explorer", "widgets")
+        for path in sorted((root / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if slow.search(line) and path.name != "arrays.py"
+    ]
+    assert found == []
