@@ -33,7 +33,7 @@ from explorer.errors import Problem
 from explorer.file_spans import FileChanged
 from explorer.formats.scheduler_ir.checks import transfer_problems
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES, vocabulary
-from explorer.formats.scheduler_ir.roles import Role, roles_at, roles_of
+from explorer.formats.scheduler_ir.roles import Role, object_entries, roles_at, roles_of
 from explorer.formats.scheduler_ir.summary import schedule_summary
 from explorer.formatting import box, compact, human, human_bytes, number, plural
 from explorer.schedule import Schedule
@@ -147,7 +147,7 @@ class ScheduleView(DocumentView):
         s = self.s
         raw = self.raw(row)
         items: list[Item] = []
-        for k, ref in enumerate(_dicts(raw.get("ifmap"))):
+        for k, ref in enumerate(object_entries(raw.get("ifmap"))):
             items.append(
                 Item(
                     "ifmap",
@@ -155,7 +155,7 @@ class ScheduleView(DocumentView):
                     ("ifmap", row, k),
                 )
             )
-        for k, ref in enumerate(_dicts(raw.get("ofmap"))):
+        for k, ref in enumerate(object_entries(raw.get("ofmap"))):
             items.append(
                 Item(
                     "ofmap",
@@ -531,7 +531,7 @@ class ScheduleView(DocumentView):
                 r.get("bitwidth"),
                 r.get("align"),
             )
-            for r in _dicts(raw.get("ifmap"))
+            for r in object_entries(raw.get("ifmap"))
         ]
         if isinstance(raw.get("weight"), dict):
             w = raw["weight"]
@@ -550,7 +550,7 @@ class ScheduleView(DocumentView):
                         o.get("size"),
                         _destinations(o.get("destination")),
                     )
-                    for o in _dicts(raw.get("ofmap"))
+                    for o in object_entries(raw.get("ofmap"))
                 ],
             )
         )
@@ -625,7 +625,7 @@ class ScheduleView(DocumentView):
 
     def _describe_buffer_entry(self, row: int, e: int) -> list[Section]:
         s = self.s
-        entry = _dicts(self.raw(row).get("buffer"), keep_positions=True)[int(s.buf_pos[e])]
+        entry = object_entries(self.raw(row).get("buffer"), keep_positions=True)[int(s.buf_pos[e])]
         tensor = int(s.buf_tensor[e])
         residency = tensor_residency(s, int(s.wl_core[row]), tensor)
         life = ""
@@ -664,20 +664,16 @@ class ScheduleView(DocumentView):
         ]
 
     def _describe_wl0_entry(self, row: int, e: int) -> list[Section]:
-        entry = _dicts(self.raw(row).get(self.s.wl0_key), keep_positions=True)[int(self.s.w0_pos[e])]
+        entry = object_entries(self.raw(row).get(self.s.wl0_key), keep_positions=True)[int(self.s.w0_pos[e])]
         return [Section(f"{self.s.wl0_key} entry", ("property", "value"), [(k, _fmt(v)) for k, v in entry.items()])]
 
     def _describe_ifmap(self, row: int, k: int) -> list[Section]:
-        return [
-            Section(
-                f"ifmap[{k}] of {self.s.wl_label(row)}",
-                ("property", "value"),
-                [(key, _fmt(v)) for key, v in _dicts(self.raw(row).get("ifmap"), keep_positions=True)[k].items()],
-            )
-        ]
+        ifmap = object_entries(self.raw(row).get("ifmap"), keep_positions=True)[k]
+        rows = [(key, _fmt(v)) for key, v in ifmap.items()]
+        return [Section(f"ifmap[{k}] of {self.s.wl_label(row)}", ("property", "value"), rows)]
 
     def _describe_ofmap(self, row: int, k: int) -> list[Section]:
-        ofmap = _dicts(self.raw(row).get("ofmap"), keep_positions=True)[k]
+        ofmap = object_entries(self.raw(row).get("ofmap"), keep_positions=True)[k]
         props = [(key, _fmt(v)) for key, v in ofmap.items() if key != "destination"]
         dests = [(d.get("type"), d.get("core_id"), d.get("workload_id", "")) for d in ofmap.get("destination") or []]
         return [
@@ -699,7 +695,7 @@ class ScheduleView(DocumentView):
 
     def _describe_dram_in(self, k: int) -> list[Section]:
         s = self.s
-        entry = _dicts(self._dram().get("in"), keep_positions=True)[int(s.din_pos[k])]
+        entry = object_entries(self._dram().get("in"), keep_positions=True)[int(s.din_pos[k])]
         return [
             Section(
                 f"DRAM write {entry.get('transfer_id')}",
@@ -710,7 +706,7 @@ class ScheduleView(DocumentView):
 
     def _describe_dram_out(self, k: int) -> list[Section]:
         s = self.s
-        entry = _dicts(self._dram().get("out"), keep_positions=True)[int(s.dout_pos[k])]
+        entry = object_entries(self._dram().get("out"), keep_positions=True)[int(s.dout_pos[k])]
         props = [(key, _fmt(v)) for key, v in entry.items() if key != "destination"]
         dests = [
             (d.get("core_id"), d.get("workload_id"), d.get("layer_name", "")) for d in entry.get("destination") or []
@@ -736,15 +732,6 @@ def _overlap_rows(s: Schedule, problems: list[Problem]) -> list[int]:
     found = s.rows_of([r["core"] for r in overlaps], [r["workload_id"] for r in overlaps])
     found = distinct(found)
     return found[found >= 0].tolist()
-
-
-def _dicts(values: Any, keep_positions: bool = False) -> list:
-    """The object entries of a JSON list; with keep_positions, non-objects become {} so indices still match."""
-    if not isinstance(values, list):
-        return []
-    if keep_positions:
-        return [v if isinstance(v, dict) else {} for v in values]
-    return [v for v in values if isinstance(v, dict)]
 
 
 def _ids(value: Any) -> str:

@@ -51,8 +51,8 @@ def _plain_roles(raw: bytes) -> list[Role]:
     except _DECODE_ERRORS:
         return []
     roles: list[Role] = []
-    for item in _dicts(value.get("buffer") if isinstance(value, dict) else None):
-        sources = _dicts(item.get("source"))
+    for item in object_entries(value.get("buffer") if isinstance(value, dict) else None):
+        sources = object_entries(item.get("source"))
         first = sources[0] if sources else None
         core = first.get("core_id") if first else None
         source = (RoleSource(str(first.get("type")), core if isinstance(core, int) else None,
@@ -62,8 +62,14 @@ def _plain_roles(raw: bytes) -> list[Role]:
     return roles
 
 
-def _dicts(values: Any) -> list[dict]:
-    return [v for v in values if isinstance(v, dict)] if isinstance(values, list) else []
+def object_entries(values: Any, keep_positions: bool = False) -> list:
+    """The object entries of a JSON list; with keep_positions, non-objects become {} so indices still match.
+    Shared with the document view, which reads the same lenient JSON."""
+    if not isinstance(values, list):
+        return []
+    if keep_positions:
+        return [v if isinstance(v, dict) else {} for v in values]
+    return [v for v in values if isinstance(v, dict)]
 
 
 def roles_at(path: str, stamp: tuple[int, int], span: tuple[int, int], positions: list[int]) -> list[list[Role]]:
