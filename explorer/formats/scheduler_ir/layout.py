@@ -5,7 +5,7 @@ being looked through (issue #14: parsing the top level of a 519 MB file took 1.6
 It is a guess, and it is checked. A core's span is right only if its bytes decode as one JSON array (a wrong end
 leaves brackets unbalanced or text after the array; the worker refuses it with `SpanGuessWrong`), and the bytes
 outside the cores, with each core replaced by `[]`, decode as an object whose keys hold exactly those `[]`
-(`top_level_around`). When both hold, the file is the JSON the full parse would have seen, so the load is the
+(`reader._top_level_around`). When both hold, the file is the JSON the full parse would have seen, so the load is the
 same. When either fails, the caller parses the top level as before. Two layouts are known and looked for:
 
 - indented (json.dumps with an indent, as the real samples are): every top-level key starts a line with the
@@ -50,7 +50,11 @@ class SpanGuessWrong(Exception):
 
 
 def find_core_spans(
-    path: Path, stamp: tuple[int, int], found: Found, scanned: Callable[[int], None], limit: int | None = None
+    path: Path,
+    stamp: tuple[int, int],
+    found: Found = lambda core, span: None,
+    scanned: Callable[[int], None] = lambda done: None,
+    limit: int | None = None,
 ) -> dict[int, Span] | None:
     """Each core's (offset, length), passed to `found` as soon as it is known, in file order; `scanned` hears
     how many bytes have been looked through; the search stops after `limit` cores when given. None when the
@@ -94,11 +98,7 @@ def tail_scalars(tail: bytes) -> dict[str, int]:
 def core_spans_at(path: str, stamp: tuple[int, int]) -> dict[int, Span] | None:
     """`find_core_spans` as a worker process's job (module-level, so the worker finds it by name): all the
     spans at once."""
-    return find_core_spans(Path(path), stamp, _ignore, _ignore)
-
-
-def _ignore(*_args: object) -> None:
-    return None
+    return find_core_spans(Path(path), stamp)
 
 
 class _Unknown(Exception):

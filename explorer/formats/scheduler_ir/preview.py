@@ -41,7 +41,7 @@ def read_first_core(path: Path, min_bytes: int | None = None) -> FirstCore | Non
         if status.st_size < (PREVIEW_MIN_BYTES if min_bytes is None else min_bytes):
             return None
         stamp = (status.st_size, status.st_mtime_ns)
-        spans = layout.find_core_spans(path, stamp, _ignore, _ignore, limit=1)
+        spans = layout.find_core_spans(path, stamp, limit=1)
         if not spans:
             return None
         ((core, (offset, length)),) = spans.items()
@@ -50,10 +50,6 @@ def read_first_core(path: Path, min_bytes: int | None = None) -> FirstCore | Non
         return FirstCore(str(core), file.read(offset, length), offset, length, _scalars(tail), stamp)
     except (OSError, LoadError):
         return None  # the full load reports it
-
-
-def _ignore(*_args: object) -> None:
-    return None
 
 
 def _scalars(tail: bytes) -> dict[str, int]:

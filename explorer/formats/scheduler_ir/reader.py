@@ -525,14 +525,18 @@ class _CoreJobs:
         return True  # a copy of its columns: the preview's schedule keeps its own
 
     def _submit(self, core: int) -> None:
-        future = self.pool.submit(decode_core_at, str(self.path), self.stamp, str(core), self.spans[core], self.guessed)
-        self.futures[future] = core
+        self.futures[self.pool.submit(decode_core_at, *self._job(core))] = core
+
+    def _job(self, core: int) -> tuple:
+        """`decode_core_at`'s arguments for a core, in a worker or (its worker died) here."""
+        return str(self.path), self.stamp, str(core), self.spans[core], self.guessed
 
     def collect(self, meter: _ByteMeter) -> list[CorePart]:
         """Every core's part, in core order; the bar moves by the bytes of the cores done."""
         total = sum(length for _, length in self.spans.values()) or 1
         last, self.waiting = self.waiting, None
-        if last is not None and (self.futures or self.parts or self.deferred or self.previewed or len(self.spans) > 1):
+        # cores are handed on only once a second one is found: with one core, nothing has gone to a worker yet
+        if last is not None and (len(self.spans) > 1 or self.previewed is not None):
             self._hand_on(last)
         elif last is not None:  # the file's only core, and no preview of it
             raw = FileSpans(self.path, {}, self.stamp).read(*self.spans[last])
@@ -548,7 +552,7 @@ class _CoreJobs:
             try:
                 self.parts[core] = future.result()
             except worker_pool.WorkerDied:
-                self.parts[core] = decode_core_at(str(self.path), self.stamp, str(core), self.spans[core], self.guessed)
+                self.parts[core] = decode_core_at(*self._job(core))
             done += self.spans[core][1]
             meter.stage(f"core {core}", DECODE_SHARE, done, total)
         return [self.parts[core] for core in sorted(self.parts)]
