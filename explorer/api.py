@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from explorer.document import Document, ProgressCallback, no_progress
@@ -55,5 +56,10 @@ def analyze_document(document: Document) -> None:
     if document.schedule is not None and document.schedule_analysis is None:
         from explorer.analysis import analyze_schedule
 
-        document.schedule_analysis = analyze_schedule(document.schedule)
+        view = document.view
+        document.schedule_analysis = analyze_schedule(
+            document.schedule,
+            timeline_checks=functools.partial(view.timeline_checks, document),
+            buffers_checked=functools.partial(view.buffers_checked, document),
+        )
         document.view.analyzed(document)

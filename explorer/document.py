@@ -143,6 +143,14 @@ class DocumentView:
         once, `info` does not."""
         return []
 
+    def timeline_checks(self, document: Document, timeline: Any) -> list[Problem]:
+        """A schedule format's checks that need the timeline (explorer.analysis.Timeline). They run on a second
+        thread beside the buffer checks; their problems come before the buffer checks' in the document."""
+        return []
+
+    def buffers_checked(self, document: Document, problems: list[Problem]) -> None:
+        """Hears a schedule's buffer problems as soon as they are known, while the timeline checks still run."""
+
     def analyzed(self, document: Document) -> None:
         """Called once the neutral schedule analysis is in `document.schedule_analysis`: a format whose file
         is a schedule adds its own checks and summary here."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -261,3 +262,31 @@ def test_planted_workload_in_the_middle(write_json):
     t = doc.schedule_analysis.timeline
     # E starts at max(B ends 15, C ends 17) = 17, ends 21; F 21–22. Makespan 22 (D ends at 20).
     assert t.start.tolist()[2:4] == [17, 21] and t.makespan == 22
+
+
+def test_format_checks_run_beside_the_buffer_checks_and_keep_their_place(write_json):
+    """analyze_schedule runs the timeline and the format's checks on it on a second thread: each hook hears
+    what it needs, and an error there is raised here, not lost with its thread."""
+    from explorer.analysis import analyze_schedule
+    from explorer.errors import Problem
+
+    doc = open_document(write_json(two_core()))
+    heard: dict[str, object] = {}
+    marker = Problem("error", "planted", "from the timeline checks", "$")
+
+    def timeline_checks(timeline):
+        heard["timeline"] = timeline
+        return [marker]
+
+    analysis = analyze_schedule(
+        doc.schedule, timeline_checks=timeline_checks, buffers_checked=lambda found: heard.update(buffers=found)
+    )
+    assert heard["timeline"] is analysis.timeline
+    assert heard["buffers"] is analysis.problems
+    assert analysis.timeline_problems == [marker]
+
+    def broken(_timeline):
+        raise ValueError("planted")
+
+    with pytest.raises(ValueError, match="planted"):
+        analyze_schedule(doc.schedule, timeline_checks=broken)

@@ -81,14 +81,19 @@ class ScheduleView(DocumentView):
 
         return schedule_graph(self)
 
+    def timeline_checks(self, document: Document, timeline: Any) -> list[Problem]:
+        """The transfers' checks (and DRAM pairs'). A first core alone would miss every producer on the other
+        cores: a partial document has none."""
+        return [] if document.partial else transfer_problems(self.s, timeline.cycle_rows)
+
+    def buffers_checked(self, document: Document, problems: list[Problem]) -> None:
+        if document.read_ahead and not document.partial:
+            self.prefetch_roles(_overlap_rows(self.s, problems))  # read meanwhile, for the incidents
+
     def analyzed(self, document: Document) -> None:
-        """The schedule's own checks (transfers, DRAM pairs) on top of the neutral ones, and its summary."""
+        """The schedule's own checks on top of the neutral ones, and its summary."""
         analysis = document.schedule_analysis
-        if not document.partial:  # a first core alone would miss every producer on the other cores
-            if document.read_ahead:
-                self.prefetch_roles(_overlap_rows(self.s, analysis.problems))  # read meanwhile, for the incidents
-            document.problems = document.problems + transfer_problems(self.s, analysis.timeline.cycle_rows)
-        document.problems = document.problems + analysis.problems
+        document.problems = document.problems + analysis.timeline_problems + analysis.problems
         document.summary = schedule_summary(self.s, analysis)
         summary = document.summary
         document.headline = (
