@@ -251,3 +251,22 @@ def test_a_file_written_to_during_the_load_is_a_load_error_saying_so(every_size,
     with pytest.raises(LoadError, match="changed on disk while it was being loaded") as refused:
         load_schedule(path)
     assert type(refused.value) is LoadError and str(path) in str(refused.value)
+
+
+def test_wl0_layers_are_numbered_after_the_workloads_layers_in_file_order(every_size, tmp_path, monkeypatch):
+    """Each core numbers its WL0 entries' layer names itself; the build numbers them file-wide after every
+    workload's layer, in the order one pass over the file meets them, whether cores were decoded here or not."""
+    from tests.schedules import two_core
+
+    value = two_core()
+    value["0"][0]["wl0_buffer"] = [{"address": 0, "size": 8, "layer_name": "W1"}, {"address": 8, "size": 8}]
+    value["1"][1]["wl0_buffer"] = [
+        {"address": 0, "size": 8, "layer_name": "W2"},
+        {"address": 8, "size": 8, "layer_name": "W1"},
+        {"address": 16, "size": 8, "layer_name": "C"},
+    ]
+    path = tmp_path / "wl0_layers_stschedule.json"
+    path.write_text(json.dumps(value))
+    for schedule, _problems in (in_process(path, monkeypatch), load_schedule(path)):
+        assert schedule.layers == ["A", "B", "C", "D", "W1", "W2"]
+        assert schedule.w0_layer.tolist() == [4, -1, 5, 4, 2]

@@ -977,8 +977,7 @@ class _ScheduleBuilder:
         self.spans: dict[int, tuple[int, int]] = {}  # core → where its array lies in the file
         self.dram_raw: bytes | None = None
         self.core_order: list[int] = []
-        self.dram: Dram = Dram()
-        self.dram_positions: dict[str, list[int]] = {}
+        self.dram_columns = _dram_columns(Dram(), {})
         self.saw_wl0 = False
         self.saw_wl1 = False
 
@@ -1008,8 +1007,9 @@ class _ScheduleBuilder:
         return self.layers.setdefault(name, len(self.layers))
 
     def add_dram(self, dram: Dram, positions: dict[str, list[int]]) -> None:
-        self.dram = dram
-        self.dram_positions = positions
+        """The DRAM section's columns, made as soon as it is decoded: while the workers still decode the cores,
+        not in the build after them, where one CPU waits."""
+        self.dram_columns = _dram_columns(dram, positions)
 
     def _columns(
         self, core: int, workloads: list[tuple[int, Workload, dict]], buf_lists: list[list[BufferEntry]]
@@ -1050,6 +1050,8 @@ class _ScheduleBuilder:
         entries = _flatten(buf_lists)
         w0_counts = _lengths(wl_lists)
         w0 = _flatten(wl_lists)
+        w0_names = list(map(_get("layer_name"), w0))
+        w0_layer_names = list(dict.fromkeys(w0_names))  # the core's own, in order of first appearance
         return {
             "n": n,
             "wl_core": np.full(n, core, dtype=np.int32),
@@ -1087,7 +1089,11 @@ class _ScheduleBuilder:
             "w0_src": _coded(w0, "source", _SOURCE_CODE),
             "w0_tid": np.fromiter(map(_first_transfer, map(_get("transfer_id"), w0)), np.int64, len(w0)),
             "w0_pos": positions("wl", w0_counts),
-            "w0_layer_names": list(map(_get("layer_name"), w0)),  # ids given after every workload's layer has one
+            # numbered file-wide in the build, after every workload's layer has its id
+            "w0_layer": np.fromiter(
+                map({name: i for i, name in enumerate(w0_layer_names)}.__getitem__, w0_names), np.int32, len(w0)
+            ),
+            "w0_layer_names": w0_layer_names,
         }
 
     @property
@@ -1109,17 +1115,7 @@ class _ScheduleBuilder:
         core_ids = np.asarray(self.core_order, dtype=np.int64)
         core_ptr = ptr_of([part["n"] for part in parts])
         of_counts = joined("of_counts")
-        w0_layer = np.fromiter(
-            (-1 if name is None else layers.setdefault(name, len(layers))
-             for part in parts for name in part["w0_layer_names"]),
-            np.int32,
-            sum(len(part["w0_layer_names"]) for part in parts),
-        )  # fmt: skip
-        din, dout = self.dram.in_, self.dram.out
-        din_rel = list(map(_get("related_ofmap"), din))
-        dout_rel = list(map(_get("related_ifmap"), dout))
-        dout_dst_lists = list(map(_get("destination"), dout))
-        dout_dsts = _flatten(dout_dst_lists)
+        w0_layer = self._w0_layers()  # before `layers` is listed: it adds the names only WL0 entries use
         return Schedule(
             buffersize=scalars["buffersize"],
             xlen=scalars["xlen"],
@@ -1166,20 +1162,45 @@ class _ScheduleBuilder:
             w0_tid=joined("w0_tid"),
             w0_pos=joined("w0_pos", np.int32),
             w0_layer=w0_layer,
-            din_tid=_field(din, "transfer_id"),
-            din_core=_field(din, "core_id"),
-            din_wl=_field(din, "workload_id"),
-            din_pos=np.asarray(self.dram_positions.get("in", range(len(din))), dtype=np.int64),
-            din_rel_ptr=ptr_of(_lengths(din_rel)),
-            din_rel=np.fromiter(itertools.chain.from_iterable(din_rel), np.int64),
-            dout_tid=_field(dout, "transfer_id"),
-            dout_type=_coded(dout, "type", _DRAM_OUT_CODE),
-            dout_size=_field(dout, "size"),
-            dout_pos=np.asarray(self.dram_positions.get("out", range(len(dout))), dtype=np.int64),
-            dout_rel_ptr=ptr_of(_lengths(dout_rel)),
-            dout_rel=np.fromiter(itertools.chain.from_iterable(dout_rel), np.int64),
-            dout_dst_ptr=ptr_of(_lengths(dout_dst_lists)),
-            dout_dst_core=_field(dout_dsts, "core_id", missing=-1),
-            dout_dst_wl=_field(dout_dsts, "workload_id", missing=-1),
+            **self.dram_columns,
             dram_raw=self.dram_raw,
         )
+
+    def _w0_layers(self) -> np.ndarray:
+        """The WL0 entries' layer ids (-1: none named). Each core numbered its own names; they are numbered
+        file-wide here, after every workload's layer, in the order a pass over all the entries would."""
+        pieces = [np.zeros(0, dtype=np.int32)]
+        for part in self.parts:
+            names = part["w0_layer_names"]
+            pieces.append(np.fromiter(map(self._w0_layer_id, names), np.int32, len(names))[part["w0_layer"]])
+        return np.concatenate(pieces)
+
+    def _w0_layer_id(self, name: str | None) -> int:
+        return -1 if name is None else self.layers.setdefault(name, len(self.layers))
+
+
+def _dram_columns(dram: Dram, positions: dict[str, list[int]]) -> dict[str, np.ndarray]:
+    """The DRAM section as the schedule's din_*/dout_* columns; `positions` holds the file positions of the
+    transfers kept when some were dropped."""
+    din, dout = dram.in_, dram.out
+    din_rel = list(map(_get("related_ofmap"), din))
+    dout_rel = list(map(_get("related_ifmap"), dout))
+    dout_dst_lists = list(map(_get("destination"), dout))
+    dout_dsts = _flatten(dout_dst_lists)
+    return {
+        "din_tid": _field(din, "transfer_id"),
+        "din_core": _field(din, "core_id"),
+        "din_wl": _field(din, "workload_id"),
+        "din_pos": np.asarray(positions.get("in", range(len(din))), dtype=np.int64),
+        "din_rel_ptr": _ptr_of(_lengths(din_rel)),
+        "din_rel": np.fromiter(itertools.chain.from_iterable(din_rel), np.int64),
+        "dout_tid": _field(dout, "transfer_id"),
+        "dout_type": _coded(dout, "type", _DRAM_OUT_CODE),
+        "dout_size": _field(dout, "size"),
+        "dout_pos": np.asarray(positions.get("out", range(len(dout))), dtype=np.int64),
+        "dout_rel_ptr": _ptr_of(_lengths(dout_rel)),
+        "dout_rel": np.fromiter(itertools.chain.from_iterable(dout_rel), np.int64),
+        "dout_dst_ptr": _ptr_of(_lengths(dout_dst_lists)),
+        "dout_dst_core": _field(dout_dsts, "core_id", missing=-1),
+        "dout_dst_wl": _field(dout_dsts, "workload_id", missing=-1),
+    }
