@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.arrays import distinct
+from explorer.arrays import distinct, lexsort
 from explorer.schedule import Schedule
 
 
@@ -39,7 +39,7 @@ def rows_present(query: tuple[np.ndarray, ...], table: tuple[np.ndarray, ...]) -
     ]
     if count == 0 or len(columns[0]) == count:
         return np.zeros(count, dtype=bool)
-    order = np.lexsort(columns[::-1])
+    order = lexsort(columns[::-1])
     starts = np.zeros(order.size, dtype=bool)
     starts[0] = True
     for column in columns:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.arrays import lexsort
+
 CANDIDATES_PER_BATCH = 1 << 20  # (suspect, earlier interval) pairs tested at once: bounds the memory
 
 
@@ -35,7 +37,7 @@ def overlapping_pairs(
     index = np.flatnonzero(keep)
     if index.size < 2:
         return [], False
-    order = index[np.lexsort((lo[index], group[index]))]
+    order = index[lexsort((lo[index], group[index]))]
     g, l_, h = group[order], lo[order], hi[order]
     # Segmented running max of ends: shift every group above the previous one so maxima cannot leak.
     span = int(max(h.max() - min(l_.min(), 0), 1)) + 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.arrays import common, distinct
+from explorer.arrays import common, distinct, lexsort
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 7, 1000])
@@ -57,3 +57,26 @@ def test_the_code_uses_distinct_where_numpy_would_hash():
         if slow.search(line) and path.name != "arrays.py"
     ]
     assert found == []
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 50, 3000])
+def test_lexsort_is_what_numpy_gives(size):
+    """The packed sort against np.lexsort: ties, negative keys, booleans, unsigned keys, and ranges too wide to
+    pack (the fallback)."""
+    rng = np.random.default_rng(size)
+    small = rng.integers(-5, 5, size)
+    wide = rng.integers(-(2**40), 2**40, size)
+    flags = rng.integers(0, 2, size).astype(bool)
+    unsigned = rng.integers(0, 7, size).astype(np.uint32)
+    huge = rng.integers(0, 3, size).astype(np.uint64) + np.uint64(2**63)
+    for keys in [
+        (small,),
+        (small, flags),
+        (wide, small),
+        (small, wide, flags),  # 2^41 · 10 · 2 fits
+        (wide, wide[::-1].copy(), small),  # 2^82: too wide, sorted key by key
+        (unsigned, small),
+        (huge, small),
+        (small.astype(np.int8), unsigned.astype(np.uint8)),
+    ]:
+        assert lexsort(keys).tolist() == np.lexsort(keys).tolist()
