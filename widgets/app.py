@@ -209,8 +209,9 @@ class IrExplorerApp(App[None]):
             return
 
     def _show_progress(self, fraction: float, stage: str) -> None:
-        self.query_one(LoadingPanel).set_progress(fraction, stage)
-        if self.document is not None and self.document.partial:  # the loading panel is hidden by the preview
+        if self.document is None:
+            self.query_one(LoadingPanel).set_progress(fraction, stage)
+        elif self.document.partial:  # the loading panel is hidden by the preview: the bar says how far
             self.query_one(SummaryBar).show_progress(fraction, stage)
 
     def _needs_whole_file(self, what: str) -> bool:

@@ -69,7 +69,7 @@ class SummaryBar(Static):
             name = document.meta.source.name
             if total > width:
                 parts[0] = (shorten_middle(name, max(len(name) - (total - width), 28)), "bold cyan")
-        self.update(Text.assemble(*parts))
+        self.update(Text.assemble(*parts), layout=False)  # one line whatever it says: no relayout of the screen
 
     def show_error(self, name: str) -> None:
         self.update(Text.assemble(("ir-explorer ", "bold"), (name, "bold cyan"), ("  cannot be opened", "bold red")))
