@@ -60,6 +60,6 @@ def analyze_document(document: Document) -> None:
         document.schedule_analysis = analyze_schedule(
             document.schedule,
             timeline_checks=functools.partial(view.timeline_checks, document),
-            buffers_checked=functools.partial(view.buffers_checked, document),
+            overlaps_found=functools.partial(view.overlaps_found, document),
         )
         document.view.analyzed(document)

@@ -148,8 +148,9 @@ class DocumentView:
         thread beside the buffer checks; their problems come before the buffer checks' in the document."""
         return []
 
-    def buffers_checked(self, document: Document, problems: list[Problem]) -> None:
-        """Hears a schedule's buffer problems as soon as they are known, while the timeline checks still run."""
+    def overlaps_found(self, document: Document, rows: list[int]) -> None:
+        """Hears the schedule rows whose L2 snapshots overlap as soon as they are known, while the checks still
+        run (what incidents will name can be read meanwhile)."""
 
     def analyzed(self, document: Document) -> None:
         """Called once the neutral schedule analysis is in `document.schedule_analysis`: a format whose file

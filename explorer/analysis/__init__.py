@@ -38,21 +38,20 @@ def analyze_schedule(
     dram_bytes_per_cycle: float | None = None,
     *,
     timeline_checks: Callable[[Timeline], list[Problem]] | None = None,
-    buffers_checked: Callable[[list[Problem]], None] | None = None,
+    overlaps_found: Callable[[list[int]], None] | None = None,
 ) -> ScheduleAnalysis:
     """The timeline, the buffers' placement and their checks. The timeline (a Python loop) and the format's
     `timeline_checks` run on a second thread beside the buffer checks, whose long numpy calls let go of the
     interpreter: on the 10^6-entry benchmark schedule the two took 0.42-0.63 s one after the other and
-    0.33-0.36 s side by side, the load's last step with one CPU idle. `buffers_checked` hears the buffer problems
-    as soon as they are known (the TUI starts reading what incidents need)."""
+    0.33-0.36 s side by side, the load's last step with one CPU idle. `overlaps_found` hears the rows whose L2
+    snapshots overlap as soon as they are known, before their problems are written (a big file's incidents
+    start reading what they name while the checks go on)."""
     with ThreadPoolExecutor(1, thread_name_prefix="timeline") as beside:
         timed = beside.submit(_timeline_and_checks, s, dram_bytes_per_cycle, timeline_checks)
         placement = place_l2_entries(s)
         used = l2_bytes_per_workload(s)
-        problems = l2_problems(s, placement)
+        problems = l2_problems(s, placement, overlaps_found)
         problems += wl0_problems(s)
-        if buffers_checked is not None:
-            buffers_checked(problems)
         deps, timeline, timeline_problems = timed.result()
     peak_row = int(np.argmax(used)) if used.size else -1
     return ScheduleAnalysis(

@@ -6,6 +6,7 @@ continues at the region's start. A workload without regions uses `[0, buffersize
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,7 +82,11 @@ def l2_bytes_per_workload(s: Schedule) -> np.ndarray:
     return np.bincount(row, weights=s.buf_size, minlength=s.n_workloads).astype(np.int64)
 
 
-def l2_problems(s: Schedule, placement: Placement | None = None) -> list[Problem]:
+def l2_problems(
+    s: Schedule, placement: Placement | None = None, overlaps_found: Callable[[list[int]], None] | None = None
+) -> list[Problem]:
+    """`overlaps_found` hears the rows whose snapshots have overlaps (sorted, distinct) once they are found,
+    before the problems are written."""
     placement = placement or place_l2_entries(s)
     problems: list[Problem] = []
     row_of_entry = rows_of_children(s.buf_ptr)
@@ -143,6 +148,8 @@ def l2_problems(s: Schedule, placement: Placement | None = None) -> list[Problem
         s.buf_tensor[placement.entry[pieces]],
         limit=MAX_LISTED,
     )
+    if overlaps_found is not None and pairs:
+        overlaps_found(sorted({pair.group for pair in pairs}))
     seen: set[tuple[int, int, int]] = set()
     for pair in pairs:
         a, b = int(placement.entry[pieces[pair.a]]), int(placement.entry[pieces[pair.b]])

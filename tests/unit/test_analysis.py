@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from explorer.analysis.overlap import overlapping_pairs
 from explorer.api import open_document
+from tests.conftest import SAMPLE_DATA
 from tests.schedules import core, entry, two_core, workload
 
 
@@ -279,11 +280,17 @@ def test_format_checks_run_beside_the_buffer_checks_and_keep_their_place(write_j
         return [marker]
 
     analysis = analyze_schedule(
-        doc.schedule, timeline_checks=timeline_checks, buffers_checked=lambda found: heard.update(buffers=found)
+        doc.schedule, timeline_checks=timeline_checks, overlaps_found=lambda rows: heard.update(overlaps=rows)
     )
     assert heard["timeline"] is analysis.timeline
-    assert heard["buffers"] is analysis.problems
+    assert "overlaps" not in heard  # a clean schedule: nothing to read ahead
     assert analysis.timeline_problems == [marker]
+
+    planted = open_document(SAMPLE_DATA / "planted_problems_2x2_stschedule.json").schedule
+    analysis = analyze_schedule(planted, overlaps_found=lambda rows: heard.update(overlaps=rows))
+    overlaps = [p.refs for p in analysis.problems if p.code == "l2-overlap"]
+    rows = sorted(set(planted.rows_of([r["core"] for r in overlaps], [r["workload_id"] for r in overlaps]).tolist()))
+    assert rows and heard["overlaps"] == rows  # heard before the problems were written, the same rows
 
     def broken(_timeline):
         raise ValueError("planted")

@@ -16,7 +16,6 @@ import numpy as np
 
 from explorer import worker_pool
 from explorer.analysis.buffer_view import row_of_entry, tensor_residency
-from explorer.arrays import distinct
 from explorer.document import (
     CHUNK,
     Capability,
@@ -86,9 +85,9 @@ class ScheduleView(DocumentView):
         cores: a partial document has none."""
         return [] if document.partial else transfer_problems(self.s, timeline.cycle_rows)
 
-    def buffers_checked(self, document: Document, problems: list[Problem]) -> None:
+    def overlaps_found(self, document: Document, rows: list[int]) -> None:
         if document.read_ahead and not document.partial:
-            self.prefetch_roles(_overlap_rows(self.s, problems))  # read meanwhile, for the incidents
+            self.prefetch_roles(rows)  # read while the checks go on, for the incidents
 
     def analyzed(self, document: Document) -> None:
         """The schedule's own checks on top of the neutral ones, and its summary."""
@@ -729,14 +728,6 @@ def _decode_plain(raw: Any) -> dict:
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as error:
         return {"_unreadable": f"{type(error).__name__}: {error}"}
     return value if isinstance(value, dict) else {"_unreadable": "not an object"}
-
-
-def _overlap_rows(s: Schedule, problems: list[Problem]) -> list[int]:
-    """The workloads whose snapshots have L2 overlaps: the ones incidents name tensors in."""
-    overlaps = [p.refs for p in problems if p.code == "l2-overlap"]
-    found = s.rows_of([r["core"] for r in overlaps], [r["workload_id"] for r in overlaps])
-    found = distinct(found)
-    return found[found >= 0].tolist()
 
 
 def _ids(value: Any) -> str:
