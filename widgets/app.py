@@ -240,13 +240,12 @@ class IrExplorerApp(App[None]):
         views = offered_views(document)
         self.views_ready = not views
         self.refresh_bindings()  # the view keys follow what the document offers
+        big_graph = document.offers(Capability.GRAPH) and document.view.graph_size_hint() > SYNC_GRAPH_NODES
+        prebuild = big_graph and not document.partial
         if views:
-            self.run_worker(self._mount_views(document, views), group="views")
+            self.run_worker(self._mount_views(document, views, prebuild), group="views")
         if not after_preview:  # after a preview, the keyboard stays where the user put it
             tree.focus()
-        big_graph = document.offers(Capability.GRAPH) and document.view.graph_size_hint() > SYNC_GRAPH_NODES
-        if big_graph and not document.partial:
-            self._prebuild_graph(document)
         if row > 0:  # the workload chosen in the first part stays chosen in the whole file
             self._when_views_ready(lambda: self.go_to_workload(row))
 
@@ -255,8 +254,10 @@ class IrExplorerApp(App[None]):
         """The names of the views beside the tree that this document offers."""
         return tuple(spec.name for spec in offered_views(document))
 
-    async def _mount_views(self, document: Document, views: tuple[ViewSpec, ...]) -> None:
-        """Add a tab for each view the document offers (their modules were imported by the load worker)."""
+    async def _mount_views(self, document: Document, views: tuple[ViewSpec, ...], prebuild: bool = False) -> None:
+        """Add a tab for each view the document offers (their modules were imported by the load worker), then,
+        with `prebuild`, start building the graph once they are on screen: its pure-Python build holds the
+        interpreter, and begun beside the mounting it delayed the whole file's first paint (seen with py-spy)."""
         tabs = self.query_one(TabbedContent)
         for k, spec in enumerate(views):
             if not self.query(f"#{spec.name}"):
@@ -273,6 +274,8 @@ class IrExplorerApp(App[None]):
             self._preview_replaced = False
             gc.collect()
         gc.freeze()
+        if prebuild:
+            self.call_after_refresh(self._prebuild_graph, document)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """View keys exist only for the views the document offers: others are neither shown nor bound."""

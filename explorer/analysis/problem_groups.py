@@ -65,12 +65,21 @@ class ProblemGroup:
     core: int | None
     problems: list[Problem]
     incident: Incident | None = None
-    title: str = ""  # the line shown for the group
+    said: str = ""  # the line shown for a group of one code and core
     tensor_ids: list[int] = field(default_factory=list)  # what to highlight when the group is chosen
 
     @property
     def first(self) -> Problem:
         return self.problems[0]
+
+    @property
+    def title(self) -> str:
+        """The line shown for the group. An incident's is written when asked: a file with thousands lists only
+        the first ones (a fifth of the problems panel's first fill went into lines never shown)."""
+        if self.incident is None:
+            return self.said
+        pairs = len(self.problems)
+        return self.incident.line() + (f" · {pairs} pairs" if pairs > 1 else "")
 
 
 def problem_core(problem: Problem) -> int | None:
@@ -115,10 +124,11 @@ def group_problems(
         if not members:
             continue
         grouped.update(id(p) for p in members)
-        worst = min((p.severity for p in members), key=lambda s: SEVERITY_RANK.get(s, 3))
-        title = incident.line() + (f" · {len(members)} pairs" if len(members) > 1 else "")
+        worst = members[0].severity
+        if len(members) > 1:
+            worst = min((p.severity for p in members), key=lambda s: SEVERITY_RANK.get(s, 3))
         groups.append(
-            ProblemGroup(incident.code, worst, incident.core, members, incident, title, list(incident.tensor_ids))
+            ProblemGroup(incident.code, worst, incident.core, members, incident, tensor_ids=list(incident.tensor_ids))
         )
     by_key: dict[tuple[str, str, int | None], list[Problem]] = {}
     for problem in kept:
