@@ -17,7 +17,7 @@ import pytest
 from explorer import worker_pool
 from explorer.errors import LoadError
 from explorer.file_spans import FileChanged
-from explorer.formats.scheduler_ir import early, layout, reader
+from explorer.formats.scheduler_ir import early, reader
 from explorer.formats.scheduler_ir.reader import load_schedule
 from tests.conftest import SAMPLE_DATA, SAMPLES
 
@@ -151,17 +151,8 @@ def test_early_jobs_are_taken_once_and_only_for_the_same_file(every_size, tmp_pa
     early.prepare(path, interactive=True)
     found = early.first_core_job(path).result(timeout=60)
     assert found.part.core == 0 and found.first.offset > 0
-    status = path.stat()
-    stamp = (status.st_size, status.st_mtime_ns)
-    searched = early.take_core_spans(path, stamp)
-    assert searched.result(timeout=60) == layout.core_spans_at(str(path), stamp)
-    assert early.take_core_spans(path, stamp) is None  # taken once
     assert early.first_core_job(path) is not None  # left for the full load
     assert early.take_first_core(path).result() is found and early.take_first_core(path) is None
-    early.prepare(path, interactive=True)
-    assert early.take_core_spans(path, (stamp[0] + 1, stamp[1])) is None  # looked in another file than this
-    assert early.take_core_spans(path, stamp) is None  # ... and dropped
-    early.take_first_core(path)
     early.prepare(path, interactive=False)
     assert early.first_core_job(path) is None  # not asked for outside the TUI
     shown = preview.preview(path)  # no early job: decoded here, the same first core
@@ -224,8 +215,6 @@ def test_the_full_load_takes_the_first_core_the_preview_decoded(every_size, tmp_
     loaded = load_schedule(path)  # before the preview: the load waits for the first core's decode, not redoes it
     assert sorted(recording.cores) == ["1", "2", "3"]
     assert columns(loaded[0]) == columns(here[0]) and loaded[1] == here[1]
-    # ... and takes the cores' spans the other worker looked for meanwhile, not searching again
-    assert recording.functions.count(early._spans) == 1 and layout.core_spans_at not in recording.functions
     early.prepare(path, interactive=True)
     assert preview.preview(path) is not None
     loaded = load_schedule(path)  # after it
@@ -236,7 +225,6 @@ def test_the_full_load_takes_the_first_core_the_preview_decoded(every_size, tmp_
     recording.cores.clear()
     load_schedule(path)
     assert sorted(recording.cores) == ["0", "1", "2", "3"]
-    assert early.take_core_spans(path, (0, 0)) is None  # nor its search: gone with it, not left for a later load
 
 
 class _TouchingPool:

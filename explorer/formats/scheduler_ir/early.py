@@ -1,8 +1,7 @@
 """What starts as soon as a big schedule is named, before the TUI or the CLI has imported anything heavy: the
 worker processes that will decode it (`explorer.worker_pool`) start (they take a third of a second to be ready),
-and for the TUI one decodes the first core for the preview while the other looks for where the cores lie. The
-preview takes the first job instead of starting its own, and the loader takes the core it decoded and the spans
-found. Imports nothing heavy itself (no numpy), so calling it costs the
+and for the TUI one decodes the first core for the preview. The preview takes that job instead of starting its
+own, and the loader takes the core it decoded. Imports nothing heavy itself (no numpy), so calling it costs the
 start-up nothing."""
 
 from __future__ import annotations
@@ -18,9 +17,6 @@ PREVIEW_MIN_BYTES = 64 << 20  # a smaller file loads whole in about a second: no
 # The first core's decode (a Future of a `preview.FirstCorePart`, or of None), started early for the TUI, until the
 # full load takes it: the preview and the load use the same decode
 _first_cores: dict[Path, Future] = {}
-# Where the cores lie (a Future of `layout.core_spans_at`), looked for by the other worker meanwhile, with the file's
-# (size, mtime_ns) it was looked for in: the TUI's load began only after its first paint, that worker idle until then
-_core_spans: dict[Path, tuple[tuple[int, int], Future]] = {}
 
 
 def prepare(path: Path, interactive: bool) -> None:
@@ -36,8 +32,6 @@ def prepare(path: Path, interactive: bool) -> None:
         return
     if interactive and status.st_size >= PREVIEW_MIN_BYTES:
         _first_cores[path.resolve()] = pool.submit(_first_core, str(path))
-        stamp = (status.st_size, status.st_mtime_ns)
-        _core_spans[path.resolve()] = (stamp, pool.submit(_spans, str(path), stamp))
 
 
 def first_core_job(path: Path) -> Future | None:
@@ -49,18 +43,6 @@ def take_first_core(path: Path) -> Future | None:
     """The first core's decode, for the full load (taken once). The load takes its part only for a core at the
     very same bytes of the file as it is now: it was decoded by the same function from the same bytes."""
     return _first_cores.pop(path.resolve(), None)
-
-
-def take_core_spans(path: Path, stamp: tuple[int, int]) -> Future | None:
-    """The search for the cores' spans started by `prepare` (taken once), if it looked in the file as it is now."""
-    found = _core_spans.pop(path.resolve(), None)
-    return found[1] if found is not None and found[0] == stamp else None
-
-
-def _spans(path: str, stamp: tuple[int, int]) -> object:
-    from explorer.formats.scheduler_ir.layout import core_spans_at
-
-    return core_spans_at(path, stamp)
 
 
 def _first_core(path: str) -> object:

@@ -256,11 +256,10 @@ def _load_in_workers(
     the cores: the caller loads here."""
     meter.stage("reading", READ_SHARE, 0, 1)
     previewed = early.take_first_core(path)
-    searched = early.take_core_spans(path, stamp)
     jobs = _CoreJobs(pool, path, stamp, True, previewed)
     try:
-        if searched is not None or (previewed is not None and not previewed.done()):  # the preview is drawn here
-            spans = _spans_in_worker(pool, path, stamp, searched)
+        if previewed is not None and not previewed.done():  # this process is drawing the preview: not here
+            spans = _spans_in_worker(pool, path, stamp)
             for core, span in (spans or {}).items():
                 jobs.add(core, span)
         else:
@@ -282,13 +281,12 @@ def _load_in_workers(
 
 
 def _spans_in_worker(
-    pool: worker_pool.WorkerPool, path: Path, stamp: tuple[int, int], searched: Any = None
+    pool: worker_pool.WorkerPool, path: Path, stamp: tuple[int, int]
 ) -> dict[int, tuple[int, int]] | None:
     """The cores' spans found by a worker: the TUI's process keeps the interpreter for drawing the preview (a
-    search here holds it in long steps), and the worker that is not decoding the preview is free. `searched`:
-    that search, already started (`early.prepare`)."""
+    search here holds it in long steps), and the worker that is not decoding the preview is free."""
     try:
-        return (searched or pool.submit(layout.core_spans_at, str(path), stamp)).result()
+        return pool.submit(layout.core_spans_at, str(path), stamp).result()
     except worker_pool.WorkerDied:
         return None
 
