@@ -73,11 +73,15 @@ class ProblemsTable(DataTable):
         self.border_title = "Problems"
         self._stepped = False  # the first `n` goes to the first group, not the second
         self._width = 0
+        self.roles_pending = False  # the incidents' tensors are being named: their lines gain words soon
 
     # ---- content --------------------------------------------------------------------------------------------
-    def show_problems(self, problems: list[Problem], incidents: list[Incident] = ()) -> None:
+    def show_problems(
+        self, problems: list[Problem], incidents: list[Incident] = (), roles_pending: bool = False
+    ) -> None:
         self.problems = sorted(problems, key=lambda p: SEVERITY_RANK.get(p.severity, 3))
         self.incidents = list(incidents)
+        self.roles_pending = roles_pending
         self.chosen = ProblemFilter()
         self.opened.clear()
         self.display = bool(self.problems)  # hidden when there is nothing to list: the details take the column
@@ -100,8 +104,17 @@ class ProblemsTable(DataTable):
                 self.lines += [(group, problem) for problem in group.problems[:MAX_MEMBERS]]
         hidden = len(self.groups) - shown
         # a file with thousands of incidents lists the first ones (errors first); the filters reach the rest
-        self.border_subtitle = f"{hidden:,} more groups: narrow with s c l /" if hidden else ""
+        said = [f"{hidden:,} more groups: narrow with s c l /"] if hidden else []
+        if self.roles_pending and self.incidents:
+            said.insert(0, "naming tensors…")
+        self.border_subtitle = " · ".join(said)
         self._draw()
+
+    def roles_named(self) -> None:
+        """The incidents' roles are named: their lines are written again, with them."""
+        self.roles_pending = False
+        if self.problems:
+            self._fill()
 
     def _draw(self) -> None:
         if not self.size.width and self.display:  # just shown, not laid out yet: on_resize draws it at its width

@@ -250,10 +250,17 @@ def _role(s: Schedule, row: int, t: int, code: str, entry_kinds: tuple[str, ...]
 
 def incidents_of(document: Any, *, with_roles: bool = True) -> list[Incident]:
     """The incidents of a loaded document (none without a schedule), named in its own words: what `check`, the
-    HTML report and the problems panel all list."""
+    HTML report and the problems panel all list. `with_roles=False` leaves the naming to `name_incident_roles`."""
     if document.schedule is None:
         return []
     words = document.vocabulary
     return find_incidents(
         document.schedule, document.problems, words.entry_kinds, document.view.entry_role, with_roles=with_roles
     )
+
+
+def name_incident_roles(document: Any, incidents: list[Incident]) -> None:
+    """Fill the incidents' roles in the document's own words (what `incidents_of` does unless told not to): the
+    TUI shows a big file's incidents first and names them after, as the workloads they name are read again."""
+    if document.schedule is not None and incidents:
+        name_roles(document.schedule, incidents, document.vocabulary.entry_kinds, document.view.entry_role)

@@ -222,6 +222,40 @@ async def test_the_problems_panel_hides_when_empty_and_z_maximises_the_focused_p
         assert problems.outer_size.height == problems.virtual_size.height + 2  # and no empty line under them
 
 
+async def test_incidents_are_listed_with_the_file_and_their_tensors_named_after(tmp_path, monkeypatch):
+    """The file is on screen before the incidents' roles are read again from it; the lines gain them after."""
+    import threading
+
+    import explorer.analysis.incidents as incidents
+    from tests.unit.test_incidents import planted
+
+    path, _, _ = planted(tmp_path)
+    release = threading.Event()
+    naming = incidents.name_incident_roles
+
+    def slow_naming(document, found):
+        release.wait(30)
+        naming(document, found)
+
+    monkeypatch.setattr(incidents, "name_incident_roles", slow_naming)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        table = app.query_one(ProblemsTable)
+        for _ in range(400):
+            if app.document is not None and app.views_ready:
+                break
+            await pilot.pause(0.01)
+        assert table.roles_pending and "naming tensors…" in table.border_subtitle
+        group = next(g for g in table.groups if g.incident and g.incident.introduced_by == 77777)
+        assert group.incident.roles == {} and "collides with" in group.title
+        release.set()
+        await wait_loaded(pilot)
+        assert not table.roles_pending and "naming" not in table.border_subtitle
+        role = group.incident.roles[77777]
+        assert role and f"77777 ({role})" in group.title  # the line, written again, names the tensor
+        assert any(f"77777 ({role})" in str(table.get_row_at(k)) for k in range(table.row_count))
+
+
 async def test_the_problems_panel_groups_by_incident_filters_and_walks_incidents(tmp_path):
     from tests.unit.test_incidents import planted
     from widgets.buffer_view import BufferView
