@@ -340,6 +340,21 @@ def machine() -> dict:
     }
 
 
+_LOOP = "import time\nt = time.perf_counter()\ns = 0\nfor i in range(10**7): s += i\nprint(time.perf_counter() - t)"
+
+
+def machine_speed() -> tuple[float, float]:
+    """Seconds a pure-Python loop of 10^7 additions takes alone, and each when two run at once (median of 3):
+    how fast this machine was during the run. A shared machine's speed changes from day to day (the same
+    file's orjson.loads took 25 s one day and 45 s another), so runs are compared by these, not by dates."""
+    alone, paired = [], []
+    for _ in range(3):
+        alone.append(float(subprocess.run([sys.executable, "-c", _LOOP], capture_output=True, text=True).stdout))
+        both = [subprocess.Popen([sys.executable, "-c", _LOOP], stdout=subprocess.PIPE, text=True) for _ in "ab"]
+        paired.append(max(float(process.communicate()[0]) for process in both))
+    return statistics.median(alone), statistics.median(paired)
+
+
 def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "—"
 
@@ -393,6 +408,7 @@ def _schedule_lines(path: Path) -> list[str]:
     if terminal:
         print(f"  {'tui_first_screen_tmux':22s} {terminal['seconds']:8.3f} s", flush=True)
     info = machine()
+    alone, paired = machine_speed()
     base, inf, chk = results["baseline_orjson"], results["info"], results["check"]
     one = results["info_one_process"]
     fast = results["baseline_orjson_gc_off"]
@@ -413,6 +429,8 @@ def _schedule_lines(path: Path) -> list[str]:
         "",
         f"- CPU: {info['cpu']} ({info['cores']} cores), memory {info['memory_gib']} GiB",
         f"- Python {info['python']}; " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()),
+        f"- Speed during this run: a pure-Python loop of 10^7 additions took {alone:.2f} s alone and {paired:.2f} s "
+        "with two at once (a shared machine's speed varies from day to day: compare runs by this line)",
         "",
         "## Input",
         "",
