@@ -150,28 +150,50 @@ def l2_problems(
     )
     if overlaps_found is not None and pairs:
         overlaps_found(sorted({pair.group for pair in pairs}))
+    problems += _overlap_problems(s, placement, pieces, pairs, row_of_entry)
+    if truncated:
+        problems.append(
+            Problem("info", "l2-overlap-truncated", f"more than {MAX_LISTED} L2 overlaps; only the first are listed")
+        )
+    return problems
+
+
+def _overlap_problems(
+    s: Schedule, placement: Placement, pieces: np.ndarray, pairs: list, row_of_entry: np.ndarray
+) -> list[Problem]:
+    """One `l2-overlap` per pair of tensors and snapshot (a wrapped tensor overlapping in both halves: one).
+    What each message names is looked up for all pairs at once: one numpy lookup per pair and field cost a
+    third of the checks' time on a file with 9,000 overlaps."""
+    if not pairs:
+        return []
+    found = np.array(pairs, dtype=np.int64).reshape(-1, 5)  # group, a, b, lo, hi
+    row, piece_a, piece_b = found[:, 0], pieces[found[:, 1]], pieces[found[:, 2]]
+    entry_a, entry_b = placement.entry[piece_a], placement.entry[piece_b]
+    tensor_a, tensor_b = s.buf_tensor[entry_a], s.buf_tensor[entry_b]
+    later = np.maximum(entry_a, entry_b)
+    path_row = row_of_entry[later]
+    columns = (
+        row, np.minimum(tensor_a, tensor_b), np.maximum(tensor_a, tensor_b), found[:, 3], found[:, 4],
+        (piece_a >= s.buf_tensor.size) | (piece_b >= s.buf_tensor.size),  # a piece past the end: the wrapped part
+        s.wl_core[row], s.wl_id[row], s.wl_core[path_row], s.wl_pos[path_row], s.buf_pos[later],
+    )  # fmt: skip
+    problems: list[Problem] = []
     seen: set[tuple[int, int, int]] = set()
-    for pair in pairs:
-        a, b = int(placement.entry[pieces[pair.a]]), int(placement.entry[pieces[pair.b]])
-        ta, tb = sorted((int(s.buf_tensor[a]), int(s.buf_tensor[b])))
-        if (pair.group, ta, tb) in seen:  # a wrapped tensor overlapping in both halves: one problem
+    for row_, ta, tb, lo, hi, wrapped, core, wid, path_core, path_pos, entry_pos in zip(
+        *(column.tolist() for column in columns), strict=True
+    ):
+        if (row_, ta, tb) in seen:  # a wrapped tensor overlapping in both halves: one problem
             continue
-        seen.add((pair.group, ta, tb))
-        row = pair.group
-        wrapped = pieces[pair.a] >= s.buf_tensor.size or pieces[pair.b] >= s.buf_tensor.size  # a piece past the end
+        seen.add((row_, ta, tb))
         where = " (in the part that wraps past its ring region's end)" if wrapped else ""
         problems.append(
             Problem(
                 "error",
                 "l2-overlap",
-                f"{s.wl_label(row)}: tensors {ta} and {tb} overlap at bytes {pair.lo:#x}-{pair.hi:#x}{where}",
-                entry_path(max(a, b)),
-                {**refs(row), "tensor_ids": [ta, tb], "range": [pair.lo, pair.hi]},
+                f"core {core} workload {wid}: tensors {ta} and {tb} overlap at bytes {lo:#x}-{hi:#x}{where}",
+                f'$["{path_core}"][{path_pos}].buffer[{entry_pos}]',
+                {"core": core, "workload_id": wid, "tensor_ids": [ta, tb], "range": [lo, hi]},
             )
-        )
-    if truncated:
-        problems.append(
-            Problem("info", "l2-overlap-truncated", f"more than {MAX_LISTED} L2 overlaps; only the first are listed")
         )
     return problems
 

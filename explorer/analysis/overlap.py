@@ -7,7 +7,7 @@ under a second; all-pairs would take hours.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -16,8 +16,10 @@ from explorer.arrays import lexsort
 CANDIDATES_PER_BATCH = 1 << 20  # (suspect, earlier interval) pairs tested at once: bounds the memory
 
 
-@dataclass(frozen=True)
-class OverlapPair:
+class OverlapPair(NamedTuple):
+    """A tuple, not a frozen dataclass: a schedule with thousands of overlaps makes one per pair, and a frozen
+    dataclass's __init__ cost 1-2 µs each."""
+
     group: int
     a: int  # interval indices (into the caller's arrays), a < b in sweep order
     b: int
