@@ -184,7 +184,8 @@ class IrExplorerApp(App[None]):
         if incidents:
             # after the views are mounted: naming is Python work that would slow their first paint (the workers'
             # reads it waits for go on meanwhile)
-            while not self.views_ready and not worker.is_cancelled:
+            mounting_ends = time.monotonic() + 30  # a view that failed to mount does not hold the naming back
+            while not self.views_ready and not worker.is_cancelled and time.monotonic() < mounting_ends:
                 time.sleep(0.01)
             with contextlib.suppress(Exception):  # roles are words beside the incidents: the lines stand without
                 name_incident_roles(document, incidents)
