@@ -474,7 +474,8 @@ def _schedule_lines(path: Path) -> list[str]:
             [
                 "| TUI first core's timeline on screen (tmux: start-up, the first core found in the file and "
                 f"decoded by a worker, drawn) | {_seconds(terminal['first_core_s'])} | | | | ≤ 1 s |",
-                f"| TUI whole file on screen, checked (tmux) | {_seconds(terminal['whole_s'])} | | | | ≤ 2 s |",
+                "| TUI whole file on screen, checked (tmux; the incidents' role words are read after it, "
+                f"'naming tensors…') | {_seconds(terminal['whole_s'])} | | | | ≤ 2 s |",
             ]
             if terminal
             else []
