@@ -168,6 +168,8 @@ class IrExplorerApp(App[None]):
             # the file, a big file's thousands by worker processes: they are named once the file is on screen
             # (on the 519 MB benchmark file the reads kept it off screen 0.5-0.8 s longer)
             incidents = self.incidents = incidents_of(document, with_roles=False)
+            in_wl0 = [incident for incident in incidents if incident.code == "wl0-overlap"]
+            name_incident_roles(document, in_wl0)  # named from the loaded columns, nothing read: at once
             for spec in offered_views(document):
                 spec.import_widget()  # here, off the UI thread
         except LoadCancelled:

@@ -223,21 +223,29 @@ async def test_the_problems_panel_hides_when_empty_and_z_maximises_the_focused_p
 
 
 async def test_incidents_are_listed_with_the_file_and_their_tensors_named_after(tmp_path, monkeypatch):
-    """The file is on screen before the incidents' roles are read again from it; the lines gain them after."""
+    """The file is on screen before the incidents' roles are read again from it; the lines gain them after.
+    WL0 incidents are named from the loaded columns (nothing to read), before the file is shown."""
     import threading
 
     import explorer.analysis.incidents as incidents
     from tests.unit.test_incidents import planted
 
-    path, _, _ = planted(tmp_path)
-    release = threading.Event()
     naming = incidents.name_incident_roles
+    release = threading.Event()
 
     def slow_naming(document, found):
-        release.wait(30)
+        if any(incident.code == "l2-overlap" for incident in found):  # the ones read again from the file
+            release.wait(30)
         naming(document, found)
 
     monkeypatch.setattr(incidents, "name_incident_roles", slow_naming)
+    path, _, _ = planted(tmp_path)
+    await _named_after(path, 77777, release)
+    release.clear()
+    assert await _named_after(PLANTED, 90000, release)  # it has a WL0 incident (a transfer placed twice)
+
+
+async def _named_after(path, introduced_by, release) -> list:
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         table = app.query_one(ProblemsTable)
@@ -246,14 +254,17 @@ async def test_incidents_are_listed_with_the_file_and_their_tensors_named_after(
                 break
             await pilot.pause(0.01)
         assert table.roles_pending and "naming tensors…" in table.border_subtitle
-        group = next(g for g in table.groups if g.incident and g.incident.introduced_by == 77777)
+        group = next(g for g in table.groups if g.incident and g.incident.introduced_by == introduced_by)
         assert group.incident.roles == {} and "collides with" in group.title
+        wl0 = [g.incident for g in table.groups if g.code == "wl0-overlap"]
+        assert all(incident.roles for incident in wl0)  # named from the loaded columns at once, nothing read
         release.set()
         await wait_loaded(pilot)
         assert not table.roles_pending and "naming" not in table.border_subtitle
-        role = group.incident.roles[77777]
-        assert role and f"77777 ({role})" in group.title  # the line, written again, names the tensor
-        assert any(f"77777 ({role})" in str(table.get_row_at(k)) for k in range(table.row_count))
+        role = group.incident.roles[introduced_by]
+        assert role and f"{introduced_by} ({role})" in group.title  # the line, written again, names the tensor
+        assert any(f"{introduced_by} ({role})" in str(table.get_row_at(k)) for k in range(table.row_count))
+    return wl0
 
 
 async def test_the_problems_panel_groups_by_incident_filters_and_walks_incidents(tmp_path):
