@@ -171,10 +171,20 @@ class Schedule:
         return f"c{core} ({x},{y})"
 
     def wl_path(self, row: int) -> str:
-        return f'$["{int(self.wl_core[row])}"][{int(self.wl_pos[row])}]'
+        return workload_path(int(self.wl_core[row]), int(self.wl_pos[row]))
 
     def wl_label(self, row: int) -> str:
-        return f"core {int(self.wl_core[row])} workload {int(self.wl_id[row])}"
+        return workload_label(int(self.wl_core[row]), int(self.wl_id[row]))
+
+
+def workload_path(core: int, position: int) -> str:
+    """A workload's JSON path: `wl_path` for one row, or for many whose numbers were looked up at once."""
+    return f'$["{core}"][{position}]'
+
+
+def workload_label(core: int, workload_id: int) -> str:
+    """How messages name a workload: `wl_label` for one row, or for many whose numbers were looked up at once."""
+    return f"core {core} workload {workload_id}"
 
 
 def lanes_only(

@@ -13,11 +13,6 @@ from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
-
-try:  # rich's line breaking, as Text.wrap uses it
-    from rich._wrap import divide_line as _divide_line
-except ImportError:  # moved in some rich release: wrapped_height wraps the whole text instead
-    _divide_line = None
 from textual import events
 from textual.binding import Binding
 from textual.widgets import DataTable
@@ -33,6 +28,11 @@ from explorer.analysis.problem_groups import (
 from explorer.errors import SEVERITY_RANK, Problem
 from explorer.formatting import plural
 from widgets.messages import ProblemChosen
+
+try:  # rich's line breaking, as Text.wrap uses it
+    from rich._wrap import divide_line as _divide_line
+except ImportError:  # moved in some rich release: wrapped_height wraps the whole text instead
+    _divide_line = None
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 _GLYPH = {"error": "✗", "warning": "⚠", "info": "·"}

@@ -14,7 +14,7 @@ import numpy as np
 from explorer.analysis.dependencies import rows_of_children
 from explorer.analysis.overlap import overlapping_pairs
 from explorer.errors import Problem
-from explorer.schedule import Schedule
+from explorer.schedule import Schedule, workload_label, workload_path
 
 MAX_LISTED = 10_000
 
@@ -190,8 +190,8 @@ def _overlap_problems(
             Problem(
                 "error",
                 "l2-overlap",
-                f"core {core} workload {wid}: tensors {ta} and {tb} overlap at bytes {lo:#x}-{hi:#x}{where}",
-                f'$["{path_core}"][{path_pos}].buffer[{entry_pos}]',
+                f"{workload_label(core, wid)}: tensors {ta} and {tb} overlap at bytes {lo:#x}-{hi:#x}{where}",
+                f"{workload_path(path_core, path_pos)}.buffer[{entry_pos}]",
                 {"core": core, "workload_id": wid, "tensor_ids": [ta, tb], "range": [lo, hi]},
             )
         )
