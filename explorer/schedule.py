@@ -104,6 +104,9 @@ class Schedule:
     # Dependencies known directly, not through transfers (rows: producer → consumer), e.g. a trace's wait bits.
     wl_dep_src: np.ndarray | None = None
     wl_dep_dst: np.ndarray | None = None
+    # The L2 regions and overlaps the loader's workers worked out core by core (explorer.analysis.buffers.CoreL2,
+    # joined): the analysis uses them when they were found for this buffersize, and works them out otherwise.
+    l2_known: Any = None
     _row_index: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def workload_raw(self, row: int) -> bytes:

@@ -13,6 +13,7 @@ import numpy as np
 
 from explorer.analysis.dependencies import rows_of_children
 from explorer.analysis.overlap import overlapping_pairs
+from explorer.arrays import distinct
 from explorer.errors import Problem
 from explorer.schedule import Schedule, workload_label, workload_path
 
@@ -34,28 +35,67 @@ class Placement:
 
 
 def place_l2_entries(s: Schedule) -> Placement:
-    n = s.buf_tensor.size
-    row = rows_of_children(s.buf_ptr)
-    address, size = s.buf_addr, s.buf_size
+    known = _known_l2(s)
+    if known is None:
+        region_lo, region_hi = entry_regions(s.buf_ptr, s.buf_addr, s.ring_ptr, s.ring_lo, s.ring_hi, s.buffersize)
+    else:  # the decode workers found each entry's region, core by core
+        region_lo, region_hi = known.region_lo, known.region_hi
+    return placed_pieces(s.buf_ptr, s.buf_addr, s.buf_size, s.ring_ptr, s.buffersize, region_lo, region_hi)
+
+
+def _known_l2(s: Schedule) -> CoreL2 | None:
+    """What the loader's workers found of the L2 snapshots, if they were told this schedule's buffer size."""
+    known = s.l2_known
+    return known if isinstance(known, CoreL2) and known.buffersize == s.buffersize else None
+
+
+def entry_regions(
+    buf_ptr: np.ndarray,
+    address: np.ndarray,
+    ring_ptr: np.ndarray,
+    ring_lo: np.ndarray,
+    ring_hi: np.ndarray,
+    buffersize: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each entry's region [lo, hi): the ring region of its workload that holds its address, [0, buffersize) for
+    a workload without regions; -1 for both when none holds it."""
+    n = address.size
+    row = rows_of_children(buf_ptr)
     region_lo = np.full(n, -1, dtype=np.int64)
     region_hi = np.full(n, -1, dtype=np.int64)
-    regions_per_row = np.diff(s.ring_ptr)
+    regions_per_row = np.diff(ring_ptr)
     no_regions = regions_per_row[row] == 0
     region_lo[no_regions] = 0
-    region_hi[no_regions] = s.buffersize if s.buffersize > 0 else np.iinfo(np.int64).max // 4
+    region_hi[no_regions] = buffersize if buffersize > 0 else np.iinfo(np.int64).max // 4
     for k in range(int(regions_per_row.max()) if regions_per_row.size else 0):
         has = (regions_per_row[row] > k) & (region_lo < 0)
-        index = s.ring_ptr[row[has]] + k
-        lo_k, hi_k = s.ring_lo[index], s.ring_hi[index]
+        index = ring_ptr[row[has]] + k
+        lo_k, hi_k = ring_lo[index], ring_hi[index]
         inside = (address[has] >= lo_k) & (address[has] < hi_k)
         target = np.flatnonzero(has)[inside]
         region_lo[target] = lo_k[inside]
         region_hi[target] = hi_k[inside]
+    return region_lo, region_hi
+
+
+def placed_pieces(
+    buf_ptr: np.ndarray,
+    address: np.ndarray,
+    size: np.ndarray,
+    ring_ptr: np.ndarray,
+    buffersize: int,
+    region_lo: np.ndarray,
+    region_hi: np.ndarray,
+) -> Placement:
+    """The entries' byte pieces in their regions (`entry_regions`), and which are out of range or too big."""
+    n = address.size
+    row = rows_of_children(buf_ptr)
+    no_regions = np.diff(ring_ptr)[row] == 0
     placed = region_lo >= 0
     end = address + size
     out_of_range = ~placed | (address < 0)
-    if s.buffersize > 0:
-        out_of_range |= placed & ((region_hi > s.buffersize) | (region_lo < 0))
+    if buffersize > 0:
+        out_of_range |= placed & ((region_hi > buffersize) | (region_lo < 0))
     too_big = placed & (size > region_hi - region_lo)
     # Only ring regions wrap; without them an entry past the end of L2 is simply out of range.
     out_of_range |= no_regions & (end > region_hi)
@@ -73,6 +113,91 @@ def place_l2_entries(s: Schedule) -> Placement:
         region_hi=region_hi,
         out_of_range=out_of_range,
         too_big=too_big,
+    )
+
+
+@dataclass(frozen=True)
+class L2Overlaps:
+    """Pairs of L2 tensors that share bytes in one snapshot, in the order the sweep meets them (by row, then
+    address): `found` holds a row per pair (workload row, entry a, entry b, 1 when either piece is the part that
+    wraps, lo, hi)."""
+
+    found: np.ndarray
+    truncated: bool  # MAX_LISTED pairs were found: there may be more
+
+    @property
+    def rows(self) -> list[int]:
+        """The workload rows whose snapshots overlap, sorted and distinct."""
+        return distinct(self.found[:, 0]).tolist()
+
+
+def find_l2_overlaps(placement: Placement, buf_tensor: np.ndarray) -> L2Overlaps:
+    """Every pair of different tensors sharing bytes within a snapshot (pieces out of range are not placed)."""
+    n = buf_tensor.size
+    pieces = np.flatnonzero(~placement.out_of_range[placement.entry])
+    pairs, truncated = overlapping_pairs(
+        placement.row[pieces],
+        placement.lo[pieces],
+        placement.hi[pieces],
+        buf_tensor[placement.entry[pieces]],
+        limit=MAX_LISTED,
+    )
+    pairs_found = np.array(pairs, dtype=np.int64).reshape(-1, 5)  # group, a, b, lo, hi
+    piece_a, piece_b = pieces[pairs_found[:, 1]], pieces[pairs_found[:, 2]]
+    wrapped = (piece_a >= n) | (piece_b >= n)  # a piece past the entries: the wrapped part
+    found = np.column_stack(
+        [pairs_found[:, 0], placement.entry[piece_a], placement.entry[piece_b], wrapped, pairs_found[:, 3:]]
+    ).astype(np.int64)
+    return L2Overlaps(found, truncated)
+
+
+@dataclass(frozen=True)
+class CoreL2:
+    """What a decode worker works out about one core's L2 snapshots, for the buffer size it was told, so that a
+    big file's analysis only joins the cores' answers: each entry's region and the overlapping pairs, rows and
+    entries numbered within the core."""
+
+    buffersize: int
+    region_lo: np.ndarray
+    region_hi: np.ndarray
+    overlaps: L2Overlaps
+
+
+def core_l2(
+    buf_ptr: np.ndarray,
+    address: np.ndarray,
+    size: np.ndarray,
+    tensor: np.ndarray,
+    ring_ptr: np.ndarray,
+    ring_lo: np.ndarray,
+    ring_hi: np.ndarray,
+    buffersize: int,
+) -> CoreL2:
+    """`CoreL2` for one core's columns (the same steps `place_l2_entries` and `l2_problems` take)."""
+    region_lo, region_hi = entry_regions(buf_ptr, address, ring_ptr, ring_lo, ring_hi, buffersize)
+    placement = placed_pieces(buf_ptr, address, size, ring_ptr, buffersize, region_lo, region_hi)
+    return CoreL2(buffersize, region_lo, region_hi, find_l2_overlaps(placement, tensor))
+
+
+def joined_l2(cores: list[CoreL2], entry_starts: list[int], row_starts: list[int]) -> CoreL2 | None:
+    """The cores' answers as one for the whole schedule (cores in row order, each starting at those entry and
+    row numbers); None when they were worked out for different buffer sizes. The pairs found are those a sweep
+    over the whole schedule finds: sorted by row, rows grouped by core, each core's list a prefix of its pairs."""
+    if not cores or len({core.buffersize for core in cores}) > 1:
+        return None
+    found = []
+    for core, entry_start, row_start in zip(cores, entry_starts, row_starts, strict=True):
+        shifted = core.overlaps.found.copy()
+        shifted[:, 0] += row_start
+        shifted[:, 1:3] += entry_start
+        found.append(shifted)
+    pairs = np.concatenate(found)
+    truncated = pairs.shape[0] >= MAX_LISTED or any(core.overlaps.truncated for core in cores)
+    return CoreL2(
+        cores[0].buffersize,
+        np.concatenate([core.region_lo for core in cores]),
+        np.concatenate([core.region_hi for core in cores]),
+        L2Overlaps(pairs[:MAX_LISTED], truncated),
     )
 
 
@@ -139,43 +264,32 @@ def l2_problems(
             )
 
     problems += _entry_problems(s, row_of_entry, refs, entry_path)
-    valid = ~placement.out_of_range[placement.entry]
-    pieces = np.flatnonzero(valid)
-    pairs, truncated = overlapping_pairs(
-        placement.row[pieces],
-        placement.lo[pieces],
-        placement.hi[pieces],
-        s.buf_tensor[placement.entry[pieces]],
-        limit=MAX_LISTED,
-    )
-    if overlaps_found is not None and pairs:
-        overlaps_found(sorted({pair.group for pair in pairs}))
-    problems += _overlap_problems(s, placement, pieces, pairs, row_of_entry)
-    if truncated:
+    known = _known_l2(s)
+    overlaps = known.overlaps if known is not None else find_l2_overlaps(placement, s.buf_tensor)
+    if overlaps_found is not None and overlaps.found.size:
+        overlaps_found(overlaps.rows)
+    problems += _overlap_problems(s, overlaps.found, row_of_entry)
+    if overlaps.truncated:
         problems.append(
             Problem("info", "l2-overlap-truncated", f"more than {MAX_LISTED} L2 overlaps; only the first are listed")
         )
     return problems
 
 
-def _overlap_problems(
-    s: Schedule, placement: Placement, pieces: np.ndarray, pairs: list, row_of_entry: np.ndarray
-) -> list[Problem]:
+def _overlap_problems(s: Schedule, found: np.ndarray, row_of_entry: np.ndarray) -> list[Problem]:
     """One `l2-overlap` per pair of tensors and snapshot (a wrapped tensor overlapping in both halves: one).
     What each message names is looked up for all pairs at once: one numpy lookup per pair and field cost a
     third of the checks' time on a file with 9,000 overlaps."""
-    if not pairs:
+    if not found.size:
         return []
-    found = np.array(pairs, dtype=np.int64).reshape(-1, 5)  # group, a, b, lo, hi
-    row, piece_a, piece_b = found[:, 0], pieces[found[:, 1]], pieces[found[:, 2]]
-    entry_a, entry_b = placement.entry[piece_a], placement.entry[piece_b]
+    row, entry_a, entry_b = found[:, 0], found[:, 1], found[:, 2]
     tensor_a, tensor_b = s.buf_tensor[entry_a], s.buf_tensor[entry_b]
     later = np.maximum(entry_a, entry_b)
     path_row = row_of_entry[later]
     columns = (
-        row, np.minimum(tensor_a, tensor_b), np.maximum(tensor_a, tensor_b), found[:, 3], found[:, 4],
-        (piece_a >= s.buf_tensor.size) | (piece_b >= s.buf_tensor.size),  # a piece past the end: the wrapped part
-        s.wl_core[row], s.wl_id[row], s.wl_core[path_row], s.wl_pos[path_row], s.buf_pos[later],
+        row, np.minimum(tensor_a, tensor_b), np.maximum(tensor_a, tensor_b), found[:, 4], found[:, 5],
+        found[:, 3].astype(bool), s.wl_core[row], s.wl_id[row], s.wl_core[path_row], s.wl_pos[path_row],
+        s.buf_pos[later],
     )  # fmt: skip
     problems: list[Problem] = []
     seen: set[tuple[int, int, int]] = set()

@@ -65,7 +65,8 @@ def guessed_and_parsed(path: Path, monkeypatch) -> tuple[bool, bool]:
         patch.setattr(worker_pool, "shared_pool", lambda: recording)
         parallel, problems = load_schedule(path)
     assert columns(parallel) == columns(here) and problems == here_problems, path.name
-    return any(args[-1] for args in recording.decoded), reader.read_top_level in recording.functions
+    guessed = [args[4] for args in recording.decoded]  # decode_core_at(path, stamp, key, span, guessed, ...)
+    return any(guessed), reader.read_top_level in recording.functions
 
 
 @pytest.mark.usefixtures("every_size")

@@ -45,6 +45,9 @@ def columns(schedule) -> dict:
         value = getattr(schedule, field.name)
         if field.name == "core_raw":
             out[field.name] = (value.spans, value.stamp)
+        elif field.name == "l2_known" and value is not None:  # what the cores' decodes found of their L2
+            out[field.name] = (value.buffersize, value.region_lo.tolist(), value.region_hi.tolist(),
+                               value.overlaps.found.tolist(), value.overlaps.truncated)  # fmt: skip
         else:
             out[field.name] = value.tolist() if isinstance(value, np.ndarray) else value
     return out

@@ -71,7 +71,8 @@ def first_core_part(path: Path, min_bytes: int | None = None) -> FirstCorePart |
     if first is None:
         return None
     with reader.collector_paused():
-        part = reader._decode_core_part(path, first.key, first.raw, strict=False)
+        buffersize = first.scalars["buffersize"]  # from the file's last bytes: the full load checks it
+        part = reader._decode_core_part(path, first.key, first.raw, strict=False, buffersize=buffersize)
     if part.columns is None or any(problem.code == "bad-workload" for problem in part.problems):
         return None  # a workload dropped: not shown as if it were the core (bad list entries are only dropped)
     first.raw = b""

@@ -35,6 +35,7 @@ import msgspec
 import numpy as np
 
 from explorer import jsonpath, worker_pool
+from explorer.analysis.buffers import CoreL2, core_l2, joined_l2
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.file_spans import FileChanged, FileSpans, span_of
@@ -236,7 +237,8 @@ def _load_here(path: Path, strict: bool, meter: _ByteMeter) -> _Loaded:
     del data
     top_level, top = _top_level(context)
     builder = _builder(context, top_level, bytes(top["-1"]) if "-1" in top else None)
-    _add_parts(builder, context, _parts_here(path, [(key, top[key]) for _, key in top_level.core_keys], strict, meter))
+    cores = [(key, top[key]) for _, key in top_level.core_keys]
+    _add_parts(builder, context, _parts_here(path, cores, strict, meter, buffersize=top_level.scalars["buffersize"]))
     if strict:
         _strict_key_check(context, top)
     # The file's bytes are freed here, before the columns are joined and analysed: the details panel reads a
@@ -256,7 +258,7 @@ def _load_in_workers(
     the cores: the caller loads here."""
     meter.stage("reading", READ_SHARE, 0, 1)
     previewed = early.take_first_core(path)
-    jobs = _CoreJobs(pool, path, stamp, True, previewed)
+    jobs = _CoreJobs(pool, path, stamp, True, previewed, _buffersize_guess(path, stamp))
     try:
         if previewed is not None and not previewed.done():  # this process is drawing the preview: not here
             spans = _spans_in_worker(pool, path, stamp)
@@ -278,6 +280,16 @@ def _load_in_workers(
     finally:
         jobs.cancel()
     return _load_after_top_level(pool, path, stamp, meter, previewed)
+
+
+def _buffersize_guess(path: Path, stamp: tuple[int, int]) -> int | None:
+    """The buffer size as the file's last bytes give it (where json.dumps and our writer put it), for the
+    workers' L2 steps before the top level is read; the build checks it against the top level's."""
+    try:
+        tail = FileSpans(path, {}, stamp).read(max(stamp[0] - layout.TAIL, 0), min(stamp[0], layout.TAIL))
+    except (OSError, FileChanged):
+        return None
+    return {**_TOP_SCALARS, **layout.tail_scalars(tail)}["buffersize"]
 
 
 def _spans_in_worker(
@@ -305,7 +317,7 @@ def _load_after_top_level(
     context.problems = top_level.problems
     spans = FileSpans(path, {}, stamp)
     builder = _builder(context, top_level, None if top_level.dram_span is None else spans.read(*top_level.dram_span))
-    jobs = _CoreJobs(pool, path, stamp, False, previewed)
+    jobs = _CoreJobs(pool, path, stamp, False, previewed, top_level.scalars["buffersize"])
     try:
         for core in sorted(builder.spans, key=lambda core: -builder.spans[core][1]):
             jobs.add(core, builder.spans[core])
@@ -403,14 +415,19 @@ def _builder(context: _Context, top_level: TopLevel, dram_raw: bytes | None) -> 
 
 
 def _parts_here(
-    path: Path, cores: list[tuple[str, Any]], strict: bool, meter: _ByteMeter, guessed: bool = False
+    path: Path,
+    cores: list[tuple[str, Any]],
+    strict: bool,
+    meter: _ByteMeter,
+    guessed: bool = False,
+    buffersize: int | None = None,
 ) -> list[CorePart]:
     """Each core (key, raw array) decoded in this process, the bar moving by the bytes decoded, not by core."""
     total = sum(len(raw) for _, raw in cores) or 1
     parts, done = [], 0
     for key, raw in cores:
         bar = _CoreProgress(meter, f"core {key}", done, len(raw), total)
-        parts.append(_decode_core_part(path, key, raw, strict, bar, guessed))
+        parts.append(_decode_core_part(path, key, raw, strict, bar, guessed, buffersize))
         done += len(raw)
         bar.entries(1, 1)
     return parts
@@ -434,6 +451,7 @@ class CorePart:
     problems: list[Problem]
     saw_wl0: bool
     saw_wl1: bool
+    l2: CoreL2 | None = None  # its L2 regions and overlaps, for the buffer size the decode was told
 
 
 def _decode_core_part(
@@ -443,9 +461,13 @@ def _decode_core_part(
     strict: bool,
     bar: _CoreProgress | None = None,
     guessed: bool = False,
+    buffersize: int | None = None,
 ) -> CorePart:
     """One core's array, typed, into columns; its problems carry JSON paths within the whole file. A `guessed`
-    span (`layout`) that is not one JSON array raises SpanGuessWrong instead of being a problem of the file."""
+    span (`layout`) that is not one JSON array raises SpanGuessWrong instead of being a problem of the file.
+    Given the file's `buffersize` (or a guess of it), the core's L2 snapshots are placed and swept for overlaps
+    here too: in a worker, beside the other cores' decode, instead of in the analysis after the last core (on
+    the 519 MB benchmark file that step was a third of the load's serial end)."""
     context = _Context(path, b"", strict)
     context.span_guessed = guessed
     kept = _decode_workloads(context, key, raw, bar.workloads if bar else _ignore)
@@ -453,7 +475,15 @@ def _decode_core_part(
     local = _ScheduleBuilder()
     local.add_core(int(key), kept, entries)
     columns = local.parts[0] if local.parts else None
-    return CorePart(int(key), columns, list(local.layers), context.problems, local.saw_wl0, local.saw_wl1)
+    l2 = None if columns is None or buffersize is None else _core_l2(columns, buffersize)
+    return CorePart(int(key), columns, list(local.layers), context.problems, local.saw_wl0, local.saw_wl1, l2)
+
+
+def _core_l2(columns: dict[str, Any], buffersize: int) -> CoreL2:
+    return core_l2(
+        _ptr_of(columns["buf_counts"]), columns["buf_addr"], columns["buf_size"], columns["buf_tensor"],
+        _ptr_of(columns["ring_counts"]), columns["ring_lo"], columns["ring_hi"], buffersize,
+    )  # fmt: skip
 
 
 def _ignore(*_args: Any) -> None:
@@ -461,13 +491,18 @@ def _ignore(*_args: Any) -> None:
 
 
 def decode_core_at(
-    path: str, stamp: tuple[int, int], key: str, span: tuple[int, int], guessed: bool = False
+    path: str,
+    stamp: tuple[int, int],
+    key: str,
+    span: tuple[int, int],
+    guessed: bool = False,
+    buffersize: int | None = None,
 ) -> CorePart:
     """What a worker does for one core: read its array from the file (refused if the file changed since the
     load began) and decode it. Module-level, so a worker process finds it by name."""
     raw = FileSpans(Path(path), {}, stamp).read(*span)
     with collector_paused():
-        return _decode_core_part(Path(path), key, raw, strict=False, guessed=guessed)
+        return _decode_core_part(Path(path), key, raw, strict=False, guessed=guessed, buffersize=buffersize)
 
 
 class _CoreJobs:
@@ -483,8 +518,10 @@ class _CoreJobs:
         stamp: tuple[int, int],
         guessed: bool,
         previewed: concurrent.futures.Future | None,
+        buffersize: int | None = None,
     ) -> None:
         self.pool = pool
+        self.buffersize = buffersize  # the file's, or the guess from its last bytes: the build checks it
         self.path = path
         self.stamp = stamp
         self.guessed = guessed  # the spans are `layout`'s guesses: a core that is not one array refutes them
@@ -529,7 +566,7 @@ class _CoreJobs:
 
     def _job(self, core: int) -> tuple:
         """`decode_core_at`'s arguments for a core, in a worker or (its worker died) here."""
-        return str(self.path), self.stamp, str(core), self.spans[core], self.guessed
+        return str(self.path), self.stamp, str(core), self.spans[core], self.guessed, self.buffersize
 
     def collect(self, meter: _ByteMeter) -> list[CorePart]:
         """Every core's part, in core order; the bar moves by the bytes of the cores done."""
@@ -540,7 +577,9 @@ class _CoreJobs:
             self._hand_on(last)
         elif last is not None:  # the file's only core, and no preview of it
             raw = FileSpans(self.path, {}, self.stamp).read(*self.spans[last])
-            self.parts[last] = _parts_here(self.path, [(str(last), raw)], False, meter, self.guessed)[0]
+            self.parts[last] = _parts_here(self.path, [(str(last), raw)], False, meter, self.guessed, self.buffersize)[
+                0
+            ]
         if self.deferred is not None:
             core, previewed = self.deferred
             self.deferred = None
@@ -980,6 +1019,7 @@ class _ScheduleBuilder:
         self.dram_columns = _dram_columns(Dram(), {})
         self.saw_wl0 = False
         self.saw_wl1 = False
+        self.l2_parts: list[CoreL2 | None] = []  # per part: what its decode found of its L2 snapshots
 
     def add_core(
         self, core: int, workloads: list[tuple[int, Workload, dict]], entries: list[list[BufferEntry]]
@@ -1002,6 +1042,7 @@ class _ScheduleBuilder:
         part.columns["wl_layer"] = ids[part.columns["wl_layer"]]
         self.core_order.append(part.core)
         self.parts.append(part.columns)
+        self.l2_parts.append(part.l2)
 
     def _layer_id(self, name: str) -> int:
         return self.layers.setdefault(name, len(self.layers))
@@ -1164,7 +1205,17 @@ class _ScheduleBuilder:
             w0_layer=w0_layer,
             **self.dram_columns,
             dram_raw=self.dram_raw,
+            l2_known=self._l2_known(scalars["buffersize"]),
         )
+
+    def _l2_known(self, buffersize: int) -> CoreL2 | None:
+        """The parts' L2 answers joined, when every part has one for the file's buffer size."""
+        known = self.l2_parts
+        if len(known) != len(self.parts) or not known or any(k is None or k.buffersize != buffersize for k in known):
+            return None
+        entries = [int(part["buf_counts"].sum()) for part in self.parts]
+        rows = [part["n"] for part in self.parts]
+        return joined_l2(known, _ptr_of(entries)[:-1].tolist(), _ptr_of(rows)[:-1].tolist())  # type: ignore[arg-type]
 
     def _w0_layers(self) -> np.ndarray:
         """The WL0 entries' layer ids (-1: none named). Each core numbered its own names; they are numbered

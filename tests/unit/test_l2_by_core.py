@@ -1,0 +1,80 @@
+"""Each core's L2 regions and overlaps are worked out by that core's decode (in a worker process for a big file)
+and joined by the load: the joined answer is what the analysis works out over the whole schedule, for every
+file and every limit on the pairs listed; an answer worked out for another buffer size is not used."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from explorer.analysis import buffers
+from explorer.analysis.buffers import l2_problems, place_l2_entries
+from explorer.formats.scheduler_ir.reader import load_schedule
+from tests.conftest import SAMPLE_DATA, SAMPLES
+from tests.schedules import entry, two_core
+from tests.unit.test_parallel_load import PLANTED, every_size, in_process  # noqa: F401
+
+
+def analysed(schedule) -> tuple[dict, list]:
+    placement = place_l2_entries(schedule)
+    arrays = {field.name: getattr(placement, field.name).tolist() for field in dataclasses.fields(placement)}
+    return arrays, l2_problems(schedule, placement)
+
+
+def worked_out_whole(schedule):
+    return dataclasses.replace(schedule, l2_known=None)
+
+
+def wrapping_on_both_cores() -> dict:
+    """Overlaps on both cores, one of them in the part of a tensor that wraps past its ring region's end."""
+    value = two_core()
+    value["buffersize"] = 200
+    for key in ("0", "1"):
+        for workload in value[key]:
+            workload["ring_buffer_info"] = [[0, 100], [100, 200]]
+    value["0"][0]["buffer"] = [entry(1, 90, 20), entry(2, 5, 10), entry(3, 8, 4), entry(4, 100, 100, "weight")]
+    value["0"][1]["buffer"] = [entry(1, 90, 20), entry(5, 250, 10), entry(6, 0, 150, "weight")]
+    value["1"][1]["buffer"] = [entry(7, 120, 30), entry(8, 140, 30), entry(9, 145, 2)]
+    return value
+
+
+def test_the_cores_answers_joined_are_the_whole_schedules(write_json):
+    paths = [PLANTED, SAMPLE_DATA / "clean_2x2_stschedule.json", write_json(wrapping_on_both_cores())]
+    if SAMPLES.is_dir():
+        paths += sorted((SAMPLES / "scheduler_ir").glob("*_stschedule.json"))
+    for path in paths:
+        schedule, _ = load_schedule(path)
+        assert schedule.l2_known is not None, path.name
+        assert analysed(schedule) == analysed(worked_out_whole(schedule)), path.name
+    found = load_schedule(paths[2])[0].l2_known.overlaps.found  # rows 0-1 on core 0, rows 2-3 on core 1
+    assert found[:, 0].tolist() == [0, 0, 0, 1, 1, 3, 3, 3]
+    assert found[:, 3].tolist() == [1, 0, 1, 1, 0, 0, 0, 0]  # 1: the pair meets in tensor 1's wrapped part
+
+
+@pytest.mark.parametrize("limit", [*range(1, 10), 100])
+def test_a_limit_reached_on_one_core_is_reached_for_all(write_json, monkeypatch, limit):
+    monkeypatch.setattr(buffers, "MAX_LISTED", limit)
+    schedule, _ = load_schedule(write_json(wrapping_on_both_cores()))
+    joined, whole = analysed(schedule), analysed(worked_out_whole(schedule))
+    assert joined == whole
+    truncated = [problem for problem in whole[1] if problem.code == "l2-overlap-truncated"]
+    assert len(truncated) == (limit <= 8)  # eight pairs in all: listing eight reaches the limit
+
+
+@pytest.mark.usefixtures("every_size")
+def test_an_answer_for_another_buffer_size_is_worked_out_again(tmp_path, monkeypatch):
+    """The workers take the buffer size from the file's last bytes; a file that says it first is placed again."""
+    value = json.loads(PLANTED.read_text())
+    first = {"buffersize": value.pop("buffersize"), **copy.deepcopy(value)}
+    path = tmp_path / "size_first_stschedule.json"
+    path.write_text(json.dumps(first))
+    parallel, parallel_problems = load_schedule(path)
+    here, here_problems = in_process(path, monkeypatch)
+    assert parallel.l2_known is None and here.l2_known is not None  # the workers guessed 0 bytes
+    assert parallel.buffersize == here.buffersize > 0 and parallel_problems == here_problems
+    assert analysed(parallel) == analysed(here)
+    assert np.array_equal(here.l2_known.region_lo, place_l2_entries(parallel).region_lo)
