@@ -5,6 +5,7 @@ when the guess failed."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -125,10 +126,40 @@ def test_the_core_count_at_the_end_is_a_hint_that_is_checked(tmp_path, monkeypat
     one = {"0": planted["0"], "-1": planted["-1"], "buffersize": planted["buffersize"], "xlen": 1, "ylen": 1}
     path = write(tmp_path, "one", json.dumps(one))
     with monkeypatch.context() as patch:
-        patch.setattr(layout._Scanner, "_core_key", lambda self, key, after: searched.append(key))
+        patch.setattr(layout._Scanner, "_core_key", lambda self, key, *where: searched.append(key))
         assert arrays(path) == {0: planted["0"]} and searched == []
     missing = dict(planted)
     del missing["2"]  # a core without workloads has no key
     assert guessed_and_parsed(write(tmp_path, "missing", json.dumps(missing)), monkeypatch) == (True, True)
     fewer = dict(planted, xlen=1, ylen=2)  # says 2 cores, has 4
     assert guessed_and_parsed(write(tmp_path, "fewer", json.dumps(fewer)), monkeypatch) == (True, True)
+
+
+@pytest.mark.usefixtures("every_size")
+def test_the_search_for_the_next_core_skips_ahead_and_comes_back(tmp_path, monkeypatch, planted):
+    """The next core's key is looked for from 3/4 of the previous core's length on: a core much shorter than the
+    one before is found by looking again from its start, and a look-alike key after the real one (an unknown
+    field's) only makes the load parse the top level whole."""
+    uneven = dict(planted)
+    uneven["0"] = planted["0"] * 30
+    uneven["1"] = planted["1"][:1]
+    uneven["2"] = planted["2"] * 30
+    searched_from = []
+    original = layout._Scanner._core_key
+
+    def core_key(self, key, after, before=None):
+        searched_from.append((key, after))
+        return original(self, key, after, before)
+
+    path = write(tmp_path, "uneven", json.dumps(uneven))
+    with monkeypatch.context() as patch:
+        patch.setattr(layout._Scanner, "_core_key", core_key)
+        assert arrays(path) == {core: uneven[str(core)] for core in range(4)}
+    spans = spans_of(path)
+    second_start = spans[1][0]
+    looked_again = [after for key, after in searched_from if key == b'"2"']
+    assert looked_again == [second_start + int(0.75 * spans[0][1]), second_start]  # skipped past it, then back
+    assert guessed_and_parsed(path, monkeypatch) == (True, False)
+    uneven["2"] = copy.deepcopy(uneven["2"])
+    uneven["2"][-1]["extra"] = {"a": [1], "2": [2]}  # where the skipped search lands first
+    assert guessed_and_parsed(write(tmp_path, "look_alike", json.dumps(uneven)), monkeypatch) == (True, True)
