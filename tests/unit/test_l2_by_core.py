@@ -78,3 +78,15 @@ def test_an_answer_for_another_buffer_size_is_worked_out_again(tmp_path, monkeyp
     assert parallel.buffersize == here.buffersize > 0 and parallel_problems == here_problems
     assert analysed(parallel) == analysed(here)
     assert np.array_equal(here.l2_known.region_lo, place_l2_entries(parallel).region_lo)
+
+
+def test_a_schedule_made_with_other_l2_columns_is_worked_out_again(write_json):
+    """What the cores found is bound to the columns it describes: a schedule made from another with moved
+    tensors (as the review benchmark plants overlaps) gets its own placement and overlaps."""
+    schedule, _ = load_schedule(write_json(wrapping_on_both_cores()))
+    address = schedule.buf_addr.copy()
+    address[3] = 8  # tensor 4 onto tensor 3 in the first snapshot (it now wraps in the first ring region)
+    moved = dataclasses.replace(schedule, buf_addr=address)
+    assert analysed(moved) == analysed(worked_out_whole(moved)) != analysed(schedule)
+    pairs = {tuple(p.refs["tensor_ids"]) for p in analysed(moved)[1] if p.code == "l2-overlap"}
+    assert {(1, 4), (2, 4), (3, 4)} <= pairs

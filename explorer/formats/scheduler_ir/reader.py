@@ -35,7 +35,7 @@ import msgspec
 import numpy as np
 
 from explorer import jsonpath, worker_pool
-from explorer.analysis.buffers import CoreL2, core_l2, joined_l2
+from explorer.analysis.buffers import CoreL2, bound_l2, core_l2, joined_l2
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.file_spans import FileChanged, FileSpans, span_of
@@ -1157,7 +1157,7 @@ class _ScheduleBuilder:
         core_ptr = ptr_of([part["n"] for part in parts])
         of_counts = joined("of_counts")
         w0_layer = self._w0_layers()  # before `layers` is listed: it adds the names only WL0 entries use
-        return Schedule(
+        schedule = Schedule(
             buffersize=scalars["buffersize"],
             xlen=scalars["xlen"],
             ylen=scalars["ylen"],
@@ -1205,8 +1205,9 @@ class _ScheduleBuilder:
             w0_layer=w0_layer,
             **self.dram_columns,
             dram_raw=self.dram_raw,
-            l2_known=self._l2_known(scalars["buffersize"]),
         )
+        schedule.l2_known = bound_l2(schedule, self._l2_known(scalars["buffersize"]))
+        return schedule
 
     def _l2_known(self, buffersize: int) -> CoreL2 | None:
         """The parts' L2 answers joined, when every part has one for the file's buffer size."""
