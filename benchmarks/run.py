@@ -72,6 +72,7 @@ import time
 from explorer.formats.scheduler_ir.reader import load_schedule
 from explorer.analysis import analyze_schedule
 schedule, _ = load_schedule(PATH)
+schedule.l2_known = None  # all of it here: not the L2 sweep the decode workers did core by core
 t = time.perf_counter()
 analysis = analyze_schedule(schedule)
 elapsed = time.perf_counter() - t
@@ -83,6 +84,7 @@ import time
 from explorer.formats.scheduler_ir.reader import load_schedule
 from explorer.analysis.buffers import l2_problems, place_l2_entries
 schedule, _ = load_schedule(PATH)
+schedule.l2_known = None  # the whole sweep here, as for a schedule that no decode worker swept
 t = time.perf_counter()
 problems = l2_problems(schedule, place_l2_entries(schedule))
 elapsed = time.perf_counter() - t
@@ -408,6 +410,21 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     print("wrote BENCHMARKS.md")
 
 
+def preamble() -> list[str]:
+    """BENCHMARKS.md's title and how everything in it is measured."""
+    return [
+        "# Benchmarks",
+        "",
+        "Written by `make bench` (`benchmarks/run.py`); numbers below are from the last run. Each measurement runs in",
+        "a fresh interpreter, the sources byte-compiled first (as an installed package is); times are medians of",
+        f"{REPEATS} runs and exclude interpreter start-up and imports. Peak memory comes from one more run: the larger",
+        "of the process's maximum resident set and the summed proportional set size of it and its worker processes,",
+        "sampled every 50 ms (imports included); the timed runs do without the sampler, which took CPU from the",
+        "load. The baseline is measured in the same run on the same file, so the ratios carry over to other machines.",
+        "",
+    ]
+
+
 def _schedule_lines(path: Path) -> list[str]:
     """The title, machine, input, scheduler IR, validation and scheduler views sections (issues #2 and #3)."""
     size_mb = path.stat().st_size / 1e6
@@ -426,15 +443,7 @@ def _schedule_lines(path: Path) -> list[str]:
     pyd, msg = results["validate_pydantic"], results["validate_msgspec"]
     tw, th, bw, bh = views["widget_sizes"]
     lines = [
-        "# Benchmarks",
-        "",
-        "Written by `make bench` (`benchmarks/run.py`); numbers below are from the last run. Each measurement runs in",
-        "a fresh interpreter, the sources byte-compiled first (as an installed package is); times are medians of",
-        f"{REPEATS} runs and exclude interpreter start-up and imports. Peak memory comes from one more run: the larger",
-        "of the process's maximum resident set and the summed proportional set size of it and its worker processes,",
-        "sampled every 50 ms (imports included); the timed runs do without the sampler, which took CPU from the",
-        "load. The baseline is measured in the same run on the same file, so the ratios carry over to other machines.",
-        "",
+        *preamble(),
         "## Machine",
         "",
         f"- CPU: {info['cpu']} ({info['cores']} cores), memory {info['memory_gib']} GiB",
@@ -534,9 +543,11 @@ def _model_sections(sections: tuple[str, ...]) -> list[str]:
 
 
 def splice(path: Path, lines: list[str]) -> None:
-    """Replace the sections these lines hold (by their `## ` titles) in the file; add the ones it lacks."""
+    """Replace the sections these lines hold (by their `## ` titles) in the file; add the ones it lacks. Lines
+    before their first section (the title and how everything is measured) replace the file's own."""
     text = path.read_text() if path.exists() else "# Benchmarks\n"
     new_sections: dict[str, list[str]] = {}
+    preamble: list[str] = []
     current = None
     for line in lines:
         if line.startswith("## "):
@@ -544,8 +555,11 @@ def splice(path: Path, lines: list[str]) -> None:
             new_sections[current] = []
         if current is not None:
             new_sections[current].append(line)
+        else:
+            preamble.append(line)
     out: list[str] = []
-    skipping = False
+    skipping = bool(preamble)  # the file's own preamble is dropped when these lines bring one
+    out += preamble
     for line in text.splitlines():
         if line.startswith("## "):
             skipping = line in new_sections
