@@ -107,6 +107,8 @@ class Schedule:
     # The L2 regions and overlaps the loader's workers worked out core by core (explorer.analysis.buffers.CoreL2,
     # joined): the analysis uses them when they were found for this buffersize, and works them out otherwise.
     l2_known: Any = None
+    # Likewise the format's own snapshot checks' findings (scheduler IR: checks.SnapshotFacts), or None.
+    snapshots_known: Any = None
     _row_index: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def workload_raw(self, row: int) -> bytes:

@@ -48,6 +48,8 @@ def columns(schedule) -> dict:
         elif field.name == "l2_known" and value is not None:  # what the cores' decodes found of their L2
             out[field.name] = (value.buffersize, value.region_lo.tolist(), value.region_hi.tolist(),
                                value.overlaps.found.tolist(), value.overlaps.truncated)  # fmt: skip
+        elif field.name == "snapshots_known" and value is not None:  # what they found of moves and flags
+            out[field.name] = (value.moved.tolist(), value.mismatched.tolist(), value.in_previous.tolist())
         else:
             out[field.name] = value.tolist() if isinstance(value, np.ndarray) else value
     return out

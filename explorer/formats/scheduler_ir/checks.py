@@ -8,6 +8,10 @@ the array index.
 
 from __future__ import annotations
 
+import dataclasses
+import operator
+from dataclasses import dataclass
+
 import numpy as np
 
 from explorer.analysis.dependencies import lookup, ofmap_producer_index, rows_of_children, rows_present
@@ -219,54 +223,122 @@ def _unlisted(s: Schedule, producers, consumers, dst_ptr, dst_core, dst_wl) -> l
     return np.flatnonzero(~listed).tolist()
 
 
-def _snapshot_warnings(s: Schedule, out: _Problems) -> None:
-    """A tensor keeps its address and size for its whole life; newly_added matches the previous snapshot."""
-    if s.buf_tensor.size == 0:
-        return
-    row = rows_of_children(s.buf_ptr)
-    core = s.wl_core[row].astype(np.int64)
-    low = int(s.buf_tensor.min())
-    if (int(s.buf_tensor.max()) - low + 1) * max(s.n_workloads, 1) < 2**62:  # row·ids fits: no ranking pass
-        tensor = s.buf_tensor.astype(np.int64) - low  # (np.unique's ranks took 0.08 s on 10^6 entries)
+@dataclass(frozen=True)
+class SnapshotFacts:
+    """What the snapshot warnings report, as entry numbers: each tensor's first move on its core (the entries
+    before and after it, ordered by core, tensor and row) and the entries whose newly_added disagrees with the
+    previous snapshot of their core (ascending, with whether the tensor was in that snapshot). A big file's
+    decode workers find them core by core (`core_snapshot_facts`), and the load joins them (`joined_facts`)."""
+
+    moved: np.ndarray  # (k, 2): entry before, entry after
+    mismatched: np.ndarray
+    in_previous: np.ndarray
+    columns: tuple = ()  # the schedule's own columns they were joined for (`bound_facts`)
+
+
+def _snapshot_columns(s: Schedule) -> tuple[np.ndarray, ...]:
+    return s.buf_ptr, s.core_ptr, s.buf_tensor, s.buf_addr, s.buf_size, s.buf_new
+
+
+def bound_facts(s: Schedule, facts: SnapshotFacts | None) -> SnapshotFacts | None:
+    """`facts` (the cores' joined) bound to the columns they describe: what `Schedule.snapshots_known` holds; a
+    schedule made from this one with other columns works its facts out again."""
+    return None if facts is None else dataclasses.replace(facts, columns=_snapshot_columns(s))
+
+
+def _known_facts(s: Schedule) -> SnapshotFacts | None:
+    facts = s.snapshots_known
+    if not isinstance(facts, SnapshotFacts):
+        return None
+    columns = _snapshot_columns(s)
+    return facts if len(facts.columns) == len(columns) and all(map(operator.is_, facts.columns, columns)) else None
+
+
+def snapshot_facts(
+    buf_ptr: np.ndarray,
+    core_ptr: np.ndarray,
+    wl_core: np.ndarray,
+    tensor_ids: np.ndarray,
+    address: np.ndarray,
+    size: np.ndarray,
+    newly_added: np.ndarray,
+) -> SnapshotFacts:
+    """`SnapshotFacts` of a schedule's columns (or one core's: `core_ptr` [0, n], `wl_core` all alike)."""
+    if tensor_ids.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return SnapshotFacts(empty.reshape(0, 2), empty, np.zeros(0, dtype=bool))
+    n_workloads = buf_ptr.size - 1
+    row = rows_of_children(buf_ptr)
+    core = wl_core[row].astype(np.int64)
+    low = int(tensor_ids.min())
+    if (int(tensor_ids.max()) - low + 1) * max(n_workloads, 1) < 2**62:  # row·ids fits: no ranking pass
+        tensor = tensor_ids.astype(np.int64) - low  # (np.unique's ranks took 0.08 s on 10^6 entries)
     else:  # ids spread too far apart for the keys below
-        _, tensor = np.unique(s.buf_tensor, return_inverse=True)
+        _, tensor = np.unique(tensor_ids, return_inverse=True)
     order = np.lexsort((row, tensor, core))
     same = (core[order][1:] == core[order][:-1]) & (tensor[order][1:] == tensor[order][:-1])
-    moved = same & (
-        (s.buf_addr[order][1:] != s.buf_addr[order][:-1]) | (s.buf_size[order][1:] != s.buf_size[order][:-1])
-    )
-    reported: set[tuple[int, int]] = set()
-    for k in np.flatnonzero(moved).tolist():
-        before, after = int(order[k]), int(order[k + 1])
-        key = (int(core[after]), int(s.buf_tensor[after]))
-        if key in reported:
-            continue
-        reported.add(key)
-        r = int(row[after])
-        out.add(
-            "warning",
-            "tensor-moved",
-            f"{s.wl_label(r)}: tensor {key[1]} changes from {int(s.buf_addr[before]):#x}+{int(s.buf_size[before])} "
-            f"to {int(s.buf_addr[after]):#x}+{int(s.buf_size[after])} bytes",
-            f"{s.wl_path(r)}.buffer[{int(s.buf_pos[after])}]",
-            core=key[0],
-            workload_id=int(s.wl_id[r]),
-            tensor_ids=[key[1]],
-        )
+    moved = same & ((address[order][1:] != address[order][:-1]) | (size[order][1:] != size[order][:-1]))
+    at = np.flatnonzero(moved)
+    after = order[at + 1]
+    first = np.ones(after.size, dtype=bool)
+    first[1:] = (core[after][1:] != core[after][:-1]) | (tensor[after][1:] != tensor[after][:-1])
+    pairs = np.column_stack([order[at], after])[first]  # a tensor's first move on its core only
 
     # newly_added must be true exactly when the tensor was not in the previous snapshot of the same core.
     n_tensors = int(tensor.max()) + 1
     keys = np.sort(row * n_tensors + tensor)
-    first_of_core = np.zeros(s.n_workloads, dtype=bool)
-    first_of_core[s.core_ptr[:-1][np.diff(s.core_ptr) > 0]] = True
+    first_of_core = np.zeros(n_workloads, dtype=bool)
+    first_of_core[core_ptr[:-1][np.diff(core_ptr) > 0]] = True
     has_previous = ~first_of_core[row]
     in_previous = np.zeros(row.size, dtype=bool)
     in_previous[has_previous] = lookup(keys, (row[has_previous] - 1) * n_tensors + tensor[has_previous]) >= 0
-    flagged = s.buf_new >= 0
-    wrong = flagged & has_previous & ((s.buf_new == 1) == in_previous)
-    for e in np.flatnonzero(wrong).tolist():
+    flagged = newly_added >= 0
+    wrong = np.flatnonzero(flagged & has_previous & ((newly_added == 1) == in_previous))
+    return SnapshotFacts(pairs.astype(np.int64), wrong, in_previous[wrong])
+
+
+def core_snapshot_facts(
+    buf_ptr: np.ndarray, tensor_ids: np.ndarray, address: np.ndarray, size: np.ndarray, newly_added: np.ndarray
+) -> SnapshotFacts:
+    """`snapshot_facts` of one core's columns, entries numbered within the core."""
+    n = buf_ptr.size - 1
+    core_ptr = np.array([0, n], dtype=np.int64)
+    return snapshot_facts(buf_ptr, core_ptr, np.zeros(n, dtype=np.int64), tensor_ids, address, size, newly_added)
+
+
+def joined_facts(cores: list[SnapshotFacts], entry_starts: list[int]) -> SnapshotFacts:
+    """The cores' facts (in row order, each core's entries starting at those numbers) as the schedule's."""
+    return SnapshotFacts(
+        np.concatenate([facts.moved + start for facts, start in zip(cores, entry_starts, strict=True)]),
+        np.concatenate([facts.mismatched + start for facts, start in zip(cores, entry_starts, strict=True)]),
+        np.concatenate([facts.in_previous for facts in cores]),
+    )
+
+
+def _snapshot_warnings(s: Schedule, out: _Problems) -> None:
+    """A tensor keeps its address and size for its whole life; newly_added matches the previous snapshot."""
+    if s.buf_tensor.size == 0:
+        return
+    facts = _known_facts(s)
+    if facts is None:
+        facts = snapshot_facts(s.buf_ptr, s.core_ptr, s.wl_core, s.buf_tensor, s.buf_addr, s.buf_size, s.buf_new)
+    row = rows_of_children(s.buf_ptr)
+    for before, after in facts.moved.tolist():
+        r = int(row[after])
+        tensor = int(s.buf_tensor[after])
+        out.add(
+            "warning",
+            "tensor-moved",
+            f"{s.wl_label(r)}: tensor {tensor} changes from {int(s.buf_addr[before]):#x}+{int(s.buf_size[before])} "
+            f"to {int(s.buf_addr[after]):#x}+{int(s.buf_size[after])} bytes",
+            f"{s.wl_path(r)}.buffer[{int(s.buf_pos[after])}]",
+            core=int(s.wl_core[r]),
+            workload_id=int(s.wl_id[r]),
+            tensor_ids=[tensor],
+        )
+    for e, was_there in zip(facts.mismatched.tolist(), facts.in_previous.tolist(), strict=True):
         r = int(row[e])
-        expected = "false" if in_previous[e] else "true"
+        expected = "false" if was_there else "true"
         out.add(
             "warning",
             "newly-added-mismatch",

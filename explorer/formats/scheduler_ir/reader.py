@@ -40,6 +40,7 @@ from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.file_spans import FileChanged, FileSpans, span_of
 from explorer.formats.scheduler_ir import early, layout
+from explorer.formats.scheduler_ir.checks import SnapshotFacts, bound_facts, core_snapshot_facts, joined_facts
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.early import PARALLEL_MIN_BYTES
 from explorer.gc_pause import collector_paused
@@ -452,6 +453,7 @@ class CorePart:
     saw_wl0: bool
     saw_wl1: bool
     l2: CoreL2 | None = None  # its L2 regions and overlaps, for the buffer size the decode was told
+    snapshots: SnapshotFacts | None = None  # its tensors' moves and newly_added mismatches
 
 
 def _decode_core_part(
@@ -476,7 +478,17 @@ def _decode_core_part(
     local.add_core(int(key), kept, entries)
     columns = local.parts[0] if local.parts else None
     l2 = None if columns is None or buffersize is None else _core_l2(columns, buffersize)
-    return CorePart(int(key), columns, list(local.layers), context.problems, local.saw_wl0, local.saw_wl1, l2)
+    snapshots = None if columns is None else _core_snapshots(columns)
+    return CorePart(
+        int(key), columns, list(local.layers), context.problems, local.saw_wl0, local.saw_wl1, l2, snapshots
+    )
+
+
+def _core_snapshots(columns: dict[str, Any]) -> SnapshotFacts:
+    return core_snapshot_facts(
+        _ptr_of(columns["buf_counts"]), columns["buf_tensor"], columns["buf_addr"], columns["buf_size"],
+        columns["buf_new"],
+    )  # fmt: skip
 
 
 def _core_l2(columns: dict[str, Any], buffersize: int) -> CoreL2:
@@ -1020,6 +1032,7 @@ class _ScheduleBuilder:
         self.saw_wl0 = False
         self.saw_wl1 = False
         self.l2_parts: list[CoreL2 | None] = []  # per part: what its decode found of its L2 snapshots
+        self.snapshot_parts: list[SnapshotFacts | None] = []  # per part: its snapshot checks' findings
 
     def add_core(
         self, core: int, workloads: list[tuple[int, Workload, dict]], entries: list[list[BufferEntry]]
@@ -1043,6 +1056,7 @@ class _ScheduleBuilder:
         self.core_order.append(part.core)
         self.parts.append(part.columns)
         self.l2_parts.append(part.l2)
+        self.snapshot_parts.append(part.snapshots)
 
     def _layer_id(self, name: str) -> int:
         return self.layers.setdefault(name, len(self.layers))
@@ -1207,16 +1221,27 @@ class _ScheduleBuilder:
             dram_raw=self.dram_raw,
         )
         schedule.l2_known = bound_l2(schedule, self._l2_known(scalars["buffersize"]))
+        schedule.snapshots_known = bound_facts(schedule, self._snapshots_known())
         return schedule
+
+    def _entry_starts(self) -> list[int]:
+        """Where each part's L2 entries start in the joined columns."""
+        return _ptr_of([int(part["buf_counts"].sum()) for part in self.parts])[:-1].tolist()
+
+    def _snapshots_known(self) -> SnapshotFacts | None:
+        """The parts' snapshot findings joined, when every part has them."""
+        known = self.snapshot_parts
+        if len(known) != len(self.parts) or not known or any(facts is None for facts in known):
+            return None
+        return joined_facts(known, self._entry_starts())  # type: ignore[arg-type]
 
     def _l2_known(self, buffersize: int) -> CoreL2 | None:
         """The parts' L2 answers joined, when every part has one for the file's buffer size."""
         known = self.l2_parts
         if len(known) != len(self.parts) or not known or any(k is None or k.buffersize != buffersize for k in known):
             return None
-        entries = [int(part["buf_counts"].sum()) for part in self.parts]
         rows = [part["n"] for part in self.parts]
-        return joined_l2(known, _ptr_of(entries)[:-1].tolist(), _ptr_of(rows)[:-1].tolist())  # type: ignore[arg-type]
+        return joined_l2(known, self._entry_starts(), _ptr_of(rows)[:-1].tolist())  # type: ignore[arg-type]
 
     def _w0_layers(self) -> np.ndarray:
         """The WL0 entries' layer ids (-1: none named). Each core numbered its own names; they are numbered

@@ -1,6 +1,7 @@
-"""Each core's L2 regions and overlaps are worked out by that core's decode (in a worker process for a big file)
-and joined by the load: the joined answer is what the analysis works out over the whole schedule, for every
-file and every limit on the pairs listed; an answer worked out for another buffer size is not used."""
+"""Each core's L2 regions and overlaps, and its snapshot checks' findings, are worked out by that core's decode
+(in a worker process for a big file) and joined by the load: the joined answer is what the checks work out over
+the whole schedule, for every file and every limit on the pairs listed; an L2 answer worked out for another
+buffer size is not used."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from explorer.analysis import buffers
 from explorer.analysis.buffers import l2_problems, place_l2_entries
+from explorer.formats.scheduler_ir.checks import transfer_problems
 from explorer.formats.scheduler_ir.reader import load_schedule
 from tests.conftest import SAMPLE_DATA, SAMPLES
 from tests.schedules import entry, two_core
@@ -26,7 +28,21 @@ def analysed(schedule) -> tuple[dict, list]:
 
 
 def worked_out_whole(schedule):
-    return dataclasses.replace(schedule, l2_known=None)
+    return dataclasses.replace(schedule, l2_known=None, snapshots_known=None)
+
+
+def snapshot_warnings(schedule) -> list:
+    return [p for p in transfer_problems(schedule, []) if p.code in ("tensor-moved", "newly-added-mismatch")]
+
+
+def moves_and_flags_on_both_cores() -> dict:
+    """Tensors that move and newly_added flags that are wrong, on both cores, some ids shared between cores."""
+    value = wrapping_on_both_cores()
+    value["0"][0]["buffer"] = [entry(1, 0, 8, new=True), entry(2, 8, 8, new=True), entry(3, 20, 4, new=False)]
+    value["0"][1]["buffer"] = [entry(1, 16, 8, new=False), entry(2, 8, 8, new=True), entry(3, 24, 4)]
+    value["1"][0]["buffer"] = [entry(2, 40, 8, new=True), entry(1, 0, 8, new=False)]
+    value["1"][1]["buffer"] = [entry(2, 48, 8, new=False), entry(1, 0, 16, new=True), entry(4, 60, 4, new=True)]
+    return value
 
 
 def wrapping_on_both_cores() -> dict:
@@ -50,6 +66,8 @@ def test_the_cores_answers_joined_are_the_whole_schedules(write_json):
         schedule, _ = load_schedule(path)
         assert schedule.l2_known is not None, path.name
         assert analysed(schedule) == analysed(worked_out_whole(schedule)), path.name
+        assert schedule.snapshots_known is not None, path.name
+        assert snapshot_warnings(schedule) == snapshot_warnings(worked_out_whole(schedule)), path.name
     found = load_schedule(paths[2])[0].l2_known.overlaps.found  # rows 0-1 on core 0, rows 2-3 on core 1
     assert found[:, 0].tolist() == [0, 0, 0, 1, 1, 3, 3, 3]
     assert found[:, 3].tolist() == [1, 0, 1, 1, 0, 0, 0, 0]  # 1: the pair meets in tensor 1's wrapped part
@@ -90,3 +108,19 @@ def test_a_schedule_made_with_other_l2_columns_is_worked_out_again(write_json):
     assert analysed(moved) == analysed(worked_out_whole(moved)) != analysed(schedule)
     pairs = {tuple(p.refs["tensor_ids"]) for p in analysed(moved)[1] if p.code == "l2-overlap"}
     assert {(1, 4), (2, 4), (3, 4)} <= pairs
+
+
+def test_the_cores_snapshot_findings_joined_are_the_whole_schedules(write_json):
+    schedule, _ = load_schedule(write_json(moves_and_flags_on_both_cores()))
+    joined = snapshot_warnings(schedule)
+    assert joined == snapshot_warnings(worked_out_whole(schedule))
+    found = [(p.code, p.refs["core"], p.refs["workload_id"], p.refs["tensor_ids"]) for p in joined]
+    assert found == [  # moves by core, tensor and workload; flags in file order
+        ("tensor-moved", 0, 1, [1]), ("tensor-moved", 0, 1, [3]), ("tensor-moved", 1, 1, [1]),
+        ("tensor-moved", 1, 1, [2]), ("newly-added-mismatch", 0, 1, [2]), ("newly-added-mismatch", 1, 1, [1]),
+    ]  # fmt: skip
+    address = schedule.buf_addr.copy()
+    address[4] = 9  # tensor 2 moves in core 0's second snapshot: what the cores found is not used for that
+    moved = dataclasses.replace(schedule, buf_addr=address)
+    assert snapshot_warnings(moved) == snapshot_warnings(worked_out_whole(moved)) != joined
+    assert ("tensor-moved", [2]) in [(p.code, p.refs["tensor_ids"]) for p in snapshot_warnings(moved)]
