@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from explorer import worker_pool
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError
 from explorer.registry import pick_format
@@ -12,6 +13,8 @@ from explorer.registry import pick_format
 # Stages after the file is read, which progress reports with a fraction of their own (not of the load)
 ANALYSING, CHECKING, READY = "analysing", "checking", "ready"
 AFTER_LOADING = frozenset({ANALYSING, CHECKING, READY})
+# The timeline's pass costs about 1 µs a row here: below this it is quicker than a worker's round trip.
+PASS_ELSEWHERE_MIN_ROWS = 50_000
 
 
 def open_document(
@@ -57,9 +60,13 @@ def analyze_document(document: Document) -> None:
         from explorer.analysis import analyze_schedule
 
         view = document.view
+        schedule = document.schedule
+        # a big file's workers, idle once it is decoded, take the timeline's pass; a small one's is not worth it
+        pool = worker_pool.running_pool() if schedule.n_workloads >= PASS_ELSEWHERE_MIN_ROWS else None
         document.schedule_analysis = analyze_schedule(
-            document.schedule,
+            schedule,
             timeline_checks=functools.partial(view.timeline_checks, document),
             overlaps_found=functools.partial(view.overlaps_found, document),
+            elsewhere=None if pool is None else pool.submit,
         )
         document.view.analyzed(document)

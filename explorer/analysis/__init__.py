@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +16,7 @@ from explorer.analysis.buffers import (
     wl0_problems,
 )
 from explorer.analysis.dependencies import Dependencies, dependencies
-from explorer.analysis.timeline import Timeline, compute_timeline
+from explorer.analysis.timeline import PendingTimeline, Timeline, start_timeline
 from explorer.errors import Problem
 from explorer.schedule import Schedule
 
@@ -37,26 +37,32 @@ def analyze_schedule(
     s: Schedule,
     dram_bytes_per_cycle: float | None = None,
     *,
-    timeline_checks: Callable[[Timeline], list[Problem]] | None = None,
+    timeline_checks: Callable[[PendingTimeline], list[Problem]] | None = None,
     overlaps_found: Callable[[list[int]], None] | None = None,
+    elsewhere: Callable[..., Future] | None = None,
 ) -> ScheduleAnalysis:
-    """The timeline, the buffers' placement and their checks. The timeline (a Python loop) and the format's
-    `timeline_checks` run on a second thread beside the buffer checks, whose long numpy calls let go of the
-    interpreter: on the 10^6-entry benchmark schedule the two took 0.42-0.63 s one after the other and
-    0.33-0.36 s side by side, the load's last step with one CPU idle. `overlaps_found` hears the rows whose L2
-    snapshots overlap as soon as they are known, before their problems are written (a big file's incidents
-    start reading what they name while the checks go on)."""
+    """The timeline, the buffers' placement and their checks. The format's `timeline_checks` run on a second
+    thread beside the buffer checks, whose long numpy calls let go of the interpreter; they get the timeline
+    as a `PendingTimeline` and wait for it only where they need it. With `elsewhere` (a worker pool's submit),
+    the timeline's topological pass (a Python loop) runs in a worker process meanwhile, submitted before
+    anything else can queue there: on the 10^6-entry benchmark schedule the interpreter-bound steps of the
+    checks and the pass took twice as long side by side on two threads as alone. Without it the pass runs
+    first on the second thread. `overlaps_found` hears the rows whose L2 snapshots overlap as soon as they are
+    known, before their problems are written (a big file's incidents start reading what they name while the
+    checks go on)."""
+    deps = dependencies(s)
+    pending = start_timeline(s, deps, dram_bytes_per_cycle, elsewhere)
     with ThreadPoolExecutor(1, thread_name_prefix="timeline") as beside:
-        timed = beside.submit(_timeline_and_checks, s, dram_bytes_per_cycle, timeline_checks)
+        checked = beside.submit(_checks_on_the_timeline, pending, timeline_checks)
         placement = place_l2_entries(s)
         used = l2_bytes_per_workload(s)
         problems = l2_problems(s, placement, overlaps_found)
         problems += wl0_problems(s)
-        deps, timeline, timeline_problems = timed.result()
+        timeline_problems = checked.result()
     peak_row = int(np.argmax(used)) if used.size else -1
     return ScheduleAnalysis(
         deps=deps,
-        timeline=timeline,
+        timeline=pending.result(),
         placement=placement,
         l2_bytes=used,
         peak_l2_bytes=int(used[peak_row]) if used.size else 0,
@@ -66,9 +72,11 @@ def analyze_schedule(
     )
 
 
-def _timeline_and_checks(
-    s: Schedule, dram_bytes_per_cycle: float | None, checks: Callable[[Timeline], list[Problem]] | None
-) -> tuple[Dependencies, Timeline, list[Problem]]:
-    deps = dependencies(s)
-    timeline = compute_timeline(s, deps, dram_bytes_per_cycle)
-    return deps, timeline, checks(timeline) if checks is not None else []
+def _checks_on_the_timeline(
+    pending: PendingTimeline, checks: Callable[[PendingTimeline], list[Problem]] | None
+) -> list[Problem]:
+    if not pending.elsewhere:
+        pending.result()  # the pass runs here, beside the buffer checks
+    problems = checks(pending) if checks is not None else []
+    pending.result()
+    return problems

@@ -282,7 +282,7 @@ def test_format_checks_run_beside_the_buffer_checks_and_keep_their_place(write_j
     analysis = analyze_schedule(
         doc.schedule, timeline_checks=timeline_checks, overlaps_found=lambda rows: heard.update(overlaps=rows)
     )
-    assert heard["timeline"] is analysis.timeline
+    assert heard["timeline"].result() is analysis.timeline  # given as a PendingTimeline
     assert "overlaps" not in heard  # a clean schedule: nothing to read ahead
     assert analysis.timeline_problems == [marker]
 
@@ -297,3 +297,49 @@ def test_format_checks_run_beside_the_buffer_checks_and_keep_their_place(write_j
 
     with pytest.raises(ValueError, match="planted"):
         analyze_schedule(doc.schedule, timeline_checks=broken)
+
+
+def test_the_timelines_pass_in_a_worker_gives_what_it_gives_here(write_json):
+    """With a worker pool's submit, the topological pass runs in a worker while the checks run here; the
+    timeline and every problem (a dependency cycle's in its place among the transfer checks) are the same, and
+    a worker that dies leaves the pass to this process."""
+    from concurrent.futures import Future
+
+    from explorer import worker_pool
+    from explorer.analysis import analyze_schedule
+    from explorer.formats.scheduler_ir.checks import transfer_problems
+
+    pool = worker_pool.shared_pool()
+    if pool is None:
+        pytest.skip("no worker processes on this machine (one CPU, or IR_EXPLORER_WORKERS=0)")
+    cycle = two_core()
+    cycle["0"][0]["ifmap"][0]["transfer_id"] = [2]  # A waits for B, which runs after A on the same core
+    cycle["1"][0]["ofmap"][0]["transfer_id"] = 1  # and a duplicate transfer id: an error before the cycle's
+    submitted = []
+
+    def elsewhere(function, *args):
+        submitted.append(function.__name__)
+        return pool.submit(function, *args)
+
+    def died(function, *args):
+        future: Future = Future()
+        future.set_exception(worker_pool.WorkerDied("planted"))
+        return future
+
+    for path in (SAMPLE_DATA / "planted_problems_2x2_stschedule.json", write_json(cycle)):
+        schedule = open_document(path).schedule
+
+        def checks(pending, schedule=schedule):
+            return transfer_problems(schedule, lambda: pending.result().cycle_rows)
+
+        here = analyze_schedule(schedule, timeline_checks=checks)
+        for how in (elsewhere, died):
+            there = analyze_schedule(schedule, timeline_checks=checks, elsewhere=how)
+            for name in ("start", "end", "set_by", "start_sequential"):
+                assert np.array_equal(getattr(there.timeline, name), getattr(here.timeline, name), equal_nan=True)
+            assert (there.timeline.critical_path, there.timeline.cycle_rows) == (here.timeline.critical_path,
+                                                                                 here.timeline.cycle_rows)  # fmt: skip
+            assert there.timeline_problems == here.timeline_problems and there.problems == here.problems
+    assert submitted == ["kahn_pass", "kahn_pass"]
+    codes_found = [p.code for p in here.timeline_problems]
+    assert codes_found.index("duplicate-transfer-id") < codes_found.index("dependency-cycle")

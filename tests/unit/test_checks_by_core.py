@@ -32,7 +32,7 @@ def worked_out_whole(schedule):
 
 
 def snapshot_warnings(schedule) -> list:
-    return [p for p in transfer_problems(schedule, []) if p.code in ("tensor-moved", "newly-added-mismatch")]
+    return [p for p in transfer_problems(schedule, lambda: []) if p.code in ("tensor-moved", "newly-added-mismatch")]
 
 
 def moves_and_flags_on_both_cores() -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +37,10 @@ class _Problems(list):
             self.append(Problem(severity, code, message, location, dict(refs)))  # type: ignore[arg-type]
 
 
-def transfer_problems(s: Schedule, cycle_rows: list[int]) -> list[Problem]:
+def transfer_problems(s: Schedule, cycle_rows: Callable[[], list[int]]) -> list[Problem]:
+    """`cycle_rows` gives the rows the timeline's pass could not schedule; it is asked last, so that the
+    other checks run while that pass may still be running elsewhere (`PendingTimeline`). Its problem keeps its
+    place in the list, after the DRAM links."""
     out = _Problems()
 
     def wl_refs(row: int) -> dict:
@@ -142,19 +146,8 @@ def transfer_problems(s: Schedule, cycle_rows: list[int]) -> list[Problem]:
                 transfer_id=int(s.din_tid[owner]),
             )
 
-    # 5. Cycles (found by the timeline's topological pass).
-    if cycle_rows:
-        shown = ", ".join(s.wl_label(r) for r in cycle_rows[:6])
-        more = f" and {len(cycle_rows) - 6} more" if len(cycle_rows) > 6 else ""
-        first = cycle_rows[0]
-        out.add(
-            "error",
-            "dependency-cycle",
-            f"{len(cycle_rows)} workloads wait on each other and can never start: {shown}{more}",
-            s.wl_path(first),
-            rows=len(cycle_rows),
-            **wl_refs(first),
-        )
+    # 5. Cycles (found by the timeline's topological pass): placed here once it is known, at the end.
+    cycles_at = len(out)
 
     # 6. Consumers missing from their producer's destination list (soft: batch-grouped schedules skip some).
     _destination_warnings(s, out, of_tids, of_rows, consumer_rows)
@@ -167,6 +160,14 @@ def transfer_problems(s: Schedule, cycle_rows: list[int]) -> list[Problem]:
             s.wl_path(row) + ".workload_id",
             **wl_refs(row),
         )
+    cycle = cycle_rows()
+    if cycle:
+        shown = ", ".join(s.wl_label(r) for r in cycle[:6])
+        more = f" and {len(cycle) - 6} more" if len(cycle) > 6 else ""
+        first = cycle[0]
+        message = f"{len(cycle)} workloads wait on each other and can never start: {shown}{more}"
+        refs = {"rows": len(cycle), **wl_refs(first)}
+        out.insert(cycles_at, Problem("error", "dependency-cycle", message, s.wl_path(first), refs))
     for code, count in out.counts.items():
         if count > MAX_PER_CODE:
             out.append(

@@ -83,7 +83,7 @@ class ScheduleView(DocumentView):
     def timeline_checks(self, document: Document, timeline: Any) -> list[Problem]:
         """The transfers' checks (and DRAM pairs'). A first core alone would miss every producer on the other
         cores: a partial document has none."""
-        return [] if document.partial else transfer_problems(self.s, timeline.cycle_rows)
+        return [] if document.partial else transfer_problems(self.s, lambda: timeline.result().cycle_rows)
 
     def overlaps_found(self, document: Document, rows: list[int]) -> None:
         if document.read_ahead and not document.partial:
