@@ -72,7 +72,7 @@ import time
 from explorer.formats.scheduler_ir.reader import load_schedule
 from explorer.analysis import analyze_schedule
 schedule, _ = load_schedule(PATH)
-schedule.l2_known = None  # all of it here: not the L2 sweep the decode workers did core by core
+schedule.l2_known = schedule.snapshots_known = None  # all of it here: not what the decode workers did per core
 t = time.perf_counter()
 analysis = analyze_schedule(schedule)
 elapsed = time.perf_counter() - t
