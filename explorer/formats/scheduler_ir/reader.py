@@ -467,9 +467,10 @@ def _decode_core_part(
 ) -> CorePart:
     """One core's array, typed, into columns; its problems carry JSON paths within the whole file. A `guessed`
     span (`layout`) that is not one JSON array raises SpanGuessWrong instead of being a problem of the file.
-    Given the file's `buffersize` (or a guess of it), the core's L2 snapshots are placed and swept for overlaps
-    here too: in a worker, beside the other cores' decode, instead of in the analysis after the last core (on
-    the 519 MB benchmark file that step was a third of the load's serial end)."""
+    The core's snapshot checks' findings are worked out here too, and given the file's `buffersize` (or a guess
+    of it) its L2 entries are placed and swept for overlaps: in a worker, beside the other cores' decode, so
+    the analysis after the last core only joins them (on the 519 MB benchmark file the parent's L2 placement
+    went from 0.2 s to 0.035 s; the wall time gained is small, as the workers are the busier side)."""
     context = _Context(path, b"", strict)
     context.span_guessed = guessed
     kept = _decode_workloads(context, key, raw, bar.workloads if bar else _ignore)
