@@ -104,12 +104,29 @@ class Schedule:
     # Dependencies known directly, not through transfers (rows: producer → consumer), e.g. a trace's wait bits.
     wl_dep_src: np.ndarray | None = None
     wl_dep_dst: np.ndarray | None = None
-    # The L2 regions and overlaps the loader's workers worked out core by core (explorer.analysis.buffers.CoreL2,
-    # joined): the analysis uses them when they were found for this buffersize, and works them out otherwise.
+    # What the loader's workers worked out core by core, set with `keep_known` and read with `known`: the L2
+    # regions and overlaps (explorer.analysis.buffers.CoreL2, joined) and the format's own snapshot checks'
+    # findings (scheduler IR: checks.SnapshotFacts); None when the analysis works them out.
     l2_known: Any = None
-    # Likewise the format's own snapshot checks' findings (scheduler IR: checks.SnapshotFacts), or None.
     snapshots_known: Any = None
     _row_index: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    # field name → (column names, the arrays it was worked out from): see `known`
+    _known_from: dict[str, tuple[tuple[str, ...], tuple[np.ndarray, ...]]] = field(default_factory=dict, repr=False)
+
+    def keep_known(self, name: str, value: Any, columns: tuple[str, ...]) -> None:
+        """Set field `name` to what the loader worked out from these columns, remembering the very arrays."""
+        setattr(self, name, value)
+        arrays = tuple(getattr(self, column) for column in columns)
+        self._known_from = {**self._known_from, name: (columns, arrays)}  # a new dict: copies share the old one
+
+    def known(self, name: str) -> Any:
+        """Field `name`'s value while the columns it was worked out from are still this schedule's own arrays; a
+        schedule made from this one with other columns (dataclasses.replace) gets None and works it out again."""
+        value = getattr(self, name)
+        columns, arrays = self._known_from.get(name, ((), ()))
+        if value is None or not columns:
+            return None
+        return value if all(getattr(self, c) is a for c, a in zip(columns, arrays, strict=True)) else None
 
     def workload_raw(self, row: int) -> bytes:
         """The raw JSON bytes of one workload, read again from the file (`explorer.file_spans.FileSpans`).

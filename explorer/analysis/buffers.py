@@ -6,8 +6,6 @@ continues at the region's start. A workload without regions uses `[0, buffersize
 
 from __future__ import annotations
 
-import dataclasses
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,23 +43,14 @@ def place_l2_entries(s: Schedule) -> Placement:
     return placed_pieces(s.buf_ptr, s.buf_addr, s.buf_size, s.ring_ptr, s.buffersize, region_lo, region_hi)
 
 
+# The columns the L2 answers are worked out from (`Schedule.keep_known`)
+L2_COLUMNS = ("buf_ptr", "buf_addr", "buf_size", "buf_tensor", "ring_ptr", "ring_lo", "ring_hi")
+
+
 def _known_l2(s: Schedule) -> CoreL2 | None:
-    """What the loader's workers found of the L2 snapshots, if it was bound to these very columns (a schedule
-    made from another with some columns replaced is worked out again) and this buffer size."""
-    known = s.l2_known
-    if not isinstance(known, CoreL2) or known.buffersize != s.buffersize:
-        return None
-    columns = _l2_columns(s)
-    return known if len(known.columns) == len(columns) and all(map(operator.is_, known.columns, columns)) else None
-
-
-def _l2_columns(s: Schedule) -> tuple[np.ndarray, ...]:
-    return s.buf_ptr, s.buf_addr, s.buf_size, s.buf_tensor, s.ring_ptr, s.ring_lo, s.ring_hi
-
-
-def bound_l2(s: Schedule, known: CoreL2 | None) -> CoreL2 | None:
-    """`known` (the cores' answers joined) bound to the schedule's columns it describes: what `l2_known` holds."""
-    return None if known is None else dataclasses.replace(known, columns=_l2_columns(s))
+    """What the loader's workers found of the L2 snapshots, if it still holds for these columns and buffer size."""
+    known = s.known("l2_known")
+    return known if isinstance(known, CoreL2) and known.buffersize == s.buffersize else None
 
 
 def entry_regions(
@@ -176,7 +165,6 @@ class CoreL2:
     region_lo: np.ndarray
     region_hi: np.ndarray
     overlaps: L2Overlaps
-    columns: tuple = ()  # the schedule's own columns it was joined for (`bound_l2`); empty for one core
 
 
 def core_l2(

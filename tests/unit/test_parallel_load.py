@@ -43,6 +43,8 @@ def columns(schedule) -> dict:
     out = {}
     for field in fields(schedule):
         value = getattr(schedule, field.name)
+        if field.name == "_known_from":  # which arrays l2_known and snapshots_known were worked out from
+            continue
         if field.name == "core_raw":
             out[field.name] = (value.spans, value.stamp)
         elif field.name == "l2_known" and value is not None:  # what the cores' decodes found of their L2

@@ -8,8 +8,6 @@ the array index.
 
 from __future__ import annotations
 
-import dataclasses
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -234,25 +232,10 @@ class SnapshotFacts:
     moved: np.ndarray  # (k, 2): entry before, entry after
     mismatched: np.ndarray
     in_previous: np.ndarray
-    columns: tuple = ()  # the schedule's own columns they were joined for (`bound_facts`)
 
 
-def _snapshot_columns(s: Schedule) -> tuple[np.ndarray, ...]:
-    return s.buf_ptr, s.core_ptr, s.buf_tensor, s.buf_addr, s.buf_size, s.buf_new
-
-
-def bound_facts(s: Schedule, facts: SnapshotFacts | None) -> SnapshotFacts | None:
-    """`facts` (the cores' joined) bound to the columns they describe: what `Schedule.snapshots_known` holds; a
-    schedule made from this one with other columns works its facts out again."""
-    return None if facts is None else dataclasses.replace(facts, columns=_snapshot_columns(s))
-
-
-def _known_facts(s: Schedule) -> SnapshotFacts | None:
-    facts = s.snapshots_known
-    if not isinstance(facts, SnapshotFacts):
-        return None
-    columns = _snapshot_columns(s)
-    return facts if len(facts.columns) == len(columns) and all(map(operator.is_, facts.columns, columns)) else None
+# The columns the facts are worked out from (`Schedule.keep_known`)
+SNAPSHOT_COLUMNS = ("buf_ptr", "core_ptr", "wl_core", "buf_tensor", "buf_addr", "buf_size", "buf_new")
 
 
 def snapshot_facts(
@@ -320,8 +303,8 @@ def _snapshot_warnings(s: Schedule, out: _Problems) -> None:
     """A tensor keeps its address and size for its whole life; newly_added matches the previous snapshot."""
     if s.buf_tensor.size == 0:
         return
-    facts = _known_facts(s)
-    if facts is None:
+    facts = s.known("snapshots_known")
+    if not isinstance(facts, SnapshotFacts):
         facts = snapshot_facts(s.buf_ptr, s.core_ptr, s.wl_core, s.buf_tensor, s.buf_addr, s.buf_size, s.buf_new)
     row = rows_of_children(s.buf_ptr)
     for before, after in facts.moved.tolist():

@@ -35,12 +35,12 @@ import msgspec
 import numpy as np
 
 from explorer import jsonpath, worker_pool
-from explorer.analysis.buffers import CoreL2, bound_l2, core_l2, joined_l2
+from explorer.analysis.buffers import L2_COLUMNS, CoreL2, core_l2, joined_l2
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.file_spans import FileChanged, FileSpans, span_of
 from explorer.formats.scheduler_ir import early, layout
-from explorer.formats.scheduler_ir.checks import SnapshotFacts, bound_facts, core_snapshot_facts, joined_facts
+from explorer.formats.scheduler_ir.checks import SNAPSHOT_COLUMNS, SnapshotFacts, core_snapshot_facts, joined_facts
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.early import PARALLEL_MIN_BYTES
 from explorer.gc_pause import collector_paused
@@ -1221,8 +1221,8 @@ class _ScheduleBuilder:
             **self.dram_columns,
             dram_raw=self.dram_raw,
         )
-        schedule.l2_known = bound_l2(schedule, self._l2_known(scalars["buffersize"]))
-        schedule.snapshots_known = bound_facts(schedule, self._snapshots_known())
+        schedule.keep_known("l2_known", self._l2_known(scalars["buffersize"]), L2_COLUMNS)
+        schedule.keep_known("snapshots_known", self._snapshots_known(), SNAPSHOT_COLUMNS)
         return schedule
 
     def _entry_starts(self) -> list[int]:
