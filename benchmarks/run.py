@@ -261,7 +261,8 @@ def _probe_once(name: str, code: str) -> dict:
 def tmux_first_screen(path: Path) -> dict | None:
     """Seconds from launching `ir-explorer FILE` in a real terminal (tmux, 160×48) until, as a user sees it:
     - `seconds`: the first screen (interpreter start, imports, first paint: the summary bar names the file);
-    - `first_core_s`: a big schedule's first core with its timeline tab (the bar says "◐ ... showing core 0 ...");
+    - `first_core_s`: a big schedule's first core's timeline drawn (its lane "c0 (x,y)" in the Timeline pane) while
+      the rest loads (the bar says "◐ ... showing core 0 ...");
     - `whole_s`: the whole file, checked (the bar counts its errors).
     Medians over REPEATS launches; None when tmux is not installed."""
     import shutil
@@ -293,7 +294,7 @@ def tmux_first_screen(path: Path) -> dict | None:
                 bar = screen.splitlines()[0] if screen.strip() else ""
                 if path.name in screen:  # the summary bar names the file on the first frame
                     seen.setdefault("seconds", now)
-                if "◐" in bar and "2 Timeline" in screen:
+                if "◐" in bar and "╭─ Timeline" in screen and "c0 (" in screen:  # its lane is drawn
                     seen.setdefault("first_core_s", now)
                 if "error" in bar and "◐" not in bar:
                     seen.setdefault("whole_s", now)

@@ -6,6 +6,7 @@ reports progress, so the first screen appears at once whatever the file size.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import time
@@ -265,22 +266,34 @@ class IrExplorerApp(App[None]):
         self.refresh_bindings()  # the view keys follow what the document offers
         big_graph = document.offers(Capability.GRAPH) and document.view.graph_size_hint() > SYNC_GRAPH_NODES
         prebuild = big_graph and not document.partial
+        # A first part of a big file opens on its first view (a schedule's first core's timeline): that is what
+        # there is to see while the rest loads; the whole file then keeps whichever view the user is on.
+        lead = views[0].name if views and document.partial and not after_preview else None
         if views:
-            self.run_worker(self._mount_views(document, views, prebuild), group="views")
+            self.run_worker(self._mount_views(document, views, prebuild, lead), group="views")
         if not after_preview:  # after a preview, the keyboard stays where the user put it
             tree.focus()
         if row > 0:  # the workload chosen in the first part stays chosen in the whole file
             self._when_views_ready(lambda: self.go_to_workload(row))
+
+    async def _painted(self) -> None:
+        """Returns once the screen has been drawn with what is mounted now."""
+        drawn = asyncio.Event()
+        self.call_after_refresh(drawn.set)
+        await drawn.wait()
 
     @staticmethod
     def views_for(document: Document) -> tuple[str, ...]:
         """The names of the views beside the tree that this document offers."""
         return tuple(spec.name for spec in offered_views(document))
 
-    async def _mount_views(self, document: Document, views: tuple[ViewSpec, ...], prebuild: bool = False) -> None:
+    async def _mount_views(
+        self, document: Document, views: tuple[ViewSpec, ...], prebuild: bool = False, lead: str | None = None
+    ) -> None:
         """Add a tab for each view the document offers (their modules were imported by the load worker), then,
         with `prebuild`, start building the graph once they are on screen: its pure-Python build holds the
-        interpreter, and begun beside the mounting it delayed the whole file's first paint (seen with py-spy)."""
+        interpreter, and begun beside the mounting it delayed the whole file's first paint (seen with py-spy).
+        The `lead` view is shown and painted before the other tabs are added (each costs a layout pass)."""
         tabs = self.query_one(TabbedContent)
         for k, spec in enumerate(views):
             if not self.query(f"#{spec.name}"):
@@ -289,6 +302,9 @@ class IrExplorerApp(App[None]):
                 later = [f"tab-{other.name}" for other in views[k + 1 :] if self.query(f"#tab-{other.name}")]
                 await tabs.add_pane(pane, before=later[0] if later else None)
             self.query_one(f"#{spec.name}").show_document(document)
+            if spec.name == lead and self.document is document:
+                self.action_view(lead)
+                await self._painted()
         self.views_ready = True
         # The document lives as long as the app: moved out of the collector's sight, so a full collection
         # during a pan or a zoom scans only what views make since (a 20,000-node model otherwise costs one
