@@ -115,8 +115,8 @@ def group_problems(
 
     An incident's group keeps only its member problems that pass the filter, and is dropped when none do.
     Problems of the same code and core form one group; a group of one is shown as the problem itself."""
-    kept = [p for p in problems if chosen.keeps(p)]
-    kept_ids = {id(p) for p in kept}
+    kept = [p for p in problems if chosen.keeps(p)] if chosen.active else problems
+    kept_ids = set(map(id, kept))
     grouped: set[int] = set()
     groups: list[ProblemGroup] = []
     for incident in incidents:
