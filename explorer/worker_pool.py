@@ -38,7 +38,8 @@ MAX_WORKERS = 8  # a load's cores are few (16 in the biggest files seen): more w
 PRELOAD = ("explorer.formats.scheduler_ir.reader", "explorer.formats.scheduler_ir.roles")
 _HEADER = struct.Struct("<Q")
 _HOME = str(Path(__file__).resolve().parent.parent)  # the folder holding the `explorer` package
-WORKER_NICENESS = 10
+WORKER_NICENESS = 10  # taken before the first job that is not urgent (and kept: it cannot be given back)
+LOWERED, AS_STARTED = "--lowered", "--as-started"  # a worker's first argument: the priority it starts at
 IDLE_SECONDS = 20.0  # workers idle this long stop (about 80 MB each); the next job starts them again
 
 
@@ -57,12 +58,12 @@ def worker_count() -> int:
 
 
 class _Worker:
-    def __init__(self) -> None:
+    def __init__(self, lowered: bool = True) -> None:
         # -P: the working directory is not put first on the path, so a folder there named like one of ours
         # cannot stand in for it; the folder this package was imported from is, so it is the same code.
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (_HOME, os.environ.get("PYTHONPATH")))))
         self.process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "explorer.worker_pool", *PRELOAD],
+            [sys.executable, "-P", "-m", "explorer.worker_pool", LOWERED if lowered else AS_STARTED, *PRELOAD],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -74,9 +75,10 @@ class _Worker:
     def fileno(self) -> int:
         return self.process.stdout.fileno()  # type: ignore[union-attr]
 
-    def send(self, function: Callable[..., Any], args: tuple) -> None:
+    def send(self, function: Callable[..., Any], args: tuple, urgent: bool = False) -> None:
         try:
-            _write(self.process.stdin, (function.__module__, function.__qualname__, args))  # type: ignore[arg-type]
+            job = (function.__module__, function.__qualname__, args, urgent)
+            _write(self.process.stdin, job)  # type: ignore[arg-type]
         except OSError as error:
             raise WorkerDied(f"a worker process is gone ({error})") from None
         self.busy = True
@@ -108,8 +110,8 @@ class WorkerPool:
 
     def __init__(self, count: int) -> None:
         self.count = count
-        self.workers = [_Worker() for _ in range(count)]
-        self._queue: collections.deque[tuple[Future, Callable[..., Any], tuple]] = collections.deque()
+        self.workers = _start_workers(count)
+        self._queue: collections.deque[tuple[Future, Callable[..., Any], tuple, bool]] = collections.deque()
         self._lock = threading.Lock()
         self._wake_read, self._wake_write = os.pipe()
         self._stopping = False
@@ -118,13 +120,16 @@ class WorkerPool:
         self._thread = threading.Thread(target=self._dispatch, name="worker-pool", daemon=True)
         self._thread.start()
 
-    def submit(self, function: Callable[..., Any], *args: Any) -> Future:
-        """Run `function(*args)` in a worker; `function` must be a module-level function."""
+    def submit(self, function: Callable[..., Any], *args: Any, urgent: bool = False) -> Future:
+        """Run `function(*args)` in a worker; `function` must be a module-level function. An `urgent` job (what
+        the screen waits for) goes first and runs at this process's priority in a worker that has not yet
+        lowered its own; every other job runs at WORKER_NICENESS."""
         future: Future = Future()
         with self._lock:
             if self._stopping:
                 raise RuntimeError("the worker pool is stopped")
-            self._queue.append((future, function, args))
+            job = (future, function, args, urgent)
+            (self._queue.appendleft if urgent else self._queue.append)(job)
         os.write(self._wake_write, b"x")
         return future
 
@@ -139,7 +144,7 @@ class WorkerPool:
         with self._lock:
             self._stopping = True
             queued, self._queue = list(self._queue), collections.deque()
-        for future in [*running.values(), *(queued_future for queued_future, _, _ in queued)]:
+        for future in [*running.values(), *(queued_future for queued_future, *_ in queued)]:
             if not future.done():
                 future.set_exception(failure)
 
@@ -150,14 +155,14 @@ class WorkerPool:
                 if self._stopping:
                     return
                 if self._queue and not self.workers:  # stopped while idle (or all lost): start them again
-                    self.workers = [_Worker() for _ in range(self.count)]
+                    self.workers = _start_workers(self.count)
                 for worker in list(self.workers):
                     while worker not in running and self._queue:
-                        future, function, args = self._queue.popleft()
+                        future, function, args, urgent = self._queue.popleft()
                         if not future.set_running_or_notify_cancel():
                             continue  # cancelled while queued
                         try:
-                            worker.send(function, args)
+                            worker.send(function, args, urgent)
                             running[worker] = future
                         except WorkerDied as error:
                             future.set_exception(error)
@@ -202,7 +207,7 @@ class WorkerPool:
                 return
             self._stopping = self._stopped = True
             queued, self._queue = list(self._queue), collections.deque()
-        for future, _, _ in queued:
+        for future, *_ in queued:
             future.cancel()
         os.write(self._wake_write, b"x")
         self._thread.join(timeout=5)
@@ -268,20 +273,36 @@ def _read(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
-def _serve(preload: Sequence[str]) -> None:
-    """A worker's life: import what jobs need, then answer each job (module, function, args) with (True, result)
-    or (False, exception) until the pool closes standard input."""
-    requests, answers = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # a stray print must not break the answers (standard error goes nowhere)
+def _start_workers(count: int) -> list[_Worker]:
+    """The first worker keeps the starting process's priority until its first job that is not urgent, so an
+    urgent first job (the TUI's first core) is not slowed by the imports or the jobs of the others, which start
+    lowered."""
+    return [_Worker(lowered=k > 0) for k in range(count)]
+
+
+def _lower_priority() -> None:
     with contextlib.suppress(OSError):  # CPUs are taken from the interactive process last: its screen stays smooth
         os.nice(WORKER_NICENESS)
+
+
+def _serve(preload: Sequence[str], lowered: bool) -> None:
+    """A worker's life: import what jobs need, then answer each job (module, function, args, urgent) with
+    (True, result) or (False, exception) until the pool closes standard input. A worker that starts at its
+    pool's priority lowers it before its first job that is not urgent."""
+    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print must not break the answers (standard error goes nowhere)
+    if lowered:
+        _lower_priority()
     for name in preload:
         importlib.import_module(name)
     while True:
         try:
-            module, name, args = _read(requests)
+            module, name, args, urgent = _read(requests)
         except EOFError:
             return
+        if not urgent and not lowered:
+            lowered = True
+            _lower_priority()
         try:
             function = importlib.import_module(module)
             for part in name.split("."):
@@ -296,4 +317,4 @@ def _serve(preload: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1:])
+    _serve(sys.argv[2:], lowered=sys.argv[1] == LOWERED)

@@ -200,12 +200,12 @@ class _RecordingPool:
     def __init__(self, pool):
         self.pool, self.cores, self.decoded, self.functions = pool, [], [], []
 
-    def submit(self, function, *args):
+    def submit(self, function, *args, urgent=False):
         self.functions.append(function)
         if function is reader.decode_core_at:
             self.cores.append(args[2])
             self.decoded.append(args)
-        return self.pool.submit(function, *args)
+        return self.pool.submit(function, *args, urgent=urgent)
 
 
 def test_the_full_load_takes_the_first_core_the_preview_decoded(every_size, tmp_path, monkeypatch):

@@ -91,3 +91,24 @@ def test_workers_run_this_package_whatever_the_working_directory_holds(tmp_path,
         assert pool.submit(math.factorial, 6).result(timeout=30) == 720
     finally:
         pool.stop()
+
+
+def test_an_urgent_job_goes_first_at_this_priority_and_the_rest_run_lower():
+    pool = WorkerPool(1)
+    try:
+        here = os.nice(0)
+        # a fresh worker: the urgent job runs at this process's priority, the next one lowers the worker for good
+        assert pool.submit(os.nice, 0, urgent=True).result(timeout=30) == here
+        lowered = min(here + worker_pool.WORKER_NICENESS, 19)
+        assert pool.submit(os.nice, 0).result(timeout=30) == lowered
+        assert pool.submit(os.nice, 0, urgent=True).result(timeout=30) == lowered  # it cannot be given back
+        finished: list[str] = []
+        busy = pool.submit(time.sleep, 0.5)
+        later = pool.submit(operator.add, "later", "")
+        first = pool.submit(operator.add, "urgent", "", urgent=True)
+        for name, future in (("later", later), ("urgent", first)):
+            future.add_done_callback(lambda _, name=name: finished.append(name))
+        assert busy.result(timeout=30) is None and later.result(timeout=30) == "later"
+        assert finished == ["urgent", "later"]  # queued behind the busy worker, the urgent job went first
+    finally:
+        pool.stop()

@@ -31,7 +31,8 @@ def prepare(path: Path, interactive: bool) -> None:
     if pool is None:
         return
     if interactive and status.st_size >= PREVIEW_MIN_BYTES:
-        _first_cores[path.resolve()] = pool.submit(_first_core, str(path))
+        # urgent: the screen waits for it (it runs at the TUI's priority, before the other cores)
+        _first_cores[path.resolve()] = pool.submit(_first_core, str(path), urgent=True)
 
 
 def first_core_job(path: Path) -> Future | None:
