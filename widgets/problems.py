@@ -87,6 +87,7 @@ class ProblemsTable(DataTable):
         self._wide = False
         self._added_height = 0  # lines of the terminal the rows added so far take
         self._drawing = 0  # which `_draw` the rows still to add belong to
+        self._more_for = -1  # the `_draw` whose next batch is already asked for (one at a time)
 
     # ---- content --------------------------------------------------------------------------------------------
     def show_problems(
@@ -170,11 +171,15 @@ class ProblemsTable(DataTable):
             self.add_row(*cells, height=height)
             self._added_height += height
         self.styles.height = min(self._added_height + 3, MAX_HEIGHT)  # border and header
-        if self.row_count < len(self.lines):
+        if self.row_count < len(self.lines) and self._more_for != self._drawing:
+            self._more_for = self._drawing
             self.call_after_refresh(self._add_more, self._drawing)
 
     def _add_more(self, drawing: int) -> None:
-        if drawing == self._drawing and self.row_count < len(self.lines):  # else drawn again since
+        if drawing != self._drawing:  # drawn again since: that drawing adds its own rows
+            return
+        self._more_for = -1
+        if self.row_count < len(self.lines):
             self._add_rows(ROW_BATCH)
 
     def show_row(self, row: int) -> None:
