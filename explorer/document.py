@@ -146,8 +146,8 @@ class DocumentView:
     def timeline_checks(self, document: Document, timeline: Any) -> list[Problem]:
         """A schedule format's checks that need the timeline, given as an explorer.analysis.timeline.
         PendingTimeline (`result()` waits for the Timeline: ask for it as late as the checks allow, its pass may
-        be running in a worker process). They run on a second thread beside the buffer checks; their problems
-        come before the buffer checks' in the document."""
+        be running in a worker process). They run after the buffer checks; their problems come before the
+        buffer checks' in the document."""
         return []
 
     def overlaps_found(self, document: Document, rows: list[int]) -> None:

@@ -55,11 +55,10 @@ class PendingTimeline:
     """A timeline whose topological pass may still be running in a worker process (`start_timeline`):
     `result()` waits for it once and keeps the Timeline."""
 
-    def __init__(self, finish: Callable[[], Timeline], elsewhere: bool) -> None:
+    def __init__(self, finish: Callable[[], Timeline]) -> None:
         self._finish = finish
         self._timeline: Timeline | None = None
         self._lock = threading.Lock()
-        self.elsewhere = elsewhere  # the pass runs in another process: waiting for it holds no interpreter
 
     def result(self) -> Timeline:
         with self._lock:
@@ -74,15 +73,15 @@ def start_timeline(
     dram_bytes_per_cycle: float | None = None,
     elsewhere: Callable[..., Future] | None = None,
 ) -> PendingTimeline:
-    """`compute_timeline`, its topological pass (a Python loop: 0.14 s on 168,000 workloads, twice that
-    beside other threads' Python) handed to `elsewhere` (a worker pool's submit) when given, so that the
-    checks that run meanwhile have the interpreter; else the pass runs when the result is first asked for."""
+    """`compute_timeline`, its topological pass (a Python loop: 0.14 s on 168,000 workloads) handed to
+    `elsewhere` (a worker pool's submit) when given, so that the checks run meanwhile; else the pass runs when
+    the result is first asked for."""
     if s.wl_start is not None:
         measured = measured_timeline(s)
-        return PendingTimeline(lambda: measured, elsewhere=False)
+        return PendingTimeline(lambda: measured)
     loop_args = _loop_arguments(s, deps, dram_bytes_per_cycle)
     if elsewhere is None:
-        return PendingTimeline(lambda: _finished(s, kahn_pass(*loop_args)), elsewhere=False)
+        return PendingTimeline(lambda: _finished(s, kahn_pass(*loop_args)))
     future = elsewhere(kahn_pass, *loop_args)
 
     def finish() -> Timeline:
@@ -92,7 +91,7 @@ def start_timeline(
             passed = kahn_pass(*loop_args)
         return _finished(s, passed)
 
-    return PendingTimeline(finish, elsewhere=True)
+    return PendingTimeline(finish)
 
 
 def _loop_arguments(s: Schedule, deps: Dependencies, dram_bytes_per_cycle: float | None) -> tuple:

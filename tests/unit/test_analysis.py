@@ -265,9 +265,9 @@ def test_planted_workload_in_the_middle(write_json):
     assert t.start.tolist()[2:4] == [17, 21] and t.makespan == 22
 
 
-def test_format_checks_run_beside_the_buffer_checks_and_keep_their_place(write_json):
-    """analyze_schedule runs the timeline and the format's checks on it on a second thread: each hook hears
-    what it needs, and an error there is raised here, not lost with its thread."""
+def test_format_checks_hear_the_timeline_and_keep_their_place(write_json):
+    """analyze_schedule gives the format's checks the timeline and the read-ahead hook the overlapping rows:
+    each hook hears what it needs, and an error in one is raised to the caller."""
     from explorer.analysis import analyze_schedule
     from explorer.errors import Problem
 
