@@ -1250,7 +1250,10 @@ class _ScheduleBuilder:
         pieces = [np.zeros(0, dtype=np.int32)]
         for part in self.parts:
             names = part["w0_layer_names"]
-            pieces.append(np.fromiter(map(self._w0_layer_id, names), np.int32, len(names))[part["w0_layer"]])
+            ids = list(map(self.layers.get, names))  # most are workloads' layers: looked up without a call each
+            if None in ids:  # a name no workload has, or none: numbered in order, one by one
+                ids = list(map(self._w0_layer_id, names))
+            pieces.append(np.array(ids, dtype=np.int32)[part["w0_layer"]])
         return np.concatenate(pieces)
 
     def _w0_layer_id(self, name: str | None) -> int:
