@@ -70,11 +70,17 @@ class Dependencies:
 
 def ofmap_producer_index(s: Schedule) -> tuple[np.ndarray, np.ndarray]:
     """(sorted ofmap transfer ids, producing workload row for each); the first producer wins on duplicates."""
+    tids, ofmaps = first_ofmaps(s)
+    return tids, s.of_row[ofmaps]
+
+
+def first_ofmaps(s: Schedule) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct ofmap transfer ids, the first ofmap in file order with each id)."""
     order = np.argsort(s.of_tid, kind="stable")
     tids = s.of_tid[order]
     first = np.ones(tids.size, dtype=bool)
     first[1:] = tids[1:] != tids[:-1]
-    return tids[first], s.of_row[order][first]
+    return tids[first], order[first]
 
 
 def dependencies(s: Schedule) -> Dependencies:
