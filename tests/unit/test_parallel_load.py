@@ -17,7 +17,7 @@ import pytest
 from explorer import worker_pool
 from explorer.errors import LoadError
 from explorer.file_spans import FileChanged
-from explorer.formats.scheduler_ir import early, reader
+from explorer.formats.scheduler_ir import early, layout, reader
 from explorer.formats.scheduler_ir.reader import load_schedule
 from tests.conftest import SAMPLE_DATA, SAMPLES
 
@@ -221,6 +221,8 @@ def test_the_full_load_takes_the_first_core_the_preview_decoded(every_size, tmp_
     early.prepare(path, interactive=True)
     loaded = load_schedule(path)  # before the preview: the load waits for the first core's decode, not redoes it
     assert sorted(recording.cores) == ["1", "2", "3"]
+    # the cores' spans: looked for once, by the worker `prepare` asked, and taken by the load
+    assert recording.functions.count(early._core_spans) == 1 and layout.core_spans_at not in recording.functions
     assert columns(loaded[0]) == columns(here[0]) and loaded[1] == here[1]
     early.prepare(path, interactive=True)
     assert preview.preview(path) is not None

@@ -259,10 +259,11 @@ def _load_in_workers(
     the cores: the caller loads here."""
     meter.stage("reading", READ_SHARE, 0, 1)
     previewed = early.take_first_core(path)
+    looked_for = early.take_spans(path, stamp)  # by a worker since the TUI named the file
     jobs = _CoreJobs(pool, path, stamp, True, previewed, _buffersize_guess(path, stamp))
     try:
-        if previewed is not None and not previewed.done():  # this process is drawing the preview: not here
-            spans = _spans_in_worker(pool, path, stamp)
+        if looked_for is not None or (previewed is not None and not previewed.done()):  # not here: the TUI draws
+            spans = _spans_in_worker(pool, path, stamp, looked_for)
             for core, span in (spans or {}).items():
                 jobs.add(core, span)
         else:
@@ -294,12 +295,16 @@ def _buffersize_guess(path: Path, stamp: tuple[int, int]) -> int | None:
 
 
 def _spans_in_worker(
-    pool: worker_pool.WorkerPool, path: Path, stamp: tuple[int, int]
+    pool: worker_pool.WorkerPool,
+    path: Path,
+    stamp: tuple[int, int],
+    looked_for: concurrent.futures.Future | None = None,
 ) -> dict[int, tuple[int, int]] | None:
-    """The cores' spans found by a worker: the TUI's process keeps the interpreter for drawing the preview (a
-    search here holds it in long steps), and the worker that is not decoding the preview is free."""
+    """The cores' spans found by a worker (`looked_for`: the search `early.prepare` started): the TUI's process
+    keeps the interpreter for drawing the preview (a search here holds it in long steps), and the worker that
+    is not decoding the preview is free."""
     try:
-        return pool.submit(layout.core_spans_at, str(path), stamp).result()
+        return (looked_for or pool.submit(layout.core_spans_at, str(path), stamp)).result()
     except worker_pool.WorkerDied:
         return None
 
