@@ -78,9 +78,15 @@ class DetailsPanel(ScrollableContainer):
         self._fit_width()
 
 
+NARROW_PANEL = 40  # below this many cells, a value that cannot stand beside its name goes under it
+
+
 def _key_value(section: Section, width: int, console: Any) -> Text:
     """A property/value section as aligned lines: names in a column as wide as the longest (at most half the
-    panel, wrapping between words beyond), values folding at the panel's edge, so nothing is ever cut off."""
+    panel, wrapping between words beyond), values folding at the panel's edge, so nothing is ever cut off.
+    In a narrow panel (an 80-column terminal leaves it about 25 cells) a value too long for the cells beside its
+    name is written on the lines under the name, at the panel's whole width: beside it, a message wrapped
+    one word a line."""
     rows = section.rows[:MAX_ROWS]
     keys = [str(row[0]) for row in rows]
     key_width = max(min(max((len(key) for key in keys), default=1), max(width // 2, 8), 24), 1)
@@ -89,6 +95,14 @@ def _key_value(section: Section, width: int, console: Any) -> Text:
     for key, row in zip(keys, rows, strict=True):
         value = "" if len(row) < 2 or row[1] is None else str(row[1])
         # Text, not str: values come from files, and "[main]" in a path must not be read as Rich markup
+        if width < NARROW_PANEL and console.measure(Text(value)).maximum > value_width:
+            out.append("\n")
+            out.append_text(Text(key, style="cyan"))
+            for line in Text(value).wrap(console, max(width - 2, 4), overflow="fold"):
+                line.rstrip()
+                out.append("\n  ")
+                out.append_text(line)
+            continue
         key_lines = Text(key).wrap(console, key_width, overflow="fold")
         value_lines = Text(value).wrap(console, value_width, overflow="fold") if value else [Text("")]
         for k in range(max(len(key_lines), len(value_lines))):

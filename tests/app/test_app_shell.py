@@ -304,3 +304,23 @@ async def test_the_problems_panel_groups_by_incident_filters_and_walks_incidents
             await pilot.pause()
         assert table.lines[table.cursor_row][0].incident is incident.incident
         assert app.query_one(BufferView).highlight == tuple(incident.tensor_ids)
+
+
+def test_a_narrow_details_panel_puts_a_long_value_under_its_name_at_full_width():
+    """An 80-column terminal leaves the details about 25 cells: a message beside its name wrapped one word a line
+    (seen in the 80x24 snapshot); under the name it gets the whole width, while short values stay aligned."""
+    from rich.console import Console
+
+    from explorer.document import Section
+    from widgets.details import _key_value
+
+    message = "core 1 workload 3: tensors 36 and 90000 overlap at bytes 0x1c40-0x1cc0"
+    section = Section("Problem", ("property", "value"), [("severity", "error"), ("message", message)])
+    console = Console(width=200)
+    lines = _key_value(section, 25, console).plain.split("\n")
+    assert lines[:3] == ["Problem", "severity │ error", "message"]
+    assert all(line.startswith("  ") and len(line) <= 25 for line in lines[3:])
+    assert " ".join(line.strip() for line in lines[3:]) == message  # every word kept, in order
+    assert len(lines) - 3 <= 4  # 23 cells a line: four lines, not one word on each of eleven
+    wide = _key_value(section, 100, console).plain.split("\n")
+    assert wide == ["Problem", "severity │ error", f"message  │ {message}"]  # a wide panel keeps one column
