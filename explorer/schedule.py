@@ -109,7 +109,10 @@ class Schedule:
     # findings (scheduler IR: checks.SnapshotFacts); None when the analysis works them out.
     l2_known: Any = None
     snapshots_known: Any = None
-    _row_index: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    # (the arrays it was built from, core → each core's ids sorted with their rows): see `_core_index`
+    _row_index: tuple[tuple[np.ndarray, ...], dict[int, tuple[np.ndarray, np.ndarray]]] = field(
+        default_factory=lambda: ((), {}), repr=False
+    )
     # field name → (column names, the arrays it was worked out from): see `known`
     _known_from: dict[str, tuple[tuple[str, ...], tuple[np.ndarray, ...]]] = field(default_factory=dict, repr=False)
 
@@ -165,13 +168,20 @@ class Schedule:
         return found
 
     def _core_index(self, core: int) -> tuple[np.ndarray, np.ndarray]:
-        """One core's workload ids sorted, with their rows; equal ids keep their order, so the first is found."""
-        index = self._row_index.get(core)
+        """One core's workload ids sorted, with their rows; equal ids keep their order, so the first is found.
+        The cache belongs to the arrays it was built from: a schedule made from this one with other workloads
+        (dataclasses.replace shares the field) builds its own instead of answering with this one's rows."""
+        built_from, cache = self._row_index
+        now = (self.wl_id, self.core_ids, self.core_ptr)
+        if len(built_from) != len(now) or any(a is not b for a, b in zip(built_from, now, strict=True)):
+            cache = {}
+            self._row_index = (now, cache)
+        index = cache.get(core)
         if index is None:
             rows = self.core_rows(core)
             ids = self.wl_id[rows.start : rows.stop].astype(np.int64)
             order = np.argsort(ids, kind="stable")
-            index = self._row_index[core] = (ids[order], order + rows.start)
+            index = cache[core] = (ids[order], order + rows.start)
         return index
 
     def mesh_position(self, core: int) -> tuple[int, int]:

@@ -41,6 +41,22 @@ def test_rows_of_workload_ids_are_found_per_core_first_row_first():
     assert s.rows_of([], []).tolist() == []
 
 
+def test_a_schedule_made_from_another_with_other_ids_finds_its_own_rows():
+    """dataclasses.replace shares the row index field: the copy must not answer with the original's rows, and
+    the original keeps answering with its own after the copy built one."""
+    import dataclasses
+
+    from explorer.schedule import lanes_only
+
+    s = lanes_only(["L"], np.array([0, 0, 0]), np.array([4, 5, 6]), np.zeros(3, np.int32), np.zeros(3, np.int8),
+                   np.ones(3))  # fmt: skip
+    assert s.row_of(0, 5) == 1  # the original's index is built
+    renumbered = dataclasses.replace(s, wl_id=np.array([6, 4, 5]))
+    assert [renumbered.row_of(0, 5), renumbered.row_of(0, 6)] == [2, 0]
+    assert renumbered.rows_of([0, 0], [4, 7]).tolist() == [1, -1]
+    assert [s.row_of(0, 5), s.row_of(0, 6)] == [1, 2]
+
+
 def test_the_code_uses_distinct_where_numpy_would_hash():
     """Plain np.unique (no return_* arguments) and np.intersect1d go through numpy 2.4's slow hash table: the
     core and the widgets use explorer.arrays instead (ARCHITECTURE.md says so)."""
