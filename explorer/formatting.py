@@ -43,15 +43,33 @@ def plural(count: int, word: str) -> str:
 PAIRS = {"parameters_by_dtype": ("elements", "bytes")}
 
 
+# Keys whose number names a thing (a core, a tensor, a transfer, a workload) rather than counting: printed as the
+# file writes it, never grouped ("transfer 99,999" finds nothing when searched for).
+IDENTIFIER_KEYS = frozenset({"core", "tensor", "transfer", "workload", "id"})
+
+
+def is_identifier(key: str) -> bool:
+    return key in IDENTIFIER_KEYS or key.endswith("_id")
+
+
+def is_address(key: str) -> bool:
+    return key == "address" or key.endswith("_address") or key.endswith("_addr")
+
+
 def human(value: object, key: str = "") -> str:
     """One summary value as people read it, the same in the TUI, `info`, `diff` and the HTML report: yes/no for
     booleans, "none" for absent ones, grouped integers and floats without a trailing .0, bytes with units when
-    the key says bytes, pairs labelled, lists and mappings as short phrases."""
+    the key says bytes, identifiers ungrouped and addresses in hex when the key says so, pairs labelled, lists and
+    mappings as short phrases."""
     if value is None:
         return "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int | float):
+        if is_identifier(key) and float(value).is_integer():
+            return str(int(value))  # "tensor 90000", as the problems and the file say it: searchable
+        if is_address(key) and float(value).is_integer():
+            return f"{int(value):#x}"  # as the details panel, the buffer view and the overlap messages write it
         if (key.endswith("bytes") or key.endswith("_size")) and not key.endswith("_delta"):
             return f"{number(value)} ({human_bytes(value)})" if abs(value) >= 1024 else human_bytes(value)
         if key.endswith("delta"):
@@ -67,6 +85,9 @@ def human(value: object, key: str = "") -> str:
                 parts.append(f"{k} {human(v)}")
         return "; ".join(parts) if labels else ", ".join(parts) or "none"
     if isinstance(value, list | tuple):
+        one = key.removesuffix("s")  # "tensor_ids": each a tensor_id, never a diff's [A, B]
+        if one != key and is_identifier(one):
+            return ", ".join(human(v, one) for v in value) or "none"
         if len(value) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
             return f"{human(value[0], key)} → {human(value[1], key)}"  # a diff's [A, B]
         return ", ".join(human(v) for v in value) or "none"

@@ -121,6 +121,22 @@ def test_values_read_as_words_and_numbers_everywhere():
     assert human([71661.0, 70000.0], "makespan") == "71,661 → 70,000"
     assert human(-1661.0, "makespan_delta") == "-1,661" and human(12.0, "peak_l2_delta") == "+12"
     assert human(9216, "peak_l2_bytes") == "9,216 (9.0 KiB)" and human({"ai.onnx": 17}) == "ai.onnx 17"
+    # ids as the file writes them (searchable), addresses in hex as every view shows them
+    ids = [human(99999, "transfer"), human(90000, "tensor"), human(12345, "workload_id")]
+    assert ids == ["99999", "90000", "12345"]
+    assert human([36, 90000], "tensor_ids") == "36, 90000" and human([1, 2], "makespan") == "1 → 2"
+    assert human(7232, "address") == "0x1c40" and human(20, "cores") == "20" and human(12345, "cores") == "12,345"
+
+
+def test_diff_text_names_ids_and_addresses_as_the_problems_do(capsys):
+    """The planted changes in the text diff are written so that a search for the problems' words finds them."""
+    from explorer import cli
+
+    planted = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+    assert cli.main(["diff", str(SAMPLE_DATA / "clean_2x2_stschedule.json"), str(planted)]) == 0
+    text = capsys.readouterr().out
+    assert "transfer 99999" in text and "tensor 90000, address 0x1c40, size 128" in text
+    assert "99,999" not in text and "90,000" not in text
 
 
 def test_info_and_diff_print_no_raw_values(capsys):
