@@ -237,3 +237,18 @@ def test_an_instruction_in_a_layer_the_frontend_lacks_is_reported(tmp_path):
     titles = [section.title for section in document.describe(("workload", 1))]
     assert "Layer Conv_1: estimate vs measured" in titles
     assert set(open_document(trace).summary["idle"]) == set(open_document(trace).summary["busy"])
+
+
+def test_an_instructions_ids_and_parameters_read_as_the_trace_writes_them():
+    """Ids, the line and raw parameters are matched against the trace's text: '4,096' is not found by a search
+    for 'DTaddr': 4096, and '[0, 8,191]' reads as three numbers. Cycle counts, which are quantities, are grouped."""
+    document = open_document(SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_sim.txt")
+    details = [document.describe(("workload", row)) for row in range(15)]
+    mov = next(sections for sections in details if sections[0].rows[0] == ("instruction", "lda_mov"))
+    facts = dict(mov[0].rows)
+    assert facts["line"] == "3" and facts["inst_idx"] == "3" and facts["workload (wkl)"] == "0"
+    assert facts["duration (cycles)"] == "900"
+    parameters = dict(mov[1].rows)
+    assert parameters["DTaddr"] == "4096" and parameters["STaddr"] == "0"
+    cfg = next(sections for sections in details if sections[0].rows[0] == ("instruction", "lda_cfg"))
+    assert dict(cfg[1].rows)["STile"] == "[3, 32, 32]"

@@ -302,11 +302,11 @@ class TraceView(DocumentView):
         facts: list[tuple[str, Any]] = [
             ("instruction", p.name[k]),
             ("unit", f"{unit} ({UNIT_TITLES.get(unit, 'unknown unit')})"),
-            ("line", f"{int(p.line[k]):,}"),
+            ("line", str(int(p.line[k]))),  # ids, lines and parameters as the trace writes them: searchable
         ]
         if p.timed:
             start, end = int(p.start[k]), int(p.end[k])
-            facts += [("inst_idx", f"{int(p.inst_idx[k]):,}"), ("start (cycles)", f"{start:,}"),
+            facts += [("inst_idx", str(int(p.inst_idx[k]))), ("start (cycles)", f"{start:,}"),
                       ("end (cycles)", f"{end:,}"), ("duration (cycles)", f"{end - start:,}")]  # fmt: skip
         else:
             facts.append(("position", f"{k:,} of {p.n:,}"))
@@ -329,7 +329,7 @@ class TraceView(DocumentView):
 
 
 def _absent(value: int) -> str:
-    return "none" if value < 0 else f"{value:,}"
+    return "none" if value < 0 else str(value)
 
 
 def _plain(value: Any) -> str:
@@ -340,6 +340,4 @@ def _plain(value: Any) -> str:
         return "[" + ", ".join(_plain(v) for v in value) + "]" if value else "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
+    return str(value)  # an int as written: "[0, 8,191]" would read as three numbers
