@@ -20,6 +20,7 @@ import numpy as np
 from explorer.arrays import distinct
 
 INPUT_KINDS = ("ifmap", "weight")  # in_kind codes: the entries a block reads through transfers
+_ROW_INDEX_COLUMNS = ("wl_id", "core_ids", "core_ptr")  # what the per-core row index is built from
 # buf_type codes: the role of an address-space entry (the dependency and overlap analyses use codes only)
 ENTRY_INPUT, ENTRY_WEIGHT, ENTRY_OUTPUT = 0, 1, 2
 
@@ -109,15 +110,14 @@ class Schedule:
     # findings (scheduler IR: checks.SnapshotFacts); None when the analysis works them out.
     l2_known: Any = None
     snapshots_known: Any = None
-    # (the arrays it was built from, core → each core's ids sorted with their rows): see `_core_index`
-    _row_index: tuple[tuple[np.ndarray, ...], dict[int, tuple[np.ndarray, np.ndarray]]] = field(
-        default_factory=lambda: ((), {}), repr=False
-    )
+    # core → its workload ids sorted, with their rows: see `_core_index`
+    _row_index: dict[int, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
     # field name → (column names, the arrays it was worked out from): see `known`
     _known_from: dict[str, tuple[tuple[str, ...], tuple[np.ndarray, ...]]] = field(default_factory=dict, repr=False)
 
     def keep_known(self, name: str, value: Any, columns: tuple[str, ...]) -> None:
-        """Set field `name` to what the loader worked out from these columns, remembering the very arrays."""
+        """Set field `name` to what was worked out from these columns (by the loader, or a cache built on
+        demand), remembering the very arrays."""
         setattr(self, name, value)
         arrays = tuple(getattr(self, column) for column in columns)
         self._known_from = {**self._known_from, name: (columns, arrays)}  # a new dict: copies share the old one
@@ -169,13 +169,12 @@ class Schedule:
 
     def _core_index(self, core: int) -> tuple[np.ndarray, np.ndarray]:
         """One core's workload ids sorted, with their rows; equal ids keep their order, so the first is found.
-        The cache belongs to the arrays it was built from: a schedule made from this one with other workloads
+        The cache is kept with `keep_known`: a schedule made from this one with other workloads
         (dataclasses.replace shares the field) builds its own instead of answering with this one's rows."""
-        built_from, cache = self._row_index
-        now = (self.wl_id, self.core_ids, self.core_ptr)
-        if len(built_from) != len(now) or any(a is not b for a, b in zip(built_from, now, strict=True)):
+        cache = self.known("_row_index")
+        if cache is None:
             cache = {}
-            self._row_index = (now, cache)
+            self.keep_known("_row_index", cache, _ROW_INDEX_COLUMNS)
         index = cache.get(core)
         if index is None:
             rows = self.core_rows(core)

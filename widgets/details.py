@@ -95,16 +95,17 @@ def _key_value(section: Section, width: int, console: Any) -> Text:
     for key, row in zip(keys, rows, strict=True):
         value = "" if len(row) < 2 or row[1] is None else str(row[1])
         # Text, not str: values come from files, and "[main]" in a path must not be read as Rich markup
-        if width < NARROW_PANEL and console.measure(Text(value)).maximum > value_width:
+        text = Text(value)
+        if width < NARROW_PANEL and console.measure(text).maximum > value_width:
             out.append("\n")
             out.append_text(Text(key, style="cyan"))
-            for line in Text(value).wrap(console, max(width - 2, 4), overflow="fold"):
+            for line in text.wrap(console, max(width - 2, 4), overflow="fold"):
                 line.rstrip()
                 out.append("\n  ")
                 out.append_text(line)
             continue
         key_lines = Text(key).wrap(console, key_width, overflow="fold")
-        value_lines = Text(value).wrap(console, value_width, overflow="fold") if value else [Text("")]
+        value_lines = text.wrap(console, value_width, overflow="fold") if value else [Text("")]
         for k in range(max(len(key_lines), len(value_lines))):
             name = key_lines[k].plain if k < len(key_lines) else ""
             out.append("\n")
