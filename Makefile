@@ -54,6 +54,7 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'torch==2.13.0' 'grandalf==0.8' 'igraph>=0.11'  # torch: the ONNX export; the others: the layout comparison
+	-cd benchmarks/dagre && npm install --silent --no-audit --no-fund  # dagre, the layout quality anchor (needs node; skipped without)
 	$(COMPILE)
 	$(PY) benchmarks/run.py
 

@@ -279,6 +279,9 @@ def section(out: Path, probes: dict, run_probe: Callable[[str, Path], dict], rat
         "hundred boxes), which neither library offers; neither is a dependency of the explorer.",
         "",
     ]
+    from graph_quality import section as quality_section  # benchmarks/ is on sys.path when run as a script
+
+    lines += quality_section(out)
     return lines
 
 

@@ -156,6 +156,11 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
             help="open every group (all), none (only the top level), or as the view opens (auto)",
         )
         parser.add_argument("--direction", choices=("TB", "LR"), default="TB", help="top to bottom or left to right")
+        parser.add_argument(
+            "--constants",
+            action="store_true",
+            help="lay constants and initializers out as boxes (the view's i); by default they fold into their readers",
+        )
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         return parser
     if command == "tensor":
@@ -364,7 +369,8 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
         raise LoadError(args.file, "", f"this {document.meta.format} file has no graph")
     from explorer.exports.graph_json import graph_json
 
-    payload = graph_json(document.view.graph_model(), args.expand, args.direction)
+    document.run_deep_checks()  # shape inference, as the TUI runs it before it draws: the same box texts and sizes
+    payload = graph_json(document.view.graph_model(), args.expand, args.direction, constants=args.constants)
     if args.json:
         _print_json("graph", payload, indent=None)
         return ExitCode.OK

@@ -148,13 +148,17 @@ class GraphNode(_Box):
     label: str
     op: str
     group: str | None
+    folded_into: str | None = Field(
+        None, description="a folded constant: the id of the box it is drawn in (its first reader); it has no box "
+        "of its own (w = h = 0); null for drawn nodes and unread constants")  # fmt: skip
 
 
 class GraphEdge(_Closed):
     source: str
     target: str
-    kind: Literal["routed", "stub", "back", "bundle"]
+    kind: Literal["routed", "stub", "back", "bundle", "folded"]
     count: int = Field(ge=1, description="model edges drawn by this one")
+    folded: bool | None = Field(None, description="true: the source is a folded constant, drawn in the target")
 
 
 class GraphGroup(_Box):
@@ -173,7 +177,7 @@ class Dangling(_Closed):
 class GraphOutput(_Closed):
     """`ir-explorer graph FILE --json`: the graph view's layout in terminal cells."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     direction: Literal["TB", "LR"]
     width: int
     height: int

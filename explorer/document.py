@@ -138,6 +138,11 @@ class DocumentView:
         """The tensor id an item shows, for documents with a layout view; None elsewhere."""
         return None
 
+    def value_preview(self, ref: Any) -> str:
+        """A constant's values in a few characters (`[1, 16, 64]`), for the list of what a graph box folds; ""
+        when the format cannot say cheaply."""
+        return ""
+
     def deep_checks(self) -> list[Problem]:
         """Checks that cost more than reading the file (ONNX shape inference): `check` and the TUI run them
         once, `info` does not."""
@@ -347,7 +352,14 @@ class Document:
             from explorer.companions import describe_companion
 
             return describe_companion(self, ref)
-        return self.view.describe(ref)
+        sections = self.view.describe(ref)
+        if self.view.graph_ready():  # a box's folded constants, once the graph is built (the graph view did)
+            from explorer.analysis.graph_text import folded_section
+
+            found = folded_section(self.view.graph_model(), ref, self.view.value_preview)
+            if found is not None:
+                sections.append(Section(found[0], found[1], found[2]))
+        return sections
 
     def find_ref(self, refs: dict[str, Any]) -> Any:
         return self.view.find_ref(refs)

@@ -50,6 +50,21 @@ class Canvas:
         self.chars[y, start:end] = [ord(c) for c in part]
         self.styles[y, start:end] = style
 
+    def free_text(self, x: int, y: int, text: str, style: int, limit: int | None = None) -> None:
+        """Text written only on blank cells: as much of it as fits before the first cell in use (cut with "…"),
+        nothing when fewer than four cells are free, so a label never hides a box, a frame or an edge."""
+        if not 0 <= y < self.height or x < 0 or x >= self.width:
+            return
+        if limit is not None:
+            text = text[:limit]
+        row = self.chars[y, x : x + len(text)]
+        used = np.flatnonzero(row != ord(" "))
+        room = int(used[0]) if used.size else row.size
+        if room >= len(text):
+            self.text(x, y, text, style)
+        elif room >= 4:
+            self.text(x, y, text[: room - 2] + "…", style)
+
     def line(self, y: int) -> str:
         return "".join(map(chr, self.chars[y].tolist()))
 
@@ -166,15 +181,15 @@ def _segment(bits: np.ndarray, ax: int, ay: int, bx: int, by: int) -> None:
 
 
 def _draw_box(canvas: Canvas, layout: Layout, item: int, x: int, y: int, style: int) -> None:
-    w = int(layout.w[item])
+    w, h = int(layout.w[item]), int(layout.h[item])
     unit = bool(layout.unit[item]) if layout.unit.size else False  # a node that opens (a schedule layer)
     group = layout.visible.item_kind[item] == 1 and not unit
-    label, op, detail = layout.labels[item], layout.ops[item], layout.details[item]
     if layout.level == DOTS:
         canvas.text(x, y, "◆" if group else "●", style)
         return
     if layout.level == COMPACT:
-        canvas.text(x, y, ("⟦" if group else "[") + shorten(label, w - 2).ljust(w - 2) + ("⟧" if group else "]"), style)
+        text = layout.compacts[item]
+        canvas.text(x, y, ("⟦" if group else "[") + shorten(text, w - 2).ljust(w - 2) + ("⟧" if group else "]"), style)
         return
     inner = w - 2
     if group:
@@ -182,21 +197,23 @@ def _draw_box(canvas: Canvas, layout: Layout, item: int, x: int, y: int, style: 
     else:
         top, side, bottom = "┌" + "─" * inner + "┐", "│", "└" + "─" * inner + "┘"
     canvas.text(x, y, top, style)
-    name_line = (
-        (" " + shorten(label, inner - 3)).ljust(inner - 1) + "▸"
-        if unit
-        else (" " + shorten(label, inner - 1)).ljust(inner)
-    )
+    name = layout.titles[item]
+    if unit:
+        name_line = (" " + shorten(name, inner - 3)).ljust(inner - 1) + "▸"
+    else:
+        name_line = (" " + shorten(name, inner - 1)).ljust(inner)
     canvas.text(x, y + 1, side + name_line + side, style)
-    second = op + (" " + detail if detail else "")
-    canvas.text(x, y + 2, side + (" " + shorten(second, inner - 1)).ljust(inner) + side, style)
-    canvas.text(x, y + 3, bottom, style)
+    lines = [layout.details[item], layout.extras[item]][: h - 3]
+    for k, line in enumerate(lines):
+        canvas.text(x, y + 2 + k, side + (" " + shorten(line, inner - 1)).ljust(inner) + side, style)
+    canvas.text(x, y + h - 1, bottom, style)
     lo, hi = max(x + 1, 0), min(x + w - 1, canvas.width)
-    if lo < hi and style >= FIRST_COLOUR:  # the name on a band of the box's colour, the op line dim
+    if lo < hi and style >= FIRST_COLOUR:  # the title on a band of the box's colour, the other lines dim
         if 0 <= y + 1 < canvas.height:
             canvas.styles[y + 1, lo:hi] = style - FIRST_COLOUR + HEADER_COLOUR
-        if 0 <= y + 2 < canvas.height:
-            canvas.styles[y + 2, lo:hi] = DIM
+        for row in range(y + 2, y + h - 1):
+            if 0 <= row < canvas.height:
+                canvas.styles[row, lo:hi] = DIM
 
 
 def _draw_stubs(canvas: Canvas, layout: Layout, ox: int, oy: int, shown: np.ndarray) -> None:
@@ -208,20 +225,20 @@ def _draw_stubs(canvas: Canvas, layout: Layout, ox: int, oy: int, shown: np.ndar
         if targets:
             text = _stub_text("↓" if tb else "→", [layout.labels[t] for t in targets])
             sx, sy = (x, y + h) if tb else (x + w + 1, y)
-            canvas.text(sx, sy, text, BACK if item in layout.back_sources else STUB, limit=max(w + 12, 16))
+            canvas.free_text(sx, sy, text, BACK if item in layout.back_sources else STUB, limit=max(w + 12, 16))
         sources = layout.in_stubs.get(item)
         if sources:
             text = _stub_text("↑" if tb else "←", [layout.labels[s] for s in sources])
             sx, sy = (x, y - 1) if tb else (max(x - 16, 0), y + h)
-            canvas.text(sx, sy, text, STUB, limit=max(w + 12, 16))
+            canvas.free_text(sx, sy, text, STUB, limit=max(w + 12, 16))
         bundle = layout.bundles.get(item)
         if bundle:
-            canvas.text(x, y + h if tb else y, f"⇊ {bundle:,} readers", STUB)
+            canvas.free_text(x if tb else x + w + 1, y + h if tb else y, f"⇊ {bundle:,} readers", STUB)
     on_screen = set(shown.tolist())
     for item, name in layout.visible.dangling:
         if item in on_screen:
             x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
-            canvas.text(x + int(layout.w[item]) + 1, y, f"⚠ {shorten(name, 20)}?", WARN)
+            canvas.free_text(x + int(layout.w[item]) + 1, y, f"⚠ {shorten(name, 20)}?", WARN)
 
 
 def _stub_text(arrow: str, names: list[str]) -> str:
@@ -249,3 +266,50 @@ def minimap(layout: Layout, width: int, height: int, window: tuple[int, int, int
     grid[y0, x0 : x1 + 1] = ord("▔")
     grid[y1, x0 : x1 + 1] = ord("▁")
     return ["".join(map(chr, row.tolist())) for row in grid]
+
+
+_BRAILLE_BITS = np.array([[0x01, 0x08], [0x02, 0x10], [0x04, 0x20], [0x40, 0x80]], dtype=np.int32)  # [row][col]
+MAX_OVERVIEW_EDGES = 20_000  # beyond this the overview draws the boxes only
+
+
+def overview(layout: Layout, width: int, height: int, selected: int = -1, matches: set[int] | None = None) -> Canvas:
+    """The whole layout at the panel's size in braille dots (2×4 per cell, square on a terminal), boxes bright and
+    edges dim, the selection and the matches marked: what `f` shows when even one-dot boxes do not fit."""
+    canvas = Canvas(width, height)
+    gw, gh = width * 2, height * 4
+    scale = max(layout.width / max(width, 1), layout.height / max(height, 1), 1e-9)  # layout cells per cell
+
+    def dots_x(v: np.ndarray) -> np.ndarray:
+        return np.clip((v * 2 / scale).astype(np.int64), 0, gw - 1)
+
+    def dots_y(v: np.ndarray) -> np.ndarray:
+        return np.clip((v * 4 / scale).astype(np.int64), 0, gh - 1)
+
+    boxes = np.zeros((gh, gw), dtype=bool)
+    lines = np.zeros((gh, gw), dtype=bool)
+    if len(layout.edges) <= MAX_OVERVIEW_EDGES:
+        for edge in layout.edges:
+            for (ax, ay), (bx, by) in zip(edge.points[:-1], edge.points[1:], strict=False):
+                steps = max(abs(bx - ax), abs(by - ay), 1) * 4
+                t = np.linspace(0.0, 1.0, int(min(steps, 4 * (gw + gh))))
+                lines[dots_y(ay + (by - ay) * t), dots_x(ax + (bx - ax) * t)] = True
+    x0, y0 = dots_x(layout.x.astype(np.float64)), dots_y(layout.y.astype(np.float64))
+    x1, y1 = dots_x((layout.x + layout.w - 1).astype(np.float64)), dots_y((layout.y + layout.h - 1).astype(np.float64))
+    small = (x0 == x1) & (y0 == y1)
+    boxes[y0[small], x0[small]] = True
+    for k in np.flatnonzero(~small).tolist():
+        boxes[y0[k] : y1[k] + 1, x0[k] : x1[k] + 1] = True
+    for grid, style in ((lines, EDGE), (boxes, TEXT)):
+        code = np.zeros((height, width), dtype=np.int32)
+        for r in range(4):
+            for c in range(2):
+                code |= np.where(grid[r::4, c::2][:height, :width], _BRAILLE_BITS[r, c], 0)
+        drawn = code > 0
+        canvas.chars[drawn] = 0x2800 + code[drawn]
+        canvas.styles[drawn] = style
+    marks = [(item, MATCH) for item in sorted(matches or ())] + ([(selected, SELECTED)] if selected >= 0 else [])
+    for item, style in marks:
+        cx = int(x0[item] + x1[item]) // 4
+        cy = int(y0[item] + y1[item]) // 8
+        canvas.text(cx, cy, "◆" if style == SELECTED else "●", style)
+    return canvas

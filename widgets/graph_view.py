@@ -27,9 +27,10 @@ from explorer.analysis.graph_layout import (
     Layout,
     initial_expansion,
     layout_graph,
+    reading_path,
     visible_graph,
 )
-from explorer.graph import ROOT, GraphModel, search_nodes
+from explorer.graph import ROOT, GraphModel, matched_by_unit, search_nodes
 from widgets.frame_widget import FrameWidget
 from widgets.graph_canvas import (
     BACK,
@@ -46,6 +47,7 @@ from widgets.graph_canvas import (
     WARN,
     draw,
     minimap,
+    overview,
     shorten,
 )
 from widgets.views import SYNC_GRAPH_NODES
@@ -87,6 +89,7 @@ class GraphView(FrameWidget, can_focus=True):
         Binding("r", "direction", "Direction", show=False),
         Binding("i", "constants", "Constants", show=False),
         Binding("x", "collapse_all", "Collapse all", show=False),
+        Binding("m", "minimap", "Minimap", show=False),
     ]
     HELP_KEYS = [
         ("Graph", "↑ / ↓", "go to a producer / a consumer of the selection"),
@@ -94,13 +97,14 @@ class GraphView(FrameWidget, can_focus=True):
         ("Graph", "Shift+arrows", "pan"),
         ("Graph", "Enter", "open or close the selected group (on a node: close its group)"),
         ("Graph", "+ / -", "zoom levels: full boxes, one-line boxes, dots"),
-        ("Graph", "f", "fit the whole graph on screen"),
+        ("Graph", "f", "fit the whole graph on screen (an overview in braille dots when even dots do not fit)"),
         ("Graph", "/", "find nodes by name or op type: every match is marked"),
         ("Graph", "[ / ]", "previous / next match (opens the groups that hide it)"),
         ("Graph", "c", "next colour mode: op type, then what the nodes carry (dtype, bytes, time...)"),
         ("Graph", "r", "top to bottom / left to right"),
         ("Graph", "i", "show constants and initializers as nodes / fold them into their readers"),
         ("Graph", "x", "collapse every group"),
+        ("Graph", "m", "show or hide the minimap (it moves to the corner away from the selection)"),
         ("Graph", "click / wheel", "select a box / scroll"),
     ]
     DEFAULT_CSS = """
@@ -130,13 +134,17 @@ class GraphView(FrameWidget, can_focus=True):
         self.origin = (0, 0)
         self.selected_key: tuple[int, int] | None = None  # (kind, id): 0 node, 1 group
         self.matches: list[int] = []
+        self.match_text = ""
         self.match_index = -1
         self._layouts: dict[tuple, Layout] = {}
         self._placements: dict = {}  # each open group's placement, reused when another group opens or closes
         self._colours: dict[tuple, tuple[np.ndarray, list[tuple[str, str]]]] = {}
         self.last_layout_seconds = 0.0
-        self._center_pending = False
+        self._scroll_pending = ""  # "center" or "start": a scroll asked for before the widget had a size
         self._building = False
+        self.show_minimap = True
+        self.overview = False  # `f` on a graph bigger than the panel even as dots: the whole of it in braille
+        self._previous: Layout | None = None  # the layout before a group opened or closed: where things were
 
     # ---- data ---------------------------------------------------------------------------------------------
     def show_document(self, document: Any) -> None:
@@ -192,7 +200,7 @@ class GraphView(FrameWidget, can_focus=True):
         if layout.first_item >= 0:
             self.selected_key = self._key_of(layout, layout.first_item)
         self.ready = True
-        self._scroll_to_selection(center=True)
+        self._scroll_to_start()
         self.refresh()
         gc.freeze()  # the graph lives as long as the view: no full collection rescans it mid-frame (see app.py)
 
@@ -209,7 +217,7 @@ class GraphView(FrameWidget, can_focus=True):
         if found is None:
             started = time.perf_counter()
             visible = visible_graph(self.model, self.expanded, self.show_constants)
-            found = layout_graph(self.model, visible, self.level, self.direction, self._placements)
+            found = layout_graph(self.model, visible, self.level, self.direction, self._placements, self._previous)
             self.last_layout_seconds = time.perf_counter() - started
             if len(self._layouts) > 24:
                 self._layouts.clear()
@@ -249,7 +257,8 @@ class GraphView(FrameWidget, can_focus=True):
     # ---- drawing ------------------------------------------------------------------------------------------
     def frame_key(self) -> tuple:
         return (self.ready, self.error, self._layout_key(), self.origin, self.selected_key, self.mode,
-                tuple(self.matches[:64]), self.match_index, self.has_focus)  # fmt: skip
+                tuple(self.matches[:64]), self.match_index, self.has_focus, self.show_minimap,
+                self.overview)  # fmt: skip
 
     def render_frame(self) -> list[Strip]:
         width, height = self.size.width, self.size.height
@@ -260,25 +269,45 @@ class GraphView(FrameWidget, can_focus=True):
         layout = self.layout
         if layout is None or layout.visible.n_items == 0:
             return [Strip([Segment("This graph has no nodes.", BASE_STYLES[DIM])])]
-        if self._center_pending:
+        if self._scroll_pending == "start":
+            self._scroll_to_start()
+        elif self._scroll_pending:
             self._scroll_to_selection(center=True)
         body = max(height - STATUS_LINES, 1)
         colours, legend = self.colours()
         match_items = {int(layout.visible.node_item[n]) for n in self.matches if layout.visible.node_item[n] >= 0}
-        canvas = draw(layout, width, body, self.origin, colours, self.selected_item, match_items)
-        self._label_selected_edges(canvas, layout)
-        if layout.width > width or layout.height > body:
-            mw, mh = MINIMAP
-            if width >= mw * 3 and body >= mh * 2:  # a small terminal keeps its cells for the graph
-                rows = minimap(layout, mw - 2, mh - 2, (*self.origin, width, body))
-                x0 = width - mw
-                canvas.text(x0, 0, "┌" + "─" * (mw - 2) + "┐", FRAME)
-                for k, row in enumerate(rows):
-                    canvas.text(x0, k + 1, "│" + row + "│", FRAME)
-                canvas.text(x0, mh - 1, "└" + "─" * (mw - 2) + "┘", FRAME)
+        if self.overview:
+            canvas = overview(layout, width, body, self.selected_item, match_items)
+        else:
+            canvas = draw(layout, width, body, self.origin, colours, self.selected_item, match_items)
+            if self.show_minimap and (layout.width > width or layout.height > body):
+                self._draw_minimap(canvas, layout, width, body)
+            self._label_selected_edges(canvas, layout)  # after the minimap: labels go on free cells only
         lines = [self._strip(canvas, y) for y in range(body)]
         lines += self._status(width, layout, legend)
         return lines
+
+    def _draw_minimap(self, canvas: Any, layout: Layout, width: int, body: int) -> None:
+        """The minimap in a corner of the panel that does not hold the selection (none when every corner would
+        cover it, or the terminal is too small to spare the cells)."""
+        mw, mh = MINIMAP
+        if width < mw * 3 or body < mh * 2:
+            return
+        item = self.selected_item
+        ox, oy = self.origin
+        box = None
+        if item >= 0:
+            box = (int(layout.x[item]) - ox, int(layout.y[item]) - oy, int(layout.w[item]), int(layout.h[item]))
+        for x0, y0 in ((width - mw, 0), (width - mw, body - mh), (0, body - mh), (0, 0)):
+            if box is None or not _overlaps(box, (x0, y0, mw, mh)):
+                break
+        else:
+            return
+        rows = minimap(layout, mw - 2, mh - 2, (ox, oy, width, body))
+        canvas.text(x0, y0, "┌" + "─" * (mw - 2) + "┐", FRAME)
+        for k, row in enumerate(rows):
+            canvas.text(x0, y0 + k + 1, "│" + row + "│", FRAME)
+        canvas.text(x0, y0 + mh - 1, "└" + "─" * (mw - 2) + "┘", FRAME)
 
     def _label_selected_edges(self, canvas: Any, layout: Layout) -> None:
         """On demand: the edges into and out of the selection carry their values' names and types, written by
@@ -346,6 +375,8 @@ class GraphView(FrameWidget, can_focus=True):
         selected = self.selected_item
         if selected >= 0:
             parts.append(f"▶ {shorten(layout.labels[selected], 32)} ({shorten(layout.ops[selected], 16)})")
+        if self.overview:
+            parts.append("overview: any key returns")
         if self.matches:
             parts.append(f"match {self.match_index + 1}/{len(self.matches)}")
         if layout.back_edges:
@@ -410,9 +441,9 @@ class GraphView(FrameWidget, can_focus=True):
         if layout is None or item < 0:
             return
         if self.size.width == 0 or self.size.height <= STATUS_LINES:
-            self._center_pending = True
+            self._scroll_pending = "center" if center else self._scroll_pending or "center"
             return
-        self._center_pending = False
+        self._scroll_pending = ""
         width, body = self.size.width, self.size.height - STATUS_LINES
         x, y, w, h = int(layout.x[item]), int(layout.y[item]), int(layout.w[item]), int(layout.h[item])
         ox, oy = self.origin
@@ -425,6 +456,69 @@ class GraphView(FrameWidget, can_focus=True):
         elif center or not (oy <= y and y + h <= oy + body):
             oy = min(max(y + h // 2 - body // 2, 0), layout.height - body)
         self.origin = (ox, oy)
+
+    def _scroll_to_start(self) -> None:
+        """The first screen shows where reading starts: the selection (the model's first input) near the top
+        (left in LR) with as many of the first boxes along the main path as fit, centred across them (or the
+        whole graph, when it fits)."""
+        layout = self.layout
+        item = self.selected_item
+        if layout is None or item < 0 or self.model is None:
+            return
+        if self.size.width == 0 or self.size.height <= STATUS_LINES:
+            self._scroll_pending = "start"
+            return
+        self._scroll_pending = ""
+        width, body = self.size.width, self.size.height - STATUS_LINES
+        tb = self.direction == "TB"
+        span_across, span_along = (width, body) if tb else (body, width)
+        x0, y0 = int(layout.x[item]), int(layout.y[item])
+        x1, y1 = x0 + int(layout.w[item]), y0 + int(layout.h[item])
+        for node in reading_path(self.model, count=32)[1:]:  # grow the window's target while it still fits
+            k = int(layout.visible.node_item[node])
+            if k < 0:
+                continue
+            nx0, ny0 = min(x0, int(layout.x[k])), min(y0, int(layout.y[k]))
+            nx1, ny1 = max(x1, int(layout.x[k] + layout.w[k])), max(y1, int(layout.y[k] + layout.h[k]))
+            across, along = (nx1 - nx0, ny1 - ny0) if tb else (ny1 - ny0, nx1 - nx0)
+            if across > span_across or along + 2 > span_along:
+                break
+            x0, y0, x1, y1 = nx0, ny0, nx1, ny1
+        if tb:
+            ox = (layout.width - width) // 2 if layout.width <= width else min(max((x0 + x1) // 2 - width // 2, 0),
+                                                                             layout.width - width)  # fmt: skip
+            oy = 0 if layout.height <= body else min(max(y0 - 1, 0), layout.height - body)
+        else:
+            ox = 0 if layout.width <= width else min(max(x0 - 2, 0), layout.width - width)
+            oy = 0 if layout.height <= body else min(max((y0 + y1) // 2 - body // 2, 0), layout.height - body)
+        self.origin = (ox, oy)
+
+    def _keep_in_place(self, before: Layout, after: Layout, group: int) -> None:
+        """After a group opened or closed: move the window by what moved under it, so the boxes around the group
+        stay where they were on screen (the nearest box above the group is the anchor; the group itself when
+        nothing is above it)."""
+        shared = {self._key_of(before, k): k for k in range(before.visible.n_items)}
+        gone = self._item_of_key(before, (1, group))
+        gx = int(before.x[gone]) if gone >= 0 else 0
+        gy = int(before.y[gone]) if gone >= 0 else 0
+        best, best_score = None, None
+        for k in range(after.visible.n_items):
+            old = shared.get(self._key_of(after, k))
+            if old is None or old == gone:
+                continue
+            above = int(before.y[old]) + int(before.h[old]) <= gy
+            score = (0 if above else 1, abs(gy - int(before.y[old])) + abs(gx - int(before.x[old])))
+            if best_score is None or score < best_score:
+                best, best_score = (old, k), score
+        if best is not None:
+            old, new = best
+            dx, dy = int(after.x[new]) - int(before.x[old]), int(after.y[new]) - int(before.y[old])
+        elif gone >= 0 and group in after.frames:
+            fx, fy, fw, _ = after.frames[group]
+            dx, dy = fx + fw // 2 - (gx + int(before.w[gone]) // 2), fy - gy
+        else:
+            return
+        self.origin = (self.origin[0] + dx, self.origin[1] + dy)
 
     # ---- actions ------------------------------------------------------------------------------------------
     def action_move(self, where: str) -> None:
@@ -465,7 +559,8 @@ class GraphView(FrameWidget, can_focus=True):
             self.refresh()
 
     def action_fit(self) -> None:
-        """The most detailed level whose layout fits the view; the whole graph centred."""
+        """The most detailed level whose layout fits the view, the whole graph centred; when even dots do not
+        fit, an overview of the whole graph in braille dots at the panel's size (any key leaves it)."""
         width, body = self.size.width, max(self.size.height - STATUS_LINES, 1)
         for level in (FULL, 1, DOTS):
             self.level = level
@@ -474,30 +569,59 @@ class GraphView(FrameWidget, can_focus=True):
                 break
         layout = self.layout
         if layout is not None:
+            self.overview = layout.width > width or layout.height > body
             self.origin = ((layout.width - width) // 2, max((layout.height - body) // 2, 0))
         self.refresh()
 
+    def on_key(self, event: events.Key) -> None:
+        """Any key leaves the overview (and then does what it does)."""
+        if self.overview and event.key != "f":
+            self.overview = False
+            self._scroll_to_selection(center=True)
+            self.refresh()
+
     def action_toggle_group(self) -> None:
+        """Enter: open the selected group (the cursor moves onto its first member, at any depth) or close the
+        selected node's group; everything outside it stays where it was on screen."""
         layout = self.layout
         item = self.selected_item
         if layout is None or item < 0 or self.model is None:
             return
         kind, ident = self._key_of(layout, item)
         if kind == 1:
+            group = ident
+            self._previous = layout
             self.expanded = self.expanded | {ident}
-            members = np.flatnonzero(self.model.node_group == ident)
-            if members.size:  # select the group's first member so the cursor stays where the group was
-                self.selected_key = (0, int(members[np.argmin(self.model.topo_rank[members])]))
-            else:
-                self.selected_key = (1, ident)
         else:
             group = int(self.model.node_group[ident])
             if group == ROOT:
                 return
+            self._previous = layout
             self.expanded = self.expanded - {group} - self._descendants(group)
+        after = self.layout
+        self._previous = None
+        if kind == 1:
+            self.selected_key = self._first_member(after, ident) or (1, ident)
+        else:
             self.selected_key = (1, group)
-        self._scroll_to_selection(center=True)
+        self._keep_in_place(layout, after, group)
+        self._scroll_to_selection()
         self.refresh()
+
+    def _first_member(self, layout: Layout, group: int) -> tuple[int, int] | None:
+        """The drawn item inside an opened group that comes first in the model's order (a node, or a closed
+        group when the group holds only groups), so Enter always leaves a selection."""
+        inside = np.flatnonzero(layout.visible.node_item >= 0)
+        if inside.size == 0:
+            return None
+        held = np.zeros(self.model.n_nodes, dtype=bool)
+        chain_of = {g: set(self.model.ancestors(g)) for g in set(self.model.node_group[inside].tolist()) if g >= 0}
+        held[inside] = [group in chain_of.get(int(g), ()) for g in self.model.node_group[inside].tolist()]
+        nodes = np.flatnonzero(held)
+        if nodes.size == 0:
+            return None
+        first = int(nodes[np.argmin(self.model.topo_rank[nodes])])
+        return self._key_of(layout, int(layout.visible.node_item[first]))
 
     def _descendants(self, group: int) -> set[int]:
         found: set[int] = set()
@@ -508,6 +632,10 @@ class GraphView(FrameWidget, can_focus=True):
             found.update(children)
             frontier = children
         return found
+
+    def action_minimap(self) -> None:
+        self.show_minimap = not self.show_minimap
+        self.refresh()
 
     def action_collapse_all(self) -> None:
         self.expanded = set()
@@ -536,6 +664,7 @@ class GraphView(FrameWidget, can_focus=True):
         if text is None or self.model is None:
             return
         self.matches = search_nodes(self.model, text)
+        self.match_text = text
         self.match_index = -1
         if self.matches:
             self.action_match(1)
@@ -548,9 +677,10 @@ class GraphView(FrameWidget, can_focus=True):
             return
         self.match_index = (self.match_index + delta) % len(self.matches)
         node = self.matches[self.match_index]
-        group = int(self.model.node_group[node])  # open every group that hides it
+        unit = matched_by_unit(self.model, node, self.match_text)  # a layer found by its name stays one box
+        group = int(self.model.group_parent[unit]) if unit != ROOT else int(self.model.node_group[node])
         opened = set()
-        while group != ROOT:
+        while group != ROOT:  # open every group that hides it
             opened.add(group)
             group = int(self.model.group_parent[group])
         self.expanded = self.expanded | opened
@@ -584,16 +714,25 @@ class GraphView(FrameWidget, can_focus=True):
         self.action_pan(0, -1)
 
 
+def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
 def _label_spots(points: list[tuple[int, int]], leaving: bool, length: int, tb: bool) -> list[tuple[int, int]]:
     """Where an edge's label may go, nearest the selection first: beside the segment that leaves it (or that
-    arrives at it), right of the line then left of it (TB), above the line then below it (LR)."""
-    near = points[0] if leaving else points[-1]
-    far = (points[1] if leaving else points[-2]) if len(points) > 1 else near
+    arrives at it), right of the line then left of it (TB), above the line then below it (LR); then along the
+    next segment when it runs across."""
+    ordered = points if leaving else points[::-1]
+    near = ordered[0]
+    far = ordered[1] if len(ordered) > 1 else near
     spots = []
     if tb:
         step = 1 if far[1] >= near[1] else -1
-        for y in range(near[1], far[1] + step, step)[:6]:
+        for y in range(near[1], far[1] + step, step)[:60]:
             spots += [(near[0] + 1, y), (near[0] - length, y)]
+        if len(ordered) > 2 and ordered[1][1] == ordered[2][1]:  # then a horizontal run: above it, below it
+            lo = min(ordered[1][0], ordered[2][0])
+            spots += [(lo + 1, ordered[1][1] - 1), (lo + 1, ordered[1][1] + 1)]
     else:
         x = near[0] if leaving else near[0] - length + 1
         spots += [(x, near[1] - 1), (x, near[1] + 1)]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from explorer.analysis.graph_text import shape_text, title, usual_dtype, weights_text
 from explorer.analysis.layered import (
     MAX_SPAN,
     Connection,
@@ -33,6 +34,7 @@ FULL, COMPACT, DOTS = 0, 1, 2
 LEVEL_NAMES = ("full", "compact", "dots")
 # per level: box height, minor gap (between boxes of a layer), major gap (between layers), width bounds
 _LEVELS = {FULL: (4, 2, 3, 10, 30), COMPACT: (1, 1, 2, 5, 18), DOTS: (1, 1, 1, 1, 1)}
+READING_PATH = 8  # drawn nodes from the first input whose groups the first screen opens first
 
 
 @dataclass
@@ -136,9 +138,12 @@ class Layout:
     width: int
     height: int
     back_edges: int = 0
-    labels: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)  # full names: the status line, stubs, find
     ops: list[str] = field(default_factory=list)
-    details: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # a box's second line: its output shape, a group's kind
+    titles: list[str] = field(default_factory=list)  # a box's first line: op type (and name where it adds)
+    extras: list[str] = field(default_factory=list)  # a box's third line: folded weights, "" for none
+    compacts: list[str] = field(default_factory=list)  # a one-line box's text
     out_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → targets drawn as stubs below it
     in_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → sources drawn as stubs above it
     bundles: dict[int, int] = field(default_factory=dict)  # item → how many items its bundled edge feeds
@@ -146,7 +151,7 @@ class Layout:
     frame_labels: dict[int, str] = field(default_factory=dict)  # open group → its label
     unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # items that are closed unit groups
     laid_out: int = 0  # containers laid out by this call (the others came from the cache)
-    first_item: int = -1  # where reading starts: the first item in topological order (the model's first input)
+    first_item: int = -1  # where reading starts: the item showing the model's first input (reading_start)
 
     def item_at(self, cx: int, cy: int) -> int:
         """The item whose box holds the cell (cx, cy), or -1."""
@@ -155,42 +160,65 @@ class Layout:
         return int(hits[0]) if hits.size else -1
 
 
-def item_texts(model: GraphModel, visible: VisibleGraph) -> tuple[list[str], list[str], list[str]]:
-    """Per item: its name, its op type (groups: "▸ N nodes") and its one-line detail."""
-    sizes = count_nodes(model) if model.n_groups else np.zeros(0, dtype=np.int64)
-    labels, ops, details = [], [], []
+@dataclass
+class ItemTexts:
+    labels: list[str]
+    ops: list[str]
+    titles: list[str]
+    details: list[str]
+    extras: list[str]
+    compacts: list[str]  # a one-line box: the op type of a node, the label of a group
+
+
+def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
+    """Per item: its name, op type (groups: "▸ N nodes"), and the three lines its box shows (graph_text)."""
+    sizes = count_nodes(model, drawn_only=True) if model.n_groups else np.zeros(0, dtype=np.int64)
+    usual = usual_dtype(model)
+    texts = ItemTexts([], [], [], [], [], [])
     for kind, ident, folded in zip(
         visible.item_kind.tolist(), visible.item_id.tolist(), visible.folded.tolist(), strict=True
     ):
         if kind == 1 and model.group_unit[ident]:  # drawn as the node it stands for
-            labels.append(model.group_label[ident])
-            ops.append(model.group_op[ident])
-            details.append(model.group_detail[ident])
+            label, op = model.group_label[ident], model.group_op[ident]
+            texts.labels.append(label)
+            texts.ops.append(op)
+            texts.titles.append(label)
+            texts.details.append(f"{op} {model.group_detail[ident]}".strip())
+            texts.extras.append("")
+            texts.compacts.append(label)
         elif kind == 1:
-            labels.append(model.group_label[ident])
-            ops.append(f"▸ {int(sizes[ident]):,} nodes")
-            details.append(model.group_kind[ident])
+            texts.labels.append(model.group_label[ident])
+            texts.ops.append(f"▸ {int(sizes[ident]):,} nodes")
+            texts.titles.append(model.group_label[ident])
+            texts.details.append(f"▸ {int(sizes[ident]):,} nodes")
+            texts.extras.append("")
+            texts.compacts.append(model.group_label[ident])
         else:
-            labels.append(model.node_label[ident])
-            ops.append(model.node_op[ident])
-            extra = f" +{folded} const" if folded else ""
-            details.append(model.node_detail[ident] + extra)
-    return labels, ops, details
+            label, op = model.node_label[ident], model.node_op[ident]
+            texts.labels.append(label)
+            texts.ops.append(op)
+            texts.titles.append(title(op, label))
+            texts.details.append(shape_text(model.node_detail[ident], usual))
+            texts.extras.append(weights_text(model, ident, usual) if folded else "")
+            texts.compacts.append(op or label)
+    return texts
 
 
-def box_sizes(labels: list[str], ops: list[str], details: list[str], level: int) -> tuple[np.ndarray, np.ndarray]:
+def box_sizes(texts: ItemTexts, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cells per box: full boxes fit their lines (a third line for folded weights), compact ones the op type."""
     height, _, _, low, high = _LEVELS[level]
+    n = len(texts.titles)
     if level == DOTS:
-        n = len(labels)
         return np.ones(n, dtype=np.int64), np.ones(n, dtype=np.int64)
     if level == COMPACT:
-        widths = [len(label) + 2 for label in labels]
+        widths = [len(text) + 2 for text in texts.compacts]
+        heights = [height] * n
     else:
-        widths = [
-            max(len(a), len(b) + 1 + len(c) if c else len(b)) + 4 for a, b, c in zip(labels, ops, details, strict=True)
-        ]
+        widths = [max(len(a), len(b), len(c)) + 4 for a, b, c in zip(texts.titles, texts.details, texts.extras,
+                                                                      strict=True)]  # fmt: skip
+        heights = [height + (1 if c else 0) for c in texts.extras]
     w = np.clip(np.asarray(widths, dtype=np.int64), low, high) if widths else np.zeros(0, dtype=np.int64)
-    return w, np.full(len(labels), height, dtype=np.int64)
+    return w, np.asarray(heights, dtype=np.int64)
 
 
 ROUTED, STUB, BACK, BUNDLE = 0, 1, 2, 3
@@ -254,15 +282,22 @@ def containers_of(model: GraphModel, visible: VisibleGraph) -> Containers:
 
 
 def layout_graph(
-    model: GraphModel, visible: VisibleGraph, level: int = FULL, direction: str = "TB", cache: dict | None = None
+    model: GraphModel,
+    visible: VisibleGraph,
+    level: int = FULL,
+    direction: str = "TB",
+    cache: dict | None = None,
+    previous: Layout | None = None,
 ) -> Layout:
     """Lay out what is visible: every open group on its own (bottom up), placed as one box in its parent.
 
     `cache` (kept by the caller between calls) holds each container's placement under a key made of
-    everything it depends on, so opening a group lays out that group and its ancestors, nothing else."""
+    everything it depends on, so opening a group lays out that group and its ancestors, nothing else.
+    `previous` (the layout on screen before a group opened or closed) gives every box that was already there its
+    old place across the layers as the one wanted, so what is outside the group stays where it was."""
     cache = {} if cache is None else cache
-    labels, ops, details = item_texts(model, visible)
-    w, h = box_sizes(labels, ops, details, level)
+    texts = item_texts(model, visible)
+    w, h = box_sizes(texts, level)
     m = visible.n_items
     tb = direction == "TB"
     _, minor_gap, major_gap, _, _ = _LEVELS[level]
@@ -275,7 +310,9 @@ def layout_graph(
     kind = np.full(src.size, ROUTED, dtype=np.int64)
     out_degree = np.bincount(src, minlength=m) if m else np.zeros(0, dtype=np.int64)
     kind[out_degree[src] > FANOUT] = BUNDLE
-    kind[position[src] > position[dst]] = BACK
+    # against the drawn order: on a cyclic model an edge that closes a cycle; on an acyclic one, an edge that
+    # only runs back because a closed group holds nodes from before and after its other end (a stub)
+    kind[position[src] > position[dst]] = BACK if model.cyclic else STUB
     tree = containers_of(model, visible)
     first = _first_positions(tree, position)
     # every drawn edge belongs to the innermost container that holds both ends
@@ -303,6 +340,10 @@ def layout_graph(
         u, v = codes // max(n, 1), codes % max(n, 1)
         base = np.concatenate([position[tree.items[c]], [first[g] for g in tree.children[c]]]).astype(np.int64)
         local_position, layer, back = order_and_layers(n, u, v, base)
+        grid = _lane_layers(model, visible, tree, c, layer)
+        if grid is not None:  # one band of rows per lane (a schedule layer's cores); edges not running down: stubs
+            layer = grid
+            back = layer[v] <= layer[u]
         span = np.abs(layer[v] - layer[u])
         stub = back | (span > MAX_SPAN)
         if stub.any():
@@ -346,6 +387,8 @@ def layout_graph(
     # bottom up: each container laid out (or found in the cache) with its open children as boxes
     placements: dict[int, Placement] = {}
     laid_out = 0
+    before = _Before(previous, tb, level, direction)
+    shifts: dict[int, float] = {}  # per container: how far its content moved inside its box since `previous`
     for c in reversed(tree.order):
         members = tree.items[c]
         kids = tree.children[c]
@@ -361,18 +404,102 @@ def layout_graph(
                tuple(pieces_here), tuple(sorted((k, tuple(sorted(a.items())), tuple(sorted(b.items())))
                                                for k, (a, b) in port_cells.items())))  # fmt: skip
         found = cache.get(key)
+        element_keys = [*_item_keys(visible, members), *((1, g) for g in kids)]
         if found is None:
+            wanted = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
             found = place_container(minor_size, major_size, layer, local_position, pieces_here, port_cells, gaps,
-                                    framed, min_minor)  # fmt: skip
+                                    framed, min_minor, wanted)  # fmt: skip
             laid_out += 1
             if len(cache) > 4096:
                 cache.clear()
             cache[key] = found
         placements[c] = found
-    result = _assemble(model, visible, tree, placements, kind, pieces, labels, ops, details, w, h, level, direction,
-                       laid_out)  # fmt: skip
-    result.first_item = int(order[0]) if m else -1
+        shifts[c] = before.shift(c, element_keys, found.minor)
+    result = _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level, direction, laid_out)
+    start = reading_start(model)
+    result.first_item = int(visible.node_item[start]) if start >= 0 and visible.node_item[start] >= 0 else -1
+    if result.first_item < 0 and m:
+        result.first_item = int(order[0])
     return result
+
+
+def _lane_layers(model: GraphModel, visible: VisibleGraph, tree: Containers, c: int, layer: np.ndarray):
+    """For a container whose members are all nodes on two or more lanes (an opened schedule layer's workloads on
+    their cores): layers stacked by lane, each lane a band keeping its own order (one row per lane when its
+    workloads do not depend on each other); None for any other container."""
+    items = tree.items[c]
+    if c == ROOT or not model.node_lane.size or tree.children[c] or items.size < 2:
+        return None
+    if (visible.item_kind[items] != 0).any():
+        return None
+    lanes = model.node_lane[visible.item_id[items]]
+    if (lanes < 0).any():
+        return None
+    names = distinct(lanes)
+    if names.size < 2:
+        return None
+    lane_index = np.searchsorted(names, lanes)
+    out = np.zeros(items.size, dtype=np.int64)
+    start = 0
+    for k in range(names.size):
+        members = np.flatnonzero(lane_index == k)
+        rows = distinct(layer[members])
+        out[members] = start + np.searchsorted(rows, layer[members])
+        start += rows.size
+    return out
+
+
+def _item_keys(visible: VisibleGraph, items: np.ndarray) -> list[tuple[int, int]]:
+    return list(zip(visible.item_kind[items].tolist(), visible.item_id[items].tolist(), strict=True))
+
+
+class _Before:
+    """Where things were across the layers in the previous layout, per container: what `wanted` asks for."""
+
+    def __init__(self, previous: Layout | None, tb: bool, level: int, direction: str) -> None:
+        self.boxes: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, id) → (first cell, size) across
+        self.frames: dict[int, tuple[int, int]] = {}
+        if previous is None or previous.level != level or previous.direction != direction:
+            return
+        across, size = (previous.x, previous.w) if tb else (previous.y, previous.h)
+        kinds, ids = previous.visible.item_kind.tolist(), previous.visible.item_id.tolist()
+        for k, (a, b) in enumerate(zip(across.tolist(), size.tolist(), strict=True)):
+            self.boxes[(kinds[k], ids[k])] = (a, b)
+        for g, (fx, fy, fw, fh) in previous.frames.items():
+            self.frames[g] = (fx, fw) if tb else (fy, fh)
+
+    def origin(self, container: int) -> int | None:
+        if container == ROOT:
+            return 0 if self.boxes else None
+        frame = self.frames.get(container)
+        return frame[0] if frame else None
+
+    def wanted(self, container: int, keys: list[tuple[int, int]], sizes: np.ndarray, child_shifts: list,
+               n_items: int) -> np.ndarray | None:  # fmt: skip
+        """Each element's old first cell inside `container` (NaN where it was not there): a group that stays
+        open is placed so its content stays put; a box that changed size keeps its centre."""
+        origin = self.origin(container)
+        if origin is None:
+            return None
+        wanted = np.full(len(keys), np.nan)
+        for e, key in enumerate(keys):
+            child_shift = child_shifts[e - n_items] if e >= n_items else None
+            if e >= n_items and key[1] in self.frames and child_shift is not None:
+                wanted[e] = self.frames[key[1]][0] - origin - child_shift
+                continue
+            old = self.boxes.get(key) or (self.frames.get(key[1]) if key[0] == 1 else None)
+            if old is not None:
+                wanted[e] = old[0] - origin + (old[1] - int(sizes[e])) / 2.0
+        return None if np.isnan(wanted).all() else wanted
+
+    def shift(self, container: int, keys: list[tuple[int, int]], placed: np.ndarray) -> float | None:
+        """How far the container's elements moved inside its box (the median over those that were there)."""
+        origin = self.origin(container)
+        if origin is None:
+            return None
+        moved = [int(placed[e]) - (self.boxes[key][0] - origin) for e, key in enumerate(keys[: placed.size])
+                 if key in self.boxes]  # fmt: skip
+        return float(np.median(moved)) if moved else None
 
 
 def _first_positions(tree: Containers, position: np.ndarray) -> dict[int, int]:
@@ -396,8 +523,7 @@ def _common_container(tree: Containers, a: int, b: int) -> int:
     return b
 
 
-def _assemble(model, visible, tree, placements, kind, pieces, labels, ops, details, w, h, level, direction,
-              laid_out) -> Layout:  # fmt: skip
+def _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level, direction, laid_out) -> Layout:
     """Absolute cells: each container's placement shifted by where its box sits in its parent."""
     tb = direction == "TB"
     m = visible.n_items
@@ -441,7 +567,8 @@ def _assemble(model, visible, tree, placements, kind, pieces, labels, ops, detai
     width = int(max((x + w).max(initial=0), max((f[0] + f[2] for f in frames.values()), default=0))) + 2
     height = int(max((y + h).max(initial=0), max((f[1] + f[3] for f in frames.values()), default=0))) + 3
     result = Layout(visible, level, direction, x, y, w, h, major.copy(), edges, frames, width, height,
-                    int((kind == BACK).sum()), labels, ops, details)  # fmt: skip
+                    int((kind == BACK).sum()), texts.labels, texts.ops, texts.details, texts.titles,
+                    texts.extras, texts.compacts)  # fmt: skip
     result.laid_out = laid_out
     result.frame_labels = {g: model.group_label[g] for g in frames}
     result.unit = np.zeros(m, dtype=bool)
@@ -474,30 +601,114 @@ def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
     return base[np.argsort(rank, kind="stable")]
 
 
+def reading_start(model: GraphModel) -> int:
+    """Where a reader starts: among the inputs of the outermost graph (op "input"; a subgraph's or function's own
+    inputs come after), the one that heads the longest path of drawn nodes (a model's data input, not its mask
+    or a flag read once), the first in topological order among equals; without inputs, the first drawn node;
+    -1 for an empty graph."""
+    drawn = ~model.node_constant
+    if not drawn.any():
+        return -1
+    height = _heights(model)
+    inputs = np.flatnonzero(drawn & np.asarray([op == "input" for op in model.node_op], dtype=bool))
+    pool = inputs if inputs.size else np.flatnonzero(drawn)
+    if not inputs.size:
+        return int(pool[np.argmin(model.topo_rank[pool])])
+    depth = np.append(model.group_depth(), -1)[model.node_group[pool]]  # the top level (ROOT) reads -1
+    return int(pool[np.lexsort((model.topo_rank[pool], -height[pool], depth))[0]])
+
+
+def reading_path(model: GraphModel, count: int = READING_PATH) -> list[int]:
+    """The main path from the reading start: at each step the reader that heads the longest way on (the first
+    in topological order among equals), so a residual branch or a shape computation does not pull it aside;
+    `count` drawn nodes at most."""
+    start = reading_start(model)
+    if start < 0:
+        return []
+    height = _heights(model)
+    order = np.argsort(model.edge_src, kind="stable")
+    targets = model.edge_dst[order]
+    ptr = np.searchsorted(model.edge_src[order], np.arange(model.n_nodes + 1))
+    rank, constant = model.topo_rank, model.node_constant
+    path, node = [start], start
+    while len(path) < count:
+        nxt = [t for t in targets[ptr[node] : ptr[node + 1]].tolist() if not constant[t] and rank[t] > rank[node]]
+        if not nxt:
+            break
+        node = min(nxt, key=lambda t: (-int(height[t]), int(rank[t]), t))
+        path.append(node)
+    return path
+
+
+def _heights(model: GraphModel) -> np.ndarray:
+    """Per node: the most drawn nodes on a path from it on (edges that follow the topological order only),
+    worked out once per model."""
+    if model._heights is None:
+        n = model.n_nodes
+        keep = (model.topo_rank[model.edge_src] < model.topo_rank[model.edge_dst]) & ~model.node_constant[
+            model.edge_dst] & ~model.node_constant[model.edge_src]  # fmt: skip
+        src, dst = model.edge_src[keep], model.edge_dst[keep]
+        by_source = np.lexsort((dst, -model.topo_rank[src]))  # sources latest first: their readers are final
+        height = [0] * n
+        for s, d in zip(src[by_source].tolist(), dst[by_source].tolist(), strict=True):
+            if height[d] + 1 > height[s]:
+                height[s] = height[d] + 1
+        model._heights = np.asarray(height, dtype=np.int64)
+    return model._heights
+
+
 def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
-    """What opens first: groups level by level (smallest first) while the visible count stays within `budget`,
-    so a large graph opens collapsed to its top groups and a small one opens whole."""
+    """What opens first: the groups on the path from the first input to its first ops (outermost first), then
+    the other groups level by level in the model's order, while the drawn boxes stay within `budget`; a small
+    graph opens whole, a large one on its reading start."""
+    if model.n_groups == 0:
+        return set()
+    drawn = ~model.node_constant
+    direct = np.bincount(model.node_group[(model.node_group >= 0) & drawn], minlength=model.n_groups)
+    children: dict[int, list[int]] = {}
+    for g, parent in enumerate(model.group_parent.tolist()):
+        children.setdefault(parent, []).append(g)
+    first_rank = _group_first_rank(model)
+    for members in children.values():
+        members.sort(key=lambda g: (int(first_rank[g]), g))
+    visible = len(children.get(ROOT, [])) + int(((model.node_group == ROOT) & drawn).sum())
     expanded: set[int] = set()
-    sizes = count_nodes(model) if model.n_groups else np.zeros(0, dtype=np.int64)
-    visible = len(model.top_groups()) + int((model.node_group == ROOT).sum())
-    frontier = sorted(model.top_groups(), key=lambda g: int(sizes[g]))
-    children: dict[int, int] = {}
-    for parent in model.group_parent.tolist():
-        children[parent] = children.get(parent, 0) + 1
-    direct = np.bincount(model.node_group[model.node_group >= 0], minlength=model.n_groups) if model.n_groups else []
+
+    def opened_cost(g: int) -> int:
+        return int(direct[g]) + len(children.get(g, [])) - 1
+
+    for node in reading_path(model):
+        for g in model.ancestors(int(model.node_group[node])):
+            if g in expanded:
+                continue
+            if model.group_unit[g] or visible + opened_cost(g) > budget:
+                break
+            expanded.add(g)
+            visible += opened_cost(g)
+    frontier = list(children.get(ROOT, []))
     while frontier:
         g = frontier.pop(0)
         if model.group_unit[g]:  # a unit opens only when asked
             continue
-        opened = int(direct[g]) + children.get(g, 0)
-        if visible - 1 + opened > budget:
-            continue
-        expanded.add(g)
-        visible += opened - 1
-        frontier += sorted(
-            (c for c in range(model.n_groups) if model.group_parent[c] == g), key=lambda c: int(sizes[c])
-        )
+        if g not in expanded:
+            if visible + opened_cost(g) > budget:
+                continue
+            expanded.add(g)
+            visible += opened_cost(g)
+        frontier += children.get(g, [])
     return expanded
+
+
+def _group_first_rank(model: GraphModel) -> np.ndarray:
+    """Per group: the smallest topological rank of a drawn node inside it (at any depth)."""
+    best = np.full(model.n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+    inside = (model.node_group >= 0) & ~model.node_constant
+    np.minimum.at(best, model.node_group[inside], model.topo_rank[inside])
+    for g in np.argsort(-model.group_depth(), kind="stable").tolist():
+        parent = int(model.group_parent[g])
+        if parent != ROOT and best[g] < best[parent]:
+            best[parent] = best[g]
+    return best
 
 
 def expand_all(model: GraphModel) -> set[int]:

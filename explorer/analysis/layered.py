@@ -11,6 +11,7 @@ edge between groups is drawn piece by piece, each piece inside one container.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -21,6 +22,7 @@ from explorer.graph import topological_rank
 MAX_SPAN = 6  # edges over more layers are stubs ("→ Add_9_1") that jump to their other end
 SWEEPS = 8
 PLACEMENT_PASSES = 6
+MAX_TRACKS = 16  # a gap between layers grows to this many rows of horizontal edge pieces, then pieces share
 FRAME_PAD = 2  # cells between a frame's side and what it holds
 
 
@@ -92,7 +94,9 @@ class Placement:
 @dataclass
 class Gaps:
     minor: int  # between boxes of a layer
-    major: int  # between layers
+    major: int  # between layers, at least (a gap grows with the tracks its edges need)
+    stem: int = 1  # rows between a layer and the first track below it
+    tracks: int = MAX_TRACKS  # most tracks a gap gets; more edges share them
 
 
 def place_container(
@@ -105,11 +109,14 @@ def place_container(
     gaps: Gaps,
     framed: bool,
     min_minor: int = 0,
+    wanted: np.ndarray | None = None,
 ) -> Placement:
     """Boxes and routes of one container.
 
     `layer`/`position` come from order_and_layers; every connection points down a layer or more.
     `port_cells[e]` holds the entry and exit port cells of element e when it is an open child group.
+    `wanted[e]` is where element e's box should start across the layers (where it was before a group opened or
+    closed; NaN for none): such elements keep their order and stay there unless a grown neighbour pushes them.
     """
     n = int(minor_size.size)
     entries = sorted({-c.source - 1 for c in connections if c.source < 0})
@@ -154,8 +161,12 @@ def place_container(
     rank = np.concatenate([rank, position.size + np.arange(dummies, dtype=np.float64)])
     su = np.asarray(seg_u, dtype=np.int64)
     sv = np.asarray(seg_v, dtype=np.int64)
-    slot = _order_layers(total, v_layer, su, sv, rank)
-    minor = _place(total, v_layer, slot, v_minor_size, gaps.minor, su, sv)
+    want = np.full(total, np.nan)
+    if wanted is not None and n:
+        want[:n] = wanted
+    keys = _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains)
+    slot = _slots(v_layer, keys) if keys is not None else _order_layers(total, v_layer, su, sv, rank)
+    minor = _place(total, v_layer, slot, v_minor_size, gaps.minor, su, sv, want)
     # along the layers: each layer as thick as its thickest box; port layers are border rows
     layers = int(v_layer.max()) + 1 if total else 1
     thickness = np.zeros(layers, dtype=np.int64)
@@ -166,11 +177,20 @@ def place_container(
         thickness[0] = 0
     if exits:
         thickness[top_layer] = 0
-    gap = np.full(layers, gaps.major, dtype=np.int64)
-    if entries:  # below the top border: a row to turn in and a row for the arrow
-        gap[0] = max(gaps.major, 3)
-    if exits:
-        gap[top_layer - 1] = max(gaps.major, 2)
+    # every piece of an edge between two layers gets its own track (row) in the gap between them
+    paths = {c: [vertex(c.source, True), *chains[(vertex(c.source, True), vertex(c.target, False))],
+                 vertex(c.target, False)] for c in connections}  # fmt: skip
+    columns = _pin_columns(connections, paths, minor, v_minor_size, port_cells)
+    track_of, tracks_in = _assign_tracks(connections, paths, columns, v_layer, gaps.tracks)
+    stem = np.full(layers, gaps.stem, dtype=np.int64)  # per gap below a layer
+    if entries:
+        stem[0] = max(gaps.stem, 1)  # below the top border: never turn on the border itself
+    tracks = np.asarray([tracks_in.get(k + 1, 0) for k in range(layers)])
+    gap = np.maximum(gaps.major, stem + tracks + 1)  # the stem, the tracks, the row of the arrowheads
+    if entries:  # below the top border: its tracks and the arrows, no more
+        gap[0] = max(stem[0] + tracks[0] + 1, 2)
+    if exits:  # above the bottom border: the tracks only (the edges go on through the border, no arrow there)
+        gap[top_layer - 1] = max(stem[top_layer - 1] + tracks[top_layer - 1], 1)
     starts = np.concatenate([[0], np.cumsum(thickness + gap)[:-1]])
     v_major = starts[v_layer]
     # a layer is as thick as its tallest box (often a frame): what nothing feeds (inputs, weights) sits at its
@@ -198,9 +218,33 @@ def place_container(
     placement = Placement(minor[:n], v_major[:n], hi - lo + 1, bottom - top + 1)
     placement.entry_ports = {e: int(minor[vertex_of_entry[e]]) for e in entries}
     placement.exit_ports = {e: int(minor[vertex_of_exit[e]]) for e in exits}
-    placement.routes = _route(connections, vertex, chains, minor, v_major, v_minor_size, v_major_size,
-                              v_layer, starts - top, starts + thickness - top, port_cells)  # fmt: skip
+    band_end = starts + thickness - top
+    track_row = {}  # (gap below layer, track) → row
+    for k in range(layers):
+        for t in range(tracks_in.get(k + 1, 0)):
+            track_row[(k + 1, t)] = int(band_end[k] + stem[k] + t)
+    placement.routes = {c: _polyline(paths[c], columns[c], [track_row.get((int(v_layer[q]), track_of.get((c, i), -1)))
+                                                            for i, q in enumerate(paths[c][1:])],
+                                     v_major, v_major_size, -lo) for c in connections}  # fmt: skip
     return placement
+
+
+def _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains) -> np.ndarray | None:
+    """The order across each layer when every element has a wanted place: elements by their wanted centres,
+    ports beside their element, a long edge's dummies spaced evenly between its two ends; None otherwise."""
+    n = int(minor_size.size)
+    if n == 0 or np.isnan(want[:n]).any():
+        return None
+    keys = want.copy()
+    keys[:n] += minor_size / 2.0
+    for e, v in vertex_of_entry.items():
+        keys[v] = keys[e] - 0.25
+    for e, v in vertex_of_exit.items():
+        keys[v] = keys[e] + 0.25
+    for (a, b), chain in chains.items():
+        for k, d in enumerate(chain, 1):
+            keys[d] = keys[a] + (keys[b] - keys[a]) * k / (len(chain) + 1)
+    return keys
 
 
 def _order_layers(
@@ -232,8 +276,9 @@ def _slots(v_layer: np.ndarray, key: np.ndarray) -> np.ndarray:
 
 
 def _place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, gap: int,
-           seg_u: np.ndarray, seg_v: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Minor-axis coordinates: each box pulled toward the mean centre of its neighbours, order and gaps kept.
+           seg_u: np.ndarray, seg_v: np.ndarray, wanted: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Minor-axis coordinates: each box pulled toward the mean centre of its neighbours (or to its wanted
+    place, where it has one), order and gaps kept.
 
     Within a layer (in slot order) z = coord - packed offset must not decrease. A pass asks every box for the
     centre of its neighbours (`want`), then takes the mean of the two nearest non-decreasing sequences (a
@@ -252,14 +297,17 @@ def _place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, 
     layer_width = offset[last] + size_sorted[last]
     z = -layer_width / 2.0  # layers start centred on 0
     size_f = size.astype(np.float64)
-    for _ in range(PLACEMENT_PASSES if seg_u.size else 0):
+    has_want = ~np.isnan(wanted)
+    passes = PLACEMENT_PASSES if seg_u.size or has_want.any() else 0
+    for _ in range(passes):
         coord = np.empty(total)
         coord[order] = z + offset
         centre = coord + size_f / 2.0
         pull = np.bincount(seg_u, weights=centre[seg_v], minlength=total)
         pull += np.bincount(seg_v, weights=centre[seg_u], minlength=total)
         degree = np.bincount(seg_u, minlength=total) + np.bincount(seg_v, minlength=total)
-        want = np.where(degree > 0, pull / np.maximum(degree, 1) - size_f / 2.0, coord)[order]
+        want = np.where(degree > 0, pull / np.maximum(degree, 1) - size_f / 2.0, coord)
+        want = np.where(has_want, wanted, want)[order]
         wz = want - offset
         big = 4.0 * (float(np.abs(wz).max()) + float(offset.max()) + 16.0)
         lift = layer_sorted * big
@@ -269,61 +317,169 @@ def _place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, 
     coord_sorted = np.round(z).astype(np.int64) + offset.astype(np.int64)  # rounding keeps z non-decreasing
     coord = np.empty(total, dtype=np.int64)
     coord[order] = coord_sorted
+    if has_want.any():
+        coord = _settle(order, layer_sorted, size, gap, coord, wanted)
     return coord
 
 
-def _route(connections, vertex, chains, minor, v_major, minor_size, major_size, v_layer, starts, band_end,
-           port_cells) -> dict[Connection, list[tuple[int, int]]]:  # fmt: skip
-    """Orthogonal polylines: out of the source's far side (at its port when it is an open group), through each
-    dummy's lane, a jog in the gap above the target, into the target's near side."""
-    minor, v_major, minor_size, major_size = minor.tolist(), v_major.tolist(), minor_size.tolist(), major_size.tolist()
-    v_layer, starts, band_end = v_layer.tolist(), starts.tolist(), band_end.tolist()  # plain ints: a hot loop
-    ends = [(vertex(c.source, True), vertex(c.target, False)) for c in connections]
-    leaving: dict[int, list[int]] = {}
-    arriving: dict[int, list[int]] = {}
-    for k, (a, b) in enumerate(ends):
-        leaving.setdefault(a, []).append(k)
-        arriving.setdefault(b, []).append(k)
-    first_lane, last_lane = {}, {}  # where each piece heads after leaving its source, and comes from
-    for k, (a, b) in enumerate(ends):
-        chain = chains[(a, b)]
-        first_lane[k] = minor[chain[0]] if chain else minor[b]
-        last_lane[k] = minor[chain[-1]] if chain else minor[a]
+def _settle(order, layer_sorted, size, gap, coord, wanted) -> np.ndarray:
+    """Where elements have wanted places (a group opened beside them): each sits exactly there unless something
+    that does not fit pushes it right, and what has none (a long edge's dummy) makes room instead of pushing:
+    right to left, a dummy stays left of the next wanted box; left to right, nothing overlaps."""
+    coord = coord.copy()
+    size_list, want = size.tolist(), wanted.tolist()
+    layers = np.flatnonzero(np.diff(np.concatenate([[-1], layer_sorted, [layer_sorted[-1] + 1]]))).tolist()
+    ordered = order.tolist()
+    for lo, hi in zip(layers[:-1], layers[1:], strict=False):
+        members = ordered[lo:hi]
+        place: dict[int, int] = {}
+        limit = None
+        for v in reversed(members):
+            if want[v] == want[v]:  # not NaN
+                place[v] = int(np.floor(want[v]))
+            else:
+                place[v] = int(coord[v]) if limit is None else min(int(coord[v]), limit - size_list[v])
+            limit = place[v] - gap
+        end = None
+        for v in members:
+            if end is not None and place[v] < end + gap:
+                place[v] = end + gap
+            end = place[v] + size_list[v]
+            coord[v] = place[v]
+    return coord
 
-    def slots(groups: dict[int, list[int]], toward: dict[int, float]) -> dict[int, int]:
-        """Each piece's cell on its vertex's side: the side split evenly, in the order of where they head."""
-        cell = {}
-        for v, members in groups.items():
-            lo, size = minor[v], minor_size[v]
-            if size <= 2:
-                cell.update(dict.fromkeys(members, lo + size // 2))
-                continue
-            ordered = sorted(members, key=lambda j: (toward[j], j))
-            for rank, j in enumerate(ordered):
-                cell[j] = lo + (rank + 1) * size // (len(ordered) + 1)
-        return cell
 
-    start_cell, end_cell = slots(leaving, first_lane), slots(arriving, last_lane)
+def _pin_columns(connections, paths, minor, size, port_cells) -> dict[Connection, list[tuple[int, int]]]:
+    """Per piece and per vertex on its path: the column it leaves the vertex at and the column it arrives at.
 
-    routes: dict[Connection, list[tuple[int, int]]] = {}
-    for k, c in enumerate(connections):
-        a, b = ends[k]
-        start = minor[a] + port_cells[a][1][c.source_port] if c.source_port >= 0 else start_cell[k]
-        end = minor[b] + port_cells[b][0][c.target_port] if c.target_port >= 0 else end_cell[k]
-        start_major = v_major[a] + major_size[a]  # first cell past the source's far side
-        points = [(start, start_major)]
-        current = start
-        for d in chains[(a, b)]:
-            jog = starts[v_layer[d]] - 1
-            points += [(current, jog), (minor[d], jog)]
-            current = minor[d]
-        target_layer = v_layer[b]
-        above = starts[target_layer] - 1  # the gap above the target's layer: no box of either layer there
-        in_gap = target_layer == 0 or above - 1 >= band_end[target_layer - 1]
-        jog = max(above - (1 if in_gap and above - 1 > start_major else 0), start_major)
-        points += [(current, jog), (end, jog), (end, v_major[b] - 1)]
-        routes[c] = simplify(points)
-    return routes
+    A box's pieces all leave from the middle of its far side (edges of one source share a trunk); an open child
+    group's leave at its exit ports; pieces arriving at a box get distinct cells along its near side, in the
+    order of where they come from, so no two arrows share a cell; a dummy (a long edge passing a layer) is one
+    column."""
+    minor, size = minor.tolist(), size.tolist()
+    arriving: dict[int, list[Connection]] = {}
+    for c in connections:
+        arriving.setdefault(paths[c][-1], []).append(c)
+    end_cell: dict[Connection, int] = {}
+    for v, members in arriving.items():
+        came_from = {c: minor[paths[c][-2]] + (size[paths[c][-2]] // 2 if len(paths[c]) == 2 else 0) for c in members}
+        ordered = sorted(members, key=lambda c: (came_from[c], c))
+        end_cell.update(zip(ordered, _spread([came_from[c] for c in ordered], minor[v], size[v]), strict=True))
+    columns = {}
+    for c in connections:
+        path = paths[c]
+        a, b = path[0], path[-1]
+        start = minor[a] + port_cells[a][1][c.source_port] if c.source_port >= 0 else minor[a] + size[a] // 2
+        end = minor[b] + port_cells[b][0][c.target_port] if c.target_port >= 0 else end_cell[c]
+        middle = [(minor[d], minor[d]) for d in path[1:-1]]
+        columns[c] = [(start, start), *middle, (end, end)]  # (arrives at, leaves from) per vertex
+    return columns
+
+
+def _spread(wanted: list[int], lo: int, width: int) -> list[int]:
+    """Cells along a box side (lo .. lo + width - 1, corners excluded where there is room) for arrows that
+    would each arrive straight below where they come from (`wanted`, sorted): as near to that as the side
+    allows, two cells apart where it has room (one where it has not, shared only when even that does not fit)."""
+    first, last = (lo + 1, lo + width - 2) if width > 2 else (lo, lo + width - 1)
+    count = len(wanted)
+    room = last - first + 1
+    step = 2 if (count - 1) * 2 < room else 1 if count <= room else 0
+    cells = [min(max(w, first), last) for w in wanted]
+    for k in range(1, count):  # push right what sits too close to its left neighbour
+        cells[k] = max(cells[k], cells[k - 1] + step)
+    if cells and cells[-1] > last:  # then back from the right edge
+        cells[-1] = last
+        for k in range(count - 2, -1, -1):
+            cells[k] = min(cells[k], cells[k + 1] - step)
+    return [min(max(c, first), last) for c in cells]
+
+
+def _assign_tracks(connections, paths, columns, v_layer, cap) -> tuple[dict, dict[int, int]]:
+    """Tracks in each gap between layers: one per net (the pieces that leave one vertex at one column share
+    it: a trunk), so pieces of different sources never share a cell of a horizontal run. A net whose top pin
+    sits where another net drops to its target is placed above it, so their vertical runs never meet (the left
+    edge algorithm with vertical constraints, Hashimoto and Stevens); a gap with more than `cap` nets lets the
+    rest share the least crowded tracks. Returns (piece, step) → track and gap (layer below it) → tracks."""
+    nets: dict[tuple[int, int, int], dict] = {}  # (gap, column, vertex) → its pins and pieces
+    for c in connections:
+        path, cols = paths[c], columns[c]
+        for i in range(len(path) - 1):
+            p, q = path[i], path[i + 1]
+            top, bottom = cols[i][1], cols[i + 1][0]
+            key = (int(v_layer[q]), top, p)
+            net = nets.setdefault(key, {"top": top, "bottoms": [], "steps": []})
+            net["bottoms"].append(bottom)
+            net["steps"].append((c, i))
+    by_gap: dict[int, list[tuple[int, int, int]]] = {}
+    for key, net in nets.items():
+        lo, hi = min(net["top"], *net["bottoms"]), max(net["top"], *net["bottoms"])
+        net["span"] = (lo, hi)
+        if lo < hi:  # a straight drop needs no track
+            by_gap.setdefault(key[0], []).append(key)
+    track_of: dict[tuple[Connection, int], int] = {}
+    tracks_in: dict[int, int] = {}
+    for gap_layer, keys in by_gap.items():
+        keys.sort(key=lambda k: (nets[k]["span"], k))
+        drops: dict[int, list[int]] = {}  # column → nets that drop to a target there
+        for j, k in enumerate(keys):
+            for bottom in nets[k]["bottoms"]:
+                drops.setdefault(bottom, []).append(j)
+        below: list[list[int]] = [[] for _ in keys]  # j → nets that must sit below net j
+        above_count = [0] * len(keys)
+        for j, k in enumerate(keys):
+            for other in drops.get(nets[k]["top"], []):
+                if other != j:
+                    below[j].append(other)
+                    above_count[other] += 1
+        # Kahn over the constraints, ties by the left end; a cycle is broken at its leftmost net
+        ready = [j for j in range(len(keys)) if above_count[j] == 0]
+        heapq.heapify(ready)
+        floor = [0] * len(keys)
+        rows: list[list[tuple[int, int]]] = []
+        placed = [False] * len(keys)
+        pending = len(keys)
+        while pending:
+            if not ready:
+                j = next(j for j in range(len(keys)) if not placed[j])
+            else:
+                j = heapq.heappop(ready)
+                if placed[j]:
+                    continue
+            placed[j] = True
+            pending -= 1
+            lo, hi = nets[keys[j]]["span"]
+            track = floor[j]
+            while track < len(rows) and any(a <= hi and lo <= b for a, b in rows[track]):
+                track += 1
+            if track >= cap:  # full: share the track with the fewest runs
+                track = min(range(cap), key=lambda t: (len(rows[t]) if t < len(rows) else 0, t))
+            while track >= len(rows):
+                rows.append([])
+            rows[track].append((lo, hi))
+            for other in below[j]:
+                floor[other] = max(floor[other], track + 1)
+                above_count[other] -= 1
+                if above_count[other] == 0:
+                    heapq.heappush(ready, other)
+            for step in nets[keys[j]]["steps"]:
+                track_of[step] = track
+        tracks_in[gap_layer] = len(rows)
+    return track_of, tracks_in
+
+
+def _polyline(path, cols, rows, v_major, major_size, dx) -> list[tuple[int, int]]:
+    """A piece's corners: down from its source's far side, along its track in each gap (a straight drop has
+    none), down through each dummy's layer, and into its target's near side (the cell above it)."""
+    a, b = path[0], path[-1]
+    points = [(cols[0][1] + dx, int(v_major[a] + major_size[a]))]
+    for i, row in enumerate(rows):
+        top, bottom = cols[i][1] + dx, cols[i + 1][0] + dx
+        if row is not None:
+            points += [(top, row), (bottom, row)]
+        elif top != bottom:  # no track (cannot happen: only straight drops have none); keep it orthogonal
+            points += [(top, points[-1][1]), (bottom, points[-1][1])]
+    points.append((cols[-1][0] + dx, int(v_major[b]) - 1))
+    return simplify(points)
 
 
 def simplify(points: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from explorer.analysis.graph_layout import FULL, Layout, expand_all, initial_expansion, layout_graph, visible_graph
 from explorer.graph import ROOT, GraphModel
 
@@ -24,10 +26,13 @@ def item_key(layout: Layout, item: int) -> str:
     return f"{kind}{int(layout.visible.item_id[item])}"
 
 
-def graph_json(model: GraphModel, expand: str = "auto", direction: str = "TB", level: int = FULL) -> dict[str, Any]:
+def graph_json(
+    model: GraphModel, expand: str = "auto", direction: str = "TB", level: int = FULL, constants: bool = False
+) -> dict[str, Any]:
+    """The layout of what the view shows for `expand`; every op node is listed (counts equal the file's): a
+    folded constant with `folded_into` and no box, unless `constants` lays them out as boxes (the view's `i`)."""
     expanded = expansion(model, expand)
-    # --expand all shows every node, constants and initializers included; otherwise they fold into readers
-    layout = layout_graph(model, visible_graph(model, expanded, show_constants=expand == "all"), level, direction)
+    layout = layout_graph(model, visible_graph(model, expanded, show_constants=constants), level, direction)
     visible = layout.visible
     nodes, box_of_group = [], {}
     for item in range(visible.n_items):
@@ -45,6 +50,18 @@ def graph_json(model: GraphModel, expand: str = "auto", direction: str = "TB", l
         group = int(model.node_group[ident])
         nodes.append({"id": f"n{ident}", "label": model.node_label[ident], "op": model.node_op[ident],
                       "group": f"g{group}" if group != ROOT else None, **box})  # fmt: skip
+    folded_ids = []
+    if not constants:  # folded constants: listed, drawn in their reader's box
+        for node in np.flatnonzero(model.node_constant & (visible.node_item < 0)).tolist():
+            into = int(model.node_folded_into[node])
+            item = int(visible.node_item[into]) if into >= 0 else -1
+            group = int(model.node_group[node])
+            entry = {"id": f"n{node}", "label": model.node_label[node], "op": model.node_op[node],
+                     "group": f"g{group}" if group != ROOT else None, "x": None, "y": None, "w": 0, "h": 0}  # fmt: skip
+            if item >= 0:
+                entry["folded_into"] = item_key(layout, item)
+            nodes.append(entry)
+            folded_ids.append(node)
     groups = []
     for g in range(model.n_groups):
         parent = int(model.group_parent[g])
@@ -60,6 +77,18 @@ def graph_json(model: GraphModel, expand: str = "auto", direction: str = "TB", l
                        "expanded": g in expanded, **box})  # fmt: skip
     edges = [{"source": item_key(layout, e.source), "target": item_key(layout, e.target), "kind": e.kind,
               "count": e.count} for e in layout.edges]  # fmt: skip
+    if folded_ids:  # the edges out of folded constants: each into the box it is drawn in, marked
+        folded = np.zeros(model.n_nodes, dtype=bool)
+        folded[folded_ids] = True
+        out = np.flatnonzero(folded[model.edge_src])
+        pairs = {}
+        for e in out.tolist():
+            target = int(model.edge_dst[e])
+            item = int(visible.node_item[target])
+            key = (f"n{int(model.edge_src[e])}", item_key(layout, item) if item >= 0 else f"n{target}")
+            pairs[key] = pairs.get(key, 0) + 1
+        edges += [{"source": a, "target": b, "kind": "folded", "count": c, "folded": True}
+                  for (a, b), c in pairs.items()]  # fmt: skip
     return {
         "direction": direction,
         "width": layout.width,

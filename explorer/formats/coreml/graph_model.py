@@ -56,17 +56,17 @@ def _program(view: Any, b: GraphBuilder) -> None:
     for key, block in model.blocks.items():
         for i, op in enumerate(block.proto.operations):
             target = op_ids[(key, i)]
-            for argument in op.inputs.values():
+            for slot, (role, argument) in enumerate(op.inputs.items()):  # the op's named inputs: x, weight, bias
                 for binding in argument.arguments:
                     if binding.WhichOneof("binding") != "name":
                         continue
                     source = view.resolve(key, binding.name)
                     if source is not None:
-                        b.edge(op_ids[source], target, binding.name)
+                        b.edge(op_ids[source], target, binding.name, role, slot)
                     elif (found := _block_input(model, block_inputs, key, binding.name)) is not None:
-                        b.edge(found, target, binding.name)
+                        b.edge(found, target, binding.name, role, slot)
                     elif (block.function, binding.name) in inputs:
-                        b.edge(inputs[(block.function, binding.name)], target, binding.name)
+                        b.edge(inputs[(block.function, binding.name)], target, binding.name, role, slot)
                     else:
                         b.dangling.append((target, binding.name))  # a name nothing defines
 

@@ -623,6 +623,28 @@ class OnnxView(DocumentView):
         stats = weight_stats(tensor, self.path.parent)
         return Section("Values", ("property", "value"), list(stats.items()))
 
+    def value_preview(self, ref: Any) -> str:
+        """A small constant's values (an initializer or a `Constant` node's, up to 8 elements, stored inline)."""
+        tensor = None
+        if ref[0] == "init":
+            tensor = self.index.graphs[ref[1]].proto.initializer[ref[2]]
+        elif ref[0] == "node":
+            node = self.index.graphs[ref[1]].nodes[ref[2]]
+            for attribute in node.attribute if node.op_type == "Constant" else ():
+                if attribute.name == "value":
+                    tensor = attribute.t
+                elif attribute.name.startswith("value_"):
+                    return attribute_text(attribute)[1][:40]
+        if tensor is None or tensor.data_location == TensorProto.EXTERNAL or math.prod(tensor.dims) > 8:
+            return ""
+        try:
+            from onnx import numpy_helper
+
+            values = numpy_helper.to_array(tensor).ravel().tolist()
+        except Exception:  # a tensor the file got wrong: the check reports it, the preview stays empty
+            return ""
+        return ("[" + ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in values) + "]")[:40]
+
     def _describe_goto(self, target: Any) -> list[Section]:
         return [Section("Link", ("property", "value"), [("press Enter", "to jump there")]), *self.describe(target)]
 

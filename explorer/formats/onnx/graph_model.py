@@ -11,8 +11,9 @@ from explorer.graph import ROOT, Deferred, GraphBuilder, GraphModel
 def onnx_graph(view: Any) -> GraphModel:
     index = view.index
     b = GraphBuilder(
-        resolve=lambda what, key, name: _dtype(view, key, name) if what == "dtype" else view.type_str(key, name)
+        resolve=lambda what, key, name: _dtype(view, key, name) if what == "dtype" else view.type_str(key, name),
     )
+    b.role_of = _roles(index, b.refs)
     graph_group: dict[str, int] = {}
     node_ids: dict[str, int] = {}  # graph key → the id of its first op node (its nodes are consecutive)
     value_source: dict[tuple[str, str], int] = {}  # (graph key, value name) → node id that defines it
@@ -46,6 +47,7 @@ def onnx_graph(view: Any) -> GraphModel:
             b.scopes(names, group),
             [Deferred(("type", key, out)) if out else "" for out in firsts],  # computed when a box shows it
             [("node", key, n) for n in range(len(names))],
+            constants=[op == "Constant" for op in ops],  # the ops a reader folds, with what they feed alone
             dtype=[Deferred(("dtype", key, out)) if out else "" for out in firsts],
             parameter_bytes=[0] * len(names),
         )
@@ -99,3 +101,35 @@ def _tensor_bytes(tensor: Any) -> int:
     from explorer.formats.onnx.document import tensor_bytes
 
     return tensor_bytes(tensor) or 0
+
+
+def _roles(index: Any, refs: list[Any]) -> Any:
+    """role_of for GraphModel: where a node reads a value (its input's position) and that input's formal name
+    in the op's schema (Conv: X, W, B), looked up once per op type and position, only for boxes that fold
+    something."""
+    opsets = {(o.domain or ""): o.version for o in index.model.opset_import}
+    names: dict[tuple[str, str, int], str] = {}
+
+    def formal(op: str, domain: str, slot: int) -> str:
+        key = (op, domain, slot)
+        if key not in names:
+            try:
+                import onnx.defs
+
+                version = opsets.get(domain if domain != "ai.onnx" else "", 1 << 30)
+                inputs = onnx.defs.get_schema(op, version, domain).inputs
+                names[key] = inputs[min(slot, len(inputs) - 1)].name if inputs else ""
+            except Exception:  # an op of a domain onnx does not know (a custom op): no name, the shape alone
+                names[key] = ""
+        return names[key]
+
+    def role_of(node: int, value: str) -> tuple[int, str]:
+        ref = refs[node]
+        if not ref or ref[0] != "node":
+            return 0, ""
+        proto = index.graphs[ref[1]].nodes[ref[2]]
+        inputs = list(proto.input)
+        slot = inputs.index(value) if value in inputs else len(inputs)
+        return slot, formal(proto.op_type, proto.domain, slot)
+
+    return role_of

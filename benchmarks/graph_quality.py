@@ -1,0 +1,256 @@
+"""Graph layout quality (issue: graph layout v2), a part of `make bench`: how wide a model is drawn with every
+group open, how long its edges are (in layers), how many crossings and how many cells carry edges of two
+sources, against a flat layering of the same graph (the lower bound for width and length) and against dagre,
+the layout engine Netron stands on (`@dagrejs/dagre`, run with node in the benchmark only, same boxes, constants
+folded).
+
+Inputs: the two real torch exports in ../shared/samples and generated analogues of the other patterns the issue
+measured (a DenseNet-style model whose every layer computes a shape through Constant/Unsqueeze/ConstantOfShape;
+a 10,000-node graph with 16 readers per layer). Run alone: `python benchmarks/graph_quality.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DAGRE = HERE / "dagre"
+DAGRE_TIMEOUT = 300
+
+
+def densenet_like(path: Path, blocks: int = 4, layers: int = 12) -> None:
+    """DenseNet's shape: each layer concatenates everything before it in its block; and, as the model zoo's
+    export does, each layer computes a shape from constants (Constant → Unsqueeze → Concat → ConstantOfShape)
+    that the layer's Add reads: the constant-only ops that used to be drawn as 1,078 of 1,748 boxes."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes, inits = [], []
+    current = "x"
+    for b in range(blocks):
+        features = [current]
+        for k in range(layers):
+            scope = f"/features/denseblock{b + 1}/denselayer{k + 1}"
+            concat = f"b{b}l{k}_in"
+            nodes.append(helper.make_node("Concat", features, [concat], name=f"{scope}/Concat", axis=1))
+            nodes.append(helper.make_node("Relu", [concat], [f"{concat}_r"], name=f"{scope}/relu1/Relu"))
+            weight = f"features.denseblock{b + 1}.denselayer{k + 1}.conv1.weight"
+            inits.append(helper.make_tensor(weight, TensorProto.FLOAT, [32, 32, 1, 1], [0.0] * 1024))
+            nodes.append(helper.make_node("Conv", [f"{concat}_r", weight], [f"{concat}_c"], name=f"{scope}/conv1/Conv"))
+            # the shape chain: constants only, no scope of its own (as torch leaves them)
+            c = f"Constant_{b}_{k}"
+            nodes.append(helper.make_node("Constant", [], [c], name=c,
+                                          value=helper.make_tensor(c, TensorProto.INT64, [], [1])))  # fmt: skip
+            nodes.append(helper.make_node("Unsqueeze", [c, "axes0"], [f"{c}_u"], name=f"Unsqueeze_{b}_{k}"))
+            nodes.append(helper.make_node("Concat", [f"{c}_u", f"{c}_u", f"{c}_u", f"{c}_u"], [f"{c}_s"],
+                                          name=f"Concat_{b}_{k}", axis=0))  # fmt: skip
+            nodes.append(helper.make_node("ConstantOfShape", [f"{c}_s"], [f"{c}_z"], name=f"ConstantOfShape_{b}_{k}"))
+            nodes.append(helper.make_node("Add", [f"{concat}_c", f"{c}_z"], [f"{concat}_o"], name=f"{scope}/Add"))
+            features.append(f"{concat}_o")
+        current = f"b{b}_out"
+        nodes.append(helper.make_node("Concat", features, [current], name=f"/features/transition{b + 1}/Concat",
+                                      axis=1))  # fmt: skip
+    inits.append(helper.make_tensor("axes0", TensorProto.INT64, [1], [0]))
+    graph = helper.make_graph(nodes, "densenet_like", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                              [1, 32, 8, 8])], [helper.make_tensor_value_info(current, TensorProto.FLOAT, None)],
+                              inits)  # fmt: skip
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def wide_readers(path: Path, nodes_total: int = 10_000, width: int = 16) -> None:
+    """10,000 ops in layers of 16, each reading its own column and one other op of the layer above: 16 readers
+    per layer, every gap between layers crossed by 32 edges. Name scopes every 25 layers (groups)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    rng = random.Random(16)
+    nodes = []
+    previous = ["x"] * width
+    for layer in range(nodes_total // width):
+        current = []
+        for k in range(width):
+            other = previous[rng.randrange(width)]
+            out = f"v{layer}_{k}"
+            name = f"/stage{layer // 25}/Add_{layer}_{k}"
+            nodes.append(helper.make_node("Add", [previous[k], other], [out], name=name))
+            current.append(out)
+        previous = current
+    outputs = [helper.make_tensor_value_info(v, TensorProto.FLOAT, [1, 8]) for v in previous]
+    graph = helper.make_graph(nodes, "wide", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])], outputs)
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def inputs(out: Path) -> list[tuple[str, Path]]:
+    found = []
+    samples = HERE.parent.parent / "shared" / "samples" / "onnx"
+    real = [("resnet18_narrow_torchscript_opset17.onnx", "torch ResNet-18 (real sample)"),
+            ("minigpt6_torchscript_opset17_noconstfold.onnx", "torch GPT, 6 blocks (real sample)")]  # fmt: skip
+    for name, label in real:
+        if (samples / name).exists():
+            found.append((label, samples / name))
+    dense = out / "bench_densenet_like.onnx"
+    if not dense.exists():
+        densenet_like(dense)
+    wide = out / "bench_wide_16_readers.onnx"
+    if not wide.exists():
+        wide_readers(wide)
+    found.append(("DenseNet-style, 4×12 layers (generated)", dense))
+    found.append(("10,000 nodes, 16 readers a layer (generated)", wide))
+    return found
+
+
+def _cells_of(edges: list) -> tuple[int, int]:
+    """Crossings (a horizontal run of one source crossing a vertical run of another, inside both) and cells where
+    runs of two sources lie on each other, in a drawing of orthogonal polylines in cells."""
+    horizontal: dict[tuple[int, int], set] = {}
+    vertical: dict[tuple[int, int], set] = {}
+    for source, points in edges:
+        for (ax, ay), (bx, by) in zip(points, points[1:], strict=False):
+            if ay == by:
+                for x in range(min(ax, bx) + 1, max(ax, bx)):
+                    horizontal.setdefault((x, ay), set()).add(source)
+            elif ax == bx:
+                for y in range(min(ay, by) + 1, max(ay, by)):
+                    vertical.setdefault((ax, y), set()).add(source)
+    shared = sum(1 for s in horizontal.values() if len(s) > 1) + sum(1 for s in vertical.values() if len(s) > 1)
+    crossings = 0
+    for cell, sources in horizontal.items():
+        other = vertical.get(cell)
+        if other and (len(other | sources) > 1):
+            crossings += 1
+    return crossings, shared
+
+
+def _segment_crossings(routes: list, sources: list) -> int:
+    """Proper crossings between straight segments of edges from different sources (dagre's polylines)."""
+    segments = []
+    for source, points in zip(sources, routes, strict=True):
+        for (ax, ay), (bx, by) in zip(points, points[1:], strict=False):
+            segments.append((source, ax, ay, bx, by))
+    buckets: dict[int, list[int]] = {}
+    for k, (_, _ax, ay, _bx, by) in enumerate(segments):
+        for b in range(int(min(ay, by) // 8), int(max(ay, by) // 8) + 1):
+            buckets.setdefault(b, []).append(k)
+    seen = set()
+    count = 0
+    for members in buckets.values():
+        for i, a in enumerate(members):
+            sa, ax, ay, bx, by = segments[a]
+            for b in members[i + 1 :]:
+                sb, cx, cy, dx, dy = segments[b]
+                if sa == sb or (a, b) in seen:
+                    continue
+                seen.add((a, b))
+                d1 = (dx - cx) * (ay - cy) - (dy - cy) * (ax - cx)
+                d2 = (dx - cx) * (by - cy) - (dy - cy) * (bx - cx)
+                d3 = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
+                d4 = (bx - ax) * (dy - ay) - (by - ay) * (dx - ax)
+                if d1 * d2 < 0 and d3 * d4 < 0:
+                    count += 1
+    return count
+
+
+def _rank_length(tops: np.ndarray, src: np.ndarray, dst: np.ndarray) -> int:
+    """Total edge length in layers: each box's layer is its rank among the distinct rows boxes start on."""
+    rows = np.unique(tops)
+    rank = np.searchsorted(rows, tops)
+    return int(np.abs(rank[dst] - rank[src]).sum())
+
+
+def measure(path: Path) -> dict:
+    from explorer.analysis.graph_layout import FULL, box_sizes, expand_all, item_texts, layout_graph, visible_graph
+    from explorer.analysis.layered import longest_path_layers
+    from explorer.api import open_document
+
+    document = open_document(path)
+    document.run_deep_checks()
+    model = document.view.graph_model()
+    visible = visible_graph(model, expand_all(model))
+    started = time.perf_counter()
+    layout = layout_graph(model, visible)
+    seconds = time.perf_counter() - started
+    routed = [(e.source, e.points) for e in layout.edges if e.kind == "routed"]
+    crossings, shared = _cells_of(routed)
+    src, dst = visible.edge_src, visible.edge_dst
+    ours = {"seconds": seconds, "width": layout.width, "height": layout.height, "crossings": crossings,
+            "shared": shared, "length": _rank_length(layout.y, src, dst),
+            "stubs": sum(e.kind != "routed" for e in layout.edges), "boxes": visible.n_items,
+            "edges": int(src.size)}  # fmt: skip
+    # the flat layering of the same graph: no groups, longest path with sources pulled down to their readers
+    order = np.argsort(visible.item_id, kind="stable")
+    layer = longest_path_layers(visible.n_items, src, dst, order)
+    w, _ = box_sizes(item_texts(model, visible), FULL)
+    flat_width = int(max(np.bincount(layer, weights=w + 2).max(), 0)) if layer.size else 0
+    flat = {"length": int(np.abs(layer[dst] - layer[src]).sum()), "width": flat_width}
+    dagre = _dagre(layout, src, dst)
+    return {"ours": ours, "flat": flat, "dagre": dagre}
+
+
+def _dagre(layout, src: np.ndarray, dst: np.ndarray) -> dict:
+    if shutil.which("node") is None or not (DAGRE / "node_modules" / "@dagrejs" / "dagre").exists():
+        return {"error": "not installed (make bench installs it with npm)"}
+    payload = {"nodes": list(zip(layout.w.tolist(), layout.h.tolist(), strict=True)),
+               "edges": list(zip(src.tolist(), dst.tolist(), strict=True))}  # fmt: skip
+    try:
+        result = subprocess.run(["node", "--stack-size=984", str(DAGRE / "layout.js")], input=json.dumps(payload),
+                                capture_output=True, text=True, timeout=DAGRE_TIMEOUT)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"error": f"over {DAGRE_TIMEOUT} s"}
+    if result.returncode != 0 or not result.stdout:
+        last = (result.stderr.strip().splitlines() or ["failed"])[-1]
+        return {"error": last[:80]}
+    found = json.loads(result.stdout)
+    if "error" in found:
+        return found
+    tops = np.asarray([y for _, y in found["nodes"]]) - layout.h / 2.0
+    return {"seconds": found["seconds"], "width": round(found["width"]), "height": round(found["height"]),
+            "crossings": _segment_crossings(found["routes"], src.tolist()),
+            "length": _rank_length(np.round(tops).astype(np.int64), src, dst)}  # fmt: skip
+
+
+def section(out: Path) -> list[str]:
+    lines = [
+        "### Layout quality (graph layout v2)",
+        "",
+        "Every group open, constants folded (the graph view's `x` then Enter everywhere, as `graph --expand all`).",
+        "Width and height in terminal cells; length: the edges' total length in layers (each box's layer is its",
+        "rank among the rows boxes start on); crossings: a run of one source's edge crossing another source's;",
+        "shared cells: cells where edges of two sources lie on each other (a merge a reader cannot follow).",
+        "Flat layering: the same boxes without groups, longest path with sources pulled down to their readers (the",
+        "widest layer's boxes side by side: a floor for the width, and the length a layering without frames has).",
+        "dagre 3.1.3 (Netron's engine, node): the same boxes and edges, `nodesep 2, ranksep 3`; its crossings are",
+        "proper intersections of its polylines between edges of different sources.",
+        "",
+        "| input | boxes / edges | ours: time | width × height | length | crossings | shared cells | stubs | "
+        "flat: width | length | dagre: time | width × height | length | crossings | dagre / ours time |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for label, path in inputs(out):
+        m = measure(path)
+        o, f, d = m["ours"], m["flat"], m["dagre"]
+        if "error" in d:
+            dagre_cells = f"{d['error']} | — | — | — | — |"
+        else:
+            dagre_cells = (f"{d['seconds']:.3f} s | {d['width']} × {d['height']} | {d['length']:,} | "
+                           f"{d['crossings']:,} | {d['seconds'] / max(o['seconds'], 1e-9):.1f}× |")  # fmt: skip
+        lines.append(
+            f"| {label} | {o['boxes']:,} / {o['edges']:,} | {o['seconds']:.3f} s | {o['width']} × {o['height']} | "
+            f"{o['length']:,} | {o['crossings']:,} | {o['shared']:,} | {o['stubs']:,} | {f['width']} | "
+            f"{f['length']:,} | {dagre_cells}"
+        )
+    lines.append("")
+    return lines
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "out"
+    target.mkdir(parents=True, exist_ok=True)
+    print("\n".join(section(target)))

@@ -1,0 +1,273 @@
+"""The graph as a reader sees a model (graph layout v2): constants fold into their readers transitively, weights
+join the groups that read them, chunks follow the drawn graph, the first screen starts at the input, every edge
+has its own track, opening a group leaves everything else in place, and the layout is a function of the file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from explorer.analysis.graph_layout import (
+    expand_all,
+    initial_expansion,
+    layout_graph,
+    reading_path,
+    reading_start,
+    visible_graph,
+)
+from explorer.analysis.graph_text import shape_text, title
+from explorer.api import open_document
+from explorer.graph import CHUNK, GraphBuilder
+from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
+
+RESNET = SAMPLES / "onnx" / "resnet18_narrow_torchscript_opset17.onnx"
+GPT = SAMPLES / "onnx" / "minigpt6_torchscript_opset17_noconstfold.onnx"
+
+
+def needs(path):
+    if not path.exists():
+        pytest.skip(f"real samples not found at {path.parent} (a user's clone has no ../shared)")
+    return path
+
+
+def test_constant_chains_fold_transitively_and_never_hide_an_op_reading_a_real_input():
+    b = GraphBuilder()
+    x = b.node("x", "input")
+    weight = b.node("w", "initializer", constant=True)
+    shape = b.node("/Constant", "Constant", constant=True)
+    unsqueeze = b.node("/Unsqueeze", "Unsqueeze")  # reads only a constant: folds
+    filled = b.node("/ConstantOfShape", "ConstantOfShape")  # reads the folded Unsqueeze: folds too
+    conv = b.node("/Conv", "Conv")
+    reshape = b.node("/Reshape", "Reshape")  # reads x (through Conv) and a constant: stays
+    shared = b.node("/Shared", "Constant", constant=True)
+    add = b.node("/Add", "Add")
+    b.edge(shape, unsqueeze, "s")
+    b.edge(unsqueeze, filled, "u")
+    b.edge(x, conv, "x")
+    b.edge(weight, conv, "w")
+    b.edge(conv, reshape, "c")
+    b.edge(filled, reshape, "f")
+    b.edge(reshape, add, "r")
+    b.edge(shared, reshape, "k")
+    b.edge(shared, add, "k")  # one constant read by two ops folds into each
+    model = b.build()
+    assert model.node_constant.tolist() == [False, True, True, True, True, False, False, True, False]
+    assert model.node_folded_into[[shape, unsqueeze, filled, weight]].tolist() == [reshape, reshape, reshape, conv]
+    visible = visible_graph(model, set())
+    drawn = {model.node_label[int(i)] for i in visible.item_id}
+    assert drawn == {"x", "/Conv", "/Reshape", "/Add"}
+    folded = dict(zip((model.node_label[int(i)] for i in visible.item_id), visible.folded.tolist(), strict=True))
+    assert folded["/Reshape"] == 2 and folded["/Add"] == 1 and folded["/Conv"] == 1
+    assert model.constant_chain(filled) == [filled, unsqueeze, shape]  # what the details list under it
+
+
+def test_a_chain_of_ten_thousand_constants_folds_without_recursion():
+    b = GraphBuilder()
+    chain = [b.node("c0", "Constant", constant=True)] + [b.node(f"u{k}", "Unsqueeze") for k in range(10_000)]
+    for a, c in zip(chain, chain[1:], strict=False):
+        b.edge(a, c)
+    reader = b.node("add", "Add")
+    b.edge(b.node("x", "input"), reader)
+    b.edge(chain[-1], reader)
+    model = b.build()
+    assert int(model.node_constant.sum()) == 10_001
+    assert (model.node_folded_into[chain] == reader).all()
+    assert visible_graph(model, set()).n_items == 2
+
+
+def test_a_weight_without_scope_joins_the_deepest_group_of_its_readers():
+    b = GraphBuilder()
+    names = ["/layers/layers.3/conv1/Conv", "/layers/layers.3/conv1/Relu", "/layers/layers.3/Add"]
+    ops = [b.node(n, n.rsplit("/", 1)[1], group=b.scope(n)) for n in names]
+    weight = b.node("onnx::Conv_12", "initializer", constant=True)
+    identity = b.node("Identity_12", "Identity")  # torch's weight: an Identity of an initializer, no scope
+    embed = b.node("/Gather", "Gather")  # an op without scope stays where the exporter put it
+    b.edge(weight, identity)
+    b.edge(identity, ops[0])
+    b.edge(embed, ops[0])
+    b.edge(ops[0], ops[1])
+    b.edge(ops[1], ops[2])
+    model = b.build()
+    assert model.group_path(int(model.node_group[identity])) == "layers › layers.3 › conv1"
+    assert model.group_path(int(model.node_group[weight])) == "layers › layers.3 › conv1"
+    assert int(model.node_group[embed]) == -1
+
+
+def test_chunks_count_drawn_boxes_follow_the_drawn_order_and_say_what_they_hold():
+    b = GraphBuilder()
+    previous = b.node("x", "input")
+    for k in range(900):
+        node = b.node(f"op{k}", "Relu" if k % 2 else "Conv")
+        b.edge(previous, node)
+        b.edge(b.node(f"w{k}", "initializer", constant=True), node)  # 900 constants: not counted
+        previous = node
+    model = b.build()
+    chunks = [g for g in range(model.n_groups) if model.group_kind[g] == "chunk"]
+    assert len(chunks) == 3  # 901 drawn boxes, 400 a chunk: the 900 weights do not count
+    assert model.group_label[chunks[0]] == "input – Conv"  # input, op0 … op398
+    drawn = ~model.node_constant
+    for g in chunks:
+        assert int(((model.node_group == g) & drawn).sum()) <= CHUNK
+    for w in np.flatnonzero(model.node_constant).tolist():  # each weight sits in its reader's chunk
+        assert model.node_group[w] == model.node_group[model.node_folded_into[w]]
+    closed = visible_graph(model, set())
+    pairs = {(int(a), int(c)) for a, c in zip(closed.edge_src.tolist(), closed.edge_dst.tolist(), strict=True)}
+    assert nx.is_directed_acyclic_graph(nx.DiGraph(pairs))
+
+
+def test_chunks_never_form_a_cycle_the_model_does_not_have():
+    """Members cut in file order made chunk-level cycles on an acyclic GPT; cut in the drawn order they cannot."""
+    b = GraphBuilder()
+    nodes = [b.node(f"/blk{k // 3}/op{k}", "Add", group=b.scope(f"/blk{k // 3}/op{k}")) for k in range(1500)]
+    rng = np.random.default_rng(7)
+    for k in range(1, 1500):
+        b.edge(nodes[int(rng.integers(max(0, k - 30), k))], nodes[k])
+    for k in range(0, 1500, 7):  # unscoped ops between the blocks, added last in the file
+        extra = b.node(f"glue{k}", "Mul")
+        b.edge(nodes[k], extra)
+        b.edge(extra, nodes[min(k + 5, 1499)])
+    model = b.build()
+    assert not model.cyclic
+    closed = visible_graph(model, set())
+    layout = layout_graph(model, closed)
+    assert layout.back_edges == 0 and all(e.kind != "back" for e in layout.edges)
+    pairs = {(int(a), int(c)) for a, c in zip(closed.edge_src.tolist(), closed.edge_dst.tolist(), strict=True)}
+    assert nx.is_directed_acyclic_graph(nx.DiGraph(pairs))
+
+
+def test_box_text_says_op_shape_and_weights():
+    assert title("Conv", "/layers/layers.3/conv1/Conv") == "Conv"
+    assert title("Identity", "Identity_171") == "Identity"
+    assert title("Conv", "node_Conv_22") == "Conv"
+    assert title("Reshape", "/attn/node_view") == "Reshape node_view"
+    assert shape_text("float32[1, 64, 112, 112]", "float32") == "1×64×112×112"
+    assert shape_text("int64[1, 16]", "float32") == "int64 1×16"
+    assert shape_text("bool[]", "float32") == "bool scalar"
+    assert shape_text("?", "float32") == ""
+    document = open_document(needs(RESNET))
+    document.run_deep_checks()  # shape inference, as the TUI and `graph` run it
+    model = document.view.graph_model()
+    layout = layout_graph(model, visible_graph(model, initial_expansion(model)))
+    first_conv = next(i for i, op in enumerate(layout.ops) if op == "Conv")
+    assert layout.titles[first_conv] == "Conv"
+    assert layout.details[first_conv] == "1×16×64×64"
+    assert layout.extras[first_conv] == "W 16×3×7×7 · B 16"
+
+
+@pytest.mark.parametrize(("path", "limit"), [(RESNET, 100), (GPT, 300)])
+def test_real_torch_exports_are_narrow_with_every_group_open(path, limit):
+    document = open_document(needs(path))
+    model = document.view.graph_model()
+    layout = layout_graph(model, visible_graph(model, expand_all(model)))
+    assert layout.width <= limit
+
+
+@pytest.mark.parametrize("path", [RESNET, GPT])
+def test_the_reading_start_is_the_input_and_its_groups_open_first(path):
+    document = open_document(needs(path))
+    model = document.view.graph_model()
+    start = reading_start(model)
+    assert model.node_op[start] == "input"
+    path_nodes = reading_path(model)
+    assert path_nodes[0] == start and len(path_nodes) == 8
+    assert all(not model.node_constant[n] for n in path_nodes)
+    expanded = initial_expansion(model)
+    layout = layout_graph(model, visible_graph(model, expanded))
+    assert layout.first_item == int(layout.visible.node_item[start])
+    for node in path_nodes[:4]:  # the first ops are boxes of their own, not hidden in a closed group
+        item = int(layout.visible.node_item[node])
+        assert layout.visible.item_kind[item] == 0 and layout.visible.item_id[item] == node
+
+
+def _horizontal_cells(layout) -> dict[tuple[int, int], set[int]]:
+    """Cells of horizontal runs of routed edges → the sources whose edges run through them."""
+    cells: dict[tuple[int, int], set[int]] = {}
+    for edge in layout.edges:
+        for (ax, ay), (bx, by) in zip(edge.points, edge.points[1:], strict=False):
+            if ay == by and ax != bx:
+                for x in range(min(ax, bx), max(ax, bx) + 1):
+                    cells.setdefault((x, ay), set()).add(edge.source)
+    return cells
+
+
+def test_every_edge_has_its_own_track_between_layers():
+    """16 sources each read by 16 of the next layer's ops: no horizontal cell holds edges of two sources."""
+    b = GraphBuilder()
+    first = [b.node(f"a{k}", "Relu") for k in range(16)]
+    second = [b.node(f"b{k}", "Add") for k in range(16)]
+    rng = np.random.default_rng(3)
+    for k, target in enumerate(second):
+        for source in rng.choice(16, size=4, replace=False).tolist():
+            b.edge(first[source], target)
+        b.edge(first[k], target)
+    model = b.build()
+    layout = layout_graph(model, visible_graph(model, set()))
+    shared = [cell for cell, sources in _horizontal_cells(layout).items() if len(sources) > 1]
+    assert shared == []
+    for edge in layout.edges:
+        assert edge.points[-1][1] > edge.points[0][1]  # down
+
+
+def test_opening_a_group_keeps_everything_outside_it_in_place():
+    b = GraphBuilder()
+    names = ["/in", "/a/op0", "/a/op1", "/a/op2", "/side/op0", "/side/op1", "/b/op0", "/b/op1", "/b/op2", "/out"]
+    ids = [b.node(n, "Add", group=b.scope(n)) for n in names]
+    chain = [0, 1, 2, 3, 6, 7, 8, 9]
+    for x, y in zip(chain, chain[1:], strict=False):
+        b.edge(ids[x], ids[y])
+    b.edge(ids[0], ids[4])
+    b.edge(ids[4], ids[5])
+    b.edge(ids[5], ids[9])
+    model = b.build()
+    group = {model.group_label[g]: g for g in range(model.n_groups)}
+    cache: dict = {}
+    before = layout_graph(model, visible_graph(model, set()), cache=cache)
+    after = layout_graph(model, visible_graph(model, {group["a"]}), cache=cache, previous=before)
+
+    def place(layout, key):
+        hits = np.flatnonzero((layout.visible.item_kind == key[0]) & (layout.visible.item_id == key[1]))
+        return int(layout.x[hits[0]]), int(layout.y[hits[0]])
+
+    a_box = place(before, (1, group["a"]))
+    anchor = (0, ids[0])  # the input, above the group
+    dx = place(after, anchor)[0] - place(before, anchor)[0]
+    dy = place(after, anchor)[1] - place(before, anchor)[1]
+    for key in [(1, group["b"]), (0, ids[9])]:  # below it: pushed down, never sideways
+        assert place(after, key)[0] - dx == place(before, key)[0], key
+        assert place(after, key)[1] - dy > place(before, key)[1], key
+    side_before, side_after = place(before, (1, group["side"])), place(after, (1, group["side"]))
+    assert side_after[1] - dy == side_before[1]  # beside it: same row, moved right only as far as the frame grew
+    fx, fy, fw, _ = after.frames[group["a"]]
+    assert 0 <= side_after[0] - dx - side_before[0] <= fw - (side_before[0] - a_box[0])
+    assert fy - dy == a_box[1]  # the opened group starts where its box was
+
+
+def _graph_json(path, seed):
+    env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+    run = [sys.executable, "-m", "explorer", "graph", str(path), "--json"]
+    result = subprocess.run(run, capture_output=True, text=True, cwd=ROOT, env=env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("name", ["gpt", "subgraphs"])
+def test_two_hash_seeds_give_the_same_layout(name):
+    path = needs(GPT) if name == "gpt" else SAMPLE_DATA / "subgraphs_functions.onnx"
+    assert _graph_json(path, 1) == _graph_json(path, 2)
+
+
+def test_graph_json_lays_out_what_the_tui_draws():
+    """Same shape inference, same box sizes: `graph --json` of the GPT is the view's first layout."""
+    path = needs(GPT)
+    payload = json.loads(_graph_json(path, 0))
+    document = open_document(path)
+    document.run_deep_checks()
+    model = document.view.graph_model()
+    layout = layout_graph(model, visible_graph(model, initial_expansion(model)))
+    assert (payload["width"], payload["height"]) == (layout.width, layout.height)
