@@ -279,11 +279,14 @@ def overview(layout: Layout, width: int, height: int, selected: int = -1, matche
     gw, gh = width * 2, height * 4
     scale = max(layout.width / max(width, 1), layout.height / max(height, 1), 1e-9)  # layout cells per cell
 
+    pad_x = max(int((gw - layout.width * 2 / scale) / 2), 0)  # centred in the panel, whichever side has room
+    pad_y = max(int((gh - layout.height * 4 / scale) / 2), 0)
+
     def dots_x(v: np.ndarray) -> np.ndarray:
-        return np.clip((v * 2 / scale).astype(np.int64), 0, gw - 1)
+        return np.clip((v * 2 / scale).astype(np.int64) + pad_x, 0, gw - 1)
 
     def dots_y(v: np.ndarray) -> np.ndarray:
-        return np.clip((v * 4 / scale).astype(np.int64), 0, gh - 1)
+        return np.clip((v * 4 / scale).astype(np.int64) + pad_y, 0, gh - 1)
 
     boxes = np.zeros((gh, gw), dtype=bool)
     lines = np.zeros((gh, gw), dtype=bool)

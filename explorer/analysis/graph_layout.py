@@ -361,6 +361,7 @@ def layout_graph(
             kind[e] = STUB
     # the pieces each routed edge is drawn in: up through exit ports, across, down through entry ports
     connections: dict[int, set[Connection]] = {c: set() for c in tree.order}
+    entries = _EntryPorts(tree)
     pieces: dict[int, list[tuple[int, Connection]]] = {}
     for c in tree.order:
         for e, ea, eb in edges_in[c]:
@@ -372,15 +373,17 @@ def layout_graph(
                 pieces[e] = [(c, piece)]
                 continue
             up, down = paths[e]
+            source = int(src[e])
             drawn = []
             for k, (container, element) in enumerate(up[:-1]):
                 drawn.append((container, Connection(element, up[k - 1][1] if k else -1, -element - 1, -1)))
             from_port = up[-2][1] if len(up) > 1 else -1  # the element inside the child group it leaves
-            to_port = down[-2][1] if len(down) > 1 else -1
+            to_port = entries.port(*down[-2], source) if len(down) > 1 else -1
             drawn.append((c, Connection(ea, from_port, eb, to_port)))
             for k in range(len(down) - 2, -1, -1):
                 container, element = down[k]
-                drawn.append((container, Connection(-element - 1, -1, element, down[k - 1][1] if k else -1)))
+                inner = entries.port(*down[k - 1], source) if k else -1
+                drawn.append((container, Connection(-entries.port(container, element, source) - 1, -1, element, inner)))
             for container, piece in drawn:
                 connections[container].add(piece)
             pieces[e] = drawn
@@ -447,6 +450,26 @@ def _lane_layers(model: GraphModel, visible: VisibleGraph, tree: Containers, c: 
         out[members] = start + np.searchsorted(rows, layer[members])
         start += rows.size
     return out
+
+
+class _EntryPorts:
+    """Entry ports on a frame's top border: one per member and per source outside that enters it, so edges from
+    different sources never share the cells where they come in (edges leave a member through one exit port: they
+    share a source). A port's id is `element + k * elements` (its element is `id % elements`)."""
+
+    def __init__(self, tree: Containers) -> None:
+        self.tree = tree
+        self.ids: dict[tuple[int, int, int], int] = {}
+        self.count: dict[tuple[int, int], int] = {}
+
+    def port(self, container: int, element: int, source: int) -> int:
+        key = (container, element, source)
+        found = self.ids.get(key)
+        if found is None:
+            k = self.count.get((container, element), 0)
+            self.count[(container, element)] = k + 1
+            found = self.ids[key] = element + k * self.tree.element_count(container)
+        return found
 
 
 def _item_keys(visible: VisibleGraph, items: np.ndarray) -> list[tuple[int, int]]:

@@ -68,8 +68,9 @@ def longest_path_layers(m: int, src: np.ndarray, dst: np.ndarray, order: np.ndar
 
 
 class Connection(NamedTuple):
-    """One drawn piece inside a container. `source`/`target` are element indices; `source < 0` is the entry
-    port of element -source-1 and `target < 0` the exit port of element -target-1. `source_port`/`target_port`
+    """One drawn piece inside a container. `source`/`target` are element indices; `source < 0` is entry port
+    -source-1 (of element (-source-1) % elements: one port per element and outside source) and `target < 0` the
+    exit port of element -target-1. `source_port`/`target_port`
     give the cell across the box where the piece leaves or enters a child group (its own port), else -1."""
 
     source: int
@@ -137,7 +138,9 @@ def place_container(
     v_layer = np.concatenate([layer + shift, np.zeros(len(entries), np.int64), np.full(len(exits), top_layer)])
     v_minor_size = np.concatenate([minor_size, np.ones(ports, dtype=np.int64)])
     v_major_size = np.concatenate([major_size, np.zeros(ports, dtype=np.int64)])
-    rank = np.concatenate([position, position[entries] - 0.5, position[exits] + 0.5]).astype(np.float64)
+    entry_of = [e % max(n, 1) for e in entries]  # an entry port's id: its element, plus a multiple of n per source
+    entry_rank = position[entry_of] - 0.5 + np.asarray([e // max(n, 1) for e in entries], dtype=np.float64) * 1e-3
+    rank = np.concatenate([position, entry_rank, position[exits] + 0.5]).astype(np.float64)
     # dummies: one per intermediate layer of each pair that spans several
     seg_u: list[int] = []
     seg_v: list[int] = []
@@ -238,7 +241,7 @@ def _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains) -> n
     keys = want.copy()
     keys[:n] += minor_size / 2.0
     for e, v in vertex_of_entry.items():
-        keys[v] = keys[e] - 0.25
+        keys[v] = keys[e % n] - 0.25 + (e // n) * 1e-3
     for e, v in vertex_of_exit.items():
         keys[v] = keys[e] + 0.25
     for (a, b), chain in chains.items():

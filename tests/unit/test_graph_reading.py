@@ -196,6 +196,51 @@ def _horizontal_cells(layout) -> dict[tuple[int, int], set[int]]:
     return cells
 
 
+def _shared_cells(layout) -> list[tuple[int, int]]:
+    """Cells where runs (horizontal or vertical, corners excluded) of edges from two sources lie on each other."""
+    found = []
+    for vertical in (False, True):
+        cells: dict[tuple[int, int], set[int]] = {}
+        for edge in layout.edges:
+            for (ax, ay), (bx, by) in zip(edge.points, edge.points[1:], strict=False):
+                if vertical and ax == bx:
+                    cells.update(
+                        {
+                            (ax, y): cells.get((ax, y), set()) | {edge.source}
+                            for y in range(min(ay, by) + 1, max(ay, by))
+                        }
+                    )
+                elif not vertical and ay == by:
+                    cells.update(
+                        {
+                            (x, ay): cells.get((x, ay), set()) | {edge.source}
+                            for x in range(min(ax, bx) + 1, max(ax, bx))
+                        }
+                    )
+        found += [cell for cell, sources in cells.items() if len(sources) > 1]
+    return found
+
+
+def test_edges_from_two_sources_enter_a_frame_through_ports_of_their_own():
+    """Two ops outside a group both read one op inside it: each edge comes in through its own port."""
+    b = GraphBuilder()
+    x = b.node("x", "input")
+    left, right = b.node("/l/A", "Relu"), b.node("/r/B", "Relu")
+    inner = [b.node(f"/blk/op{k}", "Add", group=b.scope(f"/blk/op{k}")) for k in range(3)]
+    for source in (left, right):
+        b.edge(x, source)
+        b.edge(source, inner[0])
+    b.edge(inner[0], inner[1])
+    b.edge(inner[1], inner[2])
+    model = b.build()
+    layout = layout_graph(model, visible_graph(model, expand_all(model)))
+    assert _shared_cells(layout) == []
+    ends = {
+        edge.source: edge.points[-1] for edge in layout.edges if edge.target == int(layout.visible.node_item[inner[0]])
+    }
+    assert len(ends) == 2 and len(set(ends.values())) == 2  # two arrows, two cells
+
+
 def test_every_edge_has_its_own_track_between_layers():
     """16 sources each read by 16 of the next layer's ops: no horizontal cell holds edges of two sources."""
     b = GraphBuilder()
@@ -209,7 +254,7 @@ def test_every_edge_has_its_own_track_between_layers():
     model = b.build()
     layout = layout_graph(model, visible_graph(model, set()))
     shared = [cell for cell, sources in _horizontal_cells(layout).items() if len(sources) > 1]
-    assert shared == []
+    assert shared == [] and _shared_cells(layout) == []
     for edge in layout.edges:
         assert edge.points[-1][1] > edge.points[0][1]  # down
 
