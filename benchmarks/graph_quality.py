@@ -96,6 +96,9 @@ def inputs(out: Path) -> list[tuple[str, Path]]:
     for name, label in real:
         if (samples / name).exists():
             found.append((label, samples / name))
+    transformer = out / "bench_transformer_torch.onnx"  # made by onnx_bench when torch is installed
+    if transformer.exists():
+        found.append(("transformer exported with torch (generated)", transformer))
     dense = out / "bench_densenet_like.onnx"
     if not dense.exists():
         densenet_like(dense)
@@ -233,9 +236,11 @@ def section(out: Path) -> list[str]:
         "flat: width | length | dagre: time | width × height | length | crossings | dagre / ours time |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+    verdicts = []
     for label, path in inputs(out):
         m = measure(path)
         o, f, d = m["ours"], m["flat"], m["dagre"]
+        verdicts.append(_verdict(label, o, d))
         if "error" in d:
             dagre_cells = f"{d['error']} | — | — | — | — |"
         else:
@@ -246,8 +251,23 @@ def section(out: Path) -> list[str]:
             f"{o['length']:,} | {o['crossings']:,} | {o['shared']:,} | {o['stubs']:,} | {f['width']} | "
             f"{f['length']:,} | {dagre_cells}"
         )
+    lines += ["", "Against the goal (no more crossings and no longer edges than dagre, at least 10× faster):", ""]
+    lines += [f"- {v}" for v in verdicts]
     lines.append("")
     return lines
+
+
+def _verdict(label: str, ours: dict, dagre: dict) -> str:
+    name = label.split(" (")[0]
+    if "error" in dagre:
+        return f"{name}: dagre gave no layout ({dagre['error']}); ours took {ours['seconds']:.2f} s."
+    met = {
+        "crossings": ours["crossings"] <= dagre["crossings"],
+        "length": ours["length"] <= dagre["length"],
+        "10× faster": dagre["seconds"] >= 10 * ours["seconds"],
+    }
+    missed = [k for k, ok in met.items() if not ok]
+    return f"{name}: " + ("all met." if not missed else "met except " + ", ".join(missed) + ".")
 
 
 if __name__ == "__main__":

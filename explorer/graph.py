@@ -53,6 +53,7 @@ class LazyText:
 
 CHUNK = 400  # most drawn members (nodes and child groups) a group shows directly; more are split into chunks
 ROOT = -1  # the group id of the top level
+READING_PATH = 8  # drawn nodes from the first input whose groups the first screen opens first
 # ops that stand for a graph's own values: never folded as constants, never moved into their readers' group
 VALUE_OPS = frozenset({"input", "output", "block input"})
 
@@ -98,8 +99,10 @@ class GraphModel:
     _ref_to_node: dict[Any, int] | None = None
     _group_depth: np.ndarray | None = None
     _inputs: tuple[np.ndarray, np.ndarray] | None = None
+    _outputs: tuple[np.ndarray, np.ndarray] | None = None
     _usual_dtype: str | None = None
     _heights: np.ndarray | None = None
+    _reading_start: int | None = None
     # per node: the lane it runs on (a schedule workload's core), -1 for none; an opened group whose members all
     # have lanes lays them out as a grid, one row per lane
     node_lane: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -158,6 +161,14 @@ class GraphModel:
             self._inputs = order, np.searchsorted(self.edge_dst[order], np.arange(self.n_nodes + 1))
         order, ptr = self._inputs
         return order[ptr[node] : ptr[node + 1]]
+
+    def readers(self, node: int) -> np.ndarray:
+        """The nodes a node's edges lead to, in the order the format added the edges."""
+        if self._outputs is None:
+            order = np.argsort(self.edge_src, kind="stable")
+            self._outputs = self.edge_dst[order], np.searchsorted(self.edge_src[order], np.arange(self.n_nodes + 1))
+        targets, ptr = self._outputs
+        return targets[ptr[node] : ptr[node + 1]]
 
     def folded_inputs(self, node: int) -> list[tuple[int, int, str]]:
         """The constants a drawn node reads directly, as (edge, constant node, role), in the order of the node's
@@ -368,6 +379,7 @@ class GraphBuilder:
         adopt_unscoped(model)
         _collapse_single_scopes(model)
         _add_chunks(model)
+        reading_start(model)  # worked out here: a big graph is built in the background, its first screen is not
         return model
 
 
@@ -670,6 +682,64 @@ def _member_name(model: GraphModel, member: int) -> str:
     """How a chunk's label names a member: a group by its label, a node by its op type."""
     n = model.n_nodes
     return model.group_label[member - n] if member >= n else (model.node_op[member] or model.node_label[member])
+
+
+def reading_start(model: GraphModel) -> int:
+    """Where a reader starts: among the inputs of the outermost graph (op "input"; a subgraph's or function's own
+    inputs come after), the one that heads the longest path of drawn nodes (a model's data input, not its mask
+    or a flag read once), the first in topological order among equals; without inputs, the first drawn node;
+    -1 for an empty graph."""
+    if model._reading_start is not None:
+        return model._reading_start
+    drawn = ~model.node_constant
+    if not drawn.any():
+        model._reading_start = -1
+        return -1
+    height = heights(model)
+    inputs = np.flatnonzero(drawn & np.fromiter((op == "input" for op in model.node_op), bool, model.n_nodes))
+    pool = inputs if inputs.size else np.flatnonzero(drawn)
+    if not inputs.size:
+        model._reading_start = int(pool[np.argmin(model.topo_rank[pool])])
+    else:
+        depth = np.append(model.group_depth(), -1)[model.node_group[pool]]  # the top level (ROOT) reads -1
+        model._reading_start = int(pool[np.lexsort((model.topo_rank[pool], -height[pool], depth))[0]])
+    return model._reading_start
+
+
+def reading_path(model: GraphModel, count: int = READING_PATH) -> list[int]:
+    """The main path from the reading start: at each step the reader that heads the longest way on (the first
+    in topological order among equals), so a residual branch or a shape computation does not pull it aside;
+    `count` drawn nodes at most."""
+    start = reading_start(model)
+    if start < 0:
+        return []
+    height = heights(model)
+    rank, constant = model.topo_rank, model.node_constant
+    path, node = [start], start
+    while len(path) < count:
+        nxt = [t for t in model.readers(node).tolist() if not constant[t] and rank[t] > rank[node]]
+        if not nxt:
+            break
+        node = min(nxt, key=lambda t: (-int(height[t]), int(rank[t]), t))
+        path.append(node)
+    return path
+
+
+def heights(model: GraphModel) -> np.ndarray:
+    """Per node: the most drawn nodes on a path from it on (edges that follow the topological order only),
+    worked out once per model."""
+    if model._heights is None:
+        n = model.n_nodes
+        keep = (model.topo_rank[model.edge_src] < model.topo_rank[model.edge_dst]) & ~model.node_constant[
+            model.edge_dst] & ~model.node_constant[model.edge_src]  # fmt: skip
+        src, dst = model.edge_src[keep], model.edge_dst[keep]
+        by_source = np.lexsort((dst, -model.topo_rank[src]))  # sources latest first: their readers are final
+        height = [0] * n
+        for s, d in zip(src[by_source].tolist(), dst[by_source].tolist(), strict=True):
+            if height[d] + 1 > height[s]:
+                height[s] = height[d] + 1
+        model._heights = np.asarray(height, dtype=np.int64)
+    return model._heights
 
 
 def count_nodes(model: GraphModel, drawn_only: bool = False) -> np.ndarray:

@@ -27,10 +27,9 @@ from explorer.analysis.graph_layout import (
     Layout,
     initial_expansion,
     layout_graph,
-    reading_path,
     visible_graph,
 )
-from explorer.graph import ROOT, GraphModel, matched_by_unit, search_nodes
+from explorer.graph import ROOT, GraphModel, matched_by_unit, reading_path, search_nodes
 from widgets.frame_widget import FrameWidget
 from widgets.graph_canvas import (
     BACK,

@@ -27,14 +27,13 @@ from explorer.analysis.layered import (
     simplify,
 )
 from explorer.arrays import distinct
-from explorer.graph import ROOT, GraphModel, count_nodes, topological_rank
+from explorer.graph import ROOT, GraphModel, count_nodes, reading_path, reading_start, topological_rank
 
 FANOUT = 24  # an item feeding more visible items than this draws one bundled stub with the count
 FULL, COMPACT, DOTS = 0, 1, 2
 LEVEL_NAMES = ("full", "compact", "dots")
 # per level: box height, minor gap (between boxes of a layer), major gap (between layers), width bounds
 _LEVELS = {FULL: (4, 2, 3, 10, 30), COMPACT: (1, 1, 2, 5, 18), DOTS: (1, 1, 1, 1, 1)}
-READING_PATH = 8  # drawn nodes from the first input whose groups the first screen opens first
 
 
 @dataclass
@@ -622,62 +621,6 @@ def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
     renumber[base] = np.arange(visible.n_items)
     rank, _ = topological_rank(visible.n_items, renumber[visible.edge_src], renumber[visible.edge_dst])
     return base[np.argsort(rank, kind="stable")]
-
-
-def reading_start(model: GraphModel) -> int:
-    """Where a reader starts: among the inputs of the outermost graph (op "input"; a subgraph's or function's own
-    inputs come after), the one that heads the longest path of drawn nodes (a model's data input, not its mask
-    or a flag read once), the first in topological order among equals; without inputs, the first drawn node;
-    -1 for an empty graph."""
-    drawn = ~model.node_constant
-    if not drawn.any():
-        return -1
-    height = _heights(model)
-    inputs = np.flatnonzero(drawn & np.asarray([op == "input" for op in model.node_op], dtype=bool))
-    pool = inputs if inputs.size else np.flatnonzero(drawn)
-    if not inputs.size:
-        return int(pool[np.argmin(model.topo_rank[pool])])
-    depth = np.append(model.group_depth(), -1)[model.node_group[pool]]  # the top level (ROOT) reads -1
-    return int(pool[np.lexsort((model.topo_rank[pool], -height[pool], depth))[0]])
-
-
-def reading_path(model: GraphModel, count: int = READING_PATH) -> list[int]:
-    """The main path from the reading start: at each step the reader that heads the longest way on (the first
-    in topological order among equals), so a residual branch or a shape computation does not pull it aside;
-    `count` drawn nodes at most."""
-    start = reading_start(model)
-    if start < 0:
-        return []
-    height = _heights(model)
-    order = np.argsort(model.edge_src, kind="stable")
-    targets = model.edge_dst[order]
-    ptr = np.searchsorted(model.edge_src[order], np.arange(model.n_nodes + 1))
-    rank, constant = model.topo_rank, model.node_constant
-    path, node = [start], start
-    while len(path) < count:
-        nxt = [t for t in targets[ptr[node] : ptr[node + 1]].tolist() if not constant[t] and rank[t] > rank[node]]
-        if not nxt:
-            break
-        node = min(nxt, key=lambda t: (-int(height[t]), int(rank[t]), t))
-        path.append(node)
-    return path
-
-
-def _heights(model: GraphModel) -> np.ndarray:
-    """Per node: the most drawn nodes on a path from it on (edges that follow the topological order only),
-    worked out once per model."""
-    if model._heights is None:
-        n = model.n_nodes
-        keep = (model.topo_rank[model.edge_src] < model.topo_rank[model.edge_dst]) & ~model.node_constant[
-            model.edge_dst] & ~model.node_constant[model.edge_src]  # fmt: skip
-        src, dst = model.edge_src[keep], model.edge_dst[keep]
-        by_source = np.lexsort((dst, -model.topo_rank[src]))  # sources latest first: their readers are final
-        height = [0] * n
-        for s, d in zip(src[by_source].tolist(), dst[by_source].tolist(), strict=True):
-            if height[d] + 1 > height[s]:
-                height[s] = height[d] + 1
-        model._heights = np.asarray(height, dtype=np.int64)
-    return model._heights
 
 
 def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:

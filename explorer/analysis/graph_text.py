@@ -18,7 +18,7 @@ from explorer.graph import GraphModel
 
 _TYPED = re.compile(r"^([A-Za-z][\w.]*)\[(.*)\]$")  # "float32[1, 64, 112, 112]", "FP16[1, 512]", "bool[]"
 _NOISE = re.compile(r"[\d_\s#./:()-]+|^node|^onnx")
-SAMPLED = 2000  # drawn nodes read to find the graph's usual dtype (each detail may cost a protobuf walk)
+SAMPLED = 200  # drawn nodes read to find the graph's usual dtype (each detail may cost a protobuf walk)
 WEIGHTS_WIDTH = 26  # cells of a box's weights line (a box is at most 30 wide); what does not fit reads "+N"
 
 

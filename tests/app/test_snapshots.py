@@ -21,6 +21,8 @@ VIEWS = "sample_data/views_ark_model.json"
 MLF = "sample_data/two_modules_mlf.tar"
 ONNX = "sample_data/subgraphs_functions.onnx"
 COREML = "../shared/samples/coreml/mil_builder_while_cond_ios16.mlpackage"
+RESNET = "../shared/samples/onnx/resnet18_narrow_torchscript_opset17.onnx"
+GPT = "../shared/samples/onnx/minigpt6_torchscript_opset17_noconstfold.onnx"
 
 CASES = {
     "shell_on_clean_sample": (CLEAN, ("down", "down", "down", "enter", "down", "down")),
@@ -71,6 +73,9 @@ VIEW_STATES = {
 }
 SIZES = {"80x24": (80, 24), "220x60": (220, 60)}
 SIZE_CASES = {f"{view}_{size}": (*VIEW_STATES[view], SIZES[size]) for view in VIEW_STATES for size in SIZES}
+# a real export's first graph screen (graph layout v2): the input and the first ops, at the smallest size and 160×48
+SIZE_CASES.update({f"graph_first_screen_{name}_{w}x{h}": (path, ("6", "wait-graph"), (w, h))
+                   for name, path in (("resnet", RESNET), ("gpt", GPT)) for w, h in ((80, 24), (160, 48))})  # fmt: skip
 
 
 @pytest.mark.parametrize("case", list(SIZE_CASES))

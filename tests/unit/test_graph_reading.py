@@ -17,13 +17,11 @@ from explorer.analysis.graph_layout import (
     expand_all,
     initial_expansion,
     layout_graph,
-    reading_path,
-    reading_start,
     visible_graph,
 )
 from explorer.analysis.graph_text import shape_text, title
 from explorer.api import open_document
-from explorer.graph import CHUNK, GraphBuilder
+from explorer.graph import CHUNK, GraphBuilder, reading_path, reading_start
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 RESNET = SAMPLES / "onnx" / "resnet18_narrow_torchscript_opset17.onnx"
@@ -316,3 +314,29 @@ def test_graph_json_lays_out_what_the_tui_draws():
     model = document.view.graph_model()
     layout = layout_graph(model, visible_graph(model, initial_expansion(model)))
     assert (payload["width"], payload["height"]) == (layout.width, layout.height)
+
+
+def test_an_opened_schedule_layer_lays_its_workloads_out_one_row_per_core():
+    document = open_document(SAMPLE_DATA / "clean_2x2_stschedule.json")
+    model = document.view.graph_model()
+    layer = model.group_label.index("Conv_0")
+    layout = layout_graph(model, visible_graph(model, {layer}))
+    members = [i for i in range(layout.visible.n_items) if layout.visible.item_kind[i] == 0
+               and model.node_group[int(layout.visible.item_id[i])] == layer]  # fmt: skip
+    cores = [int(model.node_lane[int(layout.visible.item_id[i])]) for i in members]
+    assert len(set(cores)) == 4
+    rows = {core: {int(layout.y[i]) for i, c in zip(members, cores, strict=True) if c == core} for core in set(cores)}
+    assert all(len(r) == 1 for r in rows.values())  # a core's workloads on one row
+    assert sorted(next(iter(r)) for r in rows.values()) == [next(iter(rows[c])) for c in sorted(rows)]  # in order
+
+
+def test_graph_command_lays_constants_out_as_boxes_when_asked():
+    run = [sys.executable, "-m", "explorer", "graph", str(SAMPLE_DATA / "subgraphs_functions.onnx"), "--json"]
+    folded = json.loads(subprocess.run(run, capture_output=True, text=True, cwd=ROOT).stdout)
+    shown = json.loads(subprocess.run([*run, "--constants"], capture_output=True, text=True, cwd=ROOT).stdout)
+    assert {n["label"] for n in folded["nodes"]} == {n["label"] for n in shown["nodes"]}  # every node listed
+    weights = [n for n in folded["nodes"] if n["label"] == "w"]
+    assert weights[0]["w"] == 0 and weights[0]["folded_into"] is not None
+    assert any(e.get("folded") for e in folded["edges"])
+    boxed = [n for n in shown["nodes"] if n["label"] == "w"]
+    assert boxed[0]["w"] > 0 and boxed[0]["folded_into"] is None and not any(e.get("folded") for e in shown["edges"])
