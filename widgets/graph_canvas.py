@@ -47,7 +47,7 @@ class Canvas:
         if end <= start:
             return
         part = text[start - x : end - x]
-        self.chars[y, start:end] = [ord(c) for c in part]
+        self.chars[y, start:end] = np.frombuffer(part.encode("utf-32-le"), dtype=np.uint32)
         self.styles[y, start:end] = style
 
     def free_text(self, x: int, y: int, text: str, style: int, limit: int | None = None) -> None:
@@ -111,9 +111,11 @@ def _draw_frames(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
             continue
         canvas.text(x0, y0, "╭" + "┄" * (fw - 2) + "╮", FRAME)
         canvas.text(x0, y1, "╰" + "┄" * (fw - 2) + "╯", FRAME)
-        for y in range(max(y0 + 1, 0), min(y1, canvas.height)):
-            canvas.text(x0, y, "┆", FRAME)
-            canvas.text(x1, y, "┆", FRAME)
+        top, bottom = max(y0 + 1, 0), min(y1, canvas.height)
+        for x in (x0, x1):  # the sides, a column at a time
+            if top < bottom and 0 <= x < canvas.width:
+                canvas.chars[top:bottom, x] = ord("┆")
+                canvas.styles[top:bottom, x] = FRAME
 
 
 def _draw_frame_labels(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:

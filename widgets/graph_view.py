@@ -7,6 +7,7 @@ tree (the app reveals the node's ref there, and the tree's cursor selects its no
 
 from __future__ import annotations
 
+import functools
 import gc
 import time
 from typing import Any
@@ -349,19 +350,17 @@ class GraphView(FrameWidget, can_focus=True):
         return False
 
     def _strip(self, canvas: Any, y: int) -> Strip:
+        """One row of cells as segments, one per run of a style (the runs found by numpy, not cell by cell)."""
         chars, styles = canvas.chars[y], canvas.styles[y]
-        segments: list[Segment] = []
-        start = 0
-        row_styles = styles.tolist()
         text = "".join(map(chr, chars.tolist()))
-        for x in range(1, len(row_styles) + 1):
-            if x == len(row_styles) or row_styles[x] != row_styles[start]:
-                segments.append(Segment(text[start:x], self._style(row_styles[start])))
-                start = x
-        return Strip(segments)
+        cuts = [0, *(np.flatnonzero(styles[1:] != styles[:-1]) + 1).tolist(), len(text)]
+        codes = styles[cuts[:-1]].tolist() if len(text) else []
+        return Strip([Segment(text[a:b], self._style(code)) for a, b, code in zip(cuts, cuts[1:], codes, strict=False)])
 
     @staticmethod
+    @functools.cache
     def _style(code: int) -> Style:
+        """The rich Style of a cell's style code, made once per code (a frame asks for tens of thousands)."""
         if code >= HEADER_COLOUR:
             return Style(color="#101010", bgcolor=COLOURS[(code - HEADER_COLOUR) % len(COLOURS)], bold=True)
         if code >= FIRST_COLOUR:
