@@ -436,7 +436,7 @@ def _successors(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[list[int], li
 
 
 def _value_ops(model: GraphModel) -> np.ndarray:
-    return np.fromiter((op in VALUE_OPS for op in model.node_op), dtype=bool, count=model.n_nodes)
+    return np.fromiter(map(VALUE_OPS.__contains__, model.node_op), dtype=bool, count=model.n_nodes)
 
 
 def fold_constants(model: GraphModel) -> None:
@@ -588,12 +588,10 @@ def _add_chunks(model: GraphModel) -> None:
     a level is still too wide."""
     for _ in range(4):  # CHUNK**4 members is far beyond any real graph
         drawn = ~model.node_constant
-        counts: dict[int, int] = {}
-        for g in model.node_group[drawn].tolist():
-            counts[g] = counts.get(g, 0) + 1
-        for g in model.group_parent.tolist():
-            counts[g] = counts.get(g, 0) + 1
-        wide = sorted(g for g, c in counts.items() if c > CHUNK)
+        size = model.n_groups + 1  # index 0 is the top level (ROOT), group g is g + 1
+        counts = np.bincount(model.node_group[drawn] + 1, minlength=size)
+        counts += np.bincount(model.group_parent + 1, minlength=size)
+        wide = (np.flatnonzero(counts > CHUNK) - 1).tolist()
         if not wide:
             return
         for group in wide:
@@ -696,7 +694,7 @@ def reading_start(model: GraphModel) -> int:
         model._reading_start = -1
         return -1
     height = heights(model)
-    inputs = np.flatnonzero(drawn & np.fromiter((op == "input" for op in model.node_op), bool, model.n_nodes))
+    inputs = np.flatnonzero(drawn & np.fromiter(map("input".__eq__, model.node_op), bool, model.n_nodes))
     pool = inputs if inputs.size else np.flatnonzero(drawn)
     if not inputs.size:
         model._reading_start = int(pool[np.argmin(model.topo_rank[pool])])
