@@ -45,12 +45,19 @@ samples: $(STAMP)
 schemas: $(STAMP)
 	$(PY) -c 'from explorer.contracts import write_schemas; write_schemas("schemas")'
 
-# The README's screenshots of the review views, on the bundled planted file (core 1, workload 3: the overlap).
+# The README's screenshots: the review views on the bundled planted file (core 1, workload 3: the overlap), and the
+# graph view's first screens.
 docs: $(STAMP)
 	$(VENV)/bin/ir-explorer screenshot sample_data/planted_problems_2x2_stschedule.json --view memory --core 1 \
 		--workload 3 --size 160x40 -o docs/memory_map.svg
 	$(VENV)/bin/ir-explorer screenshot sample_data/planted_problems_2x2_stschedule.json --view timeline --core 1 \
 		--workload 3 --size 160x30 -o docs/labelled_timeline.svg
+	# the graph view's first screens on the real torch exports and a scripted Loop/If model (needs ../shared)
+	$(VENV)/bin/ir-explorer screenshot ../shared/samples/onnx/resnet18_narrow_torchscript_opset17.onnx --view graph \
+		--size 160x48 -o docs/graph_resnet_first_screen.svg
+	$(VENV)/bin/ir-explorer screenshot ../shared/samples/onnx/minigpt6_torchscript_opset17_noconstfold.onnx --view graph \
+		--size 160x48 -o docs/graph_gpt_first_screen.svg
+	$(VENV)/bin/ir-explorer screenshot ../shared/samples/onnx/loop_if_scripted_opset16.onnx --view graph -o docs/graph_view.svg
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'torch==2.13.0' 'grandalf==0.8' 'igraph>=0.11'  # torch: the ONNX export; the others: the layout comparison
