@@ -479,13 +479,14 @@ class GraphView(FrameWidget, can_focus=True):
             nx0, ny0 = min(x0, int(layout.x[k])), min(y0, int(layout.y[k]))
             nx1, ny1 = max(x1, int(layout.x[k] + layout.w[k])), max(y1, int(layout.y[k] + layout.h[k]))
             across, along = (nx1 - nx0, ny1 - ny0) if tb else (ny1 - ny0, nx1 - nx0)
-            if across > span_across or along + 2 > span_along:
+            if across > span_across or along > span_along:
                 break
             x0, y0, x1, y1 = nx0, ny0, nx1, ny1
         if tb:
             ox = (layout.width - width) // 2 if layout.width <= width else min(max((x0 + x1) // 2 - width // 2, 0),
                                                                              layout.width - width)  # fmt: skip
-            oy = 0 if layout.height <= body else min(max(y0 - 1, 0), layout.height - body)
+            margin = 1 if y1 - y0 < body else 0  # a row above the input, where it does not cost a box below
+            oy = 0 if layout.height <= body else min(max(y0 - margin, 0), layout.height - body)
         else:
             ox = 0 if layout.width <= width else min(max(x0 - 2, 0), layout.width - width)
             oy = 0 if layout.height <= body else min(max((y0 + y1) // 2 - body // 2, 0), layout.height - body)

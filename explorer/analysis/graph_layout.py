@@ -34,6 +34,7 @@ FULL, COMPACT, DOTS = 0, 1, 2
 LEVEL_NAMES = ("full", "compact", "dots")
 # per level: box height, minor gap (between boxes of a layer), major gap (between layers), width bounds
 _LEVELS = {FULL: (4, 2, 3, 10, 30), COMPACT: (1, 1, 2, 5, 18), DOTS: (1, 1, 1, 1, 1)}
+PATH_BUDGET = 600  # most drawn boxes the groups on the reading path may open to (a chunk is at most 400)
 
 
 @dataclass
@@ -624,9 +625,10 @@ def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
 
 
 def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
-    """What opens first: the groups on the path from the first input to its first ops (outermost first), then
-    the other groups level by level in the model's order, while the drawn boxes stay within `budget`; a small
-    graph opens whole, a large one on its reading start."""
+    """What opens first: the groups on the path from the first input to its first ops (outermost first, while
+    the drawn boxes stay within PATH_BUDGET: the first ops must be on the first screen even when a group holds a
+    whole chunk), then the other groups level by level in the model's order within `budget`; a small graph
+    opens whole, a large one on its reading start."""
     if model.n_groups == 0:
         return set()
     drawn = ~model.node_constant
@@ -643,11 +645,11 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
     def opened_cost(g: int) -> int:
         return int(direct[g]) + len(children.get(g, [])) - 1
 
-    for node in reading_path(model):
+    for node in reading_path(model):  # the path's groups may open up to a chunk's worth of boxes
         for g in model.ancestors(int(model.node_group[node])):
             if g in expanded:
                 continue
-            if model.group_unit[g] or visible + opened_cost(g) > budget:
+            if model.group_unit[g] or visible + opened_cost(g) > max(budget, PATH_BUDGET):
                 break
             expanded.add(g)
             visible += opened_cost(g)
