@@ -50,6 +50,20 @@ class Canvas:
         self.chars[y, start:end] = np.frombuffer(part.encode("utf-32-le"), dtype=np.uint32)
         self.styles[y, start:end] = style
 
+    def is_free(self, x: int, y: int, length: int) -> bool:
+        """Whether `length` cells from (x, y) are on the canvas and blank."""
+        if not 0 <= y < self.height or x < 0 or x + length > self.width:
+            return False
+        return bool((self.chars[y, x : x + length] == ord(" ")).all())
+
+    def free_text_near(self, spots: list[tuple[int, int]], text: str, style: int) -> None:
+        """The text whole at the first spot where it fits on blank cells; else as much as fits at the first."""
+        for x, y in spots:
+            if self.is_free(x, y, len(text)):
+                self.text(x, y, text, style)
+                return
+        self.free_text(*spots[0], text, style)
+
     def free_text(self, x: int, y: int, text: str, style: int, limit: int | None = None) -> None:
         """Text written only on blank cells: as much of it as fits before the first cell in use (cut with "…"),
         nothing when fewer than four cells are free, so a label never hides a box, a frame or an edge."""
@@ -224,15 +238,16 @@ def _draw_stubs(canvas: Canvas, layout: Layout, ox: int, oy: int, shown: np.ndar
         x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
         w, h = int(layout.w[item]), int(layout.h[item])
         targets = layout.out_stubs.get(item)
-        if targets:
-            text = _stub_text("↓" if tb else "→", [layout.labels[t] for t in targets])
-            sx, sy = (x, y + h) if tb else (x + w + 1, y)
-            canvas.free_text(sx, sy, text, BACK if item in layout.back_sources else STUB, limit=max(w + 12, 16))
+        if targets:  # below the box (TB), from its left edge, else ending at its right edge, else left of it
+            text = _stub_text("↓" if tb else "→", [layout.labels[t] for t in targets])[: max(w + 12, 16)]
+            spots = [(x, y + h), (x + w - len(text), y + h), (x - len(text) - 1, y + h)] if tb else [(x + w + 1, y)]
+            canvas.free_text_near(spots, text, BACK if item in layout.back_sources else STUB)
         sources = layout.in_stubs.get(item)
         if sources:
-            text = _stub_text("↑" if tb else "←", [layout.labels[s] for s in sources])
-            sx, sy = (x, y - 1) if tb else (max(x - 16, 0), y + h)
-            canvas.free_text(sx, sy, text, STUB, limit=max(w + 12, 16))
+            text = _stub_text("↑" if tb else "←", [layout.labels[s] for s in sources])[: max(w + 12, 16)]
+            spots = [(x, y - 1), (x + w - len(text), y - 1), (x - len(text) - 1, y - 1)] if tb else [
+                (max(x - 16, 0), y + h)]  # fmt: skip
+            canvas.free_text_near(spots, text, STUB)
         bundle = layout.bundles.get(item)
         if bundle:
             canvas.free_text(x if tb else x + w + 1, y + h if tb else y, f"⇊ {bundle:,} readers", STUB)

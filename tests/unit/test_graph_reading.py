@@ -340,3 +340,15 @@ def test_graph_command_lays_constants_out_as_boxes_when_asked():
     assert any(e.get("folded") for e in folded["edges"])
     boxed = [n for n in shown["nodes"] if n["label"] == "w"]
     assert boxed[0]["w"] > 0 and boxed[0]["folded_into"] is None and not any(e.get("folded") for e in shown["edges"])
+
+
+def test_a_stub_label_goes_whole_where_its_cells_are_free():
+    from widgets.graph_canvas import Canvas
+
+    canvas = Canvas(40, 3)
+    canvas.text(20, 1, "│", 1)  # an edge runs down right of the box's left edge
+    canvas.free_text_near([(10, 1), (2, 1)], "↓ /layers.0/Add", 9)  # does not fit at 10: goes to 2, whole
+    assert canvas.line(1).startswith("  ↓ /layers.0/Add") and canvas.line(1)[20] == "│"
+    canvas.text(20, 2, "│", 1)
+    canvas.free_text_near([(14, 2), (50, 2)], "↓ far away label", 9)  # fits nowhere: cut before the edge
+    assert canvas.line(2)[14:21] == "↓ fa… │"  # a cell kept free before the edge
