@@ -7,8 +7,9 @@ it through `explorer.analysis.graph_layout`. `build()` shapes it the way a reade
   inputs are all constants, transitively (torch's `Identity` weights, `Unsqueeze`/`ConstantOfShape` chains),
   is drawn inside the box that reads it, not as a box of its own;
 - groups follow the model: name scopes (`/model/layers.0/attn/MatMul` → model › layers.0 › attn) and
-  subgraphs/blocks are groups, and a node with no scope of its own joins the deepest group holding all its
-  readers (a weight sits in the layer that uses it, not above the whole model);
+  subgraphs/blocks are groups, and a folded constant with no scope of its own joins the deepest group holding
+  all its readers (a weight sits in the layer that uses it, not above the whole model); drawn ops keep the
+  place the exporter gave them;
 - a level with more than CHUNK drawn members gets chunk groups cut along the topological order of what it
   draws, so no level ever shows thousands of boxes at once and chunks never form a cycle of their own.
 """
@@ -103,11 +104,6 @@ class GraphModel:
     _usual_dtype: str | None = None
     _heights: np.ndarray | None = None
     _reading_start: int | None = None
-    # per node: the lane it runs on (a schedule workload's core), -1 for none; an opened group whose members all
-    # have lanes lays them out as a grid, one row per lane
-    node_lane: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    _ref_to_node: dict[Any, int] | None = None
-    _group_depth: np.ndarray | None = None
 
     @property
     def ref_to_node(self) -> dict[Any, int]:

@@ -342,10 +342,8 @@ class GraphView(FrameWidget, can_focus=True):
     def _write_edge_label(self, canvas: Any, edge: Any, leaving: bool, text: str, tb: bool) -> bool:
         ox, oy = self.origin
         for cx, cy in _label_spots(edge.points, leaving, len(text), tb):
-            cx, cy = cx - ox, cy - oy
-            fits = 0 <= cy < canvas.height and cx >= 0 and cx + len(text) <= canvas.width
-            if fits and (canvas.chars[cy, cx : cx + len(text)] == ord(" ")).all():  # only where it hides nothing
-                canvas.text(cx, cy, text, STUB)
+            if canvas.is_free(cx - ox, cy - oy, len(text)):  # only where it hides nothing
+                canvas.text(cx - ox, cy - oy, text, STUB)
                 return True
         return False
 
@@ -610,13 +608,8 @@ class GraphView(FrameWidget, can_focus=True):
     def _first_member(self, layout: Layout, group: int) -> tuple[int, int] | None:
         """The drawn item inside an opened group that comes first in the model's order (a node, or a closed
         group when the group holds only groups), so Enter always leaves a selection."""
-        inside = np.flatnonzero(layout.visible.node_item >= 0)
-        if inside.size == 0:
-            return None
-        held = np.zeros(self.model.n_nodes, dtype=bool)
-        chain_of = {g: set(self.model.ancestors(g)) for g in set(self.model.node_group[inside].tolist()) if g >= 0}
-        held[inside] = [group in chain_of.get(int(g), ()) for g in self.model.node_group[inside].tolist()]
-        nodes = np.flatnonzero(held)
+        inside = list({group} | self._descendants(group))
+        nodes = np.flatnonzero(np.isin(self.model.node_group, inside) & (layout.visible.node_item >= 0))
         if nodes.size == 0:
             return None
         first = int(nodes[np.argmin(self.model.topo_rank[nodes])])

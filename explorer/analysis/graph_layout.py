@@ -407,7 +407,7 @@ def layout_graph(
                tuple(pieces_here), tuple(sorted((k, tuple(sorted(a.items())), tuple(sorted(b.items())))
                                                for k, (a, b) in port_cells.items())))  # fmt: skip
         found = cache.get(key)
-        element_keys = [*_item_keys(visible, members), *((1, g) for g in kids)]
+        element_keys = [*_item_keys(visible, members), *((1, g) for g in kids)] if before.boxes else []
         if found is None:
             wanted = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
             found = place_container(minor_size, major_size, layer, local_position, pieces_here, port_cells, gaps,

@@ -476,11 +476,8 @@ def _polyline(path, cols, rows, v_major, major_size, dx) -> list[tuple[int, int]
     a, b = path[0], path[-1]
     points = [(cols[0][1] + dx, int(v_major[a] + major_size[a]))]
     for i, row in enumerate(rows):
-        top, bottom = cols[i][1] + dx, cols[i + 1][0] + dx
-        if row is not None:
-            points += [(top, row), (bottom, row)]
-        elif top != bottom:  # no track (cannot happen: only straight drops have none); keep it orthogonal
-            points += [(top, points[-1][1]), (bottom, points[-1][1])]
+        if row is not None:  # a straight drop has no track
+            points += [(cols[i][1] + dx, row), (cols[i + 1][0] + dx, row)]
     points.append((cols[-1][0] + dx, int(v_major[b]) - 1))
     return simplify(points)
 
