@@ -122,7 +122,10 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument(
             "--public-url", help="the address the browser uses (behind a proxy): http(s)://host[:port][/prefix]"
         )
-        parser.add_argument("--token", help="the token to require (default: a random one off loopback, none on it)")
+        parser.add_argument(
+            "--token", help="the token every address requires (default: a random one per start; 16+ characters)"
+        )
+        parser.add_argument("--max-sessions", type=int, default=8, help="browser tabs open at once (default 8)")
         return parser
     if command == "diff":
         parser.description = "What changed from A to B (two schedules, or two models of one format)."
@@ -216,11 +219,15 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         return _run_diff(args)
     if command == "serve":
         from explorer.registry import pick_format
-        from widgets.serve import serve  # needs textual-serve: imported only for this command
+        from widgets.serve import ServeRefused, serve  # needs textual-serve: imported only for this command
 
         pick_format(args.file)  # a file nothing can open is refused here, not in every browser tab
-        serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks, args.author, args.public_url,
-              args.token)  # fmt: skip
+        try:
+            serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks, args.author,
+                  args.public_url, args.token, args.max_sessions)  # fmt: skip
+        except ServeRefused as refused:
+            print(f"ir-explorer serve: {refused}", file=sys.stderr)
+            return ExitCode.UNUSABLE
         return ExitCode.OK
     if command == "export" and not (args.html or args.trace_event):
         print("ir-explorer export: give --html OUT.html and/or --trace-event OUT.json", file=sys.stderr)

@@ -1,21 +1,14 @@
-"""Reviews in the app: bookmarks saved beside the input (never in it), reopened with --bookmarks; the palette;
-the browser mode fetched over loopback."""
+"""Reviews in the app: bookmarks saved beside the input (never in it), reopened with --bookmarks; the palette.
+(The browser mode is tested in test_serve.py.)"""
 
 from __future__ import annotations
 
 import json
 import shutil
-import socket
-import subprocess
-import sys
-import threading
-import time
-import urllib.error
-import urllib.request
 
 from explorer.bookmarks import load_bookmarks, sidecar_path
 from tests.app.helpers import SIZE, wait_loaded
-from tests.conftest import ROOT, SAMPLE_DATA
+from tests.conftest import SAMPLE_DATA
 from widgets.app import make_app
 from widgets.messages import RevealRef
 
@@ -61,43 +54,6 @@ async def test_palette_offers_exports_screenshot_bookmarks_and_diff():
             "Bookmarks",
             "Diff with another file",
         } <= titles
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def test_serve_answers_over_loopback():
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "explorer",
-            "serve",
-            str(SAMPLE_DATA / "clean_2x2_stschedule.json"),
-            "--port",
-            str(port),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        page = ""
-        for _ in range(100):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
-                    page = response.read().decode()
-                    break
-            except OSError:
-                time.sleep(0.1)
-        assert "ir-explorer" in page and "textual" in page.lower()
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 async def test_diff_screen_shows_the_same_as_the_command():
@@ -209,130 +165,3 @@ async def test_bookmarks_carry_their_author_and_an_unwritable_sidecar_asks_for_a
         await pilot.press("delete")  # deleting is explicit, by id
         await pilot.pause()
         assert load(elsewhere).bookmarks == []
-
-
-def test_serve_gives_every_tab_the_author_and_the_bookmarks_file(monkeypatch, tmp_path):
-    import textual_serve.server
-
-    from explorer import cli
-
-    started = {}
-
-    class Recorder:
-        def __init__(self, command: str, **options) -> None:
-            started["command"] = command
-
-        def serve(self) -> None:
-            started["served"] = True
-
-    monkeypatch.setattr(textual_serve.server, "Server", Recorder)
-    sidecar = tmp_path / "notes.json"
-    code = cli.main(["serve", str(SAMPLE_DATA / "clean_2x2_stschedule.json"), "--author", "ana lee",
-                     "--bookmarks", str(sidecar)])  # fmt: skip
-    assert code == 0 and started["served"]
-    assert "--author 'ana lee'" in started["command"] and f"--bookmarks {sidecar}" in started["command"]
-
-
-def forward(listen_port: int, target_port: int, stop) -> None:
-    """A TCP port forward, as `ssh -L listen:localhost:target` makes one."""
-    import selectors
-
-    server = socket.socket()
-    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("127.0.0.1", listen_port))
-    server.listen()
-    server.settimeout(0.2)
-    pairs = []
-    while not stop.is_set():
-        try:
-            client, _ = server.accept()
-        except OSError:
-            continue
-        try:
-            upstream = socket.create_connection(("127.0.0.1", target_port))
-        except OSError:  # the server is not up yet: drop this client, as ssh does
-            client.close()
-            continue
-
-        def pipe(a, b):
-            selector = selectors.DefaultSelector()
-            selector.register(a, selectors.EVENT_READ, b)
-            selector.register(b, selectors.EVENT_READ, a)
-            while not stop.is_set():
-                for key, _ in selector.select(0.2):
-                    data = key.fileobj.recv(65536)
-                    if not data:
-                        a.close()
-                        b.close()
-                        return
-                    key.data.sendall(data)
-
-        thread = threading.Thread(target=pipe, args=(client, upstream), daemon=True)
-        thread.start()
-        pairs.append(thread)
-    server.close()
-
-
-def start_serve(*extra: str) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    command = [sys.executable, "-m", "explorer", "serve", str(SAMPLE_DATA / "clean_2x2_stschedule.json"),
-               "--port", str(port), *extra]  # fmt: skip
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), port
-
-
-def fetch(url: str) -> tuple[int, str]:
-    for _ in range(100):
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError(f"nothing answered at {url}")
-
-
-def test_serve_works_through_a_forwarded_port():
-    server, port = start_serve()
-    assert fetch(f"http://127.0.0.1:{port}/")[0] == 200  # up
-    stop = threading.Event()
-    local = free_port()
-    tunnel = threading.Thread(target=forward, args=(local, port, stop), daemon=True)
-    tunnel.start()
-    try:
-        status, page = fetch(f"http://127.0.0.1:{local}/")
-        assert status == 200
-        assert f"ws://127.0.0.1:{local}/ws" in page  # the address the browser used, not the server's own
-        assert f"http://127.0.0.1:{local}/static/" in page and f":{port}/" not in page
-        status, _ = fetch(f"http://127.0.0.1:{local}/static/js/textual.js")
-        assert status == 200
-    finally:
-        stop.set()
-        server.terminate()
-        server.wait(timeout=10)
-
-
-def test_serve_off_loopback_needs_its_token():
-    server, port = start_serve("--host", "0.0.0.0", "--token", "s3cret-token")
-    try:
-        status, page = fetch(f"http://127.0.0.1:{port}/")
-        assert status == 403 and "token" in page
-        status, page = fetch(f"http://127.0.0.1:{port}/?token=wrong")
-        assert status == 403
-        status, page = fetch(f"http://127.0.0.1:{port}/?token=s3cret-token")
-        assert status == 200 and "/ws" in page
-    finally:
-        server.terminate()
-        _, err = server.communicate(timeout=10)
-    assert "?token=s3cret-token" in err  # the address to open is printed with its token
-
-
-def test_serve_behind_a_proxy_uses_the_public_url():
-    server, port = start_serve("--public-url", "https://review.example.com/irx/")
-    try:
-        status, page = fetch(f"http://127.0.0.1:{port}/")
-        assert status == 200
-        assert "wss://review.example.com/irx/ws" in page and "https://review.example.com/irx/static/" in page
-    finally:
-        server.terminate()
-        server.wait(timeout=10)

@@ -1,0 +1,136 @@
+"""The app processes `serve` starts, one per browser tab, and the guarantee that each one ends with its tab.
+
+textual-serve's own service asks its child to quit and waits for ever: a child still loading a big file (not
+reading its stdin) or blocked writing a frame nobody reads never hears it, and lived on after `serve` was gone.
+Here a child runs in its own process group, dies with `serve` (Linux's parent-death signal, so even a killed
+`serve` leaves none), and is asked to quit, then terminated, then killed, within a few seconds of its tab going
+away at any moment of its start-up. What a tab may ask is bounded too: the terminal size, the size of a message,
+the number of tabs at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from textual_serve.app_service import AppService
+
+MAX_WIDTH, MAX_HEIGHT = 400, 200  # cells: a 4K screen at a small font; a 2000x2000 frame is 4M cells a refresh
+MIN_WIDTH, MIN_HEIGHT = 10, 4
+MAX_INPUT_CHARS = 65_536  # one websocket message of keys or paste
+QUIT_GRACE_SECONDS = 2.0  # asked to quit, then SIGTERM; as long again, then SIGKILL
+PR_SET_PDEATHSIG = 1
+
+
+def clamp_size(width: Any, height: Any) -> tuple[int, int]:
+    """A terminal size a client may have: numbers within [MIN, MAX], else the classic 80x24."""
+
+    def number(value: Any, default: int) -> int:
+        try:
+            return int(value)
+        except (TypeError, ValueError, OverflowError):
+            return default
+
+    return (
+        min(max(number(width, 80), MIN_WIDTH), MAX_WIDTH),
+        min(max(number(height, 24), MIN_HEIGHT), MAX_HEIGHT),
+    )
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask Linux to kill this child when `serve` goes, however it goes (elsewhere: the stop paths below)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class Session(AppService):
+    """One tab's app process: started from an argument list (no shell), ended for sure."""
+
+    def __init__(self, argv: list[str], **options: Any) -> None:
+        super().__init__(" ".join(argv), **options)
+        self.argv = argv
+        self.client_gone = False
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Any:
+        self._process = process = await asyncio.create_subprocess_exec(
+            *self.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self._build_environment(width=width, height=height),
+            start_new_session=True,  # its own process group: its helpers (worker pools) end with it
+            preexec_fn=_die_with_parent,
+        )
+        self._stdin = process.stdin
+        return process
+
+    async def on_data(self, payload: bytes) -> None:
+        if self.client_gone:
+            return  # keep draining the child's frames so it never blocks writing one
+        try:
+            await self.remote_write_bytes(payload)
+        except Exception:  # the tab closed mid-frame
+            self.client_gone = True
+
+    async def set_terminal_size(self, width: int, height: int) -> None:
+        await super().set_terminal_size(*clamp_size(width, height))
+
+    async def end(self) -> None:
+        """Quit, then SIGTERM, then SIGKILL the process group; returns when the child is gone."""
+        self.client_gone = True
+        process = self._process
+        with contextlib.suppress(Exception):
+            await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.send_meta({"type": "quit"}), QUIT_GRACE_SECONDS)
+            for next_signal in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    await asyncio.wait_for(process.wait(), QUIT_GRACE_SECONDS)
+                    break
+                except TimeoutError:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(process.pid, next_signal)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.wait(), QUIT_GRACE_SECONDS)
+        if self._task is not None:
+            task, self._task = self._task, None
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+    async def stop(self) -> None:
+        await self.end()
+
+
+async def relay_messages(websocket: Any, session: Session) -> None:
+    """Pass the tab's keys, sizes and focus to its process; anything malformed is dropped, never raised."""
+    from aiohttp import WSMsgType
+
+    async for message in websocket:
+        if message.type != WSMsgType.TEXT or len(message.data) > MAX_INPUT_CHARS + 64:
+            continue
+        try:
+            envelope = json.loads(message.data)
+        except ValueError:
+            continue
+        if not isinstance(envelope, list) or not envelope or not isinstance(envelope[0], str):
+            continue
+        kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+        if kind == "stdin" and isinstance(data, str):
+            await session.send_bytes(data.encode("utf-8", "replace"))
+        elif kind == "resize" and isinstance(data, dict):
+            await session.set_terminal_size(data.get("width"), data.get("height"))
+        elif kind == "ping":
+            await websocket.send_json(["pong", data])
+        elif kind == "blur":
+            await session.blur()
+        elif kind == "focus":
+            await session.focus()
