@@ -7,7 +7,7 @@ from pathlib import Path
 
 from explorer import worker_pool
 from explorer.document import Document, ProgressCallback, no_progress
-from explorer.errors import LoadError
+from explorer.errors import LoadError, cap_per_code
 from explorer.registry import pick_format
 
 # Stages after the file is read, which progress reports with a fraction of their own (not of the load)
@@ -38,6 +38,7 @@ def open_document(
     found = pick_format(path)
     try:
         document = found.load(Path(path), progress=progress, strict=strict)
+        document.problems = cap_per_code(document.problems)  # every format's loader, as Limits promises
         document.read_ahead = read_ahead
         if document.is_schedule:
             from explorer.companions import attach_companions

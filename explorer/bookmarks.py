@@ -50,6 +50,10 @@ class BookmarksError(OSError):
     """The sidecar cannot be read as bookmarks, or cannot be written: the message says which and where."""
 
 
+class UnsavableNote(BookmarksError):
+    """The bookmark itself cannot be written (text that is not text): another path would not help."""
+
+
 @dataclass
 class Loaded:
     bookmarks: list[Bookmark]
@@ -98,24 +102,35 @@ def _entry(bookmark: Bookmark) -> dict:
     return asdict(bookmark)
 
 
-def _read_entries(path: Path) -> list[Any]:
-    """The raw entries of the sidecar ([] when there is none); BookmarksError when it is not a bookmarks file."""
+def _read_file(path: Path) -> dict[str, Any]:
+    """The sidecar's JSON object ({} when there is none); BookmarksError when it is not a bookmarks file.
+
+    A bookmarks file is an object with a `bookmarks` list and, when it says its version, an integer one: any
+    other JSON (the input itself, a config that happens to sit there) is not ours and is never written.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):  # no sidecar yet (or no folder for one): nothing to keep
-        return []
+        return {}
     except (OSError, UnicodeDecodeError) as error:
         raise BookmarksError(f"{path}: cannot read the bookmarks ({error})") from None
     try:
         data = json.loads(text)
     except ValueError as error:
         raise BookmarksError(f"{path}: not a bookmarks file ({error}); it is left as it is") from None
-    if not isinstance(data, dict) or not isinstance(data.get("bookmarks", []), list):
+    if not isinstance(data, dict) or not isinstance(data.get("bookmarks"), list):
         raise BookmarksError(f"{path}: not a bookmarks file (no bookmarks list); it is left as it is")
     version = data.get("schema_version", data.get("version", 1))
-    if isinstance(version, int) and version > SCHEMA_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise BookmarksError(f"{path}: not a bookmarks file this version reads (schema_version {version!r}); "
+                             "it is left as it is")  # fmt: skip
+    if version > SCHEMA_VERSION:
         raise BookmarksError(f"{path}: written by a newer ir-explorer (schema {version}); it is left as it is")
-    return list(data.get("bookmarks", []))
+    return data
+
+
+def _read_entries(path: Path) -> list[Any]:
+    return list(_read_file(path).get("bookmarks", []))
 
 
 def load_bookmarks(path: Path) -> list[Bookmark]:
@@ -165,29 +180,53 @@ def _write_atomically(path: Path, payload: dict) -> None:
             os.close(folder)
 
 
-def _change(path: Path, source: Path, edit: Any) -> Loaded:
-    """Read what is on disk now, apply `edit` to its raw entries, write it back atomically; all under the lock."""
+def _writable_target(path: Path, source: Path) -> Path:
+    """Where saving `path` writes: through a symbolic link to its target (the link stays a link), never the input."""
+    target = path.resolve() if path.is_symlink() else path
     try:
-        with _locked(path.parent):
-            for stale in path.parent.glob(f".{path.name}.*.tmp"):  # left by a writer killed mid-save
+        same = target.resolve() == source.resolve() or (target.exists() and os.path.samefile(target, source))
+    except OSError:  # the input is gone or unreadable: it cannot be this file's target either
+        same = False
+    if same:
+        raise BookmarksError(f"{path}: that is the input file; bookmarks go in a file of their own")
+    return target
+
+
+def _change(path: Path, source: Path, edit: Any) -> Loaded:
+    """Read what is on disk now, apply `edit` to its raw entries, write it back atomically; all under the lock.
+
+    Top-level keys this version does not know (another tool's, a newer minor version's) are written back as
+    they were.
+    """
+    target = _writable_target(path, source)
+    try:
+        with _locked(target.parent):
+            for stale in target.parent.glob(f".{target.name}.*.tmp"):  # left by a writer killed mid-save
                 stale.unlink(missing_ok=True)  # safe: under the lock no other writer is mid-save
-            entries = _read_entries(path)
-            entries = edit(entries)
+            existing = _read_file(target)
+            entries = edit(list(existing.get("bookmarks", [])))
             for k, entry in enumerate(entries):  # version-1 entries get their derived ids written down
                 parsed = _parse(entry)
                 if parsed is not None and "id" not in entry:
                     entries[k] = {**entry, "id": parsed.id}
             contents = BookmarksFile(file=source.name, bookmarks=entries).model_dump(mode="json")
-            _write_atomically(path, contents)
+            kept = {key: value for key, value in existing.items() if key not in contents and key != "version"}
+            _write_atomically(target, {**contents, **kept})
     except BookmarksError:
         raise
     except OSError as error:
         raise BookmarksError(f"cannot save bookmarks to {path}: {error.strerror or error}") from None
-    return load(path)
+    return load(target)
 
 
 def add_bookmark(path: Path, source: Path, bookmark: Bookmark) -> Loaded:
     """Add one bookmark to whatever the sidecar holds now (others may have added theirs since we read it)."""
+    for name in ("note", "label", "author"):
+        try:
+            getattr(bookmark, name).encode("utf-8")
+        except UnicodeEncodeError as error:
+            bad = error.object[error.start : error.end]
+            raise UnsavableNote(f"the bookmark's {name} cannot be saved: {bad!r} is not text") from None
     return _change(path, source, lambda entries: [*entries, _entry(bookmark)])
 
 

@@ -7,6 +7,7 @@ JSON goes to stdout, diagnostics to stderr, and no input ever produces a traceba
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -17,6 +18,7 @@ from typing import Any
 
 from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
+from explorer.formatting import EscapingWriter, escape_controls
 
 SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "serve", "screenshot", "schema")
 # widgets.views names them too (tested)
@@ -185,11 +187,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = _command_parser(argv[0]).parse_args(argv[1:])
-            return int(_run_command(argv[0], args))
+            if argv[0] == "serve":
+                return int(_run_command(argv[0], args))
+            # Text from the input (op types, names, file names) never drives the terminal.
+            with (
+                contextlib.redirect_stdout(EscapingWriter(sys.stdout)),
+                contextlib.redirect_stderr(EscapingWriter(sys.stderr)),
+            ):
+                return int(_run_command(argv[0], args))
         args = _tui_parser().parse_args(argv)
         return int(_run_tui(args))
     except LoadError as error:
-        print(f"ir-explorer: {error}", file=sys.stderr)
+        print(f"ir-explorer: {escape_controls(str(error))}", file=sys.stderr)
         return int(ExitCode.UNUSABLE)
     except KeyboardInterrupt:
         return 130
@@ -199,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("IR_EXPLORER_DEBUG"):
             raise
         print(
-            f"ir-explorer: internal error: {type(error).__name__}: {error} (set IR_EXPLORER_DEBUG=1 for details)",
+            f"ir-explorer: internal error: {type(error).__name__}: {escape_controls(str(error))} "
+            "(set IR_EXPLORER_DEBUG=1 for details)",
             file=sys.stderr,
         )
         return int(ExitCode.UNUSABLE)

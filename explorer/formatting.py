@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def human_bytes(n: float) -> str:
     if isinstance(n, bool) or not isinstance(n, int | float):  # a raw record's junk, shown as it is
@@ -102,3 +104,28 @@ def shorten_middle(text: str, limit: int) -> str:
         return text[:limit]
     head = (limit - 1) // 2
     return text[:head] + "…" + text[len(text) - (limit - 1 - head) :]
+
+
+# C0 controls but tab and newline, DEL, and the C1 block: a terminal acts on them (ESC]0; retitles the window,
+# ESC[2J clears it, 0x9b starts a sequence on some), and op types and file names come from the input.
+_CONTROLS = {code: f"\\u{code:04x}" for code in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+
+
+def escape_controls(text: str) -> str:
+    """`text` with every control character a terminal would act on written as `\\uXXXX`, visible and inert
+    (inside a JSON string the escape means the same character, so `--json` output stays valid)."""
+    return text.translate(_CONTROLS)
+
+
+class EscapingWriter:
+    """A text stream that escapes control characters on their way to `stream` (the CLI's stdout and stderr)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(escape_controls(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, encoding... as the stream has them
+        return getattr(self._stream, name)

@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 
+from explorer.errors import Problem
+
 _AT = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 _TOKEN = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[\.\.\.\]")
 _EXPECTED = re.compile(r"^Expected `(?P<type>[^`]+)`(?P<rest>.*?), got `(?P<got>[^`]+)`$")
@@ -101,3 +103,58 @@ def locate_decode_error(error: msgspec.DecodeError, data: bytes, base_offset: in
     line_start = data.rfind(b"\n", 0, offset - base_offset) + 1
     column = offset - base_offset - line_start + 1
     return f"line {line}, column {column} (byte {offset})", message[:1].lower() + message[1:]
+
+
+class _Pairs(dict):
+    """A decoded object that remembers the keys it saw more than once (a JSON reader keeps the last)."""
+
+    __slots__ = ("repeated",)
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> _Pairs:
+    found = _Pairs(pairs)
+    found.repeated = {}
+    if len(found) != len(pairs):
+        counts: dict[str, int] = {}
+        for name, _ in pairs:
+            counts[name] = counts.get(name, 0) + 1
+        found.repeated = {name: count for name, count in counts.items() if count > 1}
+    return found
+
+
+def duplicate_keys(
+    data: bytes | str, base: str = "$", limit: int = 1_000, top_only: bool = False
+) -> list[tuple[str, int]]:
+    """(path, times) of every key that appears more than once in its object, in document order, up to `limit`.
+
+    JSON readers keep the last copy silently: an ARK file ending in a second `"Nodes": []` read as a model with
+    no nodes. The standard library's decoder is the one that hands over an object's pairs before they become a
+    dict; it is only asked for files decoded whole anyway (and for a schedule's top level without its cores).
+    Unparsable text (the loader's own decoder reports it) gives []. `top_only`: the outermost object's keys.
+    """
+    try:
+        root = json.loads(data, object_pairs_hook=_pairs_hook)
+    except (ValueError, RecursionError):
+        return []
+    found: list[tuple[str, int]] = []
+    stack: list[tuple[str, Any]] = [(base, root)]
+    while stack and len(found) < limit:
+        path, value = stack.pop()
+        if isinstance(value, _Pairs):
+            found += [(path + key(name), count) for name, count in value.repeated.items()]
+            if top_only:
+                break
+            stack += [(path + key(name), child) for name, child in reversed(value.items())
+                      if isinstance(child, dict | list)]  # fmt: skip
+        elif isinstance(value, list):
+            stack += [(f"{path}[{i}]", child) for i, child in reversed(list(enumerate(value)))
+                      if isinstance(child, dict | list)]  # fmt: skip
+    return found[:limit]
+
+
+def duplicate_problems(data: bytes | str, where: str = "", base: str = "$") -> list[Problem]:
+    """`duplicate-key` errors for `duplicate_keys`, located `where` + path (a tar member's name, say)."""
+    return [
+        Problem("error", "duplicate-key", f"the key appears {count} times; only the last is read", where + path)
+        for path, count in duplicate_keys(data, base)
+    ]

@@ -16,19 +16,102 @@ from explorer.formatting import human_bytes
 BASE_BYTES = 200 * 2**20  # the interpreter, numpy, Textual: what any document needs besides its data
 
 
-def available_bytes() -> int | None:
-    """Memory the system can give without swapping (Linux: MemAvailable), or None when it cannot say."""
+UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a huge number (9223372036854771712)
+
+
+def _read_int(path: Path) -> int | None:
     try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None  # "max" (cgroup v2's "no limit") and junk are no limit
+
+
+def host_available(proc: Path) -> int | None:
+    """Memory the kernel can give without swapping (Linux: MemAvailable)."""
+    try:
+        with (proc / "meminfo").open(encoding="ascii") as handle:
             for line in handle:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
+    if proc != Path("/proc"):
+        return None
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def cgroup_available(proc: Path, cgroup_root: Path) -> int | None:
+    """What this process's cgroup (and each cgroup above it) still allows: limit minus usage, the smallest.
+
+    A container's limit is not in MemAvailable, which reports the host: under a 500 MiB limit a 484 MB schedule
+    was OOM-killed (exit 137) instead of refused. cgroup v2 (`memory.max`, `memory.current`) and v1
+    (`memory.limit_in_bytes`, `memory.usage_in_bytes`) are both read.
+    """
+    try:
+        lines = (proc / "self" / "cgroup").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    room: list[int] = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, where = parts
+        if controllers == "":  # v2: one unified tree
+            base, limit_name, usage_name = cgroup_root, "memory.max", "memory.current"
+        elif "memory" in controllers.split(","):  # v1: the memory controller's own tree
+            base, limit_name, usage_name = cgroup_root / "memory", "memory.limit_in_bytes", "memory.usage_in_bytes"
+        else:
+            continue
+        folder = base / where.lstrip("/")
+        for candidate in (folder, *folder.parents):  # a limit set on a parent holds for us too
+            if candidate != base and not candidate.is_relative_to(base):
+                break
+            limit = _read_int(candidate / limit_name)
+            usage = _read_int(candidate / usage_name)
+            if limit is not None and limit < UNLIMITED and usage is not None:
+                room.append(max(limit - usage, 0))
+            if candidate == base:
+                break
+        if not folder.exists():  # inside a container the cgroup's own tree is mounted as the root
+            limit, usage = _read_int(base / limit_name), _read_int(base / usage_name)
+            if limit is not None and limit < UNLIMITED and usage is not None:
+                room.append(max(limit - usage, 0))
+    return min(room) if room else None
+
+
+def address_space_available(proc: Path) -> int | None:
+    """RLIMIT_AS (`ulimit -v`) minus the address space this process already has."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        return None
+    if limit == resource.RLIM_INFINITY:
+        return None
+    try:
+        for line in (proc / "self" / "status").read_text(encoding="ascii").splitlines():
+            if line.startswith("VmSize:"):
+                return max(limit - int(line.split()[1]) * 1024, 0)
+    except (OSError, ValueError, IndexError):
+        pass
+    return limit
+
+
+def available_bytes(proc: Path = Path("/proc"), cgroup_root: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """The least of what the host, this process's cgroup and its address-space limit allow; None when none
+    of them says."""
+    found = [
+        value
+        for value in (host_available(proc), cgroup_available(proc, cgroup_root), address_space_available(proc))
+        if value is not None
+    ]
+    return min(found) if found else None
 
 
 def ensure_fits(path: Path, size: int, bytes_per_file_byte: float, what: str) -> None:
@@ -45,3 +128,24 @@ def ensure_fits(path: Path, size: int, bytes_per_file_byte: float, what: str) ->
             f"({bytes_per_file_byte:g}× its size), and {human_bytes(available)} is available: refused before the "
             "machine swaps (free memory, or set IR_EXPLORER_MEMORY_GUARD=off to try anyway)",
         )
+
+
+BYTES_PER_JSON_VALUE = 72  # a decoded empty dict (64) and the pointer to it: the largest a small value becomes
+
+
+def json_value_bound(data: bytes) -> int:
+    """At most how many values decoding `data` as JSON creates, counted at C speed before decoding: every value
+    but the first follows a `,`, a `:` or a `[` (bytes inside strings only make the bound looser)."""
+    return data.count(b",") + data.count(b":") + data.count(b"[") + 1
+
+
+def json_memory_bound(data: bytes) -> int:
+    """Bytes that decoding `data` into plain Python values can take at most: its text (strings) plus the
+    largest object per value. Real files need far less (8-10× their size); `[{},{},…]` needs 22×."""
+    return len(data) + BYTES_PER_JSON_VALUE * json_value_bound(data)
+
+
+def ensure_json_fits(path: Path, data: bytes, what: str) -> None:
+    """`ensure_fits` for a file decoded as plain JSON, judged by what its content can become, not its size."""
+    if data:
+        ensure_fits(path, len(data), json_memory_bound(data) / len(data), what)

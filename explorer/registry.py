@@ -76,6 +76,8 @@ def pick_format(path: str | Path) -> Format:
             if candidate.accepts_directories and candidate.match(path, b""):
                 return candidate
         raise LoadError(path, "", "this is a directory, not a supported model or schedule file")
+    if not path.is_file():  # checked with stat, before any open: opening a FIFO would wait for a writer forever
+        raise LoadError(path, "", "not a regular file (a pipe, a device or a socket): give a file or a folder")
     try:
         head = read_head(path)
     except OSError as error:

@@ -542,11 +542,14 @@ class IrExplorerApp(App[None]):
     def _change_bookmarks(self, change: Any, done: Any = None) -> None:
         """Apply a change to the sidecar (merged with what is on disk now). When it cannot be written (a
         read-only folder, a file that is not ours), say why and offer another path, then try again there."""
-        from explorer.bookmarks import BookmarksError
+        from explorer.bookmarks import BookmarksError, UnsavableNote
         from widgets.review_screens import PromptScreen
 
         try:
             self.bookmarks = change(self.bookmarks_path).bookmarks
+        except UnsavableNote as error:
+            self.notify(str(error), severity="error")
+            return
         except BookmarksError as error:
             self.notify(str(error), severity="error")
             fallback = Path.home() / self.bookmarks_path.name

@@ -121,3 +121,55 @@ def test_an_unwritable_place_says_so(tmp_path):
     with pytest.raises(BookmarksError, match="cannot save bookmarks"):
         add_bookmark(blocker / "x.bookmarks.json", Path("x"), new_bookmark(("s",), "tree", "n", "l", "a"))
     assert blocker.read_text() == "x"
+
+
+def mark(note: str = "n") -> object:
+    return new_bookmark(("summary",), "tree", note, "l", "a")
+
+
+def test_the_input_and_json_that_is_not_a_bookmarks_file_are_never_written(tmp_path):
+    """`--bookmarks model.json` once turned an ARK model into a bookmarks file."""
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps({"Nodes": [], "bookmarks_note": "a model, not bookmarks"}))
+    before = model.read_bytes()
+    with pytest.raises(BookmarksError, match="input file"):
+        add_bookmark(model, model, mark())
+    link = tmp_path / "link.json"
+    link.symlink_to(model)
+    with pytest.raises(BookmarksError, match="input file"):
+        add_bookmark(link, model, mark())  # the input reached through a link
+    with pytest.raises(BookmarksError, match="not a bookmarks file"):
+        add_bookmark(model, tmp_path / "other.onnx", mark())  # an object without a bookmarks list
+    for version in ('"3"', "3.0", "true", "null"):
+        odd = tmp_path / f"odd{len(version)}.json"
+        odd.write_text(f'{{"schema_version": {version}, "bookmarks": []}}')
+        text = odd.read_text()
+        with pytest.raises(BookmarksError, match="schema_version"):
+            add_bookmark(odd, model, mark())  # never read as version 1 and downgraded
+        assert odd.read_text() == text
+    assert model.read_bytes() == before
+
+
+def test_unknown_top_level_keys_are_kept_and_a_linked_sidecar_is_written_through(tmp_path):
+    shared = tmp_path / "team" / "review.json"
+    shared.parent.mkdir()
+    shared.write_text(json.dumps({"schema_version": 2, "file": "m.onnx", "bookmarks": [], "owner": "ana",
+                                  "settings": {"colour": "red"}}))  # fmt: skip
+    sidecar = tmp_path / "m.onnx.bookmarks.json"
+    sidecar.symlink_to(shared)
+    add_bookmark(sidecar, tmp_path / "m.onnx", mark("first"))
+    assert sidecar.is_symlink()  # still a link, and the target got the bookmark
+    data = json.loads(shared.read_text())
+    assert data["owner"] == "ana" and data["settings"] == {"colour": "red"}
+    assert [entry["note"] for entry in data["bookmarks"]] == ["first"]
+
+
+def test_a_note_that_is_not_text_is_a_clear_error_and_nothing_is_written(tmp_path):
+    from explorer.bookmarks import UnsavableNote
+
+    path = tmp_path / "x.bookmarks.json"
+    add_bookmark(path, Path("x"), mark("kept"))
+    before = path.read_bytes()
+    with pytest.raises(UnsavableNote, match="not text"):
+        add_bookmark(path, Path("x"), mark("bad \udc80 byte"))
+    assert path.read_bytes() == before

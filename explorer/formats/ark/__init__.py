@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from explorer.format import JSON_NESTING_LIMIT, Format, lazy
+from explorer.format import JSON_MEMORY_LIMIT, JSON_NESTING_LIMIT, Format, lazy
 
 _NODES = re.compile(rb'"Nodes"\s*:')
 _PLAN = re.compile(rb'"(TaskInfos|ProcessorGroups|NumWarpsPerProcessor)"\s*:')
@@ -22,6 +22,7 @@ def match_plan(path: Path, head: bytes) -> bool:
 
 
 LIMITS = (  # the README's Limits section lists these (tested)
+    JSON_MEMORY_LIMIT,
     "numbers: integers above 2^62 are refused (no real size or stride is that large, and sums stay exact)",
     JSON_NESTING_LIMIT,
 )

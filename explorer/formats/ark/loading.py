@@ -26,7 +26,9 @@ def _load(path: Path, progress: ProgressCallback, strict: bool, kind: str) -> Do
     with collector_paused():
         progress(0, 3, "parsing")
         reader = ArkReader(strict)
-        ark = (reader.model if kind == "model" else reader.plan)(decode_file(path), path)
+        decoded, repeated = decode_file(path)
+        reader.problems += repeated
+        ark = (reader.model if kind == "model" else reader.plan)(decoded, path)
         progress(1, 3, "indexing tensors")
         index, tensor_problems = index_tensors(ark)
         progress(2, 3, "checking the node graph" if kind == "model" else "checking tasks")

@@ -34,6 +34,8 @@ from explorer.formats.ark.model import (
     ArkTaskGroup,
     ArkTensor,
 )
+from explorer.jsonpath import duplicate_problems
+from explorer.memory_guard import ensure_json_fits
 
 INT_LIMIT = 2**62  # larger values cannot be real sizes; refusing them keeps every later product exact
 _ARG_INT_RANGES = {
@@ -69,8 +71,9 @@ class Dropped(Exception):
     """A required field is missing or of the wrong type: the enclosing object cannot be kept."""
 
 
-def decode_file(path: Path) -> Any:
-    """The file as plain JSON values; a LoadError with line and column when it is not JSON."""
+def decode_file(path: Path) -> tuple[Any, list[Problem]]:
+    """The file as plain JSON values, and an error for each key repeated in its object (the last copy is the
+    one read); a LoadError with line and column when it is not JSON."""
     try:
         with path.open("rb") as handle:
             data = handle.read()
@@ -78,8 +81,9 @@ def decode_file(path: Path) -> Any:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
     if not data.strip():
         raise LoadError(path, "byte 0", "the file is empty")
+    ensure_json_fits(path, data, "ARK file")
     try:
-        return msgspec.json.decode(data)
+        return msgspec.json.decode(data), duplicate_problems(data)
     except msgspec.DecodeError as error:
         location, message = jsonpath.locate_decode_error(error, data)
         raise LoadError(path, location, f"not valid JSON: {message}") from None

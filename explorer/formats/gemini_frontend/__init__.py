@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from explorer.format import JSON_NESTING_LIMIT, Format, lazy
+from explorer.format import JSON_MEMORY_LIMIT, JSON_NESTING_LIMIT, Format, lazy
 
 _FIRST_LAYER = re.compile(rb'^\s*\{\s*"[^"]+"\s*:\s*\{\s*"layer_index"\s*:')
 
 LIMITS = (  # the README's Limits section lists these (tested)
+    JSON_MEMORY_LIMIT,
     JSON_NESTING_LIMIT,
 )
 

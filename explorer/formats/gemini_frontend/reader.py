@@ -13,6 +13,8 @@ from explorer import jsonpath
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.gc_pause import collector_paused
+from explorer.jsonpath import duplicate_problems
+from explorer.memory_guard import ensure_json_fits
 
 
 def is_graph_input(name: str) -> bool:
@@ -72,6 +74,7 @@ def read_frontend(path: Path) -> FrontendIR:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
     if not data.strip():
         raise LoadError(path, "byte 0", "the file is empty")
+    ensure_json_fits(path, data, "frontend IR")
     try:
         top = msgspec.json.decode(data)
     except msgspec.DecodeError as error:
@@ -83,7 +86,7 @@ def read_frontend(path: Path) -> FrontendIR:
         raise LoadError(path, f"byte {error.start}", "not valid UTF-8 text inside a string") from None
     if not isinstance(top, dict):
         raise LoadError(path, "$", "expected a JSON object of layers (name → layer)")
-    problems: list[Problem] = []
+    problems: list[Problem] = duplicate_problems(data)
     layers = []
     for name, record in top.items():
         where = "$" + jsonpath.key(name)

@@ -681,10 +681,24 @@ def _external_array(tensor: Any, base_dir: Path) -> np.ndarray:
         raise ValueError(f"cannot follow external data location {location!r}: {error}") from None
     if not path.is_relative_to(base_dir.resolve()):
         raise ValueError(f"external data location {location!r} leaves the model's folder")
-    offset, length = int(info.get("offset", 0) or 0), info.get("length")
+    # The read is bounded by what the dims declare, never by the sidecar: a 16-byte tensor without a `length`
+    # once read all 4.5 GiB of the file beside it.
+    declared = tensor_bytes(tensor)
+    if declared is None:
+        raise ValueError("external data of this element type cannot be sized from its dims")
+    try:
+        offset, length = int(info.get("offset", 0) or 0), int(info.get("length") or declared)
+    except ValueError:
+        raise ValueError("external data offset or length is not a number") from None
+    if offset < 0 or length != declared:
+        raise ValueError(f"external data says {length:,} bytes at offset {offset:,}; the dims say {declared:,}")
+    if path.exists() and not path.is_file():  # a FIFO would wait for a writer for ever
+        raise ValueError(f"external data location {location!r} is not a regular file")
     with path.open("rb") as handle:
         handle.seek(offset)
-        data = handle.read(int(length) if length else -1)
+        data = handle.read(declared)
+    if len(data) != declared:
+        raise ValueError(f"external data file ends {declared - len(data):,} bytes before the tensor does")
     copy = TensorProto()
     copy.CopyFrom(tensor)
     del copy.external_data[:]

@@ -21,6 +21,8 @@ LIMITS = (  # the README's Limits section lists these (tested)
         "(`IR_EXPLORER_MEMORY_GUARD=off` overrides)"
     ),
     JSON_NESTING_LIMIT,
+    "numbers: a buffer entry whose address or size passes ±2^61 is dropped (every end address and span then fits "
+    "in 64 bits)",
     "problems: 10,000 listed per code, the rest counted",
 )
 

@@ -67,6 +67,7 @@ class ScheduleView(DocumentView):
     def __init__(self, s: Schedule) -> None:
         self.s = s
         self._decoded: dict[int, dict] = {}
+        self._file_changed = ""  # set when a read found the file other than it was loaded: every panel says so
         self._roles: dict[int, list] = {}  # per row: its L2 entries' (type, layer, first source), for entry_role
         self._role_jobs: dict[int, tuple[list[int], Future]] = {}  # core → (rows, their roles read by a worker)
         self._role_answers: dict[int, list] = {}  # what the role jobs read, per row
@@ -373,6 +374,7 @@ class ScheduleView(DocumentView):
             try:
                 cached = _decode_plain(self.s.workload_raw(row))
             except FileChanged as error:  # said where the workload's fields would be, not raised into a view
+                self._file_changed = error.message
                 return {"(not available)": error.message}
             if len(self._decoded) > 256:
                 self._decoded.clear()
@@ -380,7 +382,16 @@ class ScheduleView(DocumentView):
         return cached
 
     def describe(self, ref: Any) -> list[Section]:
-        return describe_by_kind(self, ref)
+        """The item's sections; once the file has changed on disk, a first section saying so, and the
+        sections that needed the file's bytes (now empty) left out instead of shown blank."""
+        sections = describe_by_kind(self, ref)
+        if not self._file_changed:
+            return sections
+        notice = Section("File changed on disk", ("property", "value"), [
+            ("note", self._file_changed),
+            ("shown", "what the load kept (times, buffers, links); fields read from the file are not available"),
+        ])  # fmt: skip
+        return [notice, *(section for section in sections if section.rows)]
 
     def _analysis(self) -> Any:
         return self.document.schedule_analysis if self.document else None

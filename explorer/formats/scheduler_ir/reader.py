@@ -37,13 +37,14 @@ import numpy as np
 from explorer import jsonpath, worker_pool
 from explorer.analysis.buffers import L2_COLUMNS, CoreL2, core_l2, joined_l2
 from explorer.document import Document, ProgressCallback, no_progress
-from explorer.errors import LoadError, Problem
+from explorer.errors import CappedProblems, LoadError, Problem
 from explorer.file_spans import FileChanged, FileSpans, span_of
 from explorer.formats.scheduler_ir import early, layout
 from explorer.formats.scheduler_ir.checks import SNAPSHOT_COLUMNS, SnapshotFacts, core_snapshot_facts, joined_facts
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.early import PARALLEL_MIN_BYTES
 from explorer.gc_pause import collector_paused
+from explorer.jsonpath import duplicate_keys
 from explorer.memory_guard import ensure_fits
 from explorer.schedule import Schedule
 
@@ -55,6 +56,10 @@ MEMORY_PER_FILE_BYTE = 1.75
 Int = Annotated[int, msgspec.Meta(ge=-(2**62), le=2**62)]
 NonNeg = Annotated[int, msgspec.Meta(ge=0, le=2**62)]
 Number = Annotated[float, msgspec.Meta(ge=0, le=1e18)]
+# Addresses and buffer sizes are added (an entry's end) and subtracted (spans, gaps): within ±2^61 every such
+# result fits in int64, where 2^62 + 2^62 wrapped to a negative end with numpy's overflow warning.
+Address = Annotated[int, msgspec.Meta(ge=-(2**61), le=2**61)]
+Size = Annotated[int, msgspec.Meta(ge=0, le=2**61)]
 
 
 class Destination(msgspec.Struct, gc=False):
@@ -77,15 +82,15 @@ class InputRef(msgspec.Struct, gc=False):
 class BufferEntry(msgspec.Struct, gc=False):
     tensor_id: Int
     type: Literal["ifmap", "weight", "ofmap"]
-    address: Int
-    size: NonNeg
+    address: Address
+    size: Size
     newly_added: bool | None = None
     cur_wl_ifmap: bool = False
 
 
 class WeightBufferEntry(msgspec.Struct, gc=False):
-    address: Int
-    size: NonNeg
+    address: Address
+    size: Size
     source: Literal["DDR", "CORE", "DRAM"] = "DDR"
     transfer_id: list[Int] = []
     layer_name: str | None = None
@@ -163,13 +168,13 @@ class _Context:
         self.strict = strict
         self.stamp = stamp  # the file's (size, mtime_ns) when opened: workers refuse a file changed since
         self.span_guessed = False  # the core being decoded lies where `layout` guessed: not an array refutes it
-        self.problems: list[Problem] = []
+        self.problems: list[Problem] = CappedProblems()  # counted past 10,000 a code: memory bounded by the cap
 
     def error(self, code: str, location: str, message: str, **refs: Any) -> None:
-        self.problems.append(Problem("error", code, message, location, refs))
+        self.problems.add(Problem("error", code, message, location, refs))
 
     def warning(self, code: str, location: str, message: str, **refs: Any) -> None:
-        self.problems.append(Problem("warning", code, message, location, refs))
+        self.problems.add(Problem("warning", code, message, location, refs))
 
     def plain(self, raw: msgspec.Raw, path: str, what: str) -> tuple[bool, Any]:
         """Decode `raw` as plain JSON values; on failure record an error at `path` and return (False, None)."""
@@ -360,6 +365,7 @@ def _top_level(context: _Context) -> tuple[TopLevel, dict[str, msgspec.Raw]]:
     if not context.data or context.data.isspace():  # (no strip(): that would copy a bytearray of the whole file)
         raise LoadError(context.path, "byte 0", "the file is empty")
     top = _decode_top(context)
+    _report_repeated_keys(context, top)
     scalars = _read_scalars(context, top)
     core_keys = sorted((int(k), k) for k in top if k.isdigit())
     if not core_keys and "-1" not in top:
@@ -371,6 +377,21 @@ def _top_level(context: _Context) -> tuple[TopLevel, dict[str, msgspec.Raw]]:
     spans = {core: span_of(top[key], context.data) for core, key in core_keys}
     dram_span = span_of(top["-1"], context.data) if "-1" in top else None
     return TopLevel(scalars, core_keys, spans, dram_span, context.problems), top
+
+
+def _report_repeated_keys(context: _Context, top: dict[str, msgspec.Raw]) -> None:
+    """A top-level key given twice (a second core "0", a second "xlen") is an error: the decoder kept the last.
+
+    Found without a second parse of the cores: each value the decoder kept is replaced by `0`, and what is
+    left (the braces, the keys, and the values of any earlier copies) is read by a decoder that shows pairs.
+    """
+    pieces, at = [], 0
+    for offset, length in sorted(span_of(raw, context.data) for raw in top.values()):
+        pieces += [bytes(context.data[at:offset]), b"0"]
+        at = offset + length
+    pieces.append(bytes(context.data[at:]))
+    for path, count in duplicate_keys(b"".join(pieces), top_only=True):
+        context.error("duplicate-key", path, f"the key appears {count} times; only the last is read")
 
 
 def _top_level_around(

@@ -21,9 +21,13 @@ def match(path: Path, head: bytes) -> bool:
 LIMITS = (  # the README's Limits section lists these (tested)
     (
         "archive: 512 MiB per member, 2 GiB in all, 100,000 members; links, devices and paths leaving the "
-        "bundle are refused"
+        "bundle are refused; members are read in memory, so their decompressed sizes go through the memory guard"
     ),
-    "graph: 1,000,000 node outputs, 32 dimensions per tensor, storage ids below 2^31",
+    "metadata: 16 MiB and 1,000,000 JSON values (counted before decoding)",
+    (
+        "graph: 256 MiB and 8,000,000 JSON values per graph file (counted before decoding), 1,000,000 node "
+        "outputs, 32 dimensions per tensor, storage ids below 2^31"
+    ),
 )
 
 FORMATS = (

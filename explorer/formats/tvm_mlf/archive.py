@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from explorer.errors import LoadError, Problem
+from explorer.memory_guard import ensure_fits
 
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
 MAX_TOTAL_BYTES = 2 * 1024 * 1024 * 1024
 MAX_MEMBERS = 100_000
+GUARD_EVERY_BYTES = 1 << 20  # members at least this large (and every 1,000th) ask the memory guard first
 
 
 @dataclass
@@ -82,6 +84,8 @@ def read_tar(path: Path) -> Bundle:
                         bundle, info.name, f"the bundle passes the {MAX_TOTAL_BYTES:,}-byte cap: the rest is not read"
                     )
                     break
+                if info.size >= GUARD_EVERY_BYTES or count % 1000 == 0:  # decompressed bytes are held in memory
+                    ensure_fits(path, total + info.size, 1.0, "TVM bundle (decompressed)")
                 handle = archive.extractfile(info)
                 data = handle.read(info.size + 1) if handle is not None else b""
                 if len(data) != info.size:
@@ -134,6 +138,8 @@ def read_folder(path: Path) -> Bundle:
             if total + size > MAX_TOTAL_BYTES:
                 _refuse(bundle, member, f"the bundle passes the {MAX_TOTAL_BYTES:,}-byte cap: the rest is not read")
                 return bundle
+            if size >= GUARD_EVERY_BYTES:
+                ensure_fits(path, total + size, 1.0, "TVM bundle")
             with full.open("rb") as handle:
                 bundle.members[member] = handle.read(MAX_MEMBER_BYTES)
             total += size

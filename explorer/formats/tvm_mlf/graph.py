@@ -16,8 +16,13 @@ import msgspec
 
 from explorer import jsonpath
 from explorer.errors import Problem
+from explorer.memory_guard import json_value_bound
 
 MAX_STORAGE_ID = 1 << 31
+# graph.json is decoded whole into Python values: its size and its number of values are capped before that (a
+# 142 KB .tar.gz once held ten million empty nodes, 6 GiB decoded). Real graphs: ~25 values a node.
+MAX_GRAPH_BYTES = 256 << 20
+MAX_GRAPH_VALUES = 8_000_000
 MAX_ENTRIES = 1_000_000  # node outputs in one graph: far above real models, far below what exhausts memory
 MAX_ENTRY_BYTES = 1 << 48  # 256 TiB: anything larger is a broken shape, and sums of it would overflow int64
 _DTYPE = re.compile(r"^(u?int|float|bfloat)(\d+)(?:x(\d+))?$")
@@ -95,6 +100,10 @@ class GraphError(Exception):
 
 def parse_graph(data: bytes, member: str) -> tuple[Graph, list[Problem]]:
     where = f"{member}: "
+    if len(data) > MAX_GRAPH_BYTES:
+        raise GraphError(where + "$", f"{len(data):,} bytes, over the {MAX_GRAPH_BYTES:,}-byte cap for a graph")
+    if json_value_bound(data) > MAX_GRAPH_VALUES:
+        raise GraphError(where + "$", f"more than {MAX_GRAPH_VALUES:,} JSON values, over the cap for a graph")
     try:
         top = msgspec.json.decode(data)
     except msgspec.DecodeError as error:

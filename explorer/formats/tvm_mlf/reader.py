@@ -24,8 +24,11 @@ from explorer.formats.tvm_mlf.graph import GraphError, parse_graph
 from explorer.formats.tvm_mlf.params import ParamsError, parse_params
 from explorer.formats.tvm_mlf.storage_plan import plan_schedule, storage_plan
 from explorer.gc_pause import collector_paused
+from explorer.memory_guard import json_value_bound
 
 KNOWN_VERSIONS = (2, 3, 4, 5, 6, 7)
+MAX_METADATA_BYTES = 16 << 20  # real ones are kilobytes: per-function memory lists at most
+MAX_METADATA_VALUES = 1_000_000
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
@@ -68,6 +71,9 @@ def _load(path: Path, progress: ProgressCallback, strict: bool) -> Document:
 
 
 def _metadata(path: Path, data: bytes) -> dict[str, Any]:
+    if len(data) > MAX_METADATA_BYTES or json_value_bound(data) > MAX_METADATA_VALUES:
+        raise LoadError(path, "metadata.json: $", f"over the cap for metadata ({MAX_METADATA_BYTES:,} bytes, "
+                        f"{MAX_METADATA_VALUES:,} JSON values): real bundles' are kilobytes")  # fmt: skip
     try:
         value = msgspec.json.decode(data)
     except msgspec.DecodeError as error:
