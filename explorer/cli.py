@@ -264,14 +264,14 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
             "problems": counts,
             "plugin_failures": failures,
         }
-        companions = document.companions
+        from explorer.companions import companions_of, measured_summary
+
+        companions = companions_of(document)
         if companions.paths:
             payload["companions"] = {kind: {"file": str(path), "joined": kind not in companions.refused,
                                             "why_not": companions.refused.get(kind, "")}
                                      for kind, path in companions.paths.items()}  # fmt: skip
         if companions.measured is not None:
-            from explorer.companions import measured_summary
-
             payload["measured"] = measured_summary(document)
         if args.json:
             _print_json("info", payload)

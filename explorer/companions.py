@@ -11,17 +11,96 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from explorer.document import Companions, Document, Item, Measured, Section
+from explorer.document import Document, Item, Section
 from explorer.errors import LoadError, Problem
 
 SCHEDULE_NAME = re.compile(r"^(?P<model>.+)_b(?P<batch>\d+)_c(?P<cores>\d+)_bw(?P<bw>\d+)_stschedule\.json$")
 KINDS = ("frontend", "asm", "trace")
 AGREEMENT = 0.95  # the share of joined instructions whose layer must match the schedule's
+
+
+@dataclass
+class Measured:
+    """A hardware trace joined to a schedule : per schedule row, the first start and the
+    last end of its instructions (NaN where it has none)."""
+
+    source: Path
+    start: np.ndarray
+    end: np.ndarray
+    instructions: np.ndarray  # per row: how many instructions were joined to it
+    makespan: float  # last end - first start over the joined instructions
+
+    @property
+    def workloads(self) -> int:
+        return int((self.instructions > 0).sum())
+
+
+@dataclass
+class Companions:
+    """The pipeline files found beside a schedule (or named on the command line) and what was joined."""
+
+    paths: dict[str, Path] = field(default_factory=dict)  # kind (frontend, asm, trace) → file
+    documents: dict[str, Any] = field(default_factory=dict)  # kind → its loaded Document
+    measured: Measured | None = None
+    refused: dict[str, str] = field(default_factory=dict)  # kind → why it was not joined
+
+    def said(self) -> str:
+        """One line for the summary bar: which companions were found and joined."""
+        if not self.paths:
+            return ""
+        parts = [f"{kind} ✓" if kind not in self.refused else f"{kind} ✗" for kind in self.paths]
+        return "companions: " + ", ".join(parts)
+
+
+_NONE = Companions()
+
+
+def companions_of(document: Document) -> Companions:
+    """The companions joined to `document` (none unless it is a schedule that found some)."""
+    view = document.view
+    return view.companions if isinstance(view, JoinedView) else _NONE
+
+
+class JoinedView:
+    """A schedule's view and its companions' documents answering as one: what the front ends ask a document
+    (details, search, the tree's ancestors, links, the tensor shown) goes to the schedule's own view, or to
+    the companion a ref ("companion", kind, inner) names; links also lead between them. Everything else is the
+    schedule's view's (delegated), so the document, the views and the exports need not know of companions.
+    """
+
+    def __init__(self, inner: Any, companions: Companions, document: Document) -> None:
+        self.inner = inner
+        self.companions = companions
+        self.document = document
+
+    def __getattr__(self, name: str) -> Any:  # only for what is not defined here
+        return getattr(self.inner, name)
+
+    def describe(self, ref: Any) -> list[Section]:
+        return describe_companion(self.document, ref) if _is_companion(ref) else self.inner.describe(ref)
+
+    def search(self, text: str) -> list[tuple[str, Any]]:
+        return self.inner.search(text) + search_companions(self.document, text)
+
+    def ancestors(self, ref: Any) -> list[Any]:
+        return companion_ancestors(self.document, ref) if _is_companion(ref) else self.inner.ancestors(ref)
+
+    def links(self, ref: Any) -> list[tuple[str, Any]]:
+        own = [] if _is_companion(ref) else self.inner.links(ref)
+        return own + companion_links(self.document, ref)
+
+    def tensor_of(self, ref: Any) -> Any:
+        return None if _is_companion(ref) else self.inner.tensor_of(ref)
+
+
+def _is_companion(ref: Any) -> bool:
+    return isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "companion"
 
 
 def find_companions(schedule_path: Path) -> dict[str, Path]:
@@ -52,16 +131,14 @@ def find_companions(schedule_path: Path) -> dict[str, Path]:
 
 
 def attach_companions(
-    document: Document,
-    given: dict[str, Path | None] | None = None,
-    open_document: Callable[..., Document] | None = None,
+    document: Document, given: dict[str, Path | None] | None, open_document: Callable[..., Document]
 ) -> Companions:
-    """Find (or take) the schedule's companions, load them and join the trace. Problems of the join go to the
-    document's problems with the companion's file in their location; a companion that cannot be loaded is
-    reported, and the schedule stays as it is."""
-    if open_document is None:
-        from explorer.api import open_document
-    companions = document.companions
+    """Find (or take) the schedule's companions, load them (with `open_document`: the caller's entry, so this
+    module imports no loader) and join the trace. When any is found, the document's view becomes a
+    `JoinedView` answering for the schedule and its companions. Problems of the join go to the document's
+    problems with the companion's file in their location; a companion that cannot be loaded is reported, and
+    the schedule stays as it is."""
+    companions = Companions()
     if not document.is_schedule or document.schedule is None:
         return companions
     paths = find_companions(document.meta.source)
@@ -113,6 +190,8 @@ def attach_companions(
             document.problems.append(Problem("error", "companion-mismatch", f"frontend companion "
                                              f"{companions.paths[kind].name} was not joined: {why}",
                                              companions.paths[kind].name))  # fmt: skip
+    if companions.paths:
+        document.view = JoinedView(document.view, companions, document)
     if document.tree.children is not None:  # each joined companion's tree, under the schedule's own
         document.tree.children += [companion_root(document, kind) for kind in joined(companions)]
     return companions
@@ -136,21 +215,21 @@ def _wrap(kind: str, item: Item) -> Item:
 
 
 def companion_root(document: Document, kind: str) -> Item:
-    other = document.companions.documents[kind]
+    other = companions_of(document).documents[kind]
     root = _wrap(kind, other.tree)
-    root.kind, root.label = "companion", f"{TITLES[kind]}: {document.companions.paths[kind].name}"
+    root.kind, root.label = "companion", f"{TITLES[kind]}: {companions_of(document).paths[kind].name}"
     return root
 
 
 def describe_companion(document: Document, ref: tuple) -> list[Section]:
     _, kind, inner = ref
-    other = document.companions.documents.get(kind)
+    other = companions_of(document).documents.get(kind)
     return other.describe(inner) if other is not None else []
 
 
 def companion_ancestors(document: Document, ref: tuple) -> list[Any]:
     _, kind, inner = ref
-    other = document.companions.documents.get(kind)
+    other = companions_of(document).documents.get(kind)
     if other is None:
         return [ref]
     root = ("companion", kind, other.tree.ref)
@@ -160,8 +239,8 @@ def companion_ancestors(document: Document, ref: tuple) -> list[Any]:
 
 def search_companions(document: Document, text: str) -> list[tuple[str, Any]]:
     found = []
-    for kind in joined(document.companions):
-        for label, ref in document.companions.documents[kind].search(text)[:50]:
+    for kind in joined(companions_of(document)):
+        for label, ref in companions_of(document).documents[kind].search(text)[:50]:
             found.append((f"{TITLES[kind]}: {label}", ("companion", kind, ref)))
     return found
 
@@ -170,7 +249,7 @@ def companion_links(document: Document, ref: Any) -> list[tuple[str, Any]]:
     """Jumps between the schedule and its companions, both ways: a workload ↔ its instructions (trace, else
     assembly) ↔ its frontend layer."""
     s = document.schedule
-    companions = document.companions
+    companions = companions_of(document)
     kinds = joined(companions)
     frontend = companions.documents.get("frontend") if "frontend" in kinds else None
     code = next((k for k in ("trace", "asm") if k in kinds), None)
@@ -302,7 +381,7 @@ def join_measurement(document: Document, table, rows: np.ndarray, source: Path) 
 def measured_summary(document: Document) -> dict:
     """`info --json`'s "measured": the makespan measured on the emulator against the estimate, and per layer
     the estimated and measured cycles (a layer's measured time: the sum of its workloads' measured spans)."""
-    measured = document.companions.measured
+    measured = companions_of(document).measured
     if measured is None:
         return {}
     s = document.schedule

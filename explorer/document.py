@@ -261,8 +261,8 @@ class TensorLayouts(Protocol):
 
 @dataclass(frozen=True)
 class InstructionTable:
-    """Instructions a document holds (an assembly or hardware trace), as neutral columns: what the companions
-    join to a schedule's workloads. `start`/`end` are measured cycles, or None for an assembly (order only)."""
+    """Instructions a document holds (an assembly or hardware trace), as neutral columns, so that they can be
+    joined to a schedule's workloads. `start`/`end` are measured cycles, or None for an assembly (order only)."""
 
     name: list[str]
     unit: list[str]  # the unit of each instruction (CT, LD, PE, ...)
@@ -271,39 +271,6 @@ class InstructionTable:
     layer_index: np.ndarray  # the frontend layer it is scheduled in (slyr), -1 when none
     start: np.ndarray | None
     end: np.ndarray | None
-
-
-@dataclass
-class Measured:
-    """A hardware trace joined to a schedule (explorer.companions): per schedule row, the first start and the
-    last end of its instructions (NaN where it has none)."""
-
-    source: Path
-    start: np.ndarray
-    end: np.ndarray
-    instructions: np.ndarray  # per row: how many instructions were joined to it
-    makespan: float  # last end - first start over the joined instructions
-
-    @property
-    def workloads(self) -> int:
-        return int((self.instructions > 0).sum())
-
-
-@dataclass
-class Companions:
-    """The pipeline files found beside a schedule (or named on the command line) and what was joined."""
-
-    paths: dict[str, Path] = field(default_factory=dict)  # kind (frontend, asm, trace) → file
-    documents: dict[str, Any] = field(default_factory=dict)  # kind → its loaded Document
-    measured: Measured | None = None
-    refused: dict[str, str] = field(default_factory=dict)  # kind → why it was not joined
-
-    def said(self) -> str:
-        """One line for the summary bar: which companions were found and joined."""
-        if not self.paths:
-            return ""
-        parts = [f"{kind} ✓" if kind not in self.refused else f"{kind} ✗" for kind in self.paths]
-        return "companions: " + ", ".join(parts)
 
 
 @dataclass
@@ -330,7 +297,6 @@ class Document:
     sources: SourceFiles | None = None
     # one line for the summary bar when the summary's counts do not say it well (e.g. TVM's nested modules)
     headline: str = ""
-    companions: Companions = field(default_factory=Companions)  # pipeline files joined to a schedule
     # Non-empty for a first part of a big file shown while the rest loads (Format.preview): says what is shown.
     # Such a document has no problems yet and is not exported, compared or bookmarked.
     partial: str = ""
@@ -345,13 +311,7 @@ class Document:
     def offers(self, capability: Capability | str) -> bool:
         return Capability(capability) in self.capabilities
 
-    # A ref ("companion", kind, ref) is an item of a companion document (explorer.companions): its questions
-    # go to that document, and its links also lead back into this one.
     def describe(self, ref: Any) -> list[Section]:
-        if _is_companion(ref):
-            from explorer.companions import describe_companion
-
-            return describe_companion(self, ref)
         sections = self.view.describe(ref)
         if self.view.graph_ready():  # a box's folded constants, once the graph is built (the graph view did)
             from explorer.analysis.graph_text import folded_section
@@ -365,39 +325,21 @@ class Document:
         return self.view.find_ref(refs)
 
     def search(self, text: str) -> list[tuple[str, Any]]:
-        found = self.view.search(text)
-        if self.companions.documents:
-            from explorer.companions import search_companions
-
-            found += search_companions(self, text)
-        return found
+        return self.view.search(text)
 
     def ancestors(self, ref: Any) -> list[Any]:
-        if _is_companion(ref):
-            from explorer.companions import companion_ancestors
-
-            return companion_ancestors(self, ref)
         return self.view.ancestors(ref)
 
     def links(self, ref: Any) -> list[tuple[str, Any]]:
-        if not self.companions.documents:
-            return self.view.links(ref)
-        from explorer.companions import companion_links
-
-        own = [] if _is_companion(ref) else self.view.links(ref)
-        return own + companion_links(self, ref)
+        return self.view.links(ref)
 
     def tensor_of(self, ref: Any) -> Any:
-        return None if _is_companion(ref) else self.view.tensor_of(ref)
+        return self.view.tensor_of(ref)
 
     def run_deep_checks(self) -> None:
         if not self._deep_checked:
             self._deep_checked = True
             self.problems = self.problems + self.view.deep_checks()
-
-
-def _is_companion(ref: Any) -> bool:
-    return isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "companion"
 
 
 CHUNK = 500  # children per tree group: a node with 10^5 children must still open instantly

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from explorer.api import AFTER_LOADING
+from explorer.companions import companions_of
 from explorer.document import Document
 from explorer.errors import count_by_severity
 from explorer.formatting import plural, shorten_middle
@@ -51,7 +52,7 @@ class SummaryBar(Static):
             else:
                 so_far = f"{fraction:.0%} loaded ({stage})" if stage else "loading"
             parts[2:] = [(f" ◐ {so_far} · showing {document.partial}", "bold yellow")]
-        said = document.companions.said()
+        said = companions_of(document).said()
         if said:  # which pipeline files were found beside the schedule, and joined (✓) or refused (✗)
             parts.append((f" │ {said}", "cyan"))
         if document.headline:

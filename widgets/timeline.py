@@ -18,6 +18,7 @@ from textual.strip import Strip
 
 from explorer.analysis.problem_groups import rows_with_problems
 from explorer.analysis.timeline_view import column_owners, columns_touching, nice_ticks
+from explorer.companions import companions_of
 from explorer.document import Document
 from explorer.formatting import compact, number
 from widgets.frame_widget import FrameWidget
@@ -138,7 +139,7 @@ class Timeline(FrameWidget, can_focus=True):
     @property
     def measured(self) -> Any:
         """The joined hardware trace (a lane of measured times under each estimated lane), or None."""
-        return self.document.companions.measured if self.document is not None else None
+        return companions_of(self.document).measured if self.document is not None else None
 
     def times(self) -> tuple[np.ndarray, np.ndarray]:
         t = self.document.schedule_analysis.timeline

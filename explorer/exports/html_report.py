@@ -388,7 +388,9 @@ HOVER = "%{customdata[0]} %{customdata[1]}<br>%{base} – %{x}<extra></extra>"
 def measured_gantt(document: Document) -> go.Figure | None:
     """The estimate and the measurement one above the other: per core an estimated lane and a measured lane
     (a workload's first instruction start to its last instruction end in the joined trace)."""
-    measured = document.companions.measured
+    from explorer.companions import companions_of
+
+    measured = companions_of(document).measured
     if measured is None:
         return None
     s = document.schedule
@@ -414,9 +416,9 @@ def measured_gantt(document: Document) -> go.Figure | None:
 
 def measured_scatter(document: Document) -> go.Figure | None:
     """Per layer, estimated against measured cycles, with the line where they agree."""
-    from explorer.companions import measured_summary
+    from explorer.companions import companions_of, measured_summary
 
-    per_layer = measured_summary(document).get("per_layer") if document.companions.measured else None
+    per_layer = measured_summary(document).get("per_layer") if companions_of(document).measured else None
     if not per_layer:
         return None
     names = list(per_layer)

@@ -17,9 +17,9 @@ PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
 
 
 async def test_first_core_then_the_whole_file(monkeypatch):
-    from explorer.formats.scheduler_ir import preview
+    from explorer.formats.scheduler_ir import first_core
 
-    monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)  # previews are for big files: hold the load back instead
+    monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)  # previews are for big files: hold the load back instead
     release = threading.Event()
     whole_load = app_module.open_document
 
@@ -66,9 +66,9 @@ async def test_first_core_then_the_whole_file(monkeypatch):
 
 async def test_a_whole_file_that_fails_after_its_first_core_shows_the_error(monkeypatch):
     from explorer.errors import LoadError
-    from explorer.formats.scheduler_ir import preview
+    from explorer.formats.scheduler_ir import first_core
 
-    monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)
+    monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)
 
     def fails(path, **kwargs):
         raise LoadError(path, '$["3"][7].time', "expected a number")
@@ -87,9 +87,9 @@ async def test_a_whole_file_that_fails_after_its_first_core_shows_the_error(monk
 
 async def test_a_preview_later_than_the_whole_file_is_not_shown(monkeypatch):
     """The preview and the whole load run side by side: a preview that comes last has nothing to add."""
-    from explorer.formats.scheduler_ir import preview
+    from explorer.formats.scheduler_ir import first_core, preview
 
-    monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)
+    monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)
     release = threading.Event()
     first_core = preview.preview
     made = []

@@ -104,12 +104,12 @@ def test_while_the_preview_is_drawn_a_worker_looks_for_the_cores(monkeypatch):
     import threading
     from concurrent.futures import Future
 
-    from explorer.formats.scheduler_ir import early
+    from explorer.formats.scheduler_ir import started
 
     here, here_problems = in_process(PLANTED, monkeypatch)
     running: Future = Future()  # the preview's decode, still running when the load starts
     threading.Timer(0.3, running.set_result, (None,)).start()
-    monkeypatch.setattr(early, "take_first_core", lambda path: running)
+    monkeypatch.setattr(started, "take_first_core", lambda path: running)
     recording = _RecordingPool(worker_pool.shared_pool())
     monkeypatch.setattr(worker_pool, "shared_pool", lambda: recording)
     parallel, problems = load_schedule(PLANTED)

@@ -13,6 +13,7 @@ import pytest
 
 from explorer import cli
 from explorer.api import open_document
+from explorer.companions import companions_of
 from explorer.errors import LoadError
 from explorer.exports.trace_event import trace_events
 from tests.conftest import SAMPLE_DATA, SAMPLES
@@ -137,7 +138,7 @@ def test_a_schedule_finds_and_joins_its_companions(capsys, tmp_path, batch):
 def test_companions_of_another_batch_are_reported_not_joined(capsys, tmp_path):
     schedule = pipeline_folder(tmp_path, 1, trace_batch=4)
     document = open_document(schedule)
-    assert document.companions.measured is None
+    assert companions_of(document).measured is None
     refused = [p for p in document.problems if p.code == "companion-mismatch"]
     assert refused and "another batch or model" in refused[0].message
     assert info(capsys, schedule)["companions"]["trace"]["joined"] is False
@@ -153,7 +154,7 @@ def test_companions_named_on_the_command_line_and_a_stray_workload(capsys, tmp_p
     document = open_document(schedule, companions={"trace": stray})
     unknown = [p for p in document.problems if p.code == "unknown-workload"]
     assert unknown and unknown[0].location.startswith("renamed_trace.txt: line ")
-    assert document.companions.measured is not None
+    assert companions_of(document).measured is not None
     payload = info(capsys, schedule, "--trace", str(stray))
     assert payload["companions"]["trace"]["joined"] is True
 
@@ -221,7 +222,7 @@ def test_the_three_link_both_ways(tmp_path):
 def test_with_its_frontend_the_schedule_graph_is_the_network_coloured_by_the_schedule(tmp_path):
     document = open_document(pipeline_folder(tmp_path, 1))
     model = document.view.graph_model()
-    frontend = document.companions.documents["frontend"].view.graph_model()
+    frontend = companions_of(document).documents["frontend"].view.graph_model()
     assert "input1" in model.node_label and model.n_groups == document.schedule.n_workloads  # a group per layer
     assert model.edge_src.size == frontend.edge_src.size  # the network's edges, not the transfers'
     assert model.group_label[0] == "src_quantize_1_1" and model.group_unit.all()

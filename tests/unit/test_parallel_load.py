@@ -17,7 +17,7 @@ import pytest
 from explorer import worker_pool
 from explorer.errors import LoadError
 from explorer.file_spans import FileChanged
-from explorer.formats.scheduler_ir import early, layout, reader
+from explorer.formats.scheduler_ir import early, layout, reader, started
 from explorer.formats.scheduler_ir.reader import load_schedule
 from tests.conftest import SAMPLE_DATA, SAMPLES
 
@@ -149,28 +149,28 @@ def test_a_dead_worker_leaves_the_work_here(every_size, tmp_path, monkeypatch):
 
 
 def test_early_jobs_are_taken_once_and_only_for_the_same_file(every_size, tmp_path, monkeypatch):
-    from explorer.formats.scheduler_ir import preview
+    from explorer.formats.scheduler_ir import first_core, preview
 
     monkeypatch.setattr(early, "PREVIEW_MIN_BYTES", 0)
-    monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)
+    monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)
     path = tmp_path / "copy_stschedule.json"
     path.write_bytes(PLANTED.read_bytes())
     early.prepare(path, interactive=True)
-    found = early.first_core_job(path).result(timeout=60)
+    found = started.first_core_job(path).result(timeout=60)
     assert found.part.core == 0 and found.first.offset > 0
-    assert early.first_core_job(path) is not None  # left for the full load
-    assert early.take_first_core(path).result() is found and early.take_first_core(path) is None
+    assert started.first_core_job(path) is not None  # left for the full load
+    assert started.take_first_core(path).result() is found and started.take_first_core(path) is None
     early.prepare(path, interactive=False)
-    assert early.first_core_job(path) is None  # not asked for outside the TUI
+    assert started.first_core_job(path) is None  # not asked for outside the TUI
     shown = preview.preview(path)  # no early job: decoded here, the same first core
-    assert shown.schedule.core_ids.tolist() == [0] and early.take_first_core(path) is None
+    assert shown.schedule.core_ids.tolist() == [0] and started.take_first_core(path) is None
 
 
 def test_the_readme_says_what_runs():
     from tests.conftest import ROOT
 
     text = " ".join((ROOT / "README.md").read_text().split())
-    assert f"A schedule of {early.PARALLEL_MIN_BYTES >> 20} MB or more is decoded by worker processes" in text
+    assert f"A schedule of {started.PARALLEL_MIN_BYTES >> 20} MB or more is decoded by worker processes" in text
     assert f"at most {worker_pool.MAX_WORKERS}; `IR_EXPLORER_WORKERS=N`" in text
     assert f"stop with it or after {worker_pool.IDLE_SECONDS:.0f} s without work" in text
 
@@ -209,9 +209,9 @@ class _RecordingPool:
 
 
 def test_the_full_load_takes_the_first_core_the_preview_decoded(every_size, tmp_path, monkeypatch):
-    from explorer.formats.scheduler_ir import preview
+    from explorer.formats.scheduler_ir import first_core, preview
 
-    monkeypatch.setattr(preview, "PREVIEW_MIN_BYTES", 0)
+    monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)
     monkeypatch.setattr(early, "PREVIEW_MIN_BYTES", 0)
     path = tmp_path / "copy_stschedule.json"
     path.write_bytes(PLANTED.read_bytes())
@@ -229,7 +229,7 @@ def test_the_full_load_takes_the_first_core_the_preview_decoded(every_size, tmp_
     loaded = load_schedule(path)  # after it
     assert columns(loaded[0]) == columns(here[0]) and loaded[1] == here[1]
     early.prepare(path, interactive=True)
-    early.first_core_job(path).result(timeout=60)
+    started.first_core_job(path).result(timeout=60)
     path.write_bytes(PLANTED.read_bytes() + b" ")  # changed since the decode: its core is not taken
     recording.cores.clear()
     load_schedule(path)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from explorer.document import Capability
-from explorer.formats.scheduler_ir import preview as preview_module
+from explorer.formats.scheduler_ir import first_core
 from explorer.formats.scheduler_ir.preview import preview, read_first_core
 from explorer.formats.scheduler_ir.reader import load_schedule
 from tests.conftest import SAMPLE_DATA
@@ -19,7 +19,7 @@ PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
 @pytest.fixture
 def any_size(monkeypatch):
     """Previews are for big files; these tests use small ones."""
-    monkeypatch.setattr(preview_module, "PREVIEW_MIN_BYTES", 0)
+    monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)
 
 
 def first_core_columns_agree(path) -> None:
@@ -81,7 +81,7 @@ def test_no_preview_for_small_or_unusual_files(any_size, tmp_path, monkeypatch):
     value["0"][2]["time"] = "soon"  # a workload the typed decode refuses: no preview, the full load reports it
     broken.write_text(json.dumps(value))
     assert read_first_core(broken) is not None and preview(broken) is None
-    monkeypatch.setattr(preview_module, "PREVIEW_MIN_BYTES", 64 << 20)
+    monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 64 << 20)
     assert preview(PLANTED) is None  # small: loads whole in about the same time
 
 

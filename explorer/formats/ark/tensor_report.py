@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from explorer.formats.ark.checks import TensorIndex
+from typing import Any, Protocol
 
 
-def tensor_report(index: TensorIndex, tensor_id: int) -> dict[str, Any] | None:
+class PlacedTensors(Protocol):
+    """What the report reads of `checks.TensorIndex` (named here, not imported: the index calls this module)."""
+
+    tensors: dict[int, Any]
+
+    def layout(self, tensor_id: int) -> Any: ...
+
+
+def tensor_report(index: PlacedTensors, tensor_id: int) -> dict[str, Any] | None:
     """The documented JSON fields; None when the file has no such tensor. Unplaceable tensors get nulls."""
     tensor = index.tensors.get(tensor_id)
     if tensor is None:

@@ -27,7 +27,7 @@ FORMATS = (
         "Gemini frontend IR",
         (".json",),
         match,
-        lazy("explorer.formats.gemini_frontend.reader", "load"),
+        lazy("explorer.formats.gemini_frontend.loading", "load"),
         write_samples=lazy("explorer.formats.gemini_frontend.samples", "write_samples"),
         limits=LIMITS,
     ),

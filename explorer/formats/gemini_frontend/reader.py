@@ -10,9 +10,7 @@ from typing import Any
 import msgspec
 
 from explorer import jsonpath
-from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
-from explorer.gc_pause import collector_paused
 from explorer.jsonpath import duplicate_problems
 from explorer.memory_guard import ensure_json_fits
 
@@ -53,18 +51,6 @@ class FrontendIR:
     inputs: list[str] = field(default_factory=list)  # previous_layer names that are not layers
     outputs: list[str] = field(default_factory=list)  # next_layer names that are not layers
     problems: list[Problem] = field(default_factory=list)
-
-
-def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    from explorer.formats.gemini_frontend.document import build_document
-
-    path = Path(path)
-    progress = progress or no_progress
-    progress(0, 2, "reading")
-    with collector_paused():
-        ir = read_frontend(path)
-        progress(1, 2, "checking")
-        return build_document(path, ir)
 
 
 def read_frontend(path: Path) -> FrontendIR:

@@ -25,7 +25,7 @@ FORMATS = (
         "ONNX",
         (".onnx",),
         match,
-        lazy("explorer.formats.onnx.reader", "load"),
+        lazy("explorer.formats.onnx.loading", "load"),
         write_samples=lazy("explorer.formats.onnx.samples", "write_samples"),
         limits=LIMITS,
     ),

@@ -28,7 +28,7 @@ from explorer.document import (
     describe_by_kind,
 )
 from explorer.errors import Problem
-from explorer.formats.onnx.index import ELEMENT_BITS, ModelIndex, element_name
+from explorer.formats.onnx.index import ModelIndex, element_name, tensor_bytes
 from explorer.formatting import human_bytes
 
 MAX_STATS_BYTES = 256 * 1024 * 1024
@@ -61,13 +61,6 @@ def _dim(dim: Any) -> str:
         name = dim.dim_param  # bytes when a corrupt file holds invalid UTF-8 there
         return name if isinstance(name, str) else name.decode("utf-8", errors="replace")
     return "?"
-
-
-def tensor_bytes(tensor: Any) -> int | None:
-    bits = ELEMENT_BITS.get(tensor.data_type)
-    if bits is None:
-        return None
-    return math.ceil(math.prod(tensor.dims) * bits / 8)
 
 
 def attribute_text(attribute: Any, limit: int = 80) -> tuple[str, str]:

@@ -98,7 +98,7 @@ def _dtype(view: Any, key: str, name: str) -> str:
 
 
 def _tensor_bytes(tensor: Any) -> int:
-    from explorer.formats.onnx.document import tensor_bytes
+    from explorer.formats.onnx.index import tensor_bytes
 
     return tensor_bytes(tensor) or 0
 

@@ -8,6 +8,7 @@ enclosing graph that does (ONNX's outer-scope rule).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -232,3 +233,11 @@ def _add_graph(
                     continue
                 sub_title = f"{node.op_type} {attribute.name}" + (f" #{node.name}" if node.name else "")
                 _add_graph(index, sub, sub_key, "subgraph", sub_title, key, n, count, depth + 1)
+
+
+def tensor_bytes(tensor: Any) -> int | None:
+    """Bytes the tensor's dims and element type declare (None for a type without a fixed size, as strings)."""
+    bits = ELEMENT_BITS.get(tensor.data_type)
+    if bits is None:
+        return None
+    return math.ceil(math.prod(tensor.dims) * bits / 8)

@@ -10,25 +10,20 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
-from explorer.document import Document, ProgressCallback, no_progress
+from explorer.document import ProgressCallback
 from explorer.errors import LoadError, Problem
 from explorer.formats.onnx import LFS_POINTER
-from explorer.gc_pause import collector_paused
 
 MAX_BYTES = 2**31 - 1  # protobuf's own limit for one message
 
 
-def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
-    with collector_paused():
-        return _load(Path(path), progress or no_progress)
-
-
-def _load(path: Path, progress: ProgressCallback) -> Document:
+def read_model(path: Path, progress: ProgressCallback) -> tuple[Any, list[Problem], dict]:
+    """The model's index (explorer.formats.onnx.index), its load problems and its `info` summary."""
     import onnx
     from google.protobuf.message import DecodeError
 
-    from explorer.formats.onnx.document import build_document
     from explorer.formats.onnx.index import BadText, build_index
 
     progress(0, 3, "reading")
@@ -58,15 +53,12 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
         raise LoadError(path, error.args[0], "a name is not valid UTF-8 text (a corrupt file)") from None
     problems = [Problem(s, c, m, loc) for s, c, m, loc in index.problems]
     problems += _checks(path, index)
-    summary = summarise(index)
-    progress(3, 3, "done")
-    return build_document(path, index, problems, summary)
+    return index, problems, summarise(index)
 
 
 def summarise(index) -> dict:
     """The `info` summary (issue #5 fixes the keys), plus parameter elements and bytes per dtype."""
-    from explorer.formats.onnx.document import tensor_bytes
-    from explorer.formats.onnx.index import element_name
+    from explorer.formats.onnx.index import element_name, tensor_bytes
 
     model = index.model
     main = index.main

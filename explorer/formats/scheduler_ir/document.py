@@ -16,6 +16,7 @@ import numpy as np
 
 from explorer import worker_pool
 from explorer.analysis.buffer_view import row_of_entry, tensor_residency
+from explorer.companions import companions_of
 from explorer.document import (
     CHUNK,
     Capability,
@@ -453,7 +454,7 @@ class ScheduleView(DocumentView):
         """With the pipeline's companions joined: the estimate against the measurement, the workload's
         instructions (trace, else assembly) and its frontend layer."""
         document = self.document
-        companions = document.companions if document is not None else None
+        companions = companions_of(document) if document is not None else None
         if companions is None or not companions.documents:
             return []
         s = self.s

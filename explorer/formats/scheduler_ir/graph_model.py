@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.companions import companions_of
 from explorer.formats.scheduler_ir.codes import LAYER_TYPES
 from explorer.formatting import plural
 from explorer.graph import GraphBuilder, GraphModel
@@ -29,7 +30,7 @@ def schedule_graph(view: Any) -> GraphModel:
     l2_peak = np.zeros(n_layers)
     if s.n_workloads:
         np.maximum.at(l2_peak, s.wl_layer, l2)
-    measured = view.document.companions.measured if view.document is not None else None
+    measured = companions_of(view.document).measured if view.document is not None else None
     layer_measure: dict[str, np.ndarray] = {}
     row_measure: dict[str, np.ndarray] = {}
     if measured is not None:  # a joined trace: its cycles, and how far the estimate is from them
@@ -85,7 +86,7 @@ def _kind(s: Any, row: int) -> str:
 def _joined_frontend(view: Any) -> Any:
     """The joined frontend IR's graph (explorer.companions), or None."""
     document = view.document
-    companions = document.companions if document is not None else None
+    companions = companions_of(document) if document is not None else None
     if companions is None or "frontend" not in companions.documents or "frontend" in companions.refused:
         return None
     return companions.documents["frontend"].view.graph_model()

@@ -9,82 +9,20 @@ get no preview either and load as before.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.document import Capability, Document
-from explorer.errors import LoadError, Problem
-from explorer.file_spans import FileSpans
-from explorer.formats.scheduler_ir import early, layout, reader
-from explorer.formats.scheduler_ir.early import PREVIEW_MIN_BYTES
-from explorer.schedule import Schedule
+from explorer.errors import Problem
+from explorer.formats.scheduler_ir import started
+from explorer.formats.scheduler_ir.first_core import (  # what the preview is made of; named here for callers
+    FirstCore,
+    FirstCorePart,
+    first_core_part,
+    first_core_schedule,
+    read_first_core,
+)
 
-
-@dataclass
-class FirstCore:
-    """The first core's array as it lies in the file, and the file's top-level numbers found at its end."""
-
-    key: str
-    raw: bytes
-    offset: int  # where the array starts in the file
-    length: int
-    scalars: dict[str, int]
-    stamp: tuple[int, int]  # the file's (size, mtime_ns) when read
-
-
-def read_first_core(path: Path, min_bytes: int | None = None) -> FirstCore | None:
-    """The first core's array in the file (core "0" as files are written), for a big file (`min_bytes` or more:
-    PREVIEW_MIN_BYTES unless said); None when the file is smaller or laid out otherwise."""
-    try:
-        status = path.stat()
-        if status.st_size < (PREVIEW_MIN_BYTES if min_bytes is None else min_bytes):
-            return None
-        stamp = (status.st_size, status.st_mtime_ns)
-        spans = layout.find_core_spans(path, stamp, limit=1)
-        if not spans:
-            return None
-        ((core, (offset, length)),) = spans.items()
-        file = FileSpans(path, {}, stamp)  # read-only; refuses a file changed since it was looked through
-        tail = file.read(max(stamp[0] - layout.TAIL, 0), layout.TAIL)
-        return FirstCore(str(core), file.read(offset, length), offset, length, _scalars(tail), stamp)
-    except (OSError, LoadError):
-        return None  # the full load reports it
-
-
-def _scalars(tail: bytes) -> dict[str, int]:
-    return {**reader._TOP_SCALARS, **layout.tail_scalars(tail)}
-
-
-@dataclass
-class FirstCorePart:
-    """The first core decoded into columns, and where it lies: what a worker sends back for the preview."""
-
-    first: FirstCore  # its `raw` emptied: the bytes stay in the worker
-    part: reader.CorePart
-
-
-def first_core_part(path: Path, min_bytes: int | None = None) -> FirstCorePart | None:
-    """The first core read from the head of a big file and decoded; None when there is no preview: a small or
-    unusual file, or a first core with a workload that does not decode (the full load reports it)."""
-    first = read_first_core(path, min_bytes)
-    if first is None:
-        return None
-    with reader.collector_paused():
-        buffersize = first.scalars["buffersize"]  # from the file's last bytes: the full load checks it
-        part = reader._decode_core_part(path, first.key, first.raw, strict=False, buffersize=buffersize)
-    if part.columns is None or any(problem.code == "bad-workload" for problem in part.problems):
-        return None  # a workload dropped: not shown as if it were the core (bad list entries are only dropped)
-    first.raw = b""
-    return FirstCorePart(first, part)
-
-
-def first_core_schedule(found: FirstCorePart, path: Path) -> Schedule:
-    """The first core alone as a Schedule (no DRAM section: its transfers come with the full load)."""
-    builder = reader._ScheduleBuilder()
-    builder.add_part(dataclasses.replace(found.part, columns=dict(found.part.columns)))  # the part stays as decoded
-    spans = FileSpans(path, {found.part.core: (found.first.offset, found.first.length)}, found.first.stamp)
-    return builder.build(found.first.scalars, spans)
+__all__ = ["FirstCore", "FirstCorePart", "first_core_part", "first_core_schedule", "preview", "read_first_core"]
 
 
 def preview(path: Path) -> Document | None:
@@ -95,8 +33,8 @@ def preview(path: Path) -> Document | None:
     from explorer.formats.scheduler_ir.document import build_document
 
     path = Path(path)
-    started = early.first_core_job(path)  # the full load takes the same decode
-    found = started.result() if started is not None else first_core_part(path)
+    job = started.first_core_job(path)  # the full load takes the same decode
+    found = job.result() if job is not None else first_core_part(path)
     if found is None:
         return None
     document = build_document(path, first_core_schedule(found, path), [])

@@ -39,10 +39,10 @@ from explorer.analysis.buffers import L2_COLUMNS, CoreL2, core_l2, joined_l2
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import CappedProblems, LoadError, Problem
 from explorer.file_spans import FileChanged, FileSpans, span_of
-from explorer.formats.scheduler_ir import early, layout
+from explorer.formats.scheduler_ir import layout, started
 from explorer.formats.scheduler_ir.checks import SNAPSHOT_COLUMNS, SnapshotFacts, core_snapshot_facts, joined_facts
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
-from explorer.formats.scheduler_ir.early import PARALLEL_MIN_BYTES
+from explorer.formats.scheduler_ir.started import PARALLEL_MIN_BYTES
 from explorer.gc_pause import collector_paused
 from explorer.jsonpath import duplicate_keys
 from explorer.memory_guard import ensure_fits
@@ -148,7 +148,7 @@ _WORKLOAD_LISTS: dict[str, type] = {
     "ifmap": InputRef,
     "ofmap": OfmapRef,
 }
-_TOP_SCALARS = {"buffersize": 0, "top_batch_cut": 1, "xlen": 1, "ylen": 1}
+TOP_SCALARS = {"buffersize": 0, "top_batch_cut": 1, "xlen": 1, "ylen": 1}
 
 _get = operator.attrgetter
 _workload_decoder = msgspec.json.Decoder(Workload)
@@ -228,7 +228,7 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
     return schedule, context.problems
 
 
-_Loaded = tuple["_ScheduleBuilder", dict[str, int], "_Context"]
+_Loaded = tuple["ScheduleBuilder", dict[str, int], "_Context"]
 
 
 def _load_here(path: Path, strict: bool, meter: _ByteMeter) -> _Loaded:
@@ -263,8 +263,8 @@ def _load_in_workers(
     A one-core file's core is decoded here, so its bar moves within the core. None when a worker died before
     the cores: the caller loads here."""
     meter.stage("reading", READ_SHARE, 0, 1)
-    previewed = early.take_first_core(path)
-    looked_for = early.take_spans(path, stamp)  # by a worker since the TUI named the file
+    previewed = started.take_first_core(path)
+    looked_for = started.take_spans(path, stamp)  # by a worker since the TUI named the file
     jobs = _CoreJobs(pool, path, stamp, True, previewed, _buffersize_guess(path, stamp))
     try:
         if looked_for is not None or (previewed is not None and not previewed.done()):  # not here: the TUI draws
@@ -296,7 +296,7 @@ def _buffersize_guess(path: Path, stamp: tuple[int, int]) -> int | None:
         tail = FileSpans(path, {}, stamp).read(max(stamp[0] - layout.TAIL, 0), min(stamp[0], layout.TAIL))
     except (OSError, FileChanged):
         return None
-    return {**_TOP_SCALARS, **layout.tail_scalars(tail)}["buffersize"]
+    return {**TOP_SCALARS, **layout.tail_scalars(tail)}["buffersize"]
 
 
 def _spans_in_worker(
@@ -370,7 +370,7 @@ def _top_level(context: _Context) -> tuple[TopLevel, dict[str, msgspec.Raw]]:
     core_keys = sorted((int(k), k) for k in top if k.isdigit())
     if not core_keys and "-1" not in top:
         raise LoadError(context.path, "$", 'expected a scheduler IR object with core arrays ("0", "1", ...) and "-1"')
-    unknown = [k for k in top if not k.isdigit() and k not in _TOP_SCALARS and k != "-1"]
+    unknown = [k for k in top if not k.isdigit() and k not in TOP_SCALARS and k != "-1"]
     for k in unknown:
         report = context.error if context.strict else context.warning
         report("unknown-key", "$" + jsonpath.key(k), "unknown top-level key")
@@ -431,10 +431,10 @@ def _top_level_around(
     return top_level, dram_raw
 
 
-def _builder(context: _Context, top_level: TopLevel, dram_raw: bytes | None) -> _ScheduleBuilder:
+def _builder(context: _Context, top_level: TopLevel, dram_raw: bytes | None) -> ScheduleBuilder:
     """A builder that knows the cores' spans and holds the DRAM section, decoded (its problems after the top
     level's, as the file orders them)."""
-    builder = _ScheduleBuilder()
+    builder = ScheduleBuilder()
     builder.add_dram(*_decode_dram(context, None if dram_raw is None else msgspec.Raw(dram_raw)))
     builder.dram_raw = dram_raw  # small: kept for its details
     builder.spans = top_level.spans
@@ -454,13 +454,13 @@ def _parts_here(
     parts, done = [], 0
     for key, raw in cores:
         bar = _CoreProgress(meter, f"core {key}", done, len(raw), total)
-        parts.append(_decode_core_part(path, key, raw, strict, bar, guessed, buffersize))
+        parts.append(decode_core_part(path, key, raw, strict, bar, guessed, buffersize))
         done += len(raw)
         bar.entries(1, 1)
     return parts
 
 
-def _add_parts(builder: _ScheduleBuilder, context: _Context, parts: list[CorePart]) -> None:
+def _add_parts(builder: ScheduleBuilder, context: _Context, parts: list[CorePart]) -> None:
     for part in parts:  # in core order, as one pass over the file would find them
         builder.add_part(part)
         context.problems += part.problems
@@ -482,7 +482,7 @@ class CorePart:
     snapshots: SnapshotFacts | None = None  # its tensors' moves and newly_added mismatches
 
 
-def _decode_core_part(
+def decode_core_part(
     path: Path,
     key: str,
     raw: bytes | msgspec.Raw,
@@ -501,7 +501,7 @@ def _decode_core_part(
     context.span_guessed = guessed
     kept = _decode_workloads(context, key, raw, bar.workloads if bar else _ignore)
     entries = _decode_buffers(context, key, kept, bar.entries if bar else _ignore)
-    local = _ScheduleBuilder()
+    local = ScheduleBuilder()
     local.add_core(int(key), kept, entries)
     columns = local.parts[0] if local.parts else None
     l2 = None if columns is None or buffersize is None else _core_l2(columns, buffersize)
@@ -541,7 +541,7 @@ def decode_core_at(
     load began) and decode it. Module-level, so a worker process finds it by name."""
     raw = FileSpans(Path(path), {}, stamp).read(*span)
     with collector_paused():
-        return _decode_core_part(Path(path), key, raw, strict=False, guessed=guessed, buffersize=buffersize)
+        return decode_core_part(Path(path), key, raw, strict=False, guessed=guessed, buffersize=buffersize)
 
 
 class _CoreJobs:
@@ -784,8 +784,8 @@ def _decode_top(context: _Context) -> dict[str, msgspec.Raw]:
 
 
 def _read_scalars(context: _Context, top: dict[str, msgspec.Raw]) -> dict[str, int]:
-    values = dict(_TOP_SCALARS)
-    for name, default in _TOP_SCALARS.items():
+    values = dict(TOP_SCALARS)
+    for name, default in TOP_SCALARS.items():
         raw = top.get(name)
         if raw is None:
             context.error("missing-key", "$", f'missing required key "{name}" (using {default})')
@@ -1043,7 +1043,7 @@ def _inputs(wls: list[Workload]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return counts, tid, kind
 
 
-class _ScheduleBuilder:
+class ScheduleBuilder:
     """Turns typed workloads into columns core by core, as each core is decoded, so only one core's typed
     objects are alive at a time (peak memory: the file, one core's Structs and the columns), then joins the
     cores' columns. Bulk comprehensions over a core's entries are several times faster than appending per
@@ -1072,7 +1072,7 @@ class _ScheduleBuilder:
         self.parts.append(self._columns(core, workloads, entries))
 
     def add_part(self, part: CorePart) -> None:
-        """A core decoded apart (`_decode_core_part`), its layers renumbered in the file's order of first
+        """A core decoded apart (`decode_core_part`), its layers renumbered in the file's order of first
         appearance: parts added in core order give the ids a single pass over the cores would."""
         self.saw_wl0 = self.saw_wl0 or part.saw_wl0
         self.saw_wl1 = self.saw_wl1 or part.saw_wl1

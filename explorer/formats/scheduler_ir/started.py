@@ -1,0 +1,38 @@
+"""The jobs `early.prepare` started for a big schedule, kept until the preview and the full load take them.
+
+Apart from `early` so that the reader can take them without importing what starts them (which imports the
+reader's decoding, in the worker).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from pathlib import Path
+
+PARALLEL_MIN_BYTES = 32 << 20  # smaller files decode in about a second in one process: workers would not pay
+PREVIEW_MIN_BYTES = 64 << 20  # a smaller file loads whole in about a second: no preview
+
+# The first core's decode (a Future of a `preview.FirstCorePart`, or of None), started early for the TUI, until the
+# full load takes it: the preview and the load use the same decode
+first_cores: dict[Path, Future] = {}
+# Where every core lies (a Future of `layout.core_spans_at`), looked for by the other worker meanwhile, with the
+# file's (size, mtime_ns) it was asked for: the TUI starts its load only after its first paint
+span_searches: dict[Path, tuple[tuple[int, int], Future]] = {}
+
+
+def first_core_job(path: Path) -> Future | None:
+    """The first core's decode started by `prepare`, if any, for the preview; it stays for the full load."""
+    return first_cores.get(path.resolve())
+
+
+def take_first_core(path: Path) -> Future | None:
+    """The first core's decode, for the full load (taken once). The load takes its part only for a core at the
+    very same bytes of the file as it is now: it was decoded by the same function from the same bytes."""
+    return first_cores.pop(path.resolve(), None)
+
+
+def take_spans(path: Path, stamp: tuple[int, int]) -> Future | None:
+    """The cores' spans looked for since `prepare`, for the full load (taken once), if asked for the file as
+    it is now (`stamp`)."""
+    asked = span_searches.pop(path.resolve(), None)
+    return asked[1] if asked is not None and asked[0] == stamp else None
