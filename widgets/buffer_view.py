@@ -14,7 +14,6 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
-from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 from textual.timer import Timer
@@ -23,7 +22,7 @@ from explorer.analysis.buffer_view import CellMap, l2_cell_map, round_cell_size,
 from explorer.document import Document, Vocabulary
 from explorer.formatting import human_bytes
 from widgets.frame_widget import LaneFrameWidget
-from widgets.messages import CursorMoved
+from widgets.messages import Selected
 
 RULER = 9  # "0x00000 │"
 WL0_WIDTH = 18  # the side memory's (WL0's) least width; it gets a quarter of a wide view
@@ -77,12 +76,6 @@ class BufferView(LaneFrameWidget, can_focus=True):
     selected_entry: reactive[int] = reactive(-1)  # buf_* index of the selected tensor
     highlight: reactive[tuple] = reactive(())  # tensor ids to highlight (from a problem)
 
-    class TensorSelected(Message):
-        def __init__(self, row: int, entry: int) -> None:
-            super().__init__()
-            self.row = row
-            self.entry = entry
-
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.border_title = "Buffers"
@@ -117,7 +110,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
             self.selected_entry = -1
 
     def _announce(self) -> None:
-        self.post_message(CursorMoved(self.row, self))
+        self.post_message(Selected(("workload", self.row), self))
 
     # ---- actions ------------------------------------------------------------------------------------------
     def action_play(self) -> None:
@@ -179,7 +172,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
         current = np.flatnonzero(order == self.selected_entry)
         k = (int(current[0]) + delta) % order.size if current.size else (0 if delta > 0 else order.size - 1)
         self.selected_entry = int(order[k])
-        self.post_message(self.TensorSelected(self.row, self.selected_entry))
+        self.post_message(Selected(("buffer-entry", self.row, self.selected_entry), self))
 
     def on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)  # mouse offsets include the border; the drawing does not
@@ -189,7 +182,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
         r, c = at.y - top, at.x - left
         if 0 <= r < rows and 0 <= c < cols and r * cols + c < owner.size and owner[r * cols + c] >= 0:
             self.selected_entry = int(owner[r * cols + c])
-            self.post_message(self.TensorSelected(self.row, self.selected_entry))
+            self.post_message(Selected(("buffer-entry", self.row, self.selected_entry), self))
 
     # ---- rendering ----------------------------------------------------------------------------------------
     def frame_key(self) -> tuple:

@@ -9,7 +9,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from explorer.document import Document, Item
-from widgets.messages import ItemActivated, ItemFocused
+from widgets.messages import ItemActivated, Selected
 
 _KIND_STYLE = {
     "core": "bold",
@@ -66,7 +66,7 @@ class DocumentTree(Tree[Item]):
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Item]) -> None:
         if event.node.data is not None:
-            self.post_message(ItemFocused(event.node.data))
+            self.post_message(Selected(event.node.data.ref, self, event.node.data.label))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[Item]) -> None:
         if event.node.data is not None and not event.node.data.has_children:

@@ -17,7 +17,6 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events, work
 from textual.binding import Binding
-from textual.message import Message
 from textual.strip import Strip
 
 from explorer.analysis.graph_colours import COLOURS, colour_modes, item_colours
@@ -50,6 +49,7 @@ from widgets.graph_canvas import (
     overview,
     shorten,
 )
+from widgets.messages import Selected
 from widgets.views import SYNC_GRAPH_NODES
 
 STATUS_LINES = 2
@@ -111,13 +111,6 @@ class GraphView(FrameWidget, can_focus=True):
     GraphView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
     GraphView:focus { border: round $accent; }
     """
-
-    class NodeSelected(Message):
-        """The selection moved to a node or group with a tree ref: the app shows it in the tree and details."""
-
-        def __init__(self, ref: Any) -> None:
-            super().__init__()
-            self.ref = ref
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -409,7 +402,7 @@ class GraphView(FrameWidget, can_focus=True):
         if announce and changed:
             ref = self._ref_of(layout, item)
             if ref is not None:
-                self.post_message(self.NodeSelected(ref))
+                self.post_message(Selected(ref, self))
 
     def _ref_of(self, layout: Layout, item: int) -> Any:
         kind, ident = self._key_of(layout, item)

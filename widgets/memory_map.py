@@ -18,7 +18,6 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
-from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
@@ -28,7 +27,7 @@ from explorer.document import Document
 from explorer.formatting import human_bytes, plural
 from widgets.buffer_view import ENTRY_STYLES, OVERLAP, RULER, SIDE_STYLE, ruler_label
 from widgets.frame_widget import LaneFrameWidget
-from widgets.messages import CursorMoved
+from widgets.messages import Selected
 
 BACKGROUND = "#262626"
 CURSOR_BACKGROUND = "#3a3a50"
@@ -90,11 +89,6 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
     window: reactive[tuple[int, int]] = reactive((0, 0))  # steps shown [first, last); (0, 0): all
     selected_band: reactive[int] = reactive(-1)
     highlight: reactive[tuple] = reactive(())  # tensor ids to mark (a problem's incident)
-
-    class TensorSelected(Message):
-        def __init__(self, ref: tuple) -> None:
-            super().__init__()
-            self.ref = ref  # ("buffer-entry" | "wl0-entry", row, entry)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -159,7 +153,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
             self.window = (start, start + span)
 
     def _announce(self) -> None:
-        self.post_message(CursorMoved(self.row, self))
+        self.post_message(Selected(("workload", self.row), self))
 
     # ---- actions ------------------------------------------------------------------------------------------
     def action_step(self, delta: int) -> None:
@@ -243,7 +237,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         row = self.row
         entry = self._entry_at(band, row)
         if entry >= 0:
-            self.post_message(self.TensorSelected((kind, row, entry)))
+            self.post_message(Selected((kind, row, entry), self))
 
     def _entry_at(self, band: int, row: int) -> int:
         """The band's entry in the snapshot of `row` (a band spans snapshots; each has its own entry)."""

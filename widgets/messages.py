@@ -10,12 +10,17 @@ from explorer.document import Item
 from explorer.errors import Problem
 
 
-class ItemFocused(Message):
-    """The tree's cursor moved to an item: the details panel follows."""
+class Selected(Message):
+    """A view's selection moved to `ref` (a tree ref: a tree item's, `("workload", row)`, a buffer entry's
+    `("buffer-entry" | "wl0-entry", row, entry)`, a graph box's). Every view posts it; the app keeps it as that
+    view's selection (what `g`, `b` and the details act on while the view has the keyboard) and the other views
+    follow. `label` names it when the view knows a name (the tree's line)."""
 
-    def __init__(self, item: Item) -> None:
+    def __init__(self, ref: Any, view: Any, label: str = "") -> None:
         super().__init__()
-        self.item = item
+        self.ref = ref
+        self.view = view  # the view it was made in: it does not need telling
+        self.label = label
 
 
 class ItemActivated(Message):
@@ -24,16 +29,6 @@ class ItemActivated(Message):
     def __init__(self, item: Item) -> None:
         super().__init__()
         self.item = item
-
-
-class CursorMoved(Message):
-    """The shared time cursor moved to a schedule row in one view (timeline, buffers, memory map): the others
-    and the details follow."""
-
-    def __init__(self, row: int, view: Any) -> None:
-        super().__init__()
-        self.row = row
-        self.view = view  # the view it moved in: it does not need telling
 
 
 class ProblemChosen(Message):

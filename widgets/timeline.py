@@ -22,7 +22,7 @@ from explorer.companions import companions_of
 from explorer.document import Document
 from explorer.formatting import compact, number
 from widgets.frame_widget import FrameWidget
-from widgets.messages import CursorMoved
+from widgets.messages import Selected
 
 LABEL = 14  # columns for the core labels
 # block kinds by code (Schedule.wl_type), two shades each; the vocabulary names the kinds in the status line
@@ -158,7 +158,7 @@ class Timeline(FrameWidget, can_focus=True):
             middle = (start[row] + end[row]) / 2
             self.t0, self.t1 = middle - span / 2, middle + span / 2
         if announce:
-            self.post_message(CursorMoved(row, self))
+            self.post_message(Selected(("workload", row), self))
 
     @property
     def cursor_time(self) -> float:

@@ -168,9 +168,9 @@ async def test_a_schedule_layer_opens_into_its_workloads_per_core():
 
 
 async def test_big_graphs_are_built_in_the_background_once_the_file_is_shown(monkeypatch):
-    import widgets.app
+    import widgets.document_loading
 
-    monkeypatch.setattr(widgets.app, "SYNC_GRAPH_NODES", 0)  # every graph counts as big here
+    monkeypatch.setattr(widgets.document_loading, "SYNC_GRAPH_NODES", 0)  # every graph counts as big here
     app = make_app(ONNX)
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)

@@ -8,7 +8,7 @@ from textual.widgets import TabbedContent
 
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import SAMPLE_DATA
-from widgets import app as app_module
+from widgets import document_loading as loading_module
 from widgets.app import make_app
 from widgets.summary_bar import SummaryBar
 from widgets.timeline import Timeline
@@ -21,13 +21,13 @@ async def test_first_core_then_the_whole_file(monkeypatch):
 
     monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)  # previews are for big files: hold the load back instead
     release = threading.Event()
-    whole_load = app_module.open_document
+    whole_load = loading_module.open_document
 
     def held_back(*args, **kwargs):
         assert release.wait(20)
         return whole_load(*args, **kwargs)
 
-    monkeypatch.setattr(app_module, "open_document", held_back)
+    monkeypatch.setattr(loading_module, "open_document", held_back)
     app = make_app(PLANTED)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(500):
@@ -73,7 +73,7 @@ async def test_a_whole_file_that_fails_after_its_first_core_shows_the_error(monk
     def fails(path, **kwargs):
         raise LoadError(path, '$["3"][7].time', "expected a number")
 
-    monkeypatch.setattr(app_module, "open_document", fails)
+    monkeypatch.setattr(loading_module, "open_document", fails)
     app = make_app(PLANTED)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(500):

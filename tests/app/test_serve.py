@@ -284,14 +284,19 @@ def forward(listen: socket.socket, target_port: int, stop: threading.Event) -> N
     listen.close()
 
 
-def test_serve_works_through_a_forwarded_port(served):
-    server = served()
+def tunnel(target_port: int) -> tuple[int, threading.Event]:
+    """A forward from a fresh local port to `target_port` (as `ssh -L` makes); set the event to end it."""
     listen = socket.socket()
     listen.bind(("127.0.0.1", 0))
     listen.listen()
-    local = listen.getsockname()[1]
     stop = threading.Event()
-    threading.Thread(target=forward, args=(listen, server.port, stop), daemon=True).start()
+    threading.Thread(target=forward, args=(listen, target_port, stop), daemon=True).start()
+    return listen.getsockname()[1], stop
+
+
+def test_serve_works_through_a_forwarded_port(served):
+    server = served()
+    local, stop = tunnel(server.port)
     try:
         opener = browser()
         status, page = fetch(f"http://127.0.0.1:{local}/?token={server.token}", opener)
@@ -380,12 +385,7 @@ async def devtools_page(port: int, url: str) -> str:
 async def test_a_browser_through_a_forwarded_port_opens_the_printed_address(served, tmp_path):
     """As `ssh -L` is used: the printed address with its port changed, the token in it once, then the cookie."""
     server = served()
-    listen = socket.socket()
-    listen.bind(("127.0.0.1", 0))
-    listen.listen()
-    local = listen.getsockname()[1]
-    stop = threading.Event()
-    threading.Thread(target=forward, args=(listen, server.port, stop), daemon=True).start()
+    local, stop = tunnel(server.port)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         devtools_port = probe.getsockname()[1]

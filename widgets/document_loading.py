@@ -1,0 +1,223 @@
+"""Loading a file into the app: the whole file in a thread worker with progress, a big file's first part
+shown meanwhile (`Format.preview`), the views mounted once it is there, the graph prebuilt in the background.
+
+The first screen appears at once whatever the file's size; nothing here blocks the UI thread on a decode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import time
+from typing import Any
+
+from textual import work
+from textual.widgets import ContentSwitcher, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from explorer.api import CHECKING, open_document
+from explorer.document import Capability, Document
+from explorer.errors import LoadError
+from widgets.details import DetailsPanel
+from widgets.doc_tree import DocumentTree
+from widgets.error_panel import ErrorPanel
+from widgets.loading import LoadingPanel
+from widgets.problems import ProblemsTable
+from widgets.summary_bar import SummaryBar
+from widgets.views import SYNC_GRAPH_NODES, ViewSpec, offered_views
+
+
+class LoadCancelled(Exception):
+    """Raised inside the loader's progress callback when the worker was cancelled (the app is closing)."""
+
+
+class DocumentLoading:
+    """The app's part that loads and shows documents (mixed into the App)."""
+
+    document: Document | None
+
+    def _start_loading(self) -> None:
+        """The whole file's load and, beside it, the preview of its first part: the load does not wait for the
+        preview, so a big schedule's cores are being decoded while its first core is shown."""
+        self.load_preview()
+        self.load_document()
+
+    # ---- loading --------------------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, name="load")
+    def load_document(self) -> None:
+        worker = get_current_worker()
+
+        def progress(done: float, total: float, stage: str) -> None:
+            if worker.is_cancelled:
+                raise LoadCancelled
+            now = time.monotonic()
+            if now - self._last_progress > 0.05 or done >= total or stage != self._last_stage:
+                self._last_progress, self._last_stage = now, stage
+                self.call_from_thread(self._show_progress, done / max(total, 1), stage)
+
+        try:
+            document = open_document(self.path, strict=self.strict, progress=progress, companions=self.companions)
+            progress(0.99, 1, CHECKING)
+            document.run_deep_checks()
+            from explorer.analysis.incidents import incidents_of, name_incident_roles
+
+            # The problems panel lists overlaps by incident. What each tensor is (its role) is read again from
+            # the file, a big file's thousands by worker processes: they are named once the file is on screen
+            # (on the 519 MB benchmark file the reads kept it off screen 0.5-0.8 s longer)
+            incidents = self.incidents = incidents_of(document, with_roles=False)
+            in_wl0 = [incident for incident in incidents if incident.code == "wl0-overlap"]
+            name_incident_roles(document, in_wl0)  # named from the loaded columns, nothing read: at once
+            for spec in offered_views(document):
+                spec.import_widget()  # here, off the UI thread
+        except LoadCancelled:
+            return
+        except LoadError as error:
+            self.call_from_thread(self.show_error, error)
+            return
+        except Exception as error:  # a loader bug must still not crash the app
+            self.call_from_thread(self.show_error, LoadError(self.path, "", f"internal error: {error!r}"))
+            return
+        if worker.is_cancelled:
+            return
+        self.call_from_thread(self.show_document, document, roles_pending=bool(incidents))
+        if incidents:
+            # after the views are mounted: naming is Python work that would slow their first paint (the workers'
+            # reads it waits for go on meanwhile)
+            mounting_ends = time.monotonic() + 30  # a view that failed to mount does not hold the naming back
+            while not self.views_ready and not worker.is_cancelled and time.monotonic() < mounting_ends:
+                time.sleep(0.01)
+            with contextlib.suppress(Exception):  # roles are words beside the incidents: the lines stand without
+                name_incident_roles(document, incidents)
+            if not worker.is_cancelled:
+                self.call_from_thread(self._roles_named, incidents)
+
+    def _roles_named(self, incidents: list[Any]) -> None:
+        if self.incidents is incidents:  # still the file shown
+            self.query_one(ProblemsTable).roles_named()
+
+    @work(thread=True, exclusive=True, group="preview", name="preview")
+    def load_preview(self) -> None:
+        """A big file's first part (a schedule's first core), shown while the rest loads, when its format can
+        give one (`Format.preview`) and the whole file is not on screen first."""
+        from explorer.registry import pick_format
+
+        worker = get_current_worker()
+        try:
+            found = pick_format(self.path)
+            early = found.preview(self.path) if found.preview is not None else None
+            if early is None or worker.is_cancelled:
+                return
+            for spec in offered_views(early):
+                spec.import_widget()
+        except Exception:  # a preview is a bonus: whatever fails here, the full load that follows reports
+            return
+        self.call_from_thread(self._show_preview, early)
+
+    def _show_preview(self, preview: Document) -> None:
+        if self.document is None and self.load_error is None:  # else the load ended first: nothing to add
+            self.show_document(preview)
+
+    @work(thread=True, group="graph-prebuild", description="build the graph")
+    def _prebuild_graph(self, document: Document) -> None:
+        """A big graph is built in the background once the file is on screen: `6` soon finds it ready, and the
+        first look at the file does not wait for it (the graph view shows its progress if `6` comes first)."""
+        try:
+            document.view.graph_model()
+        except Exception:  # the graph view builds it again when shown, and says what went wrong
+            return
+
+    def _show_progress(self, fraction: float, stage: str) -> None:
+        if self.document is None:
+            self.query_one(LoadingPanel).set_progress(fraction, stage)
+        elif self.document.partial:  # the loading panel is hidden by the preview: the bar says how far
+            self.query_one(SummaryBar).show_progress(fraction, stage)
+
+    def _needs_whole_file(self, what: str) -> bool:
+        """True (and says so) while only a first part of the file is shown: `what` waits for the whole file."""
+        if self.document is not None and self.document.partial:
+            self.notify(f"{what} waits until the whole file is loaded (see the bar at the top)", severity="warning")
+            return True
+        return False
+
+    def show_document(self, document: Document, roles_pending: bool = False) -> None:
+        """Show a loaded document (or a first part of one). `roles_pending`: its incidents' roles are being named
+        (`_roles_named` follows)."""
+        after_preview = self.document is not None and bool(self.document.partial) and self.timeline is not None
+        row = self.timeline.selected if after_preview else 0
+        self._preview_replaced = self._preview_replaced or after_preview
+        self.document = document
+        self._load_bookmarks()
+        self.query_one(SummaryBar).show_document(document)
+        self.query_one(ContentSwitcher).current = "main"
+        tree = self.query_one(DocumentTree)
+        tree.show_document(document)
+        if self.incidents is None:  # a document handed over (tests, serve): the load worker did not run
+            from explorer.analysis.incidents import incidents_of
+
+            self.incidents = incidents_of(document)
+        self.query_one(ProblemsTable).show_problems(document.problems, self.incidents, roles_pending)
+        self.query_one(DetailsPanel).show_sections(document.describe(("summary",)))
+        views = offered_views(document)
+        self.views_ready = not views
+        self.refresh_bindings()  # the view keys follow what the document offers
+        big_graph = document.offers(Capability.GRAPH) and document.view.graph_size_hint() > SYNC_GRAPH_NODES
+        prebuild = big_graph and not document.partial
+        # A first part of a big file opens on its first view (a schedule's first core's timeline): that is what
+        # there is to see while the rest loads; the whole file then keeps whichever view the user is on.
+        lead = views[0].name if views and document.partial and not after_preview else None
+        if views:
+            self.run_worker(self._mount_views(document, views, prebuild, lead), group="views")
+        if not after_preview:  # after a preview, the keyboard stays where the user put it
+            tree.focus()
+        if row > 0:  # the workload chosen in the first part stays chosen in the whole file
+            self._when_views_ready(lambda: self.go_to_workload(row))
+
+    async def _painted(self) -> None:
+        """Returns once the screen has been drawn with what is mounted now."""
+        drawn = asyncio.Event()
+        self.call_after_refresh(drawn.set)
+        await drawn.wait()
+
+    @staticmethod
+    def views_for(document: Document) -> tuple[str, ...]:
+        """The names of the views beside the tree that this document offers."""
+        return tuple(spec.name for spec in offered_views(document))
+
+    async def _mount_views(
+        self, document: Document, views: tuple[ViewSpec, ...], prebuild: bool = False, lead: str | None = None
+    ) -> None:
+        """Add a tab for each view the document offers (their modules were imported by the load worker), then,
+        with `prebuild`, start building the graph once they are on screen: its pure-Python build holds the
+        interpreter, and begun beside the mounting it delayed the whole file's first paint (seen with py-spy).
+        The `lead` view is shown and painted before the other tabs are added (each costs a layout pass)."""
+        tabs = self.query_one(TabbedContent)
+        for k, spec in enumerate(views):
+            if not self.query(f"#{spec.name}"):
+                pane = TabPane(f"{spec.key} {spec.title}", spec.make(), id=f"tab-{spec.name}")
+                # in the views' order, also when a first part of the file offered fewer (a preview has no graph)
+                later = [f"tab-{other.name}" for other in views[k + 1 :] if self.query(f"#tab-{other.name}")]
+                await tabs.add_pane(pane, before=later[0] if later else None)
+            self.query_one(f"#{spec.name}").show_document(document)
+            if spec.name == lead and self.document is document:
+                self.action_view(lead)
+                await self._painted()
+        self.views_ready = True
+        # The document lives as long as the app: moved out of the collector's sight, so a full collection
+        # during a pan or a zoom scans only what views make since (a 20,000-node model otherwise costs one
+        # frame in sixty a 100 ms pause; see BENCHMARKS.md)
+        if self._preview_replaced:  # a replaced first part sits in reference cycles: free it, not freeze it
+            self._preview_replaced = False
+            gc.collect()
+        gc.freeze()
+        if prebuild:
+            self.call_after_refresh(self._prebuild_graph, document)
+
+    def show_error(self, error: LoadError) -> None:
+        self.load_error = error
+        if self.document is not None and self.document.partial:  # a first part shown is not the file: let go
+            self.document = None
+            self.refresh_bindings()
+        self.query_one(SummaryBar).show_error(self.path.name)
+        self.query_one(ErrorPanel).show_error(error)
+        self.query_one(ContentSwitcher).current = "error"

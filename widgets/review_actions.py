@@ -1,0 +1,250 @@
+"""What a reviewer does with a file beside looking: bookmarks (b, B), the links of the selection (g), exports
+(the HTML report, a Perfetto trace, a screenshot), and a diff with another file, which can open that file in
+this one's place and come back.
+
+Each writes only what the user asked for, where they said (bookmarks merge, never overwrite; exports run in a
+thread so the UI keeps answering).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.widgets import TabbedContent
+
+from explorer.api import open_document
+from explorer.document import Capability, Document
+from explorer.errors import LoadError
+from widgets.messages import RevealRef
+
+
+class ReviewActions:
+    """The app's review actions (mixed into the App)."""
+
+    document: Document | None
+    path: Path
+    bookmarks_path: Path
+    bookmarks: list[Any]
+    author: str
+    strict: bool
+    previous_document: Document | None
+
+    def _load_bookmarks(self) -> None:
+        from explorer.bookmarks import BookmarksError, load
+
+        try:
+            loaded = load(self.bookmarks_path)
+        except BookmarksError as error:
+            self.notify(str(error), severity="warning")
+            self.bookmarks = []
+            return
+        self.bookmarks = loaded.bookmarks
+        for problem in loaded.problems:
+            self.notify(problem, severity="warning")
+
+    def _change_bookmarks(self, change: Any, done: Any = None) -> None:
+        """Apply a change to the sidecar (merged with what is on disk now). When it cannot be written (a
+        read-only folder, a file that is not ours), say why and offer another path, then try again there."""
+        from explorer.bookmarks import BookmarksError, UnsavableNote
+        from widgets.review_screens import PromptScreen
+
+        try:
+            self.bookmarks = change(self.bookmarks_path).bookmarks
+        except UnsavableNote as error:
+            self.notify(str(error), severity="error")
+            return
+        except BookmarksError as error:
+            self.notify(str(error), severity="error")
+            fallback = Path.home() / self.bookmarks_path.name
+
+            def retry(answer: str | None) -> None:
+                if answer:
+                    self.bookmarks_path = Path(answer).expanduser()
+                    self._change_bookmarks(change, done)
+
+            self.push_screen(PromptScreen(f"{error}. Save the bookmarks to:", str(fallback)), retry)
+            return
+        if done is not None:
+            done()
+
+    def action_links(self) -> None:
+        """The selected item's producers and consumers (as the details panel lists them); Enter jumps."""
+        if self.document is None:
+            return
+        from widgets.review_screens import LinksScreen
+
+        ref, label = self.selected_item()
+        links = self.document.links(ref)
+        if not links:
+            self.notify(f"nothing links to or from {label}")
+            return
+
+        def go(index: int | None) -> None:
+            if index is not None:
+                self.post_message(RevealRef(links[index][1]))
+
+        self.push_screen(
+            LinksScreen(f"Linked to {label}  (Enter: go there · Escape: close)", [t for t, _ in links]), go
+        )
+
+    def action_bookmark(self) -> None:
+        """Mark the tree's selected item (and the view on screen) with a note, saved in the sidecar file."""
+        if self.document is None or self._needs_whole_file("Bookmarking"):
+            return
+        from explorer.bookmarks import add_bookmark, new_bookmark
+        from widgets.review_screens import PromptScreen
+
+        ref, label = self.selected_item()
+        view = (self.query_one(TabbedContent).active or "tab-tree").removeprefix("tab-")
+
+        def add(note: str | None) -> None:
+            if note is None:
+                return
+            bookmark = new_bookmark(ref, view, note, label, self.author)
+            self._change_bookmarks(
+                lambda path: add_bookmark(path, self.path, bookmark),
+                lambda: self.notify(f"bookmarked {label} ({len(self.bookmarks)} in {self.bookmarks_path.name})"),
+            )
+
+        self.push_screen(PromptScreen(f"Note for {label}:"), add)
+
+    def action_bookmarks(self) -> None:
+        if self.document is None:
+            return
+        from explorer.bookmarks import delete_bookmark
+        from widgets.review_screens import BookmarksScreen
+
+        self._load_bookmarks()  # others may have added theirs since
+
+        def delete(index: int) -> list[Any]:
+            gone = self.bookmarks[index].id
+            self._change_bookmarks(lambda path: delete_bookmark(path, self.path, gone))
+            return self.bookmarks
+
+        def go(index: int | None) -> None:
+            if index is None or not 0 <= index < len(self.bookmarks):
+                return
+            self.go_to_bookmark(self.bookmarks[index])
+
+        self.push_screen(BookmarksScreen(self.bookmarks, delete), go)
+
+    def go_to_bookmark(self, bookmark: Any) -> None:
+        self.post_message(RevealRef(bookmark.ref))
+        if bookmark.view != "tree" and bookmark.view in self.views_for(self.document):
+            self.call_after_refresh(self.action_view, bookmark.view)
+
+    def action_export_report(self) -> None:
+        if self._needs_whole_file("The report"):
+            return
+        from explorer.exports.html_report import write_report
+
+        self._ask_and_export("Write the HTML report to:", ".report.html", write_report)
+
+    def action_export_trace(self) -> None:
+        if self.document is None or not self.document.offers(Capability.TIMELINE):
+            return
+        if self._needs_whole_file("The trace export"):
+            return
+        import json
+
+        from explorer.exports.trace_event import trace_events
+
+        def write_trace(document: Document, target: Path) -> None:
+            target.write_text(json.dumps(trace_events(document)), encoding="utf-8")
+
+        self._ask_and_export("Write the Chrome trace (Perfetto) to:", ".trace.json", write_trace)
+
+    def _ask_and_export(self, question: str, suffix: str, write: Any) -> None:
+        """Ask where (a default beside the input), then write in a thread so the UI keeps answering."""
+        from widgets.review_screens import PromptScreen
+
+        default = str(self.path.with_name(self.path.name + suffix))
+        self.push_screen(PromptScreen(question, default), lambda target: self._export(target, write))
+
+    @work(thread=True, group="export", description="export")
+    def _export(self, target: str | None, write: Any) -> None:
+        if not target or self.document is None:
+            return
+        try:
+            write(self.document, Path(target))
+        except OSError as error:
+            self.call_from_thread(self.notify, f"cannot write {target}: {error.strerror or error}", severity="error")
+            return
+        self.call_from_thread(self.notify, f"wrote {target}")
+
+    def action_screenshot_svg(self) -> None:
+        path = self.save_screenshot()
+        self.notify(f"saved {path}")
+
+    def action_diff(self) -> None:
+        if self._needs_whole_file("Comparing"):
+            return
+        from widgets.review_screens import PromptScreen
+
+        self.push_screen(PromptScreen("Compare with which file (same format)?"), self._diff_with)
+
+    @work(thread=True, group="diff", description="compare")
+    def _diff_with(self, other: str | None) -> None:
+        if not other or self.document is None:
+            return
+        from explorer.diff import NotComparable, change_lines, change_target, diff_documents, summary_lines
+
+        try:
+            other_document = open_document(other, strict=self.strict)
+            other_document.run_deep_checks()
+            result = diff_documents(self.document, other_document)
+        except (LoadError, NotComparable) as error:
+            self.call_from_thread(self.notify, str(error), severity="error")
+            return
+        from widgets.review_screens import DiffScreen
+
+        targets = [change_target(change) for change in result["changes"]]
+        screen = DiffScreen(summary_lines(result), change_lines(result), targets)
+        documents = {"a": self.document, "b": other_document}
+        self.call_from_thread(self.push_screen, screen, lambda chosen: self._go_to_change(chosen, documents))
+
+    def _go_to_change(self, chosen: tuple[str, Any] | None, documents: dict[str, Document]) -> None:
+        """A change chosen in the diff: its workload or layer here, or in the other file (opened in its place;
+        the palette's "Back to the previous file" returns)."""
+        if chosen is None:
+            return
+        side, where = chosen
+        document = documents[side]
+        if document is not self.document:
+            self.switch_document(document)
+        s = document.schedule
+        if s is None:
+            return
+        if isinstance(where, str):
+            rows = [r for r in range(s.n_workloads) if s.layers[s.wl_layer[r]] == where]
+            row = rows[0] if rows else None
+        else:
+            row = s.row_of(*where)
+        if row is None:
+            self.notify(f"{document.meta.source.name} has no {where}", severity="warning")
+            return
+        self._when_views_ready(lambda: self.go_to_workload(row))
+
+    def switch_document(self, document: Document) -> None:
+        """Show another loaded file in place of this one (the diff's other file), keeping this one for Back."""
+        from explorer.bookmarks import sidecar_path
+
+        self.previous_document = self.document
+        self.path = Path(document.meta.source)
+        self.bookmarks_path = sidecar_path(self.path)
+        self.incidents = None
+        self.views_ready = False
+        self.show_document(document)
+        self.notify(f'opened {self.path.name}; the palette\'s "Back to the previous file" returns')
+
+    def action_back(self) -> None:
+        if self.previous_document is not None:
+            self.switch_document(self.previous_document)
+
+    def _when_views_ready(self, then: Any) -> None:
+        if self.views_ready:
+            then()
+        else:
+            self.set_timer(0.05, lambda: self._when_views_ready(then))

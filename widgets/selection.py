@@ -1,0 +1,180 @@
+"""Keeping every view on the same item: one `Selected` message in, every other view and the details out.
+
+Each view (tree, timeline, buffers, memory map, graph) posts `Selected` when its selection moves; the app
+records it as that view's selection and the others follow it. What `g` and `b` act on is the selection of the
+view that has the keyboard (or, from the details or the problems, the last one made), so they work alike in
+every view. Problems and search reach the same path through `RevealRef`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import TabbedContent
+
+from explorer.document import Document, Section
+from explorer.errors import Problem
+from widgets.details import DetailsPanel
+from widgets.doc_tree import DocumentTree
+from widgets.messages import ItemActivated, ProblemChosen, RevealRef, Selected
+
+WORKLOAD_REFS = ("workload", "ifmap", "ofmap", "weight", "buffer", "wl0", "buffer-entry", "wl0-entry")
+BUFFER_PROBLEMS = ("l2-overlap", "wl0-overlap", "l2-out-of-range", "l2-over-capacity")
+VIEWS_WITH_SELECTION = ("tree", "timeline", "buffers", "memory", "graph")
+
+
+def label_of(document: Document, ref: Any) -> str:
+    """The tree's name for `ref`, found through the document's items (no widget moves): what a bookmark
+    made from another view is called."""
+    item = document.tree
+    for step in document.ancestors(ref):
+        children = item.get_children() if item.has_children else []
+        match = next((child for child in children if child.ref == step), None)
+        if match is None:
+            break
+        item = match
+    return item.label if item.ref == ref else str(ref)
+
+
+def problem_section(problem: Problem) -> Section:
+    rows = [
+        ("severity", problem.severity),
+        ("code", problem.code),
+        ("message", problem.message),
+        ("location", problem.location),
+    ]
+    for key, value in problem.refs.items():
+        if key == "range" and isinstance(value, list) and len(value) == 2:
+            value = f"{value[0]:#x}-{value[1]:#x}"
+        elif isinstance(value, list):
+            value = ", ".join(map(str, value))
+        rows.append((key.replace("_", " "), value))
+    return Section("Problem", ("property", "value"), rows)
+
+
+class SelectionSync:
+    """The app's part that routes selections (mixed into the App; handlers by Textual's naming convention)."""
+
+    document: Document | None
+    _jump_reason: tuple[Any, Problem, tuple[int, ...]] | None
+    selections: dict[str, tuple[Any, str]]
+    last_selection: str
+
+    # ---- one message in ---------------------------------------------------------------------------------------
+    def on_selected(self, message: Selected) -> None:
+        if self.document is None:
+            return
+        ref, view = message.ref, message.view
+        name = getattr(view, "id", None) or ""
+        self.selections[name] = (ref, message.label)
+        self.last_selection = name
+        kind = ref[0] if isinstance(ref, tuple) and ref else None
+        if isinstance(view, DocumentTree):
+            self._follow_tree(ref)
+        elif kind == "workload" and name in ("timeline", "buffers", "memory"):  # the shared time cursor
+            self.select_row(ref[1], source=view)
+            self.show_details(ref)
+        elif kind == "buffer-entry" and name == "buffers":
+            self.show_details(ref)
+            if self.memory_map is not None:
+                self.memory_map.select_entry(ref[1], ref[2], "l2")
+        else:  # a graph box, a memory map band: the tree's cursor goes there (and the details with it)
+            self.query_one(DocumentTree).reveal(ref)
+            self.show_details(ref)
+
+    def _follow_tree(self, ref: Any) -> None:
+        self.show_details(ref)
+        if isinstance(ref, tuple) and ref and ref[0] in WORKLOAD_REFS and self.document.schedule is not None:
+            highlight = None
+            if self._jump_reason is not None and self._jump_reason[0] == ref:
+                highlight = self._jump_reason[2]
+            self.select_row(ref[1], highlight)
+            if ref[0] in ("buffer-entry", "wl0-entry") and self.memory_map is not None:
+                self.memory_map.select_entry(ref[1], ref[2], "l2" if ref[0] == "buffer-entry" else "wl0")
+        tensor_id = self.document.tensor_of(ref)
+        if tensor_id is not None and self.layout is not None:
+            self.layout.show_tensor(tensor_id)
+        if isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
+            self.source.show(ref[1], ref[2])
+        for graph in self.query("#graph"):
+            graph.select_ref(ref)
+
+    def select_row(self, row: int, highlight: tuple | None = None, source: Any = None) -> None:
+        """A block selected in the timeline, the buffer view and the memory map, whichever the document has
+        (all but `source`, the view the selection came from)."""
+        if self.timeline is not None and self.timeline is not source:
+            self.timeline.select(row)
+        if self.buffers is not None and self.buffers is not source:
+            self.buffers.show_row(row, highlight=highlight)
+        if self.memory_map is not None and self.memory_map is not source:
+            self.memory_map.show_row(row, highlight=highlight)
+
+    def selected_item(self) -> tuple[Any, str]:
+        """(ref, label) of what the view with the keyboard has selected: the tree's cursor in the tree; in the
+        timeline, buffers, memory map or graph, their own selection; from elsewhere (the details, the problems)
+        the last selection made. What `b` bookmarks and `g` starts from."""
+        name = ""
+        widget = self.focused
+        while widget is not None and name == "":
+            if widget.id in VIEWS_WITH_SELECTION:
+                name = widget.id
+            widget = widget.parent
+        if name != "tree" and (name or self.last_selection) in self.selections:
+            ref, label = self.selections[name or self.last_selection]
+            return ref, label or label_of(self.document, ref)
+        node = self.query_one(DocumentTree).cursor_node
+        if node is None or node.data is None:
+            return ("summary",), "summary"
+        return node.data.ref, node.data.label
+
+    # ---- what follows -----------------------------------------------------------------------------------------
+    def show_details(self, ref: Any) -> None:
+        if self.document is None:
+            return
+        sections = self.document.describe(ref)
+        if self._jump_reason is not None and self._jump_reason[0] == ref:
+            sections = [problem_section(self._jump_reason[1]), *sections]
+        self.query_one(DetailsPanel).show_sections(sections)
+
+    def go_to_workload(self, row: int) -> None:
+        """Show one workload everywhere: the tree, the timeline, the buffer view and the details."""
+        self.select_row(row)
+        self.post_message(RevealRef(("workload", row)))
+
+    def on_item_activated(self, message: ItemActivated) -> None:
+        """Enter on a link jumps to its target; on a source file opens the source view; on an ARK tensor, its
+        layout."""
+        ref = message.item.ref
+        if isinstance(ref, tuple) and len(ref) == 2 and ref[0] == "goto":  # a link: a value's producer, a consumer
+            self.post_message(RevealRef(ref[1]))
+        elif isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
+            self.action_view("source")
+        elif self.document is not None and self.document.tensor_of(ref) is not None and self.layout is not None:
+            self.action_view("layout")
+
+    def on_problem_chosen(self, message: ProblemChosen) -> None:
+        if self.document is None:
+            return
+        ref = self.document.find_ref({**message.problem.refs, "location": message.problem.location})
+        if ref is None:
+            self.notify(f"{message.problem.code}: nothing in the tree to jump to", severity="warning")
+            return
+        self.post_message(RevealRef(ref, because=message.problem, highlight=message.highlight))
+        problem = message.problem
+        s = self.document.schedule
+        if s is not None and "core" in problem.refs and "workload_id" in problem.refs:
+            row = s.row_of(int(problem.refs["core"]), int(problem.refs["workload_id"]))
+            if row is not None and self.timeline is not None:
+                self.select_row(row, message.highlight or tuple(problem.refs.get("tensor_ids") or ()))
+                if problem.code in BUFFER_PROBLEMS and self.buffers is not None:
+                    self.query_one(TabbedContent).active = "tab-buffers"
+
+    def on_reveal_ref(self, message: RevealRef) -> None:
+        tree = self.query_one(DocumentTree)
+        before = tree.cursor_node
+        self._jump_reason = (message.ref, message.because, message.highlight) if message.because is not None else None
+        tree.reveal(message.ref)
+        if tree.cursor_node is before:  # no highlight event will come: refresh the details ourselves
+            self.show_details(message.ref)
+        if self.query_one(TabbedContent).active == "tab-tree":
+            tree.focus()
