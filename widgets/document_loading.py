@@ -36,6 +36,8 @@ class DocumentLoading:
     """The app's part that loads and shows documents (mixed into the App)."""
 
     document: Document | None
+    selections: dict[str, tuple[Any, str]]
+    last_selection: str
 
     def _start_loading(self) -> None:
         """The whole file's load and, beside it, the preview of its first part: the load does not wait for the
@@ -147,6 +149,7 @@ class DocumentLoading:
         row = self.timeline.selected if after_preview else 0
         self._preview_replaced = self._preview_replaced or after_preview
         self.document = document
+        self.selections, self.last_selection = {}, ""  # refs of what was shown before may not name anything here
         self._load_bookmarks()
         self.query_one(SummaryBar).show_document(document)
         self.query_one(ContentSwitcher).current = "main"

@@ -53,7 +53,10 @@ def problem_section(problem: Problem) -> Section:
 
 
 class SelectionSync:
-    """The app's part that routes selections (mixed into the App; handlers by Textual's naming convention)."""
+    """The app's part that routes selections (mixed into the App; handlers by Textual's naming convention).
+
+    `selections` holds what each view shows selected: set by the view's own `Selected`, and again whenever
+    the app makes it follow another view (so after a jump, `g` in the timeline starts from where it jumped)."""
 
     document: Document | None
     _jump_reason: tuple[Any, Problem, tuple[int, ...]] | None
@@ -76,8 +79,7 @@ class SelectionSync:
             self.show_details(ref)
         elif kind == "buffer-entry" and name == "buffers":
             self.show_details(ref)
-            if self.memory_map is not None:
-                self.memory_map.select_entry(ref[1], ref[2], "l2")
+            self._select_entry(ref)
         else:  # a graph box, a memory map band: the tree's cursor goes there (and the details with it)
             self.query_one(DocumentTree).reveal(ref)
             self.show_details(ref)
@@ -89,25 +91,35 @@ class SelectionSync:
             if self._jump_reason is not None and self._jump_reason[0] == ref:
                 highlight = self._jump_reason[2]
             self.select_row(ref[1], highlight)
-            if ref[0] in ("buffer-entry", "wl0-entry") and self.memory_map is not None:
-                self.memory_map.select_entry(ref[1], ref[2], "l2" if ref[0] == "buffer-entry" else "wl0")
+            if ref[0] in ("buffer-entry", "wl0-entry"):
+                self._select_entry(ref)
         tensor_id = self.document.tensor_of(ref)
         if tensor_id is not None and self.layout is not None:
             self.layout.show_tensor(tensor_id)
         if isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
             self.source.show(ref[1], ref[2])
         for graph in self.query("#graph"):
-            graph.select_ref(ref)
+            if graph.select_ref(ref):
+                self.selections["graph"] = (ref, "")
+
+    def _select_entry(self, ref: tuple) -> None:
+        """The memory map's band of a buffer entry ("buffer-entry" | "wl0-entry", row, entry)."""
+        if self.memory_map is not None:
+            self.memory_map.select_entry(ref[1], ref[2], "l2" if ref[0] == "buffer-entry" else "wl0")
+            self.selections["memory"] = (ref, "")
 
     def select_row(self, row: int, highlight: tuple | None = None, source: Any = None) -> None:
         """A block selected in the timeline, the buffer view and the memory map, whichever the document has
         (all but `source`, the view the selection came from)."""
         if self.timeline is not None and self.timeline is not source:
             self.timeline.select(row)
+            self.selections["timeline"] = (("workload", row), "")
         if self.buffers is not None and self.buffers is not source:
             self.buffers.show_row(row, highlight=highlight)
+            self.selections["buffers"] = (("workload", row), "")
         if self.memory_map is not None and self.memory_map is not source:
             self.memory_map.show_row(row, highlight=highlight)
+            self.selections["memory"] = (("workload", row), "")
 
     def selected_item(self) -> tuple[Any, str]:
         """(ref, label) of what the view with the keyboard has selected: the tree's cursor in the tree; in the

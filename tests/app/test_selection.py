@@ -88,3 +88,16 @@ async def test_g_and_b_follow_the_graphs_selection_and_the_tree_keeps_its_own(tm
         await pilot.pause()
         node = app.query_one("#tree").cursor_node
         assert app.selected_item() == (node.data.ref, node.data.label)
+
+
+async def test_after_a_jump_the_views_selection_is_where_it_jumped(tmp_path):
+    app = make_app(SCHEDULE, bookmarks=tmp_path / "marks.json")
+    async with app.run_test(size=SIZE) as pilot:
+        before, _ = await selected_after(pilot, "2", "full_stop", "full_stop")
+        screen = await press_and_read(pilot, "g")
+        target = app.document.links(before)[0][1]
+        await pilot.press("enter")  # the first link: the timeline follows it
+        await pilot.pause()
+        assert app.focused.id == "timeline" and app.selected_item()[0] == target != before
+        screen = await press_and_read(pilot, "b")
+        assert screen.question == f"Note for {app.selected_item()[1]}:"
