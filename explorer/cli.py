@@ -113,7 +113,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.description = "Print the JSON Schema of a --json output or of the bookmarks file (see schemas/)."
         parser.add_argument("name", choices=tuple(CONTRACTS), help="which output")
         return parser
-    parser.add_argument("file", type=Path)
+    parser.add_argument("file", type=Path, metavar="A" if command == "diff" else "FILE")
     if command == "serve":
         parser.description = "The explorer in a web browser (textual-serve). Bound to localhost unless --host says."
         parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -133,6 +133,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.description = "What changed from A to B (two schedules, or two models of one format)."
         parser.add_argument("other", type=Path, metavar="B")
         parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+        parser.add_argument("--all", action="store_true", help="list every change (else 25 of each kind)")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         return parser
     if command == "screenshot":
@@ -335,13 +336,13 @@ def _print_problem_table(problems: list, counts: dict[str, int]) -> None:
 
 def _run_diff(args: argparse.Namespace) -> ExitCode:
     from explorer.api import open_document
-    from explorer.diff import NotComparable, diff_documents, diff_lines
+    from explorer.diff import TOP_CHANGES, NotComparable, diff_documents, diff_lines
 
     first, second = open_document(args.file, strict=args.strict), open_document(args.other, strict=args.strict)
     first.run_deep_checks()  # the problems introduced and fixed are those `check` finds (and the TUI's diff)
     second.run_deep_checks()
     try:
-        result = diff_documents(first, second)
+        result = diff_documents(first, second, limit=None if args.all else TOP_CHANGES)
     except NotComparable as error:
         raise LoadError(args.other, "", str(error)) from None
     if args.json:
@@ -446,7 +447,11 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
         _prepare(path, interactive=True)
     from widgets.app import make_app  # the one place the core reaches the UI, and only when asked to
 
-    make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author, companions=_companions(args)).run()
+    app = make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author,
+                   companions=_companions(args))  # fmt: skip
+    app.run()
+    if app.load_error is not None:  # the error box was on screen; the shell still learns it, as the README says
+        raise app.load_error
     return ExitCode.OK
 
 

@@ -114,6 +114,9 @@ class DiffOutput(_Closed):
     b: str
     summary: dict[str, Any] = Field(description="pairs [A, B] and deltas B - A (the README lists them)")
     changes: list[Change]
+    left_out: dict[str, int] = Field(
+        default_factory=dict, description="changes not listed, by kind (25 of each are listed; --all lists all)"
+    )
 
 
 class TensorOutput(_Closed):

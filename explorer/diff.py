@@ -26,11 +26,14 @@ class NotComparable(ValueError):
     """The two documents cannot be compared (different formats)."""
 
 
-def diff_documents(a: Document, b: Document) -> dict[str, Any]:
+def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES) -> dict[str, Any]:
+    """What changed from `a` to `b`. A schedule's changes are listed up to `limit` of each kind (None: all);
+    `left_out` counts the rest by kind, so a reader knows the list is not the whole story."""
     if a.meta.format != b.meta.format:
         raise NotComparable(f"cannot compare a {a.meta.format} file with a {b.meta.format} file")
+    left_out: dict[str, int] = {}
     if a.is_schedule and a.schedule is not None and b.schedule is not None:
-        summary, changes = _schedule_diff(a, b)
+        summary, changes = _schedule_diff(a, b, limit, left_out)
     else:
         summary, changes = _model_diff(a, b)
     return {
@@ -39,10 +42,22 @@ def diff_documents(a: Document, b: Document) -> dict[str, Any]:
         "b": str(b.meta.source),
         "summary": summary,
         "changes": changes,
+        "left_out": left_out,
     }
 
 
-def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _listed(found: list[dict[str, Any]], limit: int | None, left_out: dict[str, int]) -> list[dict[str, Any]]:
+    """The first `limit` changes; the others counted in `left_out` by kind."""
+    if limit is None or len(found) <= limit:
+        return found
+    for change in found[limit:]:
+        left_out[change["kind"]] = left_out.get(change["kind"], 0) + 1
+    return found[:limit]
+
+
+def _schedule_diff(
+    a: Document, b: Document, limit: int | None, left_out: dict[str, int]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     sa, sb = a.schedule, b.schedule
     ta, tb = a.schedule_analysis, b.schedule_analysis
     cores = sorted(set(sa.core_ids.tolist()) | set(sb.core_ids.tolist()))
@@ -67,7 +82,9 @@ def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[
     delta = sb.wl_time[rows_b] - sa.wl_time[rows_a]
     moved = np.flatnonzero(delta != 0)
     moved = moved[np.argsort(-np.abs(delta[moved]), kind="stable")]
-    for k in moved[:TOP_CHANGES].tolist():
+    if limit is not None and moved.size > limit:
+        left_out["duration"] = int(moved.size) - limit
+    for k in (moved if limit is None else moved[:limit]).tolist():
         row_a, row_b = int(rows_a[k]), int(rows_b[k])
         changes.append(
             {
@@ -82,9 +99,9 @@ def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[
         )
     summary["durations_changed"] = int(moved.size)
     buffer_changes = _buffer_changes(sa, sb)
-    transfer_changes, endpoint_changes = _transfer_changes(sa, sb)
+    transfer_changes, endpoint_changes = _transfer_changes(sa, sb, limit)
     problem_changes = _problem_changes(a, b)
-    incident_changes = _incident_changes(a, b)
+    incident_changes = _incident_changes(a, b, limit)
     only_a = np.flatnonzero(~np.isin(np.arange(sa.n_workloads), rows_a, kind="table"))
     only_b = np.flatnonzero(~np.isin(np.arange(sb.n_workloads), rows_b, kind="table"))
     added = sorted(zip(sb.wl_core[only_b].tolist(), sb.wl_id[only_b].tolist(), strict=True))
@@ -108,9 +125,9 @@ def _schedule_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[
         row_a, row_b = int(rows_a[k]), int(rows_b[k])
         changes.append({"kind": "layer-changed", "core": int(sa.wl_core[row_a]), "workload_id": int(sa.wl_id[row_a]),
                         "a": sa.layers[sa.wl_layer[row_a]], "b": sb.layers[sb.wl_layer[row_b]]})  # fmt: skip
-    changes += layer_deltas[:TOP_CHANGES]
-    changes += transfer_changes[:TOP_CHANGES] + endpoint_changes[:TOP_CHANGES] + buffer_changes[:TOP_CHANGES]
-    changes += incident_changes[:TOP_CHANGES] + problem_changes[:TOP_CHANGES]
+    for found in (layer_deltas, transfer_changes, endpoint_changes, buffer_changes, incident_changes,
+                  problem_changes):  # fmt: skip
+        changes += _listed(found, limit, left_out)
     return summary, changes
 
 
@@ -217,7 +234,7 @@ def _transfer_columns(s: Any) -> list[np.ndarray]:
     return [s.wl_core[rows].astype(np.int64), s.wl_id[rows], direction, tids]
 
 
-def _transfer_changes(sa: Any, sb: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _transfer_changes(sa: Any, sb: Any, limit: int | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Transfer ids each core's workloads read or write, added or removed; and the transfers both files have
     whose endpoints differ (the same id, written or read by other workloads), all from one multiset difference."""
     columns_a, columns_b = _transfer_columns(sa), _transfer_columns(sb)
@@ -231,7 +248,7 @@ def _transfer_changes(sa: Any, sb: Any) -> tuple[list[dict[str, Any]], list[dict
     moved = distinct(keys[:, 3]) if keys.size else np.zeros(0, dtype=np.int64)
     moved = moved[_present(moved, columns_a[3]) & _present(moved, columns_b[3])]
     endpoints = [{"kind": "transfer-endpoints", "transfer": int(tid)} for tid in moved.tolist()]
-    shown = moved[:TOP_CHANGES]
+    shown = moved if limit is None else moved[:limit]
     for side, columns in (("a", columns_a), ("b", columns_b)):
         mine = np.flatnonzero(np.isin(columns[3], shown))
         ends: dict[int, tuple[list, list]] = {int(t): ([], []) for t in shown.tolist()}
@@ -274,7 +291,7 @@ def _layer_time_deltas(sa: Any, sb: Any) -> list[dict[str, Any]]:
     return found
 
 
-def _incident_changes(a: Document, b: Document) -> list[dict[str, Any]]:
+def _incident_changes(a: Document, b: Document, limit: int | None) -> list[dict[str, Any]]:
     """Overlap incidents one file has and the other not (matched by code, core and misplaced tensor)."""
     from explorer.analysis.incidents import incidents_of, name_roles
 
@@ -286,7 +303,7 @@ def _incident_changes(a: Document, b: Document) -> list[dict[str, Any]]:
     for kind, mine, theirs, document in (("introduced", after, before, b), ("fixed", before, after, a)):
         changed = [i for k, i in mine.items() if k not in theirs]
         # named (roles from the file) only for the ones listed: thousands of incidents compare in a blink
-        name_roles(document.schedule, changed[:TOP_CHANGES], document.vocabulary.entry_kinds,
+        name_roles(document.schedule, changed if limit is None else changed[:limit], document.vocabulary.entry_kinds,
                    document.view.entry_role)  # fmt: skip
         changes += [{"kind": f"incident-{kind}", "code": i.code, "core": i.core, "workload_id": i.first_workload,
                      "message": i.line()} for i in changed]  # fmt: skip
@@ -376,6 +393,9 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     lines = [f"{result['a']}  →  {result['b']}  ({result['format']})"]
     for key, value in result["summary"].items():
         lines.append(f"  {key.replace('_', ' ')}: {human(value, key)}")
+    if result.get("left_out"):
+        counts = ", ".join(f"{count:,} {kind}" for kind, count in result["left_out"].items())
+        lines.append(f"  and {counts} changes more than are listed (`diff --all` lists every change)")
     return lines
 
 

@@ -88,6 +88,7 @@ class ProblemsTable(DataTable):
         self._added_height = 0  # lines of the terminal the rows added so far take
         self._drawing = 0  # which `_draw` the rows still to add belong to
         self._more_for = -1  # the `_draw` whose next batch is already asked for (one at a time)
+        self._draw_pending = False  # a draw waited for the first size after being shown
 
     # ---- content --------------------------------------------------------------------------------------------
     def show_problems(
@@ -132,7 +133,9 @@ class ProblemsTable(DataTable):
 
     def _draw(self) -> None:
         if not self.size.width and self.display:  # just shown, not laid out yet: on_resize draws it at its width
+            self._draw_pending = True
             return
+        self._draw_pending = False
         cursor = self.cursor_row
         self.clear(columns=True)
         inner = max(self.size.width or self._width or 40, 20) - 2
@@ -215,7 +218,8 @@ class ProblemsTable(DataTable):
         return cells
 
     def on_resize(self, event: events.Resize) -> None:
-        if event.size.width != self._width:
+        # also at the same width: shown again after another file hid it (Back from a diff's other file)
+        if event.size.width != self._width or self._draw_pending:
             self._width = event.size.width
             if self.problems:
                 self._draw()

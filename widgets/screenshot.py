@@ -31,7 +31,8 @@ async def _render(
 ) -> str:
     app = make_app(path, strict=strict)
     async with app.run_test(size=size) as pilot:
-        while app.document is None and app.load_error is None:
+        # the whole file: a big schedule's first core (its preview) is on screen first
+        while (app.document is None or app.document.partial) and app.load_error is None:
             await pilot.pause(0.02)
         if app.load_error is not None:
             raise app.load_error

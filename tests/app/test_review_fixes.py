@@ -1,0 +1,94 @@
+"""What a new user hit in review sessions, each fixed where it started (issue #32): the diff's Back, the diff's
+lists, the TUI's exit code on a file it cannot open, and screenshots of a big file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from explorer import cli
+from explorer.api import open_document
+from explorer.diff import TOP_CHANGES, diff_documents
+from tests.app.helpers import SIZE, wait_loaded
+from tests.conftest import SAMPLE_DATA
+from tests.schedules import two_core
+from widgets.app import IrExplorerApp, make_app
+from widgets.problems import ProblemsTable
+
+PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+CLEAN = SAMPLE_DATA / "clean_2x2_stschedule.json"
+
+
+async def test_back_from_the_diffs_other_file_lists_the_problems_again():
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        table = app.query_one(ProblemsTable)
+        before = (table.row_count, table.border_title)
+        other = open_document(CLEAN)
+        other.run_deep_checks()
+        app.switch_document(other)  # what the diff screen's `o` does
+        await wait_loaded(pilot)
+        assert not table.display  # the clean file has none: the details take the column
+        app.action_back()
+        await wait_loaded(pilot)
+        await pilot.pause(0.2)
+        assert table.display and (table.row_count, table.border_title) == before and before[0] > 0
+        assert "✗3" in table.border_title or "3 errors" in table.border_title
+
+
+def test_diff_says_how_many_changes_it_did_not_list_and_all_lists_them(write_json, capsys):
+    a, b = two_core(), two_core()
+    b["0"] += [dict(b["0"][-1], workload_id=500 + k) for k in range(40)]  # 40 added: their transfers and problems
+    path_a, path_b = write_json(a, "a_stschedule.json"), write_json(b, "b_stschedule.json")
+    everything = diff_documents(open_document(path_a), open_document(path_b), limit=None)
+    assert everything["left_out"] == {}
+    in_all = {
+        kind: sum(c["kind"] == kind for c in everything["changes"]) for kind in ("transfer-added", "problem-introduced")
+    }
+    assert min(in_all.values()) > TOP_CHANGES  # more than are listed of both kinds
+    assert cli.main(["diff", str(path_a), str(path_b), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["left_out"] == {kind: count - TOP_CHANGES for kind, count in in_all.items()}
+    assert cli.main(["diff", str(path_a), str(path_b), "--json", "--all"]) == 0
+    assert json.loads(capsys.readouterr().out)["changes"] == everything["changes"]
+    assert cli.main(["diff", str(path_a), str(path_b)]) == 0
+    said = ", ".join(f"{count - TOP_CHANGES:,} {kind}" for kind, count in in_all.items())
+    assert f"and {said} changes more than are listed (`diff --all` lists every change)" in capsys.readouterr().out
+
+
+def test_the_tui_on_a_file_it_cannot_open_exits_2_with_one_line(tmp_path, monkeypatch, capsys):
+    broken = tmp_path / "broken_stschedule.json"
+    broken.write_text('{"0": [')
+
+    def headless(app: IrExplorerApp) -> None:  # the real app, without a terminal: load, show the error, quit
+        async def drive() -> None:
+            async with app.run_test(size=SIZE) as pilot:
+                await wait_loaded(pilot)
+
+        asyncio.run(drive())
+
+    monkeypatch.setattr(IrExplorerApp, "run", headless)
+    assert cli.main([str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ir-explorer: ") and str(broken) in err and err.count("\n") == 1
+
+
+def test_a_screenshot_of_a_big_schedule_shows_the_whole_file_not_its_preview(monkeypatch, tmp_path):
+    from explorer.formats.scheduler_ir import first_core
+    from widgets import document_loading
+    from widgets.screenshot import take_screenshot
+
+    monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)  # every file gets a first-core preview
+    whole_load = document_loading.open_document
+
+    def slower(*args, **kwargs):  # the whole file arrives after its first core, as a big one does
+        time.sleep(0.5)
+        return whole_load(*args, **kwargs)
+
+    monkeypatch.setattr(document_loading, "open_document", slower)
+    out = tmp_path / "buffers.svg"
+    take_screenshot(PLANTED, view="buffers", output=out, core=3, workload=2, size=(120, 40))  # was: no core 3
+    text = out.read_text().replace("&#160;", " ")
+    assert "core 3 workload 2" in text
