@@ -72,8 +72,10 @@ def pick_format(path: str | Path) -> Format:
     if not path.exists():
         raise LoadError(path, "", "no such file or directory")
     if path.is_dir():
-        for candidate in registry().formats:
-            if candidate.accepts_directories and candidate.match(path, b""):
+        folders = [f for f in registry().formats if f.accepts_directories]
+        named = [f for f in folders if path.name.lower().endswith(f.endings)]  # `x.mlmodelc`: Core ML's first
+        for candidate in [*named, *(f for f in folders if f not in named)]:
+            if candidate.match(path, b""):
                 return candidate
         raise LoadError(path, "", "this is a directory, not a supported model or schedule file")
     if not path.is_file():  # checked with stat, before any open: opening a FIFO would wait for a writer forever

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer import cli
 from explorer.api import open_document
 from explorer.errors import LoadError
 from tests.conftest import ROOT, samples_dir
@@ -97,15 +98,68 @@ def test_missing_and_corrupt_weights(built, tmp_path):
     assert [p.code for p in doc.problems] == ["missing-weights"] and doc.summary["operations"] == 19
 
 
+TINY_MIL = (
+    "program(1.0)\n{\n  func main<ios16>(tensor<fp32, [1, 4]> x) {\n"
+    '    tensor<fp32, [1, 4]> y = relu(x = x)[name = string("y")];\n'
+    '    tensor<fp32, [1, 4]> z = add(x = y, y = x)[name = string("z")];\n'
+    "  } -> (z);\n}\n"
+)
+
+
+def write_compiled(folder: Path, metadata_as_array: bool = True, mil: bool = True) -> Path:
+    """A compiled folder laid out as Apple's coremlcompiler writes one: metadata.json (an array of one object),
+    coremldata.bin, model.mil, analytics/coremldata.bin (the binary files' contents are opaque here)."""
+    folder.mkdir()
+    (folder / "analytics").mkdir()
+    schema = {"type": "MultiArray", "shape": "[1, 4]", "dataType": "Float32", "hasShapeFlexibility": "0",
+              "isOptional": "0", "formattedType": "MultiArray (Float32 1 × 4)"}  # fmt: skip
+    metadata = {
+        "metadataOutputVersion": "3.0",
+        "shortDescription": "tiny",
+        "outputSchema": [{"name": "z", **schema}],
+        "specificationVersion": 7,
+        "mlProgramOperationTypeHistogram": {"Ios16.relu": 1, "Ios16.add": 1},
+        "computePrecision": "Mixed (Float32, Int32)",
+        "isUpdatable": "0",
+        "availability": {"macOS": "13.0", "iOS": "16.0"},
+        "modelType": {"name": "MLModelType_mlProgram"},
+        "userDefinedMetadata": {"com.github.apple.coremltools.version": "8.0"},
+        "inputSchema": [{"name": "x", **schema}],
+        "generatedClassName": "tiny",
+        "method": "predict",
+    }
+    (folder / "metadata.json").write_text(json.dumps([metadata] if metadata_as_array else metadata, indent=2))
+    (folder / "coremldata.bin").write_bytes(b"\x00\x01\x02opaque")
+    (folder / "analytics" / "coremldata.bin").write_bytes(b"\x00opaque")
+    if mil:
+        (folder / "model.mil").write_text(TINY_MIL)
+    return folder
+
+
+@pytest.mark.parametrize("as_array", [True, False])
+def test_a_compiled_folder_as_coremlcompiler_writes_it_opens(tmp_path, as_array, capsys):
+    """metadata.json is an array of one object in real compiled models; a TVM bundle has a metadata.json too."""
+    folder = write_compiled(tmp_path / "tiny.mlmodelc", metadata_as_array=as_array)
+    doc = open_document(folder)
+    assert doc.meta.format == "coreml" and doc.problems == []
+    assert doc.summary["spec_version"] == 7 and doc.summary["inputs"] == 1 and doc.summary["outputs"] == 1
+    features = doc.describe(("description",))[1].rows
+    assert features == [("input", "x", "MultiArray (Float32 1 × 4)"), ("output", "z", "MultiArray (Float32 1 × 4)")]
+    assert cli.main(["info", str(folder)]) == 0 and "format: coreml" in capsys.readouterr().out
+    renamed = folder.rename(tmp_path / "plain_folder")  # without its ending: coremldata.bin says what it is
+    assert open_document(renamed).meta.format == "coreml"
+
+
+def test_a_compiled_neuralnetwork_without_model_mil_shows_its_interface(tmp_path):
+    doc = open_document(write_compiled(tmp_path / "nn.mlmodelc", mil=False))
+    assert [p.code for p in doc.problems] == ["no-model-mil"] and doc.summary["operations"] == 0
+    assert doc.summary["inputs"] == 1
+
+
 def test_compiled_folder_shows_model_mil(tmp_path):
     folder = tmp_path / "tiny.mlmodelc"
     folder.mkdir()
-    (folder / "model.mil").write_text(
-        "program(1.0)\n{\n  func main<ios16>(tensor<fp32, [1, 4]> x) {\n"
-        '    tensor<fp32, [1, 4]> y = relu(x = x)[name = string("y")];\n'
-        '    tensor<fp32, [1, 4]> z = add(x = y, y = x)[name = string("z")];\n'
-        "  } -> (z);\n}\n"
-    )
+    (folder / "model.mil").write_text(TINY_MIL)
     doc = open_document(folder)
     assert doc.summary["model_type"] == "compiled"
     assert doc.summary["operations"] == 2 and doc.summary["op_types"] == {"relu": 1, "add": 1}

@@ -102,13 +102,19 @@ class CoreMLView(DocumentView):
         model = self.model
         if model.model is None:
             ops = self.mil_ops()
-            return {
+            metadata = model.compiled_metadata or {}
+            version = metadata.get("specificationVersion")
+            found = {
                 "model_type": "compiled",
-                "spec_version": None,
+                "spec_version": version if isinstance(version, int) else None,
                 "functions": len({f for f, _, _ in ops}),
                 "operations": len(ops),
                 "op_types": dict(Counter(t for _, t, _ in ops).most_common()),
             }
+            if model.compiled_metadata is not None:  # coremlcompiler's metadata.json: the model's interface
+                found["inputs"] = len(_schema(metadata, "inputSchema"))
+                found["outputs"] = len(_schema(metadata, "outputSchema"))
+            return found
         spec = model.model
         description = spec.description
         inputs, outputs = len(description.input), len(description.output)
@@ -182,6 +188,8 @@ class CoreMLView(DocumentView):
             functions: dict[str, list] = {}
             for function, op_type, line in self.mil_ops():
                 functions.setdefault(function, []).append((op_type, line))
+            if model.compiled_metadata is not None:
+                children.append(Item("description", "Description  (inputs, outputs, metadata.json)", ("description",)))
             children.append(Item("source", "model.mil", ("source", "model.mil", 1)))
             for function, ops in functions.items():
                 items = [
@@ -411,6 +419,8 @@ class CoreMLView(DocumentView):
         return Section("Weights by dtype", ("dtype", "tensors", "bytes"), rows)
 
     def _describe_description(self) -> list[Section]:
+        if self.spec is None:
+            return self._describe_compiled_metadata()
         description = self.spec.description
         metadata = description.metadata
         rows = [
@@ -434,6 +444,25 @@ class CoreMLView(DocumentView):
             features += [(f"{function.name} output", f.name, _feature_type(f)) for f in function.output]
         return [
             Section("Model description", ("property", "value"), rows),
+            Section("Features", ("kind", "name", "type"), features),
+        ]
+
+    def _describe_compiled_metadata(self) -> list[Section]:
+        """A compiled folder's metadata.json: its scalar fields, user metadata, and the input/output schemas."""
+        metadata = self.model.compiled_metadata or {}
+        rows = [(key, value) for key, value in metadata.items() if isinstance(value, str | int | float)]
+        for key in ("availability", "modelType"):
+            if isinstance(metadata.get(key), dict):
+                rows.append((key, ", ".join(f"{k} {v}" for k, v in metadata[key].items())))
+        user = metadata.get("userDefinedMetadata")
+        rows += [(f"user: {k}", v) for k, v in sorted(user.items())] if isinstance(user, dict) else []
+        features = [
+            (kind, str(entry.get("name", "?")), str(entry.get("formattedType") or entry.get("type", "?")))
+            for kind, key in (("input", "inputSchema"), ("output", "outputSchema"), ("state", "stateSchema"))
+            for entry in _schema(metadata, key)
+        ]
+        return [
+            Section("Model description (metadata.json)", ("property", "value"), rows),
             Section("Features", ("kind", "name", "type"), features),
         ]
 
@@ -644,3 +673,9 @@ def _layer_weights(layer: Any) -> list[tuple[str, int]]:
 def _short(value: Any) -> str:
     text = str(value).replace("\n", " ")
     return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _schema(metadata: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The entries of one of metadata.json's feature lists (inputSchema, outputSchema, stateSchema)."""
+    value = metadata.get(key)
+    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []

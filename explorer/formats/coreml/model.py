@@ -66,6 +66,8 @@ class CoreMLModel:
     blocks: dict[str, BlockInfo] = field(default_factory=dict)
     blobs: dict[tuple[str, int], Blob] = field(default_factory=dict)  # (op's block key, op index) → blob
     mil_text: str | None = None  # model.mil of a compiled .mlmodelc
+    # a compiled folder's metadata.json (coremlcompiler writes an array of one object; an object is read too)
+    compiled_metadata: dict[str, Any] | None = None
 
     @property
     def model_type(self) -> str:

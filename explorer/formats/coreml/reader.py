@@ -31,10 +31,16 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
 
     problems: list[Problem] = []
     progress(0, 3, "reading")
-    if path.is_dir() and not (path / "Manifest.json").is_file() and (path / "model.mil").is_file():
-        mil = _inside(path, path / "model.mil", "model.mil")
+    if path.is_dir() and not (path / "Manifest.json").is_file() and _is_compiled(path):
+        if (path / "model.mil").is_file():
+            mil_text = _read_text(_inside(path, path / "model.mil", "model.mil"), path)
+        else:  # a compiled NeuralNetwork: its layers are in Apple's binary files
+            mil_text = ""
+            said = "a compiled model without model.mil (a NeuralNetwork): its inputs and outputs are shown, its layers"
+            problems.append(Problem("info", "no-model-mil", said + " are not read", "model.mil"))
         weights = _weights_inside(path, path / "weights", problems)
-        model = CoreMLModel(path, None, None, weights, mil_text=_read_text(mil, path))
+        model = CoreMLModel(path, None, None, weights, mil_text=mil_text)
+        model.compiled_metadata = _compiled_metadata(path, problems)
         _check_weights(model, problems)
         return build_document(path, model, problems)
     spec_path, weights_dir = _locate(path)
@@ -68,6 +74,35 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
         _check_weights(model, problems)
     progress(3, 3, "done")
     return build_document(path, model, problems)
+
+
+def _is_compiled(path: Path) -> bool:
+    """A folder as coremlcompiler writes it: model.mil (an ML Program), or coremldata.bin with metadata.json."""
+    return (path / "model.mil").is_file() or (
+        (path / "coremldata.bin").is_file() and (path / "metadata.json").is_file()
+    )
+
+
+def _compiled_metadata(path: Path, problems: list[Problem]) -> dict | None:
+    """metadata.json of a compiled folder: coremlcompiler writes an array of one object (`[{"inputSchema": ...}]`),
+    older tools an object; both are read. Anything else is a warning, and the model loads without it."""
+    if not (path / "metadata.json").exists():
+        return None
+    try:
+        value = json.loads(_read_text(_inside(path, path / "metadata.json", "metadata.json"), path))
+    except ValueError as error:
+        problems.append(Problem("warning", "bad-metadata", f"metadata.json is not JSON ({error})", "metadata.json"))
+        return None
+    if isinstance(value, list) and value and all(isinstance(entry, dict) for entry in value):
+        if len(value) > 1:
+            problems.append(Problem("warning", "bad-metadata", f"metadata.json holds {len(value)} entries; the "
+                                    "first is read", "metadata.json: $"))  # fmt: skip
+        return value[0]
+    if isinstance(value, dict):
+        return value
+    problems.append(Problem("warning", "bad-metadata", "metadata.json: expected an object or an array of one "
+                            "object", "metadata.json: $"))  # fmt: skip
+    return None
 
 
 def _inside(root: Path, path: Path, member: str) -> Path:

@@ -11,8 +11,9 @@ TAR_ENDINGS = (".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz")
 
 
 def match(path: Path, head: bytes) -> bool:
-    if path.is_dir():
-        return (path / "metadata.json").is_file()
+    if path.is_dir():  # a compiled Core ML folder has a metadata.json too (an array): not a bundle
+        compiled_coreml = path.suffix == ".mlmodelc" or (path / "coremldata.bin").exists()
+        return (path / "metadata.json").is_file() and not compiled_coreml
     if path.name.endswith(TAR_ENDINGS):
         return True
     return len(head) >= 512 and head[257:262] == b"ustar"  # a tar without the usual name
