@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.arrays import distinct
 from explorer.document import Document, Item, Section
 from explorer.errors import LoadError, Problem
 
@@ -336,6 +337,12 @@ def _mismatch(document: Document, table, rows: np.ndarray, layer_names: list[str
     found = (rows >= 0) & with_workload
     if found.sum() < with_workload.sum() * AGREEMENT:
         return f"{int(with_workload.sum() - found.sum())} instructions name workloads the schedule does not have"
+    covered = distinct(rows[found]).size
+    if covered < s.n_workloads * AGREEMENT:  # a trace of another batch covers only the workloads both have
+        return f"the instructions cover {covered} of the schedule's {s.n_workloads} workloads: another batch or model"
+    why = _layers_disagree(s, table, rows, found)
+    if why:
+        return why
     if layer_names is not None:
         scheduled = found & (table.layer_index >= 0) & (table.layer_index < len(layer_names))
         names = np.asarray(layer_names, dtype=object)
@@ -345,6 +352,29 @@ def _mismatch(document: Document, table, rows: np.ndarray, layer_names: list[str
         if scheduled.any() and agree < scheduled.sum() * AGREEMENT:
             return (f"only {agree} of {int(scheduled.sum())} instructions are in the layer the schedule gives their "
                     "workload: another batch or model")  # fmt: skip
+    return ""
+
+
+def _layers_disagree(s: Any, table: Any, rows: np.ndarray, found: np.ndarray) -> str:
+    """Why the instructions' layers (slyr) are not the schedule's layer for layer, or "": the workloads of one
+    schedule layer must sit in one slyr, and two schedule layers in two. Needs no frontend (its names are
+    checked apart): a trace of another model groups the workloads otherwise."""
+    placed = found & (table.layer_index >= 0)
+    if not placed.any():
+        return ""
+    pairs = np.stack([s.wl_layer[rows[placed]].astype(np.int64), table.layer_index[placed].astype(np.int64)], 1)
+    keys, counts = np.unique(pairs, axis=0, return_counts=True)
+    best: dict[int, tuple[int, int]] = {}  # schedule layer → (its most common slyr, instructions there)
+    for (layer, slyr), count in zip(keys.tolist(), counts.tolist(), strict=True):
+        if count > best.get(layer, (0, 0))[1]:
+            best[layer] = (slyr, count)
+    agree = sum(count for _, count in best.values())
+    if agree < placed.sum() * AGREEMENT:
+        return (f"only {agree} of {int(placed.sum())} instructions are in the layer (slyr) of the other workloads of "
+                "their schedule layer: another model")  # fmt: skip
+    shared = len(best) - len({slyr for slyr, _ in best.values()})
+    if shared > len(best) * (1 - AGREEMENT):
+        return f"{shared} of the schedule's layers share an instruction layer (slyr) with another: another model"
     return ""
 
 

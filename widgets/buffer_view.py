@@ -35,6 +35,8 @@ SELECTED = Style(color="#ffffff", bold=True)
 TEXT = Style(color="#d0d0d0")
 DIM = Style(color="#8a8a8a")
 SPARK = "▁▂▃▄▅▆▇█"
+SHOWN_OVERLAPS = 3  # L2 pairs listed under the map at least (more when the lines below it allow)
+SHOWN_SIDE_OVERLAPS = 2  # the side memory's (WL0)
 SPEEDS = (0.5, 1, 2, 4, 8, 16)
 
 
@@ -258,7 +260,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
         lines.extend(self._strip_lines(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.append(self._peak_line(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.append(_legend(width, words))
-        lines.extend(self._findings(width, cells, wl0))
+        lines.extend(self._findings(width, cells, wl0, room=height - len(lines)))
         return lines
 
     def _map_lines(
@@ -350,16 +352,24 @@ class BufferView(LaneFrameWidget, can_focus=True):
             line = line[: peak_col - 1 - len(text)] + text + line[peak_col - 1 :]
         return Strip([Segment(" " * RULER, DIM), Segment(line[:plot], Style(color="#ff9f43"))])
 
-    def _findings(self, width: int, cells: CellMap, wl0: CellMap) -> list[Strip]:
+    def _findings(self, width: int, cells: CellMap, wl0: CellMap, room: int = 5) -> list[Strip]:
+        """The overlapping pairs of this snapshot, as many as the lines under the map allow (at least three of
+        L2's and two of the side memory's), then how many more: never a silent cut."""
         s = self.schedule
         words = self.document.vocabulary
         lines = []
-        for a, b, lo, hi in cells.overlaps[:3]:
-            lines.append(_text(f"overlap: tensor {a} and {b}, bytes {lo:#x}-{hi:#x}", width, OVERLAP))
-        for a, b, lo, hi in wl0.overlaps[:2]:
-            lines.append(
-                _text(f"{words.side_memory} overlap: entry {a} and {b}, bytes {lo:#x}-{hi:#x}", width, OVERLAP)
-            )
+        side_room = min(len(wl0.overlaps), SHOWN_SIDE_OVERLAPS) + (len(wl0.overlaps) > SHOWN_SIDE_OVERLAPS)
+        l2_room = max(room - side_room - (self.selected_entry >= 0), SHOWN_OVERLAPS)
+        for found, limit, say in (
+            (cells.overlaps, l2_room, lambda a, b, lo, hi: f"overlap: tensor {a} and {b}, bytes {lo:#x}-{hi:#x}"),
+            (wl0.overlaps, SHOWN_SIDE_OVERLAPS,
+             lambda a, b, lo, hi: f"{words.side_memory} overlap: entry {a} and {b}, bytes {lo:#x}-{hi:#x}"),
+        ):  # fmt: skip
+            listed = found if len(found) <= limit else found[: limit - 1]
+            lines += [_text(say(*pair), width, OVERLAP) for pair in listed]
+            if len(found) > len(listed):
+                more = f"and {len(found) - len(listed)} more overlapping pairs here (p: the problems list them all)"
+                lines.append(_text(more, width, OVERLAP))
         if self.selected_entry >= 0:
             e = self.selected_entry
             lines.append(

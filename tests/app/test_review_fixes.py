@@ -12,7 +12,7 @@ from explorer.api import open_document
 from explorer.diff import TOP_CHANGES, diff_documents
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import SAMPLE_DATA
-from tests.schedules import two_core
+from tests.schedules import entry, two_core
 from widgets.app import IrExplorerApp, make_app
 from widgets.problems import ProblemsTable
 
@@ -92,3 +92,24 @@ def test_a_screenshot_of_a_big_schedule_shows_the_whole_file_not_its_preview(mon
     take_screenshot(PLANTED, view="buffers", output=out, core=3, workload=2, size=(120, 40))  # was: no core 3
     text = out.read_text().replace("&#160;", " ")
     assert "core 3 workload 2" in text
+
+
+async def test_the_buffers_view_lists_every_overlapping_pair_or_says_how_many_more(write_json):
+    """Four tensors on the same bytes: six pairs. At 160x48 the lines under the map hold them all; at 80x24
+    the view lists what fits and says how many more (it used to list three and say nothing)."""
+    doc_json = two_core()
+    doc_json["0"][1]["buffer"] = [entry(t, 0x100, 64, new=True) for t in (11, 12, 13, 14)]
+    path = write_json(doc_json)
+    for size in ((160, 48), (80, 24)):
+        app = make_app(path)
+        async with app.run_test(size=size) as pilot:
+            await wait_loaded(pilot)
+            await pilot.press("3", "right")
+            await pilot.pause()
+            text = [strip.text for strip in app.buffers.render_frame()]
+            listed = [line for line in text if line.startswith("overlap: tensor")]
+            more = [line for line in text if line.startswith("and ") and "more overlapping pairs" in line]
+            said = int(more[0].split()[1]) if more else 0
+            assert len(listed) + said == 6 and listed, (size, text[-8:])
+            if size == (160, 48):
+                assert said == 0

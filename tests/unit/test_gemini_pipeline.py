@@ -8,6 +8,7 @@ import re
 import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,6 +143,39 @@ def test_companions_of_another_batch_are_reported_not_joined(capsys, tmp_path):
     refused = [p for p in document.problems if p.code == "companion-mismatch"]
     assert refused and "another batch or model" in refused[0].message
     assert info(capsys, schedule)["companions"]["trace"]["joined"] is False
+
+
+def refused_trace(tmp_path: Path, edit) -> tuple[Any, list[str]]:
+    """The batch-1 schedule with its own trace edited by `edit` (line → line or None), named on the command
+    line with no frontend: (the document, the companion-mismatch messages)."""
+    published("*.json")
+    trace = PIPELINE / "int8_resnet34.sim_quantized_b1_c1_bw16_sim.txt"
+    edited = tmp_path / "edited_sim.txt"
+    edited.write_text("\n".join(line for line in map(edit, trace.read_text().splitlines()) if line is not None))
+    schedule = SCHEDULES / "int8_resnet34.sim_quantized_b1_c1_bw16_stschedule.json"
+    document = open_document(schedule, companions={"trace": edited})
+    return document, [p.message for p in document.problems if p.code == "companion-mismatch"]
+
+
+def test_a_trace_that_covers_too_few_workloads_is_refused_without_a_frontend(tmp_path):
+    """Another batch's trace names the workloads both batches have: it must also cover the schedule's."""
+    document, refused = refused_trace(tmp_path, lambda line: None if re.search(r"'wkl': 6[0-8],", line) else line)
+    assert companions_of(document).measured is None
+    assert refused and "cover 60 of the schedule's 69 workloads" in refused[0]
+
+
+def test_a_trace_whose_layers_group_the_workloads_otherwise_is_refused(tmp_path):
+    """Without the frontend to name layers, the grouping still tells: one schedule layer, one slyr."""
+
+    def regroup(line: str) -> str:
+        found = re.search(r"'wkl': (\d+),", line)
+        return re.sub(r"'slyr': \d+", f"'slyr': {int(found.group(1)) % 7}", line) if found else line
+
+    document, refused = refused_trace(tmp_path, regroup)
+    assert companions_of(document).measured is None
+    assert refused and "share an instruction layer (slyr)" in refused[0]
+    same, refused = refused_trace(tmp_path, lambda line: line)  # the trace as it is: joined
+    assert refused == [] and companions_of(same).measured is not None
 
 
 def test_companions_named_on_the_command_line_and_a_stray_workload(capsys, tmp_path):
