@@ -36,6 +36,10 @@ class Measured:
     end: np.ndarray
     instructions: np.ndarray  # per row: how many instructions were joined to it
     makespan: float  # last end - first start over the joined instructions
+    # per row, over every instruction, set-up included (NaN where it has none): what `start`/`end` leave out
+    first_start: np.ndarray | None = None
+    last_end: np.ndarray | None = None
+    basis: str = "every instruction"  # what `start`/`end` are taken over, said in the details
 
     @property
     def workloads(self) -> int:
@@ -397,15 +401,26 @@ def join_measurement(document: Document, table, rows: np.ndarray, source: Path) 
     s = document.schedule
     joined = rows >= 0
     n = s.n_workloads
-    start = np.full(n, np.inf)
-    end = np.full(n, -np.inf)
-    np.minimum.at(start, rows[joined], table.start[joined].astype(np.float64))
-    np.maximum.at(end, rows[joined], table.end[joined].astype(np.float64))
-    counts = np.bincount(rows[joined], minlength=n)
-    start[counts == 0] = np.nan
-    end[counts == 0] = np.nan
+
+    def spans(chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        start, end = np.full(n, np.inf), np.full(n, -np.inf)
+        np.minimum.at(start, rows[chosen], table.start[chosen].astype(np.float64))
+        np.maximum.at(end, rows[chosen], table.end[chosen].astype(np.float64))
+        counts = np.bincount(rows[chosen], minlength=n)
+        start[counts == 0] = np.nan
+        end[counts == 0] = np.nan
+        return start, end, counts
+
+    first_start, last_end, counts = spans(joined)
+    start, end, basis = first_start, last_end, "every instruction"
+    if table.setup is not None:  # set-up can run long before the work (sta_cfg at cycle 0 of a 5 M-cycle run)
+        start, end, working = spans(joined & ~table.setup)
+        only_setup = (working == 0) & (counts > 0)  # a workload of set-up alone: its whole span
+        start[only_setup], end[only_setup] = first_start[only_setup], last_end[only_setup]
+        basis = "compute and data-movement instructions (set-up and control left out)"
     span = float(table.end[joined].max() - table.start[joined].min()) if joined.any() else 0.0
-    return Measured(source=source, start=start, end=end, instructions=counts, makespan=span)
+    return Measured(source=source, start=start, end=end, instructions=counts, makespan=span,
+                    first_start=first_start, last_end=last_end, basis=basis)  # fmt: skip
 
 
 def measured_summary(document: Document) -> dict:

@@ -271,6 +271,9 @@ class InstructionTable:
     layer_index: np.ndarray  # the frontend layer it is scheduled in (slyr), -1 when none
     start: np.ndarray | None
     end: np.ndarray | None
+    # True where an instruction only sets a unit up (its configuration, or control): it can run long before the
+    # work it prepares, so a workload's measured time is taken over the others. None: none is known to.
+    setup: np.ndarray | None = None
 
 
 @dataclass

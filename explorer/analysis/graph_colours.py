@@ -23,7 +23,12 @@ GREY = "#7a7a7a"
 OTHER = len(PALETTE) - 1  # the last palette colour stands for every rarer category
 GRADIENT_BASE = len(PALETTE)
 GREY_INDEX = GRADIENT_BASE + len(GRADIENT)
-COLOURS = (*PALETTE, *GRADIENT, GREY)  # index → hex
+# measured / estimated: blue where the estimate is too high, grey-white near 1×, red where it is too low
+DIVERGING = ("#2c5fa8", "#5b8fd1", "#a9c4e8", "#d8d8d8", "#f0b08a", "#e0704a", "#b8322a")
+DIVERGING_EDGES = (1 / 4, 1 / 2, 1 / 1.25, 1.25, 2, 4)  # bucket k holds ratios in [edge k-1, edge k)
+DIVERGING_BASE = GREY_INDEX + 1
+COLOURS = (*PALETTE, *GRADIENT, GREY, *DIVERGING)  # index → hex
+DIVERGING_MODES = {"estimate error"}  # ratios: a scale centred on 1×, not a magnitude
 MODE_KEYS = {"op type": None, "dtype": "dtype", "parameter bytes": "parameter_bytes", "time": "time", "core": "core",
              "L2 peak": "l2_peak", "measured time": "measured",
              "estimate error": "estimate_error"}  # fmt: skip
@@ -81,8 +86,25 @@ def item_colours(model: GraphModel, visible: VisibleGraph, mode: str) -> tuple[n
     return colours, legend
 
 
+def _diverging(values: np.ndarray, nodes: np.ndarray, colours: np.ndarray):
+    """Ratios on a fixed scale centred on 1× (log-symmetric), so 2× too slow and 2× too fast look alike in
+    strength; the legend names each bucket with its unit."""
+    finite = np.isfinite(values) & (values > 0)
+    if not finite.any():
+        return colours, [("no values", GREY)]
+    colours[nodes[finite]] = DIVERGING_BASE + np.searchsorted(DIVERGING_EDGES, values[finite], side="right")
+    edges = ("", *(f"{edge:g}×" for edge in DIVERGING_EDGES), "")
+    names = [f"< {edges[1]}"] + [f"{edges[k]}–{edges[k + 1]}" for k in range(1, 6)] + [f"≥ {edges[6]}"]
+    names[3] += " (measured ≈ estimated)"
+    legend = [(f"measured/estimated {name}" if k == 0 else name, DIVERGING[k]) for k, name in enumerate(names)]
+    legend.append(("none", GREY))
+    return colours, legend
+
+
 def _numeric(column: np.ndarray, nodes: np.ndarray, node_ids: np.ndarray, colours: np.ndarray, mode: str):
     values = column[node_ids]
+    if mode in DIVERGING_MODES:
+        return _diverging(values, nodes, colours)
     finite = np.isfinite(values) & (values > 0)
     if not finite.any():
         return colours, [("no values", GREY)]

@@ -229,7 +229,7 @@ def test_the_schedule_graph_is_coloured_by_the_measurement_when_joined(tmp_path)
     assert {"measured time", "estimate error"} <= set(colour_modes(joined))
     visible = visible_graph(joined, initial_expansion(joined))
     colours, legend = item_colours(joined, visible, "estimate error")
-    assert len(legend) == 6 and (colours != colours[0]).any()
+    assert len(legend) == 8 and (colours != colours[0]).any()  # a diverging scale of 7 (centred on 1×) and "none"
     alone = open_document(SCHEDULES / "int8_resnet34.sim_quantized_b1_c1_bw16_stschedule.json").view.graph_model()
     assert "measured time" not in colour_modes(alone)  # no trace beside it: no such mode
 
@@ -287,3 +287,34 @@ def test_an_instructions_ids_and_parameters_read_as_the_trace_writes_them():
     assert parameters["DTaddr"] == "4096" and parameters["STaddr"] == "0"
     cfg = next(sections for sections in details if sections[0].rows[0] == ("instruction", "lda_cfg"))
     assert dict(cfg[1].rows)["STile"] == "[3, 32, 32]"
+
+
+def test_a_workloads_measured_time_leaves_its_set_up_out(tmp_path):
+    """Configuration instructions can run long before the work (sta_cfg at the first cycles of a workload that
+    ends millions of cycles later): measured over every instruction, ratios reached thousands."""
+    import numpy as np
+
+    document = open_document(pipeline_folder(tmp_path, 4))
+    measured = companions_of(document).measured
+    s = document.schedule
+    work = (measured.end - measured.start) / s.wl_time
+    whole = (measured.last_end - measured.first_start) / s.wl_time
+    assert np.nanmax(whole) > 100 and np.nanmax(work) < 5 and 0.8 < np.nanmedian(work) < 1.25
+    row = int(np.nanargmax(whole))
+    rows = dict(next(x for x in document.describe(("workload", row)) if x.title == "Estimate vs measured").rows)
+    assert rows["measured over"].startswith("compute and data-movement instructions")
+    assert "with set-up (cycles)" in rows
+
+
+def test_the_estimate_error_is_coloured_on_a_scale_centred_on_one(tmp_path):
+    from collections import Counter
+
+    from explorer.analysis.graph_colours import DIVERGING, DIVERGING_BASE, item_colours
+    from explorer.analysis.graph_layout import initial_expansion, visible_graph
+
+    model = open_document(pipeline_folder(tmp_path, 1)).view.graph_model()
+    colours, legend = item_colours(model, visible_graph(model, initial_expansion(model)), "estimate error")
+    assert [hex_ for _, hex_ in legend[:7]] == list(DIVERGING)
+    assert legend[0][0].startswith("measured/estimated") and "(measured ≈ estimated)" in legend[3][0]
+    buckets = Counter(c - DIVERGING_BASE for c in colours.tolist() if c >= DIVERGING_BASE)
+    assert buckets.most_common(1)[0][0] == 3  # most layers within 1.25× once set-up is left out

@@ -107,9 +107,12 @@ class TraceView(DocumentView):
     @cached_property
     def table(self) -> InstructionTable:
         p = self.program
+        units = [p.units[u] for u in p.unit.tolist()]
+        # `*_cfg*` instructions configure a unit and `ct_*` ones are control: neither moves data nor computes
+        setup = np.fromiter((u == "CT" or "_cfg" in n for u, n in zip(units, p.name, strict=True)), bool, p.n)
         return InstructionTable(
-            name=p.name, unit=[p.units[u] for u in p.unit.tolist()], line=p.line, workload=p.wkl,
-            layer_index=p.slyr, start=p.start if p.timed else None, end=p.end if p.timed else None,
+            name=p.name, unit=units, line=p.line, workload=p.wkl, layer_index=p.slyr,
+            start=p.start if p.timed else None, end=p.end if p.timed else None, setup=setup,
         )  # fmt: skip
 
     def instructions(self) -> InstructionTable:

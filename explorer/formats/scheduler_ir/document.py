@@ -468,8 +468,16 @@ class ScheduleView(DocumentView):
                 ("measured (cycles)", f"{number(span)} ({number(measured.start[row])} → {number(measured.end[row])})"),
                 ("difference", f"{span - estimate:+,.0f} cycles"),
                 ("measured / estimated", f"{span / estimate:.2f}×" if estimate else "—"),
+                ("measured over", measured.basis),
                 ("instructions joined", f"{int(measured.instructions[row]):,}"),
             ]
+            if measured.first_start is not None and (measured.first_start[row], measured.last_end[row]) != (
+                measured.start[row],
+                measured.end[row],
+            ):  # the whole span too, when set-up ran outside the work
+                whole = float(measured.last_end[row] - measured.first_start[row])
+                rows.append(("with set-up (cycles)", f"{number(whole)} ({number(measured.first_start[row])} → "
+                             f"{number(measured.last_end[row])})"))  # fmt: skip
             sections.append(Section("Estimate vs measured", ("property", "value"), rows))
             mine = (s.wl_layer == s.wl_layer[row]) & (measured.instructions > 0)
             layer_span = float(np.nansum(measured.end[mine] - measured.start[mine]))
