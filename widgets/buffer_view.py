@@ -23,6 +23,7 @@ from explorer.document import Document, Vocabulary
 from explorer.formatting import human_bytes
 from widgets.frame_widget import LaneFrameWidget
 from widgets.messages import Selected
+from widgets.text_lines import flowed, folded
 
 RULER = 9  # "0x00000 │"
 WL0_WIDTH = 18  # the side memory's (WL0's) least width; it gets a quarter of a wide view
@@ -223,8 +224,9 @@ class BufferView(LaneFrameWidget, can_focus=True):
             f"{words.memory} {human_bytes(used)} of {human_bytes(s.buffersize)}"
             f"{' · ▶ playing ×' + str(SPEEDS[self.speed_index]) if self.playing else ''}"
         )
-        lines = [_text(header, width, TEXT)]
-        available = max(height - 11, 2)
+        lines = folded(header, width, TEXT)  # a narrow view folds the header at its fields, never mid-number
+        legend = _legend(width, words)
+        available = max(height - 11 - (len(lines) - 1) - (len(legend) - 1), 2)
         l2_cols, wl0_width = split_columns(width, bool(words.side_memory))
         bpc = round_cell_size(s.buffersize, available * l2_cols)
         grid_rows = min(available, -(-max(s.buffersize, 1) // (bpc * l2_cols)))
@@ -240,6 +242,9 @@ class BufferView(LaneFrameWidget, can_focus=True):
             bytes_per_cell=round_cell_size(wl0_cap, grid_rows * max(wl0_width, 1)),
         )
         l2_title = f"{words.memory} · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
+        for shorter in (f"{bpc} B/cell · {human_bytes(bpc * l2_cols)}/row", f"{bpc} B per cell", f"{bpc} B/cell"):
+            if len(l2_title) > l2_cols:  # a short form rather than a cut one
+                l2_title = shorter
         title = [Segment(" " * RULER), Segment(l2_title[:l2_cols].ljust(l2_cols), DIM)]
         if words.side_memory:
             title += [
@@ -247,7 +252,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
                 Segment(f"{words.side_memory} · {human_bytes(wl0_cap)}"[:wl0_width], DIM),
             ]
         lines.append(Strip(title))
-        self._l2_geometry = (2, RULER, grid_rows, l2_cols, cells.owner)  # lines 0-1: header and map titles
+        self._l2_geometry = (len(lines), RULER, grid_rows, l2_cols, cells.owner)  # after the header and titles
         l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, ruler=True)
         wl0_lines = (
             self._map_lines(wl0, grid_rows, wl0_width, None, None, None, ruler=False) if words.side_memory else []
@@ -259,7 +264,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
             lines.append(Strip(segments))
         lines.extend(self._strip_lines(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.append(self._peak_line(width, analysis.l2_bytes[rows.start : rows.stop]))
-        lines.append(_legend(width, words))
+        lines.extend(legend)
         lines.extend(self._findings(width, cells, wl0, room=height - len(lines)))
         return lines
 
@@ -419,7 +424,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
                 for r in range(tile_rows):
                     block[r + 1].extend(body[r] + [Segment("  ", DIM)])
             lines.extend(Strip(segments) for segments in block)
-        lines.append(_legend(width, words))
+        lines.extend(_legend(width, words))
         return lines
 
 
@@ -450,31 +455,24 @@ def split_columns(width: int, side_memory: bool) -> tuple[int, int]:
     space = width - RULER - 3
     if not side_memory:
         return max(space // 8 * 8, 8), 0
-    l2_cols = max((space - max(WL0_WIDTH, space // 4)) // 8 * 8, 8)
-    return l2_cols, max(space - l2_cols, WL0_WIDTH)
+    # narrow (80 columns): L2 first, the side memory a quarter down to 10 cells (it took 22 of 38, L2 16)
+    side = max(WL0_WIDTH, space // 4) if space >= 4 * WL0_WIDTH else max(space // 4, 10)
+    l2_cols = max((space - side) // 8 * 8, 8)
+    return l2_cols, max(space - l2_cols, 10)
 
 
 def _text(text: str, width: int, style: Style) -> Strip:
     return Strip([Segment(text[:width].ljust(width), style)])
 
 
-def _legend(width: int, words: Vocabulary) -> Strip:
-    segments = [Segment("legend ", DIM)]
-    for style, shown in zip(ENTRY_STYLES, words.entry_kinds, strict=False):
-        segments += [Segment("█", style), Segment(f" {shown}  ", DIM)]
-    segments += [
-        Segment("▓", ENTRY_STYLES[0]),
-        Segment(" newly added  ", DIM),
-        Segment("▒", OVERLAP),
-        Segment(" overlap  ", DIM),
-        Segment("·", FREE),
-        Segment(" free  ", DIM),
-    ]
+def _legend(width: int, words: Vocabulary) -> list[Strip]:
+    """The legend's items flowed onto as many lines as `width` needs (each item whole)."""
+    narrow = width < 80  # short words then, so the legend takes two lines, not three
+    items = [(glyph, style, f" {shown}  ", DIM) for glyph, style, shown in (
+        *(("█", style, kind) for style, kind in zip(ENTRY_STYLES, words.entry_kinds, strict=False)),
+        ("▓", ENTRY_STYLES[0], "new" if narrow else "newly added"), ("▒", OVERLAP, "overlap"), ("·", FREE, "free"),
+    )]  # fmt: skip
     if words.side_memory:
-        segments += [
-            Segment("◆", DIM),
-            Segment(" ring region start  ", DIM),
-            Segment("█", SIDE_STYLE),
-            Segment(f" {words.side_memory} entry", DIM),
-        ]
-    return Strip(segments).crop(0, width)
+        region, side = ("region start", words.side_memory) if narrow else ("ring region start", "{} entry")
+        items += [("◆", DIM, f" {region}  ", DIM), ("█", SIDE_STYLE, " " + side.format(words.side_memory), DIM)]
+    return flowed(items, width, ("legend ", DIM))

@@ -26,8 +26,9 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,f1,question_mark", "dismiss", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; height: auto; max-height: 90%; border: round $accent; background: $surface;
-                                  padding: 1 2; }
+    HelpScreen > VerticalScroll { width: 90; max-width: 100%; height: auto; max-height: 90%; border: round $accent;
+                                  background: $surface; padding: 1 2; }
+    Screen.-narrow HelpScreen > VerticalScroll { padding: 0 1; }
     """
 
     def __init__(self, app_bindings: list[tuple[str, str, str]]) -> None:
@@ -36,9 +37,10 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         table = Table(title="ir-explorer keys", show_edge=False, header_style="bold", title_style="bold")
-        table.add_column("where", style="dim")
-        table.add_column("key", style="bold cyan")
-        table.add_column("what")
+        # at 80 columns the box fits the screen: the key column folds its long entries, the text wraps
+        table.add_column("where", style="dim", no_wrap=True)
+        table.add_column("key", style="bold cyan", max_width=16, overflow="fold")
+        table.add_column("what", ratio=1)
         for where, key, what in self.app_bindings + BUILTIN_KEYS:
             table.add_row(where, key, what)
         with VerticalScroll():

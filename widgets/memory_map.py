@@ -28,6 +28,7 @@ from explorer.formatting import human_bytes, plural
 from widgets.buffer_view import ENTRY_STYLES, OVERLAP, RULER, SIDE_STYLE, ruler_label
 from widgets.frame_widget import LaneFrameWidget
 from widgets.messages import Selected
+from widgets.text_lines import flowed, folded
 
 BACKGROUND = "#262626"
 CURSOR_BACKGROUND = "#3a3a50"
@@ -280,8 +281,9 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         if self.document is None or self.schedule is None or width < RULER + 12 or height < FOOTER_LINES + 4:
             return [Strip.blank(width)] * height
         m = self.map
-        lines = [self._header(width, m)]
-        map_lines = height - 1 - FOOTER_LINES
+        lines = self._header(width, m)
+        legend = self._legend(width)
+        map_lines = height - len(lines) - FOOTER_LINES - (len(legend) - 1)
         columns = width - RULER
         self._columns = columns
         step0, step1 = self.steps_shown()
@@ -291,15 +293,15 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         if self._pixels is None or self._pixels[0] != key:
             self._pixels = (key, paint(m, step0, step1, 0, drawn * per_line, columns, 2 * drawn))
         pixels = self._pixels[1]
-        self._geometry = (1, RULER, drawn, columns)
+        self._geometry = (len(lines), RULER, drawn, columns)
         lines += self._map_lines(m, pixels, drawn, columns)
         lines.append(self._axis(m, pixels, columns))
         lines.append(self._selection_line(width, m))
-        lines.append(self._legend(width))
+        lines += legend
         lines.append(self._findings(width, m))
         return lines[:height]
 
-    def _header(self, width: int, m: MemoryMap) -> Strip:
+    def _header(self, width: int, m: MemoryMap) -> list[Strip]:
         s, words = self.schedule, self.document.vocabulary
         row = self.row
         live = self.map.bands_at(self.frame).size
@@ -311,7 +313,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
             f"{s.layers[s.wl_layer[row]]} · step {self.frame + 1}/{m.steps}{zoom} · {plural(int(live), 'tensor')}, "
             f"{human_bytes(int(m.used[self.frame]) if m.used.size else 0)} of {human_bytes(m.capacity)}"
         )
-        return Strip([Segment(text[:width].ljust(width), TEXT)])
+        return folded(text, width, TEXT)
 
     def _map_lines(self, m: MemoryMap, pixels: Pixels, lines: int, columns: int) -> list[Strip]:
         """Each line two pixel rows as ▀ (upper pixel the foreground, lower the background): pixels become
@@ -387,19 +389,19 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         )
         return Strip([Segment(text[:width].ljust(width), Style(color=SELECTED, bold=True))])
 
-    def _legend(self, width: int) -> Strip:
+    def _legend(self, width: int) -> list[Strip]:
         words = self.document.vocabulary
-        segments = [Segment("legend ", DIM)]
+        items = []
         if self.memory == "l2":
             for code, name in enumerate(words.entry_kinds):
-                segments += [Segment("█", ENTRY_STYLES[code % len(ENTRY_STYLES)]), Segment(f"{name}  ", TEXT)]
+                items.append(("█", ENTRY_STYLES[code % len(ENTRY_STYLES)], f"{name}  ", TEXT))
         else:
-            segments += [Segment("█", SIDE_STYLE), Segment("entry  ", TEXT)]
-        segments += [Segment("█", OVERLAP), Segment("overlap  ", TEXT)]
+            items.append(("█", SIDE_STYLE, "entry  ", TEXT))
+        items.append(("█", OVERLAP, "overlap  ", TEXT))
         if self.map.ring:
-            segments += [Segment("◆", DIM), Segment("ring region start  ", TEXT)]
-        segments += [Segment("▲", PEAK), Segment("cursor  ", TEXT), Segment("◆", PEAK), Segment("peak", TEXT)]
-        return Strip(segments).crop(0, width).extend_cell_length(width)
+            items.append(("◆", DIM, "ring region start  ", TEXT))
+        items += [("▲", PEAK, "cursor  ", TEXT), ("◆", PEAK, "peak", TEXT)]
+        return flowed(items, width, ("legend ", DIM))
 
     def _findings(self, width: int, m: MemoryMap) -> Strip:
         here = np.flatnonzero(m.overlap_step == self.frame)

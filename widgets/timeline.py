@@ -476,7 +476,14 @@ class Timeline(FrameWidget, can_focus=True):
             )
         if self.show_critical:
             parts.append("critical path in red")
-        text = " · ".join(parts)[:width]
+        text = " · ".join(parts)
+        if len(text) > width:  # narrow: the colours' names go first (the legend says "by type"), then the mode
+            parts[2] = "by layer" if self.by_layer else "by type"
+            text = " · ".join(parts)
+        if len(text) > width:
+            text = " · ".join(parts[:1] + parts[2:])
+        if len(text) > width:
+            text = text[: width - 1] + "…"
         return Strip([Segment(text.ljust(width), Style(color="#d0d0d0", bgcolor="#262626"))])
 
 

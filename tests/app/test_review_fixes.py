@@ -113,3 +113,32 @@ async def test_the_buffers_view_lists_every_overlapping_pair_or_says_how_many_mo
             assert len(listed) + said == 6 and listed, (size, text[-8:])
             if size == (160, 48):
                 assert said == 0
+
+
+async def test_at_80x24_text_is_folded_or_shortened_never_cut_mid_field():
+    from widgets.buffer_view import split_columns
+    from widgets.help_screen import HelpScreen
+
+    app = make_app(PLANTED)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        bar = str(app.query_one("#summary").render())
+        assert bar.endswith(" …") and "KiB/" not in bar  # whole fields, then "…" (was: `peak L2 9.0 KiB/28.0`)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one("VerticalScroll").region
+        assert box.x >= 0 and box.right <= 80  # the help box ran off the right edge
+        await pilot.press("escape", "3")
+        await pilot.pause()
+        l2, side = split_columns(app.buffers.size.width, True)
+        assert l2 > side  # L2 first (it had 16 columns beside WL0's 22)
+        text = [strip.text for strip in app.buffers.render_frame()]
+        legend = " ".join(line for line in text if line.startswith("legend") or line.startswith("       "))
+        assert all(word in legend for word in ("ifmap", "weight", "ofmap", "overlap", "free", "WL0"))
+        assert any(line.startswith("  frame") for line in text)  # the header folded at a field
+        await pilot.press("7")
+        await pilot.pause()
+        text = [strip.text for strip in app.memory_map.render_frame()]
+        legend = " ".join(line for line in text if line.startswith("legend") or line.startswith("       "))
+        assert "peak" in legend and "cursor" in legend

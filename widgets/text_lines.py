@@ -1,0 +1,36 @@
+"""Text that must stay readable at 80 columns: a header folded between its fields, a legend flowed item by item
+onto as many lines as the width needs. Never half a number at the right edge (issue #32: `peak L2 9.0 KiB/28.0`)."""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+
+def folded(text: str, width: int, style: Style, separator: str = " · ") -> list[Strip]:
+    """`text` on as many lines as `width` needs, folded between its fields (a field longer than a line is cut)."""
+    lines = [""]
+    for k, field in enumerate(text.split(separator)):
+        piece = field if k == 0 else separator + field
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines.append("  " + field)
+        else:
+            lines[-1] += piece
+    return [Strip([Segment(line[:width].ljust(width), style)]) for line in lines]
+
+
+def flowed(items: list[tuple[str, Style, str, Style]], width: int, lead: tuple[str, Style]) -> list[Strip]:
+    """Legend items (glyph, its style, label, label style) after `lead`, flowed onto lines of `width`, each
+    item whole; the lines after the first are indented under the first item."""
+    indent = len(lead[0])
+    lines: list[list[Segment]] = [[Segment(*lead)]]
+    used = indent
+    for glyph, glyph_style, label, label_style in items:
+        size = len(glyph) + len(label)
+        if used + size > width and used > indent:
+            lines.append([Segment(" " * indent, lead[1])])
+            used = indent
+        lines[-1] += [Segment(glyph, glyph_style), Segment(label, label_style)]
+        used += size
+    return [Strip(segments).crop(0, width).extend_cell_length(width) for segments in lines]
