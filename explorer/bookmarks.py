@@ -21,6 +21,7 @@ import getpass
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -159,11 +160,30 @@ def _locked(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux says it (setting it, even for an instant,
+    would touch files other threads create meanwhile)."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read by setting it, and put it back at once
+    os.umask(mask)
+    return mask
+
+
 def _write_atomically(path: Path, payload: dict) -> None:
     data = (json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:  # the mode of the file it replaces (a shared sidecar stays shared), else what the umask gives a new file
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # 0600
     try:
         with os.fdopen(handle, "wb") as out:
+            os.fchmod(out.fileno(), mode)
             out.write(data)
             out.flush()
             os.fsync(out.fileno())

@@ -326,12 +326,15 @@ def _print_problem_table(problems: list, counts: dict[str, int]) -> None:
     if not problems:
         print("no problems found")
         return
+    from explorer.formatting import plural
+
     widths = {"severity": 8, "code": max(len(p.code) for p in problems)}
-    for p in problems:
+    rank = {"error": 0, "warning": 1}
+    for p in sorted(problems, key=lambda p: rank.get(p.severity, 2)):  # errors first, each kind in file order
         print(f"{p.severity:<{widths['severity']}} {p.code:<{widths['code']}} {p.message}")
         if p.location:
             print(f"{'':<{widths['severity']}} {'':<{widths['code']}}   at {p.location}")
-    print(f"\n{counts['error']} errors, {counts['warning']} warnings")
+    print(f"\n{plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}")
 
 
 def _run_diff(args: argparse.Namespace) -> ExitCode:

@@ -30,7 +30,7 @@ def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES) ->
     """What changed from `a` to `b`. A schedule's changes are listed up to `limit` of each kind (None: all);
     `left_out` counts the rest by kind, so a reader knows the list is not the whole story."""
     if a.meta.format != b.meta.format:
-        raise NotComparable(f"cannot compare a {a.meta.format} file with a {b.meta.format} file")
+        raise NotComparable(f"cannot compare {_article(a.meta.format)} file with {_article(b.meta.format)} file")
     left_out: dict[str, int] = {}
     if a.is_schedule and a.schedule is not None and b.schedule is not None:
         summary, changes = _schedule_diff(a, b, limit, left_out)
@@ -44,6 +44,11 @@ def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES) ->
         "changes": changes,
         "left_out": left_out,
     }
+
+
+def _article(word: str) -> str:
+    """ "an onnx", "a coreml": the article the format's name is read with."""
+    return ("an " if word[:1].lower() in "aeio" else "a ") + word
 
 
 def _listed(found: list[dict[str, Any]], limit: int | None, left_out: dict[str, int]) -> list[dict[str, Any]]:

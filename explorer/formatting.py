@@ -82,7 +82,11 @@ def human(value: object, key: str = "") -> str:
         parts = []
         for k, v in value.items():
             if labels and isinstance(v, list | tuple) and len(v) == len(labels):
-                parts.append(f"{k} " + ", ".join(f"{number(x)} {label}" for x, label in zip(v, labels, strict=True)))
+                said = (
+                    f"{number(x)} {label.removesuffix('s') if x == 1 else label}"
+                    for x, label in zip(v, labels, strict=True)
+                )
+                parts.append(f"{k} " + ", ".join(said))  # "int64 1 element", never "1 elements"
             else:
                 parts.append(f"{k} {human(v)}")
         return "; ".join(parts) if labels else ", ".join(parts) or "none"

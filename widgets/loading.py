@@ -17,6 +17,9 @@ class LoadingPanel(Vertical):
         yield Label("Opening…", id="loading-stage")
         yield ProgressBar(total=100, show_eta=False, id="loading-bar")
 
+    shown = 0.0  # the bar's fraction: stages report their own from 0, the bar never goes back (26% → 0% → 20%)
+
     def set_progress(self, fraction: float, stage: str) -> None:
         self.query_one("#loading-stage", Label).update(stage)
-        self.query_one("#loading-bar", ProgressBar).update(progress=round(fraction * 100, 1))
+        self.shown = max(self.shown, fraction)
+        self.query_one("#loading-bar", ProgressBar).update(progress=round(self.shown * 100, 1))

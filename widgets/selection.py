@@ -36,6 +36,19 @@ def label_of(document: Document, ref: Any) -> str:
     return item.label if item.ref == ref else str(ref)
 
 
+def with_core(document: Document | None, ref: Any, label: str) -> str:
+    """A workload's (or its entries') label with its core in front: the tree says `#2 Conv_2` under a core's
+    node, but a bookmark or a prompt read alone must say which core."""
+    s = document.schedule if document is not None else None
+    if s is None or not (isinstance(ref, tuple) and len(ref) >= 2 and ref[0] in WORKLOAD_REFS):
+        return label
+    row = ref[1]
+    if not isinstance(row, int) or not 0 <= row < s.n_workloads:
+        return label
+    core = s.core_label(int(s.wl_core[row]))
+    return label if label.startswith(core) or "core" in label else f"{core} · {label}"
+
+
 def problem_section(problem: Problem) -> Section:
     rows = [
         ("severity", problem.severity),
@@ -133,11 +146,11 @@ class SelectionSync:
             widget = widget.parent
         if name != "tree" and (name or self.last_selection) in self.selections:
             ref, label = self.selections[name or self.last_selection]
-            return ref, label or label_of(self.document, ref)
+            return ref, with_core(self.document, ref, label or label_of(self.document, ref))
         node = self.query_one(DocumentTree).cursor_node
         if node is None or node.data is None:
             return ("summary",), "summary"
-        return node.data.ref, node.data.label
+        return node.data.ref, with_core(self.document, node.data.ref, node.data.label)
 
     # ---- what follows -----------------------------------------------------------------------------------------
     def show_details(self, ref: Any) -> None:

@@ -467,7 +467,9 @@ def _table(columns: list[str], rows: list[list[Any]]) -> str:
 
 def report_html(document: Document) -> str:
     summary_rows = [[k.replace("_", " "), _summary_value(k, v)] for k, v in document.summary.items()]
-    problem_rows = [[p.severity, p.code, p.message, p.location] for p in document.problems[:2000]]
+    rank = {"error": 0, "warning": 1}
+    first = sorted(document.problems, key=lambda p: rank.get(p.severity, 2))[:2000]  # errors first
+    problem_rows = [[p.severity, p.code, p.message, p.location] for p in first]
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>ir-explorer report: {html.escape(document.meta.source.name)}</title>",

@@ -142,3 +142,39 @@ async def test_at_80x24_text_is_folded_or_shortened_never_cut_mid_field():
         text = [strip.text for strip in app.memory_map.render_frame()]
         legend = " ".join(line for line in text if line.startswith("legend") or line.startswith("       "))
         assert "peak" in legend and "cursor" in legend
+
+
+async def test_the_load_progress_never_goes_back():
+    from textual.widgets import ProgressBar
+
+    from widgets.loading import LoadingPanel
+
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(LoadingPanel)
+        for fraction, stage in ((0.26, "reading"), (0.0, "decoding core 1"), (0.2, "decoding core 2")):
+            panel.set_progress(fraction, stage)
+        assert panel.query_one("#loading-bar", ProgressBar).progress == 26
+        await wait_loaded(pilot)
+
+
+def test_check_lists_errors_first_and_counts_in_words(write_json, capsys):
+    doc_json = two_core()
+    doc_json["0"][0]["buffer"] = [entry(1, 0, 0)]  # a zero-size entry: a warning, first in the file
+    doc_json["1"][1]["ifmap"][0]["transfer_id"] = [777]  # an unresolved transfer: an error, later
+    assert cli.main(["check", str(write_json(doc_json))]) == 1
+    lines = [line for line in capsys.readouterr().out.splitlines() if line and not line.startswith(" ")]
+    severities = [line.split()[0] for line in lines[:-1]]
+    assert severities == sorted(severities, key=lambda s: s != "error") and "warning" in severities
+    assert lines[-1] == "1 error, 1 warning"
+
+
+def test_a_json_of_numbered_arrays_without_a_schedules_keys_is_not_a_schedule(tmp_path):
+    import pytest
+
+    from explorer.errors import LoadError
+
+    other = tmp_path / "numbers.json"
+    other.write_text('{"0": [1, 2], "1": [3]}')
+    with pytest.raises(LoadError, match="unknown format"):
+        open_document(other)

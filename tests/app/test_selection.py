@@ -101,3 +101,12 @@ async def test_after_a_jump_the_views_selection_is_where_it_jumped(tmp_path):
         assert app.focused.id == "timeline" and app.selected_item()[0] == target != before
         screen = await press_and_read(pilot, "b")
         assert screen.question == f"Note for {app.selected_item()[1]}:"
+
+
+async def test_a_workloads_label_says_its_core(tmp_path):
+    """The tree shows `#1 Conv_1` under its core's node; a bookmark or a prompt read alone must say the core."""
+    app = make_app(SCHEDULE, bookmarks=tmp_path / "marks.json")
+    async with app.run_test(size=SIZE) as pilot:
+        ref, label = await selected_after(pilot, "2", "full_stop", "down", "full_stop")
+        s = app.document.schedule
+        assert label.startswith(s.core_label(int(s.wl_core[ref[1]])) + " · #")

@@ -173,3 +173,19 @@ def test_a_note_that_is_not_text_is_a_clear_error_and_nothing_is_written(tmp_pat
     with pytest.raises(UnsavableNote, match="not text"):
         add_bookmark(path, Path("x"), mark("bad \udc80 byte"))
     assert path.read_bytes() == before
+
+
+def test_the_sidecar_keeps_the_mode_of_the_file_it_replaces_else_the_umasks(tmp_path):
+    import os
+    import stat
+
+    new = tmp_path / "new.bookmarks.json"
+    add_bookmark(new, Path("x"), mark())
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o666 & ~mask  # not mkstemp's 0600
+    shared = tmp_path / "shared.bookmarks.json"
+    add_bookmark(shared, Path("x"), mark())
+    shared.chmod(0o664)
+    add_bookmark(shared, Path("x"), mark("again"))
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o664

@@ -11,8 +11,14 @@ from explorer.format import JSON_NESTING_LIMIT, Format, lazy
 _SNIFF = re.compile(rb'^\s*\{\s*"(-1|\d+|buffersize|top_batch_cut|xlen|ylen)"\s*:')
 
 
+# A schedule's own words: a JSON object of numbered arrays that has none of them is something else
+_OWN_KEYS = re.compile(rb'"(workload_id|layer_name|buffersize|xlen|ylen|top_batch_cut|transfer_id)"\s*:')
+
+
 def match(path: Path, head: bytes) -> bool:
-    return path.name.endswith("stschedule.json") or bool(_SNIFF.match(head))
+    if path.name.endswith("stschedule.json"):
+        return True
+    return bool(_SNIFF.match(head)) and bool(_OWN_KEYS.search(head))
 
 
 LIMITS = (  # the README's Limits section lists these (tested)
