@@ -18,7 +18,15 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.timer import Timer
 
-from explorer.analysis.buffer_view import CellMap, l2_cell_map, round_cell_size, wl0_capacity, wl0_cell_map
+from explorer.analysis.buffer_view import (
+    CellMap,
+    address_window,
+    l2_cell_map,
+    round_cell_size,
+    window_around,
+    wl0_capacity,
+    wl0_cell_map,
+)
 from explorer.document import Document, Vocabulary
 from explorer.formatting import human_bytes
 from widgets.frame_widget import LaneFrameWidget
@@ -55,6 +63,9 @@ class BufferView(LaneFrameWidget, can_focus=True):
         Binding("left_square_bracket", "tensor(-1)", "Prev tensor", show=False, key_display="["),
         Binding("home", "frame_edge(0)", "First frame", show=False),
         Binding("end", "frame_edge(1)", "Last frame", show=False),
+        Binding("i", "zoom_addresses(0.25)", "Zoom addresses in", show=False),
+        Binding("o", "zoom_addresses(4)", "Zoom addresses out", show=False),
+        Binding("I", "zoom_to_overlap", "Zoom to the overlap", show=False),
     ]
     HELP_KEYS = [
         ("Buffers", "Space", "play / pause the animation over the {lane}'s {block}s"),
@@ -65,6 +76,8 @@ class BufferView(LaneFrameWidget, can_focus=True):
         ("Buffers", "G", "one {lane} / every {lane} at the same time (g is go to linked, everywhere)"),
         ("Buffers", "[ / ]", "select the previous / next tensor of the snapshot"),
         ("Buffers", "click", "select the tensor under the mouse"),
+        ("Buffers", "i / o", "zoom the addresses in / out around the selected tensor (else the overlap, the middle)"),
+        ("Buffers", "I", "zoom the addresses to this snapshot's first overlap (o back out)"),
     ]
     DEFAULT_CSS = """
     BufferView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
@@ -87,6 +100,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
         # Where the single-core L2 map was drawn: (top, left, rows, cols, owner per cell), to answer clicks.
         self._l2_geometry: tuple[int, int, int, int, np.ndarray] | None = None
         self._wl0_capacity: dict[int, int] = {}  # per core: scanning its WL0 entries once is enough
+        self.addresses: tuple[int, int] | None = None  # the L2 address window shown (None: all of it)
 
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
@@ -177,6 +191,36 @@ class BufferView(LaneFrameWidget, can_focus=True):
         self.selected_entry = int(order[k])
         self.post_message(Selected(("buffer-entry", self.row, self.selected_entry), self))
 
+    def action_zoom_addresses(self, factor: float) -> None:
+        """L2's addresses zoomed in (factor below 1) or out around the selected tensor, else the snapshot's first
+        overlap, else the window's middle: a 91-byte overlap in 8 MiB is one cell of the whole map."""
+        s = self.schedule
+        if s is None or self.grid:
+            return
+        lo, hi = self.addresses or (0, s.buffersize)
+        focus = (lo + hi) // 2
+        if self.selected_entry >= 0:
+            focus = int(s.buf_addr[self.selected_entry] + s.buf_size[self.selected_entry] // 2)
+        elif (overlap := self._first_overlap()) is not None:
+            focus = (overlap[0] + overlap[1]) // 2
+        self.addresses = address_window(max(s.buffersize, 1), self.addresses, factor, focus)
+        self.refresh()
+
+    def action_zoom_to_overlap(self) -> None:
+        s = self.schedule
+        overlap = self._first_overlap() if s is not None and not self.grid else None
+        if overlap is None:
+            self.notify("no overlap in this snapshot", severity="warning")
+            return
+        self.addresses = window_around(*overlap, max(s.buffersize, 1))
+        self.refresh()
+
+    def _first_overlap(self) -> tuple[int, int] | None:
+        """[lo, hi) of the first overlapping pair in the snapshot shown."""
+        s = self.schedule
+        cells = l2_cell_map(s, self.row, 1, self.document.schedule_analysis.placement)
+        return (cells.overlaps[0][2], cells.overlaps[0][3]) if cells.overlaps else None
+
     def on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)  # mouse offsets include the border; the drawing does not
         if self._l2_geometry is None or at is None:  # the all-cores grid has no tensor selection
@@ -197,6 +241,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
             self.highlight,
             self.playing,
             self.speed_index,
+            self.addresses,
         )
 
     def render_frame(self) -> list[Strip]:
@@ -228,9 +273,10 @@ class BufferView(LaneFrameWidget, can_focus=True):
         legend = _legend(width, words)
         available = max(height - 11 - (len(lines) - 1) - (len(legend) - 1), 2)
         l2_cols, wl0_width = split_columns(width, bool(words.side_memory))
-        bpc = round_cell_size(s.buffersize, available * l2_cols)
-        grid_rows = min(available, -(-max(s.buffersize, 1) // (bpc * l2_cols)))
-        cells = l2_cell_map(s, row, grid_rows * l2_cols, analysis.placement, bytes_per_cell=bpc)
+        base, end = self.addresses or (0, s.buffersize)
+        bpc = round_cell_size(end - base, available * l2_cols)
+        grid_rows = min(available, -(-max(end - base, 1) // (bpc * l2_cols)))
+        cells = l2_cell_map(s, row, grid_rows * l2_cols, analysis.placement, bytes_per_cell=bpc, base=base)
         wl0_cap = self._wl0_capacity.get(self.core)
         if wl0_cap is None:
             wl0_cap = self._wl0_capacity[self.core] = wl0_capacity(s, self.core)
@@ -242,6 +288,8 @@ class BufferView(LaneFrameWidget, can_focus=True):
             bytes_per_cell=round_cell_size(wl0_cap, grid_rows * max(wl0_width, 1)),
         )
         l2_title = f"{words.memory} · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
+        if self.addresses is not None:  # said first: the map is a window of the memory
+            l2_title = f"{base:#x}–{end:#x} (o: out) · {bpc} B per cell"
         for shorter in (f"{bpc} B/cell · {human_bytes(bpc * l2_cols)}/row", f"{bpc} B per cell", f"{bpc} B/cell"):
             if len(l2_title) > l2_cols:  # a short form rather than a cut one
                 l2_title = shorter
@@ -280,8 +328,9 @@ class BufferView(LaneFrameWidget, can_focus=True):
             if ruler:
                 first = r * cols
                 tick = "◆" if any(first <= b < first + cols for b in boundaries) else " "
-                address = first * cells.bytes_per_cell
-                segments.append(Segment(ruler_label(address, cells.capacity, tick), DIM))
+                address = cells.base + first * cells.bytes_per_cell
+                relative = cells.base if cells.base and cells.capacity > 0xFFFFF else None
+                segments.append(Segment(ruler_label(address, cells.capacity, tick, relative), DIM))
             run, run_style = [], None
             for c in range(cols):
                 index = r * cols + c
@@ -441,10 +490,14 @@ def _columns(values: np.ndarray, plot: int, frame: int) -> tuple[list[int], int]
     return levels, int((frame + 0.5) * plot / n)
 
 
-def ruler_label(address: int, top: int, tick: str) -> str:
+def ruler_label(address: int, top: int, tick: str, relative_to: int | None = None) -> str:
     """An address ruler's cell, always RULER wide: hex ("0x1c400") while the memory's addresses fit in seven
-    characters, else MiB ("5.25M"), the same for every row of the ruler; then the tick and the rule."""
-    text = f"{address:#07x}" if max(top, address) <= 0xFFFFF else f"{address / 2**20:.3g}M".rjust(7)
+    characters, else MiB ("5.25M"), the same for every row of the ruler; then the tick and the rule. In an
+    address zoom of a big memory, the offset from the window's start ("+0x1c0"; the title gives the start)."""
+    if relative_to is not None:
+        text = f"+{address - relative_to:#x}"[:7].rjust(7)
+    else:
+        text = f"{address:#07x}" if max(top, address) <= 0xFFFFF else f"{address / 2**20:.3g}M".rjust(7)
     return f"{text}{tick}│"
 
 

@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from explorer.analysis.buffer_view import address_window, window_around
 from explorer.analysis.memory_map import FREE, MemoryMap, Pixels, memory_map, paint
 from explorer.arrays import distinct
 from explorer.document import Document
@@ -68,6 +69,9 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         Binding("a", "pan(-0.25)", "Pan left", show=False),
         Binding("d", "pan(0.25)", "Pan right", show=False),
         Binding("0", "zoom_all", "Whole run", show=False),
+        Binding("i", "zoom_addresses(0.25)", "Zoom addresses in", show=False),
+        Binding("o", "zoom_addresses(4)", "Zoom addresses out", show=False),
+        Binding("I", "zoom_to_overlap", "Zoom to the overlap", show=False),
         Binding("home", "edge(0)", "First step", show=False),
         Binding("end", "edge(1)", "Last step", show=False),
     ]
@@ -78,6 +82,8 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         ("Memory map", "m", "{memory} / the side memory (WL0), where the file has one"),
         ("Memory map", "w / s, a / d, 0", "zoom in / out, pan left / right, the whole run"),
         ("Memory map", "Home / End", "first / last {block}"),
+        ("Memory map", "i / o", "zoom the addresses in / out around the selected band (else the overlap, the middle)"),
+        ("Memory map", "I", "zoom the addresses to the first overlap at the cursor (o back out)"),
     ]
     DEFAULT_CSS = """
     MemoryMapView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
@@ -100,6 +106,19 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         self._geometry: tuple[int, int, int, int] | None = None  # (top line, left column, lines, columns)
         self._columns = 0  # the map's width at the last frame: the default window is one step a column
         self.whole_run = False  # `0` was pressed: the whole run, however many steps a column
+        self._addresses: dict[tuple[int, str], tuple[int, int]] = {}  # per (core, memory): the address zoom
+
+    @property
+    def addresses(self) -> tuple[int, int] | None:
+        """The address window shown (None: every address) of this core's memory."""
+        return self._addresses.get((self.core, self.memory))
+
+    @addresses.setter
+    def addresses(self, window: tuple[int, int] | None) -> None:
+        if window is None:
+            self._addresses.pop((self.core, self.memory), None)
+        else:
+            self._addresses[(self.core, self.memory)] = window
 
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
@@ -108,6 +127,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         self._pixels = None
         self.core_index, self.frame, self.window, self.selected_band = 0, 0, (0, 0), -1
         self.whole_run = False
+        self._addresses.clear()
         self.refresh()
 
     @property
@@ -269,10 +289,42 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
                 return
         self.selected_band = -1
 
+    def action_zoom_addresses(self, factor: float) -> None:
+        """The addresses zoomed in (factor below 1) or out around the selected band, else the first overlap at
+        the cursor, else the window's middle."""
+        if self.schedule is None:
+            return
+        m = self.map
+        lo, hi = self.addresses or (0, m.top)
+        focus = (lo + hi) // 2
+        if self.selected_band >= 0:
+            focus = int(m.lo[self.selected_band] + m.hi[self.selected_band]) // 2
+        elif (overlap := self._overlap_here()) is not None:
+            focus = sum(overlap) // 2
+        self.addresses = address_window(m.top, self.addresses, factor, focus)
+        self.refresh()
+
+    def action_zoom_to_overlap(self) -> None:
+        overlap = self._overlap_here() if self.schedule is not None else None
+        if overlap is None:
+            self.notify("no overlap at this step", severity="warning")
+            return
+        self.addresses = window_around(*overlap, self.map.top)
+        self.refresh()
+
+    def _overlap_here(self) -> tuple[int, int] | None:
+        """[lo, hi) of the first overlap at the cursor's step, or of the run's first one."""
+        m = self.map
+        if not m.overlap_step.size:
+            return None
+        here = np.flatnonzero(m.overlap_step == self.frame)
+        k = int(here[0]) if here.size else 0
+        return int(m.overlap_lo[k]), int(m.overlap_hi[k])
+
     # ---- rendering ----------------------------------------------------------------------------------------
     def frame_key(self) -> tuple:
         return (self.core_index, self.frame, self.memory, self.window, self.selected_band, self.highlight,
-                self.whole_run)  # fmt: skip
+                self.whole_run, self.addresses)  # fmt: skip
 
     def render_frame(self) -> list[Strip]:
         """Every line of the current frame. Public so the benchmark can time one frame."""
@@ -287,11 +339,12 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         columns = width - RULER
         self._columns = columns
         step0, step1 = self.steps_shown()
-        per_line = round_bytes_per_line(m.top, map_lines)
-        drawn = min(-(-m.top // per_line), map_lines)
-        key = (self.core, self.memory, step0, step1, columns, drawn)
+        base, end = self.addresses or (0, m.top)
+        per_line = round_bytes_per_line(end - base, map_lines)
+        drawn = min(-(-(end - base) // per_line), map_lines)
+        key = (self.core, self.memory, step0, step1, columns, drawn, base)
         if self._pixels is None or self._pixels[0] != key:
-            self._pixels = (key, paint(m, step0, step1, 0, drawn * per_line, columns, 2 * drawn))
+            self._pixels = (key, paint(m, step0, step1, base, base + drawn * per_line, columns, 2 * drawn))
         pixels = self._pixels[1]
         self._geometry = (len(lines), RULER, drawn, columns)
         lines += self._map_lines(m, pixels, drawn, columns)
@@ -308,6 +361,8 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         memory = words.memory if m.memory == "l2" else (words.side_memory or "WL0")
         step0, step1 = self.steps_shown()
         zoom = "" if (step0, step1) == (0, m.steps) else f" · showing {step0 + 1}–{step1}"
+        if self.addresses is not None:
+            zoom += f" · addresses {self.addresses[0]:#x}–{self.addresses[1]:#x} (o: out)"
         text = (
             f"{s.core_label(self.core)} · {memory} · {words.block} #{int(s.wl_id[row])} "
             f"{s.layers[s.wl_layer[row]]} · step {self.frame + 1}/{m.steps}{zoom} · {plural(int(live), 'tensor')}, "
@@ -321,12 +376,14 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         colours = self._pixel_colours(m, pixels, columns)
         pairs = colours[0::2] * len(PALETTE) + colours[1::2]  # (lines, columns) colour-pair codes
         bpp = pixels.bytes_per_pixel
-        starts = {int(lo // (2 * bpp)) for _, _, lo, _ in m.ring}
-        capacity_line = int(m.capacity // (2 * bpp)) if m.top > m.capacity else -1
+        base = self.addresses[0] if self.addresses else 0
+        starts = {int((lo - base) // (2 * bpp)) for _, _, lo, _ in m.ring if lo >= base}
+        capacity_line = int((m.capacity - base) // (2 * bpp)) if m.top > m.capacity else -1
+        relative = base if base and m.top > 0xFFFFF else None  # a zoom into a big memory: offsets from its start
         out: list[Strip] = []
         for line in range(lines):
             tick = "◆" if line in starts else ("┄" if line == capacity_line else " ")
-            segments = [Segment(ruler_label(int(line * 2 * bpp), m.top, tick), DIM)]
+            segments = [Segment(ruler_label(base + int(line * 2 * bpp), m.top, tick, relative), DIM)]
             row = pairs[line]
             cuts = np.flatnonzero(row[1:] != row[:-1]) + 1
             edges = [0, *cuts.tolist(), columns]

@@ -27,6 +27,7 @@ class CellMap:
     overlap: np.ndarray  # per cell: True where two distinct tensors share bytes
     boundaries: list[int]  # cells where a ring region starts
     overlaps: list[tuple[int, int, int, int]] = field(default_factory=list)  # (tensor a, tensor b, lo, hi)
+    base: int = 0  # the address of cell 0 (an address zoom shows a window of the memory)
 
 
 def _paint(cells: int, bpc: int, pieces: list[tuple[int, int, int]]) -> np.ndarray:
@@ -53,7 +54,31 @@ def round_cell_size(capacity: int, cells: int) -> int:
     return 1 << (need - 1).bit_length()
 
 
-def l2_cell_map(s: Schedule, row: int, cells: int, placement=None, bytes_per_cell: int | None = None) -> CellMap:
+MIN_WINDOW = 64  # bytes: the narrowest address window a zoom shows
+
+
+def address_window(capacity: int, window: tuple[int, int] | None, factor: float, focus: int) -> tuple[int, int] | None:
+    """The address window after zooming the current one (None: the whole memory) by `factor` (below 1: in)
+    around the address `focus`; None again once it would cover the whole memory. A 91-byte overlap in 8 MiB of
+    L2 is one cell of the whole map: zoomed to it, it spans the map."""
+    lo, hi = window or (0, capacity)
+    span = max(int((hi - lo) * factor), min(MIN_WINDOW, capacity))
+    if span >= capacity:
+        return None
+    lo = min(max(focus - span // 2, 0), capacity - span)
+    return lo, lo + span
+
+
+def window_around(lo: int, hi: int, capacity: int) -> tuple[int, int] | None:
+    """A window showing bytes [lo, hi) in its middle half (an overlap, with what collides around it)."""
+    span = max(2 * (hi - lo), MIN_WINDOW)
+    return address_window(capacity, None, span / max(capacity, 1), (lo + hi) // 2)
+
+
+def l2_cell_map(
+    s: Schedule, row: int, cells: int, placement=None, bytes_per_cell: int | None = None, base: int = 0
+) -> CellMap:
+    """The L2 snapshot before `row` painted into `cells` cells from address `base` (0: the whole memory)."""
     capacity = max(s.buffersize, 1)
     bpc = bytes_per_cell or max(math.ceil(capacity / max(cells, 1)), 1)
     lo_e, hi_e = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
@@ -71,7 +96,7 @@ def l2_cell_map(s: Schedule, row: int, cells: int, placement=None, bytes_per_cel
         )
     else:
         pieces = [(int(e), int(s.buf_addr[e]), int(s.buf_addr[e] + s.buf_size[e])) for e in entries]
-    owner = _paint(cells, bpc, pieces)
+    owner = _paint(cells, bpc, [(entry, lo - base, hi - base) for entry, lo, hi in pieces] if base else pieces)
     overlap = np.zeros(cells, dtype=bool)
     overlaps: list[tuple[int, int, int, int]] = []
     if len(pieces) > 1:
@@ -85,10 +110,13 @@ def l2_cell_map(s: Schedule, row: int, cells: int, placement=None, bytes_per_cel
         for pair in pairs:
             ta, tb = sorted((int(s.buf_tensor[p_entry[pair.a]]), int(s.buf_tensor[p_entry[pair.b]])))
             overlaps.append((ta, tb, pair.lo, pair.hi))
-            overlap[max(pair.lo // bpc, 0) : min(-(-pair.hi // bpc), cells)] = True
+            overlap[max((pair.lo - base) // bpc, 0) : max(min(-(-(pair.hi - base) // bpc), cells), 0)] = True
     r0, r1 = int(s.ring_ptr[row]), int(s.ring_ptr[row + 1])
-    boundaries = sorted({min(int(lo) // bpc, cells - 1) for lo in s.ring_lo[r0:r1].tolist()})
-    return CellMap(bpc, capacity, owner, overlap, boundaries, overlaps)
+    shown = [
+        lo - base for lo in map(int, s.ring_lo[r0:r1].tolist()) if lo >= base and (not base or lo - base < cells * bpc)
+    ]
+    boundaries = sorted({min(lo // bpc, cells - 1) for lo in shown})
+    return CellMap(bpc, capacity, owner, overlap, boundaries, overlaps, base)
 
 
 def wl0_capacity(s: Schedule, core: int) -> int:

@@ -178,3 +178,40 @@ def test_a_json_of_numbered_arrays_without_a_schedules_keys_is_not_a_schedule(tm
     other.write_text('{"0": [1, 2], "1": [3]}')
     with pytest.raises(LoadError, match="unknown format"):
         open_document(other)
+
+
+async def test_address_zoom_to_an_overlap_and_back_in_the_buffers_view_and_the_memory_map():
+    """A 128-byte overlap in 28 KiB is a cell or two of the whole map; `I` zooms to it, `o` back out."""
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("n")  # the first problem: the L2 overlap of core 1 workload 3 (0x1c40-0x1cc0)
+        await pilot.pause()
+        await pilot.press("3", "I")
+        await pilot.pause()
+        view = app.buffers
+        lo, hi = view.addresses
+        assert lo <= 0x1C40 and hi >= 0x1CC0 and hi - lo <= 0x100
+        text = [strip.text for strip in view.render_frame()]
+        assert any(f"{lo:#x}–{hi:#x} (o: out) · 1 B per cell" in line for line in text)
+        ruler = [line[:7] for line in text if line[:2] == "0x"]
+        assert ruler[0] == f"{lo:#07x}" and len(ruler) >= 3  # the window spread over the map's rows
+        await pilot.press(*"oooo")
+        assert view.addresses is None  # back to all of L2
+        await pilot.press("7", "I")
+        await pilot.pause()
+        lo, hi = app.memory_map.addresses
+        assert lo <= 0x1C40 and hi >= 0x1CC0
+        header = " ".join(strip.text for strip in app.memory_map.render_frame()[:2])
+        assert f"addresses {lo:#x}–{hi:#x} (o: out)" in header
+        await pilot.press("i")  # in again, around the same overlap
+        assert app.memory_map.addresses[1] - app.memory_map.addresses[0] < hi - lo
+
+
+def test_an_address_window_stays_inside_the_memory():
+    from explorer.analysis.buffer_view import address_window, window_around
+
+    assert address_window(8 << 20, None, 0.25, 0) == (0, 2 << 20)
+    assert address_window(8 << 20, (0, 1024), 4, 100) == (0, 4096)
+    assert address_window(4096, (0, 1024), 4, 100) is None  # the whole memory again
+    assert window_around(0x7FFFF0, 0x800000, 8 << 20) == ((8 << 20) - 64, 8 << 20)
