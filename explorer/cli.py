@@ -141,6 +141,8 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--view", choices=SCREENSHOT_VIEWS, default="tree", help="a view the file offers")
         parser.add_argument("--core", type=int, help="core to show (scheduler IR)")
         parser.add_argument("--workload", type=int, help="workload_id on that core (scheduler IR)")
+        parser.add_argument("--member", help="the file the source view shows (e.g. a TVM bundle's src/relay.txt)")
+        parser.add_argument("--line", type=int, default=1, help="the source view's line to show and mark")
         parser.add_argument("--size", type=_size, default=(160, 48), help="terminal size, WIDTHxHEIGHT")
         parser.add_argument("-o", "--output", type=Path, required=True, help="the SVG file to write")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
@@ -364,7 +366,10 @@ def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
     if args.html:
         from explorer.exports.html_report import write_report
 
-        write_report(document, args.html)
+        def said(done: int, total: int, name: str) -> None:  # a big schedule's figures take half a minute
+            print(f"report: {name} ({done + 1}/{total})", file=sys.stderr, flush=True)
+
+        write_report(document, args.html, said)
         print(f"wrote {args.html}", file=sys.stderr)
         wrote = True
     if args.trace_event:
@@ -435,6 +440,8 @@ def _run_screenshot(args: argparse.Namespace) -> ExitCode:
         output=args.output,
         core=args.core,
         workload=args.workload,
+        member=args.member,
+        line=args.line,
         size=args.size,
         strict=args.strict,
     )

@@ -18,16 +18,25 @@ def take_screenshot(
     output: Path,
     core: int | None = None,
     workload: int | None = None,
+    member: str | None = None,
+    line: int = 1,
     size: tuple[int, int] = (160, 48),
     strict: bool = False,
 ) -> None:
-    """Open `path` headless at `size`, show `view` at (core, workload) and write the screen as SVG."""
-    svg = asyncio.run(_render(path, view, core, workload, size, strict))
+    """Open `path` headless at `size`, show `view` at (core, workload) or the source view at (member, line),
+    and write the screen as SVG."""
+    svg = asyncio.run(_render(path, view, core, workload, size, strict, (member, line)))
     output.write_text(svg, encoding="utf-8")
 
 
 async def _render(
-    path: Path, view: str, core: int | None, workload: int | None, size: tuple[int, int], strict: bool
+    path: Path,
+    view: str,
+    core: int | None,
+    workload: int | None,
+    size: tuple[int, int],
+    strict: bool,
+    source: tuple[str | None, int] = (None, 1),
 ) -> str:
     app = make_app(path, strict=strict)
     async with app.run_test(size=size) as pilot:
@@ -57,9 +66,25 @@ async def _render(
             app.go_to_workload(row)
         app.action_view(view)
         await pilot.pause()
+        member, line = source
+        if member is not None:
+            if view != "source" or app.source is None:
+                raise LoadError(path, "", "--member applies to the source view (--view source)")
+            try:
+                found = bool(app.document.sources.source_text(member))
+            except (KeyError, OSError, ValueError):
+                found = False
+            if not found:
+                raise LoadError(path, "", f"{member!r} is not a source file of this file")
+            app.source.show(member, line)
+            await pilot.pause()
         for widget in app.query("#graph") if view == "graph" else ():  # the graph is laid out in a worker
             while not widget.ready:
                 await pilot.pause(0.02)
             await pilot.pause()
+        await pilot.pause()
+        # the tab underline slides to the chosen tab: a picture taken mid-slide differed run to run (`make docs`
+        # rewrote an SVG on an unchanged tree)
+        await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         return app.export_screenshot(title=f"ir-explorer {path.name} · {view}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -437,16 +438,21 @@ def measured_scatter(document: Document) -> go.Figure | None:
     return figure
 
 
-def figures(document: Document) -> list[go.Figure]:
-    found: list[go.Figure | None] = []
+def figures(document: Document, progress: Callable[[int, int, str], None] | None = None) -> list[go.Figure]:
+    """The report's figures, in order; `progress(done, total, name)` hears each before it is built (a 500 MB
+    schedule's take half a minute: `export` says where it is)."""
     if document.is_schedule and document.offers(Capability.TIMELINE):
-        found += [gantt(document), measured_gantt(document), measured_scatter(document)]
-        found += [occupancy_animation(document), memory_map_figure(document), occupancy_curve(document)]
+        builders = [gantt, measured_gantt, measured_scatter, occupancy_animation, memory_map_figure, occupancy_curve]
     else:
-        found += [op_histogram(document), parameter_bytes(document), memory_plan_figure(document)]
+        builders = [op_histogram, parameter_bytes, memory_plan_figure]
         if document.offers(Capability.TIMELINE) and not document.offers(Capability.BUFFERS):
-            found.append(gantt(document))  # lanes without an address space: an instruction trace
-    found.append(graph_figure(document))
+            builders.append(gantt)  # lanes without an address space: an instruction trace
+    builders.append(graph_figure)
+    found: list[go.Figure | None] = []
+    for done, build in enumerate(builders):
+        if progress is not None:
+            progress(done, len(builders), build.__name__.replace("_", " "))
+        found.append(build(document))
     return [figure for figure in found if figure is not None]
 
 
@@ -465,7 +471,7 @@ def _table(columns: list[str], rows: list[list[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def report_html(document: Document) -> str:
+def report_html(document: Document, progress: Callable[[int, int, str], None] | None = None) -> str:
     summary_rows = [[k.replace("_", " "), _summary_value(k, v)] for k, v in document.summary.items()]
     rank = {"error": 0, "warning": 1}
     first = sorted(document.problems, key=lambda p: rank.get(p.severity, 2))[:2000]  # errors first
@@ -483,7 +489,7 @@ def report_html(document: Document) -> str:
         f"<h2>Problems ({len(document.problems)})</h2>",
         _table(["severity", "code", "message", "location"], problem_rows) if problem_rows else "<p>none</p>",
     ]
-    for index, figure in enumerate(figures(document)):
+    for index, figure in enumerate(figures(document, progress)):
         if index == 0:  # plotly.js once, inline, so the report works offline
             from plotly.offline import get_plotlyjs
 
@@ -497,5 +503,5 @@ def report_html(document: Document) -> str:
     return "\n".join(parts)
 
 
-def write_report(document: Document, out: Path) -> None:
-    out.write_text(report_html(document), encoding="utf-8")
+def write_report(document: Document, out: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
+    out.write_text(report_html(document, progress), encoding="utf-8")

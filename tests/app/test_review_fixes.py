@@ -215,3 +215,16 @@ def test_an_address_window_stays_inside_the_memory():
     assert address_window(8 << 20, (0, 1024), 4, 100) == (0, 4096)
     assert address_window(4096, (0, 1024), 4, 100) is None  # the whole memory again
     assert window_around(0x7FFFF0, 0x800000, 8 << 20) == ((8 << 20) - 64, 8 << 20)
+
+
+def test_screenshot_picks_the_source_file_and_export_says_where_it_is(tmp_path, capsys):
+    bundle = SAMPLE_DATA / "two_modules_mlf.tar"
+    out = tmp_path / "source.svg"
+    assert cli.main(["screenshot", str(bundle), "--view", "source", "--member", "src/kws.relay", "-o",
+                     str(out)]) == 0  # fmt: skip
+    assert "kws.relay" in out.read_text().replace("&#160;", " ")
+    assert cli.main(["screenshot", str(bundle), "--view", "source", "--member", "nope.txt", "-o", str(out)]) == 2
+    assert "'nope.txt' is not a source file" in capsys.readouterr().err
+    assert cli.main(["export", str(PLANTED), "--html", str(tmp_path / "r.html")]) == 0
+    err = capsys.readouterr().err
+    assert "report: gantt (1/7)" in err and "report: graph figure (7/7)" in err
