@@ -140,15 +140,19 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         return found
 
     def steps_shown(self) -> tuple[int, int]:
-        """The steps on screen: the window chosen by zoom and pan; before any, the whole run when it fits in
-        two steps a column, else one step a column around the cursor (10,000 steps in 100 columns would
-        paint every column with a hundred steps' overlaps); after `0`, the whole run."""
+        """The steps on screen: the window chosen by zoom and pan; before any, the whole run when the longest
+        core fits in two steps a column, else one step a column around the cursor (10,000 steps in 100 columns
+        would paint every column with a hundred steps' overlaps); after `0`, the whole run."""
         first, last = self.window
         steps = self.map.steps
         if last > first:
             return max(first, 0), min(last, steps)
         columns = self._columns
-        if self.whole_run or not columns or steps <= 2 * columns:
+        # decided by the schedule's longest core, so cores of about the same length open alike (one just over
+        # twice the columns was windowed while its neighbour just under was not)
+        s = self.schedule
+        longest = max((len(s.core_rows(int(c))) for c in s.core_ids), default=steps) if s is not None else steps
+        if self.whole_run or not columns or longest <= 2 * columns or steps <= columns:
             return 0, steps
         start = min(max(self.frame - columns // 2, 0), steps - columns)
         return start, start + columns

@@ -228,3 +228,23 @@ def test_screenshot_picks_the_source_file_and_export_says_where_it_is(tmp_path, 
     assert cli.main(["export", str(PLANTED), "--html", str(tmp_path / "r.html")]) == 0
     err = capsys.readouterr().err
     assert "report: gantt (1/7)" in err and "report: graph figure (7/7)" in err
+
+
+async def test_cores_of_about_the_same_length_open_alike_in_the_memory_map(write_json):
+    from explorer.formats.scheduler_ir.samples import Recipe, generate
+
+    doc_json = generate(Recipe(xlen=2, ylen=1, layers=60))
+    doc_json["1"] = doc_json["1"][:52]  # 60 and 52 steps: one over twice 28 columns, one under
+    app = make_app(write_json(doc_json))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        await pilot.pause()
+        memory = app.memory_map
+        shown = []
+        for core_index in (0, 1):
+            memory.core_index = core_index
+            memory._columns = 28  # what a narrow view's map is wide
+            first, last = memory.steps_shown()
+            shown.append(last - first)
+        assert shown == [28, 28]  # both one step a column (the shorter one used to open whole)
