@@ -338,8 +338,9 @@ def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str
     ops_a = Counter(a.summary.get("op_types") or a.summary.get("layer_types") or {})
     ops_b = Counter(b.summary.get("op_types") or b.summary.get("layer_types") or {})
     nodes_a, nodes_b = a.view.node_signatures(), b.view.node_signatures()
-    added = sorted(set(nodes_b) - set(nodes_a))
-    removed = sorted(set(nodes_a) - set(nodes_b))
+    renamed = match_by_structure(nodes_a, nodes_b)  # two exports of one model name their nodes apart
+    added = sorted(set(nodes_b) - set(nodes_a) - {name_b for _, name_b in renamed})
+    removed = sorted(set(nodes_a) - set(nodes_b) - {name_a for name_a, _ in renamed})
     changed = sorted(name for name in set(nodes_a) & set(nodes_b) if nodes_a[name] != nodes_b[name])
     params_a, params_b = a.view.parameter_bytes_by_dtype(), b.view.parameter_bytes_by_dtype()
     summary = {
@@ -347,6 +348,7 @@ def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str
         "nodes_added": len(added),
         "nodes_removed": len(removed),
         "nodes_changed": len(changed),
+        "nodes_matched_by_structure": len(renamed),
         "op_types_delta": {
             op: ops_b[op] - ops_a[op] for op in sorted(set(ops_a) | set(ops_b)) if ops_b[op] != ops_a[op]
         },
@@ -354,6 +356,11 @@ def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str
         "parameter_bytes_delta": sum(params_b.values()) - sum(params_a.values()),
     }
     changes: list[dict[str, Any]] = []
+    for name_a, name_b in renamed:  # the same place in the graph under another name: changed only if it differs
+        if _attributes(nodes_a[name_a]) != _attributes(nodes_b[name_b]):
+            changes.append({"kind": "node-changed", "name": name_b, "name_a": name_a, "op_a": nodes_a[name_a][0],
+                            "op_b": nodes_b[name_b][0], "what": "attributes", "matched_by": "structure"})  # fmt: skip
+    summary["nodes_changed"] += len(changes)
     changes += [{"kind": "node-added", "name": n, "op": nodes_b[n][0]} for n in added]
     changes += [{"kind": "node-removed", "name": n, "op": nodes_a[n][0]} for n in removed]
     for name in changed:
@@ -365,6 +372,7 @@ def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str
                 "op_a": op_a,
                 "op_b": op_b,
                 "what": "op type" if op_a != op_b else "inputs, outputs or attributes",
+                "matched_by": "name",
             }
         )
     for op, delta in summary["op_types_delta"].items():
@@ -381,6 +389,33 @@ def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str
                 }
             )
     return summary, changes
+
+
+def match_by_structure(
+    nodes_a: dict[str, tuple[str, str]], nodes_b: dict[str, tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """Pairs (name in A, name in B) of nodes each file names apart, matched by op type and position: the k-th
+    such `Conv` of A (in graph order, which ONNX keeps topological) with the k-th of B. Two torch exports of
+    one model (`/layer1/conv1/Conv` and `Conv_12`) then read as the same nodes, not all added and removed."""
+    only_a = [name for name in nodes_a if name not in nodes_b]
+    only_b = [name for name in nodes_b if name not in nodes_a]
+    by_op: dict[str, list[str]] = {}
+    for name in only_b:
+        by_op.setdefault(nodes_b[name][0], []).append(name)
+    taken: dict[str, int] = {}
+    pairs = []
+    for name in only_a:
+        op = nodes_a[name][0]
+        k = taken.get(op, 0)
+        if k < len(by_op.get(op, ())):
+            pairs.append((name, by_op[op][k]))
+            taken[op] = k + 1
+    return pairs
+
+
+def _attributes(signature: tuple[str, str]) -> str:
+    """The attribute names of a node signature (its value names differ between exports by nature)."""
+    return signature[1].rpartition(" attrs ")[2]
 
 
 def diff_lines(result: dict[str, Any]) -> list[str]:

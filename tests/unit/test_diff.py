@@ -36,7 +36,7 @@ def test_schedule_diff(write_json):
 
 def test_model_diff(tmp_path):
     a, b = subgraph_model(), subgraph_model()
-    b.graph.node[1].name = "scale_renamed"  # removed + added
+    b.graph.node[1].name = "scale_renamed"  # the same op in the same place: matched by structure, not +1/-1
     b.graph.node[0].attribute[1].g.node[0].op_type = "Sub"  # then_add changes type: Add -1, Sub +1
     paths = []
     for name, model in (("a.onnx", a), ("b.onnx", b)):
@@ -44,11 +44,14 @@ def test_model_diff(tmp_path):
         paths.append(tmp_path / name)
     result = diff_documents(open_document(paths[0]), open_document(paths[1]))
     summary = result["summary"]
-    assert (summary["nodes_added"], summary["nodes_removed"], summary["nodes_changed"]) == (1, 1, 1)
+    assert (summary["nodes_added"], summary["nodes_removed"], summary["nodes_changed"]) == (0, 0, 1)
+    assert summary["nodes_matched_by_structure"] == 1
     assert summary["op_types_delta"] == {"Add": -1, "Sub": 1}
     assert summary["parameter_bytes_delta"] == 0
     kinds = {(c["kind"], c.get("name", c.get("op"))) for c in result["changes"]}
-    assert {("node-added", "scale_renamed"), ("node-removed", "scale"), ("node-changed", "then_add")} <= kinds
+    assert ("node-changed", "then_add") in kinds and not {k for k, _ in kinds} & {"node-added", "node-removed"}
+    changed = next(c for c in result["changes"] if c["kind"] == "node-changed")
+    assert changed["matched_by"] == "name"
 
 
 def test_different_formats_are_refused(tmp_path):
@@ -167,3 +170,27 @@ def test_multiset_changes_counts_each_placement():
     b = [np.array([1, 2, 3]), np.array([5, 6, 7])]
     keys, delta, _ = multiset_changes(a, b)
     assert keys.tolist() == [[1, 5], [3, 7]] and delta.tolist() == [-1, 1]  # one (1, 5) fewer, (3, 7) new
+
+
+def test_two_exports_of_one_model_match_by_op_type_and_position(tmp_path):
+    """Names differ between exporters (`/layer1/conv1/Conv` against `Conv_12`): nodes are then matched by op
+    type and their order in the graph, not all read as added and removed."""
+    import onnx
+
+    from explorer.api import open_document
+    from explorer.diff import diff_documents
+    from tests.conftest import SAMPLE_DATA
+
+    model = onnx.load(SAMPLE_DATA / "subgraphs_functions.onnx")
+    for k, node in enumerate(model.graph.node):
+        node.name = f"exported_{k}"
+    renamed = tmp_path / "renamed.onnx"
+    onnx.save(model, renamed)
+    result = diff_documents(open_document(SAMPLE_DATA / "subgraphs_functions.onnx"), open_document(renamed))
+    summary = result["summary"]
+    assert summary["nodes_added"] == summary["nodes_removed"] == summary["nodes_changed"] == 0
+    assert summary["nodes_matched_by_structure"] == len(model.graph.node)
+    del model.graph.node[-1]  # the other export lost its last node: one removed, the rest still matched
+    onnx.save(model, renamed)
+    result = diff_documents(open_document(SAMPLE_DATA / "subgraphs_functions.onnx"), open_document(renamed))
+    assert result["summary"]["nodes_removed"] == 1 and result["summary"]["nodes_added"] == 0
