@@ -271,14 +271,18 @@ def forward(listen: socket.socket, target_port: int, stop: threading.Event) -> N
             selector = selectors.DefaultSelector()
             selector.register(a, selectors.EVENT_READ, b)
             selector.register(b, selectors.EVENT_READ, a)
-            while not stop.is_set():
-                for key, _ in selector.select(0.2):
-                    data = key.fileobj.recv(65536)
-                    if not data:
-                        a.close()
-                        b.close()
-                        return
-                    key.data.sendall(data)
+            try:
+                while not stop.is_set():
+                    for key, _ in selector.select(0.2):
+                        data = key.fileobj.recv(65536)
+                        if not data:
+                            return
+                        key.data.sendall(data)
+            except OSError:  # one side reset (a browser killed mid-stream): the tunnel ends, as ssh's does
+                return
+            finally:
+                a.close()
+                b.close()
 
         threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
     listen.close()
