@@ -396,7 +396,11 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
     from explorer.exports.graph_json import graph_json
 
     document.run_deep_checks()  # shape inference, as the TUI runs it before it draws: the same box texts and sizes
-    payload = graph_json(document.view.graph_model(), args.expand, args.direction, constants=args.constants)
+    from explorer.analysis.graph_problems import mark_problems
+
+    model = document.view.graph_model()
+    mark_problems(model, document)  # the boxes the TUI draws carry their ✗/⚠, and are sized with them
+    payload = graph_json(model, args.expand, args.direction, constants=args.constants)
     if args.json:
         _print_json("graph", payload, indent=None)
         return ExitCode.OK

@@ -29,6 +29,7 @@ from explorer.analysis.graph_layout import (
     layout_graph,
     visible_graph,
 )
+from explorer.analysis.graph_problems import mark_problems
 from explorer.graph import ROOT, GraphModel, matched_by_unit, reading_path, search_nodes
 from widgets.frame_widget import FrameWidget
 from widgets.graph_canvas import (
@@ -170,6 +171,7 @@ class GraphView(FrameWidget, can_focus=True):
         call = self.app.call_from_thread if from_thread else (lambda fn, *args: fn(*args))
         try:
             model = self.document.view.graph_model()
+            mark_problems(model, self.document)  # ✗/⚠ on the boxes, before the boxes are sized
             expanded = initial_expansion(model)
             started = time.perf_counter()
             layout = layout_graph(model, visible_graph(model, expanded), FULL, "TB", self._placements)

@@ -191,7 +191,10 @@ class SelectionSync:
             row = s.row_of(int(problem.refs["core"]), int(problem.refs["workload_id"]))
             if row is not None and self.timeline is not None:
                 self.select_row(row, message.highlight or tuple(problem.refs.get("tensor_ids") or ()))
-                if problem.code in BUFFER_PROBLEMS and self.buffers is not None:
+                in_graph = self.query_one(TabbedContent).active == "tab-graph" and any(
+                    graph.select_ref(ref) for graph in self.query("#graph")
+                )  # `n` from the graph stays there when the problem has a box in it
+                if problem.code in BUFFER_PROBLEMS and self.buffers is not None and not in_graph:
                     self.query_one(TabbedContent).active = "tab-buffers"
 
     def on_reveal_ref(self, message: RevealRef) -> None:

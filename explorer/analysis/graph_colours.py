@@ -31,7 +31,7 @@ COLOURS = (*PALETTE, *GRADIENT, GREY, *DIVERGING)  # index → hex
 DIVERGING_MODES = {"estimate error"}  # ratios: a scale centred on 1×, not a magnitude
 MODE_KEYS = {"op type": None, "dtype": "dtype", "parameter bytes": "parameter_bytes", "time": "time", "core": "core",
              "L2 peak": "l2_peak", "measured time": "measured",
-             "estimate error": "estimate_error"}  # fmt: skip
+             "estimate error": "estimate_error", "problems": "problems"}  # fmt: skip
 
 
 def colour_modes(model: GraphModel) -> list[str]:
@@ -105,6 +105,10 @@ def _numeric(column: np.ndarray, nodes: np.ndarray, node_ids: np.ndarray, colour
     values = column[node_ids]
     if mode in DIVERGING_MODES:
         return _diverging(values, nodes, colours)
+    if mode == "problems":  # categories, not magnitudes: the worst problem in each box
+        colours[nodes[values == 2]] = PALETTE.index("#e85d5d")
+        colours[nodes[values == 1]] = PALETTE.index("#d4c24a")
+        return colours, [("✗ error", "#e85d5d"), ("⚠ warning", "#d4c24a"), ("no problem", GREY)]
     finite = np.isfinite(values) & (values > 0)
     if not finite.any():
         return colours, [("no values", GREY)]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from explorer.analysis.graph_problems import mark_of
 from explorer.analysis.graph_text import shape_text, title, usual_dtype, weights_text
 from explorer.analysis.layered import (
     MAX_SPAN,
@@ -178,18 +179,19 @@ def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
     for kind, ident, folded in zip(
         visible.item_kind.tolist(), visible.item_id.tolist(), visible.folded.tolist(), strict=True
     ):
+        mark = mark_of(model, kind, ident)  # ✗/⚠: the worst problem in the box (empty until marked)
         if kind == 1 and model.group_unit[ident]:  # drawn as the node it stands for
             label, op = model.group_label[ident], model.group_op[ident]
             texts.labels.append(label)
             texts.ops.append(op)
-            texts.titles.append(label)
+            texts.titles.append(mark + label)
             texts.details.append(f"{op} {model.group_detail[ident]}".strip())
             texts.extras.append("")
             texts.compacts.append(label)
         elif kind == 1:
             texts.labels.append(model.group_label[ident])
             texts.ops.append(f"▸ {int(sizes[ident]):,} nodes")
-            texts.titles.append(model.group_label[ident])
+            texts.titles.append(mark + model.group_label[ident])
             texts.details.append(f"▸ {int(sizes[ident]):,} nodes")
             texts.extras.append("")
             texts.compacts.append(model.group_label[ident])
@@ -197,10 +199,10 @@ def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
             label, op = model.node_label[ident], model.node_op[ident]
             texts.labels.append(label)
             texts.ops.append(op)
-            texts.titles.append(title(op, label))
+            texts.titles.append(mark + title(op, label))
             texts.details.append(shape_text(model.node_detail[ident], usual))
             texts.extras.append(weights_text(model, ident, usual) if folded else "")
-            texts.compacts.append(op or label)
+            texts.compacts.append(mark + (op or label))
     return texts
 
 
