@@ -51,6 +51,7 @@ from widgets.graph_canvas import (
     shorten,
 )
 from widgets.messages import Selected
+from widgets.text_lines import fit_fields
 from widgets.views import SYNC_GRAPH_NODES
 
 STATUS_LINES = 2
@@ -380,7 +381,7 @@ class GraphView(FrameWidget, can_focus=True):
             f"{layout.visible.n_items:,} boxes of {model.n_nodes:,} nodes",
             f"{len(self.expanded)}/{model.n_groups} groups open",
         ]
-        status = Strip([Segment(" · ".join(parts)[:width].ljust(width), BASE_STYLES[TEXT])])
+        status = Strip([Segment(fit_fields(parts, width).ljust(width), BASE_STYLES[TEXT])])  # whole fields
         segments = [Segment("legend ", BASE_STYLES[DIM])]
         used = 7
         for text, colour in legend:

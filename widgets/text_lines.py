@@ -34,3 +34,14 @@ def flowed(items: list[tuple[str, Style, str, Style]], width: int, lead: tuple[s
         lines[-1] += [Segment(glyph, glyph_style), Segment(label, label_style)]
         used += size
     return [Strip(segments).crop(0, width).extend_cell_length(width) for segments in lines]
+
+
+def fit_fields(fields: list[str], width: int, separator: str = " · ") -> str:
+    """The fields joined, without the last ones (whole) until the line fits `width`, ending in "…" when any went;
+    the first field is cut only when it alone is too long."""
+    text = separator.join(fields)
+    kept = list(fields)
+    while len(text) > width and len(kept) > 1:
+        kept.pop()
+        text = separator.join(kept) + separator + "…"
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
