@@ -152,9 +152,9 @@ def duplicate_keys(
     return found[:limit]
 
 
-def duplicate_problems(data: bytes | str, where: str = "", base: str = "$") -> list[Problem]:
+def duplicate_problems(data: bytes | str, where: str = "", base: str = "$", top_only: bool = False) -> list[Problem]:
     """`duplicate-key` errors for `duplicate_keys`, located `where` + path (a tar member's name, say)."""
     return [
         Problem("error", "duplicate-key", f"the key appears {count} times; only the last is read", where + path)
-        for path, count in duplicate_keys(data, base)
+        for path, count in duplicate_keys(data, base, top_only=top_only)
     ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 from textual.widgets import Static
 
@@ -12,6 +10,7 @@ from explorer.companions import companions_of
 from explorer.document import Document
 from explorer.errors import count_by_severity
 from explorer.formatting import plural, shorten_middle
+from widgets.text_lines import without_last_fields
 
 
 class SummaryBar(Static):
@@ -74,18 +73,8 @@ class SummaryBar(Static):
                 parts[0] = (shorten_middle(name, max(len(name) - (total - width), 28)), "bold cyan")
                 total = sum(len(part[0] if isinstance(part, tuple) else part) for part in parts)
             if total > width and isinstance(parts[-1], str):  # then whole fields of the end, never half a number
-                parts[-1] = _whole_fields(parts[-1], len(parts[-1]) - (total - width))
+                parts[-1] = without_last_fields(parts[-1], len(parts[-1]) - (total - width), " │ | · ")
         self.update(Text.assemble(*parts), layout=False)  # one line whatever it says: no relayout of the screen
 
     def show_error(self, name: str) -> None:
         self.update(Text.assemble(("ir-explorer ", "bold"), (name, "bold cyan"), ("  cannot be opened", "bold red")))
-
-
-def _whole_fields(text: str, room: int) -> str:
-    """`text` (" │ a · b │ c") without its last fields until it fits `room`, ending in " …" when any went: a
-    cut number (`peak L2 9.0 KiB/28.0`) reads as another number."""
-    pieces = re.split(r"( │ | · )", text)  # fields and the separators before them, alternately
-    while len(pieces) > 2 and len("".join(pieces)) + 2 > room:
-        del pieces[-2:]
-    shortened = "".join(pieces)
-    return shortened if shortened == text else shortened + " …"

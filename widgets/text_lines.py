@@ -3,6 +3,8 @@ onto as many lines as the width needs. Never half a number at the right edge (is
 
 from __future__ import annotations
 
+import re
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
@@ -36,12 +38,20 @@ def flowed(items: list[tuple[str, Style, str, Style]], width: int, lead: tuple[s
     return [Strip(segments).crop(0, width).extend_cell_length(width) for segments in lines]
 
 
+def without_last_fields(text: str, width: int, separators: str = " · ", mark: str = " …") -> str:
+    """`text` as it is when it fits `width`; else without its last fields (split at the `separators` pattern),
+    whole, until it fits with `mark` after them. A cut number (`peak L2 9.0 KiB/28.0`) reads as another number."""
+    if len(text) <= width:
+        return text
+    pieces = re.split(f"({separators})", text)  # fields and the separators between them, alternately
+    while len(pieces) > 2 and len("".join(pieces)) + len(mark) > width:
+        del pieces[-2:]
+    shortened = "".join(pieces)
+    return text if shortened == text else shortened + mark
+
+
 def fit_fields(fields: list[str], width: int, separator: str = " · ") -> str:
     """The fields joined, without the last ones (whole) until the line fits `width`, ending in "…" when any went;
     the first field is cut only when it alone is too long."""
-    text = separator.join(fields)
-    kept = list(fields)
-    while len(text) > width and len(kept) > 1:
-        kept.pop()
-        text = separator.join(kept) + separator + "…"
+    text = without_last_fields(separator.join(fields), width, re.escape(separator), separator + "…")
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"

@@ -44,7 +44,7 @@ from explorer.formats.scheduler_ir.checks import SNAPSHOT_COLUMNS, SnapshotFacts
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.started import PARALLEL_MIN_BYTES
 from explorer.gc_pause import collector_paused
-from explorer.jsonpath import duplicate_keys
+from explorer.jsonpath import duplicate_problems
 from explorer.memory_guard import ensure_fits
 from explorer.schedule import Schedule
 
@@ -390,8 +390,8 @@ def _report_repeated_keys(context: _Context, top: dict[str, msgspec.Raw]) -> Non
         pieces += [bytes(context.data[at:offset]), b"0"]
         at = offset + length
     pieces.append(bytes(context.data[at:]))
-    for path, count in duplicate_keys(b"".join(pieces), top_only=True):
-        context.error("duplicate-key", path, f"the key appears {count} times; only the last is read")
+    for problem in duplicate_problems(b"".join(pieces), top_only=True):
+        context.problems.add(problem)
 
 
 def _top_level_around(
