@@ -290,7 +290,10 @@ class BufferView(LaneFrameWidget, can_focus=True):
         l2_title = f"{words.memory} · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
         if self.addresses is not None:  # said first: the map is a window of the memory
             l2_title = f"{base:#x}–{end:#x} (o: out) · {bpc} B per cell"
-        for shorter in (f"{bpc} B/cell · {human_bytes(bpc * l2_cols)}/row", f"{bpc} B per cell", f"{bpc} B/cell"):
+        shorter_forms = (f"{bpc} B/cell · {human_bytes(bpc * l2_cols)}/row", f"{bpc} B per cell", f"{bpc} B/cell")
+        if self.addresses is not None:  # a window keeps saying where it is (the ruler counts from its start)
+            shorter_forms = (f"{base:#x}–{end:#x} · {bpc} B/cell", f"{base:#x}–{end:#x}")
+        for shorter in shorter_forms:
             if len(l2_title) > l2_cols:  # a short form rather than a cut one
                 l2_title = shorter
         title = [Segment(" " * RULER), Segment(l2_title[:l2_cols].ljust(l2_cols), DIM)]
