@@ -43,7 +43,7 @@ import time, statistics
 import numpy as np
 from explorer.api import open_document
 from explorer.analysis.graph_layout import layout_graph, visible_graph
-from explorer.graph import count_nodes
+from explorer.graph_model import count_nodes
 document = open_document(PATH)
 model = document.view.graph_model()
 sizes = count_nodes(model)

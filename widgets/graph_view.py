@@ -30,7 +30,9 @@ from explorer.analysis.graph_layout import (
     visible_graph,
 )
 from explorer.analysis.graph_problems import mark_problems
-from explorer.graph import ROOT, GraphModel, matched_by_unit, reading_path, search_nodes
+from explorer.graph_model import ROOT, GraphModel
+from explorer.graph_search import matched_by_unit, search_nodes
+from explorer.graph_shaping import reading_path
 from widgets.frame_widget import FrameWidget
 from widgets.graph_canvas import (
     BACK,

@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 
 from explorer.analysis.graph_layout import VisibleGraph
-from explorer.graph import GraphModel
+from explorer.graph_model import GraphModel
 
 PALETTE = (
     "#4f8fe8", "#4cbf73", "#e8a33d", "#b46be8", "#e85d5d", "#3dc4c4",

@@ -28,7 +28,8 @@ from explorer.analysis.layered import (
     simplify,
 )
 from explorer.arrays import distinct
-from explorer.graph import ROOT, GraphModel, count_nodes, reading_path, reading_start, topological_rank
+from explorer.graph_model import ROOT, GraphModel, count_nodes, topological_rank
+from explorer.graph_shaping import reading_path, reading_start
 
 FANOUT = 24  # an item feeding more visible items than this draws one bundled stub with the count
 FULL, COMPACT, DOTS = 0, 1, 2

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.graph import ROOT, GraphModel
+from explorer.graph_model import ROOT, GraphModel
 
 SEVERITY_VALUE = {"error": 2.0, "warning": 1.0}
 MARKS = {2.0: "✗ ", 1.0: "⚠ "}

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from explorer.graph import topological_rank
+from explorer.graph_model import topological_rank
 
 MAX_SPAN = 6  # edges over more layers are stubs ("→ Add_9_1") that jump to their other end
 SWEEPS = 8

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from explorer.analysis.graph_layout import FULL, Layout, expand_all, initial_expansion, layout_graph, visible_graph
-from explorer.graph import ROOT, GraphModel
+from explorer.graph_model import ROOT, GraphModel
 
 
 def expansion(model: GraphModel, expand: str) -> set[int]:

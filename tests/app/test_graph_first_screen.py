@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.graph import reading_path
+from explorer.graph_shaping import reading_path
 from tests.app.test_graph_view import open_graph
 from tests.conftest import SAMPLE_DATA, SAMPLES
 from widgets.app import make_app

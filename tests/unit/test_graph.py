@@ -22,7 +22,9 @@ from explorer.analysis.graph_layout import (
 )
 from explorer.api import open_document
 from explorer.exports.graph_json import graph_json
-from explorer.graph import CHUNK, GraphBuilder, search_nodes
+from explorer.graph import GraphBuilder
+from explorer.graph_model import CHUNK
+from explorer.graph_search import search_nodes
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 

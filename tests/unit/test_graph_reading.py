@@ -21,7 +21,9 @@ from explorer.analysis.graph_layout import (
 )
 from explorer.analysis.graph_text import shape_text, title
 from explorer.api import open_document
-from explorer.graph import CHUNK, GraphBuilder, reading_path, reading_start
+from explorer.graph import GraphBuilder
+from explorer.graph_model import CHUNK
+from explorer.graph_shaping import reading_path, reading_start
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 RESNET = SAMPLES / "onnx" / "resnet18_narrow_torchscript_opset17.onnx"

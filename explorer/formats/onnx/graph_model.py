@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.graph import ROOT, Deferred, GraphBuilder, GraphModel
+from explorer.graph import GraphBuilder
+from explorer.graph_model import ROOT, Deferred, GraphModel
 
 
 def onnx_graph(view: Any) -> GraphModel:

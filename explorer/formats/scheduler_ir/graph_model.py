@@ -14,7 +14,8 @@ import numpy as np
 from explorer.companions import companions_of
 from explorer.formats.scheduler_ir.codes import LAYER_TYPES
 from explorer.formatting import plural
-from explorer.graph import GraphBuilder, GraphModel
+from explorer.graph import GraphBuilder
+from explorer.graph_model import GraphModel
 
 
 def schedule_graph(view: Any) -> GraphModel:
