@@ -114,7 +114,24 @@ def draw(
             style = FIRST_COLOUR + int(colour_of_item[item])
         _draw_box(canvas, layout, item, int(layout.x[item]) - ox, int(layout.y[item]) - oy, style)
     _draw_stubs(canvas, layout, ox, oy, shown)
+    _draw_shared_tracks(canvas, layout, ox, oy)
     return canvas
+
+
+def _draw_shared_tracks(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
+    """Where a gap has more edges than tracks, the busiest track says how many sources it carries beyond one
+    each (beside its run in TB, above it in LR), so a merged line is not read as one edge."""
+    tb = layout.direction == "TB"
+    for lo, hi, row, count in layout.shared_tracks:
+        text = f" ≡ +{count:,} edges share tracks"
+        if tb:  # the first free cells beside the run, right then left (other edges' drops stand there)
+            right, left = hi - ox + 2, lo - ox - len(text) - 1
+            spots = [(right + k, row - oy) for k in range(32)] + [(left - k, row - oy) for k in range(32)]
+        else:
+            spots = [(row - ox + 1, lo - oy - 1 - k) for k in range(8)] + [
+                (row - ox + 1, hi - oy + 1 + k) for k in range(8)
+            ]
+        canvas.free_text_near(spots, text, STUB)
 
 
 def _draw_frames(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:

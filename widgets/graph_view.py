@@ -25,6 +25,7 @@ from explorer.analysis.graph_layout import (
     FULL,
     LEVEL_NAMES,
     Layout,
+    expand_all,
     initial_expansion,
     layout_graph,
     visible_graph,
@@ -57,6 +58,7 @@ from widgets.text_lines import fit_fields
 from widgets.views import SYNC_GRAPH_NODES
 
 STATUS_LINES = 2
+EXPAND_ALL_BOXES = 5_000  # most boxes `X` opens at once (its layout stays well under a second)
 MINIMAP = (24, 8)
 BASE_STYLES = {
     EDGE: Style(color="#8a8a8a"),
@@ -93,6 +95,7 @@ class GraphView(FrameWidget, can_focus=True):
         Binding("r", "direction", "Direction", show=False),
         Binding("i", "constants", "Constants", show=False),
         Binding("x", "collapse_all", "Collapse all", show=False),
+        Binding("X", "expand_all", "Open all", show=False),
         Binding("m", "minimap", "Minimap", show=False),
     ]
     HELP_KEYS = [
@@ -629,6 +632,24 @@ class GraphView(FrameWidget, can_focus=True):
 
     def action_collapse_all(self) -> None:
         self.expanded = set()
+        self._scroll_to_selection(center=True)
+        self.refresh()
+
+    def action_expand_all(self) -> None:
+        """Every group open (schedule layers stay boxes), as `graph --expand all`; refused, with the count, when
+        that would draw more than EXPAND_ALL_BOXES boxes (a layout of that many takes seconds)."""
+        if self.model is None:
+            return
+        boxes = int((~self.model.node_constant).sum())
+        if boxes > EXPAND_ALL_BOXES:
+            self.app.notify(f"{boxes:,} boxes is too many to open at once: open groups with Enter",
+                            severity="warning")  # fmt: skip
+            return
+        layout = self.layout
+        key = self.selected_key
+        self.expanded = expand_all(self.model)
+        if key is not None and key[0] == 1 and key[1] in self.expanded and layout is not None:
+            self.selected_key = self._first_member(self.layout, key[1]) or key
         self._scroll_to_selection(center=True)
         self.refresh()
 

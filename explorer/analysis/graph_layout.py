@@ -149,6 +149,9 @@ class Layout:
     out_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → targets drawn as stubs below it
     in_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → sources drawn as stubs above it
     bundles: dict[int, int] = field(default_factory=dict)  # item → how many items its bundled edge feeds
+    # gaps with more edges than tracks: (minor from, minor to, major of the busiest track, sources beyond the
+    # cap), absolute cells across/along the layers (x/y in TB, y/x in LR)
+    shared_tracks: list[tuple[int, int, int, int]] = field(default_factory=list)
     back_sources: set[int] = field(default_factory=set)  # items with an edge that closes a cycle
     frame_labels: dict[int, str] = field(default_factory=dict)  # open group → its label
     unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # items that are closed unit groups
@@ -191,9 +194,10 @@ def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
             texts.compacts.append(label)
         elif kind == 1:
             texts.labels.append(model.group_label[ident])
-            texts.ops.append(f"▸ {int(sizes[ident]):,} nodes")
+            held = int(sizes[ident])
+            texts.ops.append(f"▸ {held:,} node{'' if held == 1 else 's'}")
             texts.titles.append(mark + model.group_label[ident])
-            texts.details.append(f"▸ {int(sizes[ident]):,} nodes")
+            texts.details.append(texts.ops[-1])
             texts.extras.append("")
             texts.compacts.append(model.group_label[ident])
         else:
@@ -597,6 +601,8 @@ def _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level
                     texts.extras, texts.compacts)  # fmt: skip
     result.laid_out = laid_out
     result.frame_labels = {g: model.group_label[g] for g in frames}
+    result.shared_tracks = [(a + origin[c][0], b + origin[c][0], row + origin[c][1], count)
+                            for c in tree.order for a, b, row, count in placements[c].shared_tracks]  # fmt: skip
     result.unit = np.zeros(m, dtype=bool)
     grouped = visible.item_kind == 1
     if model.n_groups and grouped.any():
@@ -627,11 +633,16 @@ def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
     return base[np.argsort(rank, kind="stable")]
 
 
+ON_DEMAND_KINDS = frozenset({"subgraph", "function"})  # groups the first screen leaves closed off the path
+
+
 def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
     """What opens first: the groups on the path from the first input to its first ops (outermost first, while
     the drawn boxes stay within PATH_BUDGET: the first ops must be on the first screen even when a group holds a
     whole chunk), then the other groups level by level in the model's order within `budget`; a small graph
-    opens whole, a large one on its reading start."""
+    opens whole, a large one on its reading start. Control-flow bodies and local functions off that path stay
+    closed (as Netron and Model Explorer show them on demand): opened, their frames stood between the first
+    ops."""
     if model.n_groups == 0:
         return set()
     drawn = ~model.node_constant
@@ -659,8 +670,8 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
     frontier = list(children.get(ROOT, []))
     while frontier:
         g = frontier.pop(0)
-        if model.group_unit[g]:  # a unit opens only when asked
-            continue
+        if model.group_unit[g] or (g not in expanded and model.group_kind[g] in ON_DEMAND_KINDS):
+            continue  # a unit, a loop body, a function: opened when asked
         if g not in expanded:
             if visible + opened_cost(g) > budget:
                 continue

@@ -90,6 +90,9 @@ class Placement:
     entry_ports: dict[int, int] = field(default_factory=dict)  # element → cell across the top border
     exit_ports: dict[int, int] = field(default_factory=dict)  # element → cell across the bottom border
     routes: dict[Connection, list[tuple[int, int]]] = field(default_factory=dict)  # (minor, major) polylines
+    # gaps whose edges outnumber the track cap: (minor from, minor to, major of the shared track, sources
+    # sharing), so the drawing can say that a run there carries more than one source
+    shared_tracks: list[tuple[int, int, int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -184,7 +187,7 @@ def place_container(
     paths = {c: [vertex(c.source, True), *chains[(vertex(c.source, True), vertex(c.target, False))],
                  vertex(c.target, False)] for c in connections}  # fmt: skip
     columns = _pin_columns(connections, paths, minor, v_minor_size, port_cells)
-    track_of, tracks_in = _assign_tracks(connections, paths, columns, v_layer, gaps.tracks)
+    track_of, tracks_in, shared = _assign_tracks(connections, paths, columns, v_layer, gaps.tracks)
     stem = np.full(layers, gaps.stem, dtype=np.int64)  # per gap below a layer
     if entries:
         stem[0] = max(gaps.stem, 1)  # below the top border: never turn on the border itself
@@ -229,6 +232,7 @@ def place_container(
     placement.routes = {c: _polyline(paths[c], columns[c], [track_row.get((int(v_layer[q]), track_of.get((c, i), -1)))
                                                             for i, q in enumerate(paths[c][1:])],
                                      v_major, v_major_size, -lo) for c in connections}  # fmt: skip
+    placement.shared_tracks = [(a - lo, b - lo, track_row[(k, t)], count) for k, (t, a, b, count) in shared.items()]
     return placement
 
 
@@ -397,12 +401,13 @@ def _spread(wanted: list[int], lo: int, width: int) -> list[int]:
     return [min(max(c, first), last) for c in cells]
 
 
-def _assign_tracks(connections, paths, columns, v_layer, cap) -> tuple[dict, dict[int, int]]:
+def _assign_tracks(connections, paths, columns, v_layer, cap) -> tuple[dict, dict[int, int], dict]:
     """Tracks in each gap between layers: one per net (the pieces that leave one vertex at one column share
     it: a trunk), so pieces of different sources never share a cell of a horizontal run. A net whose top pin
     sits where another net drops to its target is placed above it, so their vertical runs never meet (the left
     edge algorithm with vertical constraints, Hashimoto and Stevens); a gap with more than `cap` nets lets the
-    rest share the least crowded tracks. Returns (piece, step) → track and gap (layer below it) → tracks."""
+    rest share the least crowded tracks. Returns (piece, step) → track, gap (layer below it) → tracks, and for
+    each gap where nets share: gap → (the most shared track, its leftmost and rightmost cell, nets sharing)."""
     nets: dict[tuple[int, int, int], dict] = {}  # (gap, column, vertex) → its pins and pieces
     for c in connections:
         path, cols = paths[c], columns[c]
@@ -421,6 +426,7 @@ def _assign_tracks(connections, paths, columns, v_layer, cap) -> tuple[dict, dic
             by_gap.setdefault(key[0], []).append(key)
     track_of: dict[tuple[Connection, int], int] = {}
     tracks_in: dict[int, int] = {}
+    shared: dict[int, tuple[int, int, int, int]] = {}
     for gap_layer, keys in by_gap.items():
         keys.sort(key=lambda k: (nets[k]["span"], k))
         drops: dict[int, list[int]] = {}  # column → nets that drop to a target there
@@ -438,6 +444,7 @@ def _assign_tracks(connections, paths, columns, v_layer, cap) -> tuple[dict, dic
         ready = [j for j in range(len(keys)) if above_count[j] == 0]
         heapq.heapify(ready)
         floor = [0] * len(keys)
+        overflow = 0
         rows: list[list[tuple[int, int]]] = []
         placed = [False] * len(keys)
         pending = len(keys)
@@ -456,6 +463,7 @@ def _assign_tracks(connections, paths, columns, v_layer, cap) -> tuple[dict, dic
                 track += 1
             if track >= cap:  # full: share the track with the fewest runs
                 track = min(range(cap), key=lambda t: (len(rows[t]) if t < len(rows) else 0, t))
+                overflow += 1
             while track >= len(rows):
                 rows.append([])
             rows[track].append((lo, hi))
@@ -467,7 +475,11 @@ def _assign_tracks(connections, paths, columns, v_layer, cap) -> tuple[dict, dic
             for step in nets[keys[j]]["steps"]:
                 track_of[step] = track
         tracks_in[gap_layer] = len(rows)
-    return track_of, tracks_in
+        if overflow:
+            busiest = max(range(len(rows)), key=lambda t: (len(rows[t]), -t))
+            runs = rows[busiest]
+            shared[gap_layer] = (busiest, min(a for a, _ in runs), max(b for _, b in runs), overflow)
+    return track_of, tracks_in, shared
 
 
 def _polyline(path, cols, rows, v_major, major_size, dx) -> list[tuple[int, int]]:

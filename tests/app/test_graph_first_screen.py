@@ -32,7 +32,7 @@ OURS = ["subgraphs_functions.onnx", "two_modules_mlf.tar", "views_ark_model.json
 
 
 def files() -> list:
-    found = [pytest.param(SAMPLE_DATA / name, False, id=name) for name in OURS]
+    found = [pytest.param(SAMPLE_DATA / name, True, id=name) for name in OURS]
     return found + [pytest.param(SAMPLES / name, True, id=name.split("/")[-1]) for name in REAL]
 
 
@@ -72,8 +72,8 @@ def fitting(graph, items: list[int]) -> int:
 @pytest.mark.parametrize(("size", "wanted"), [((160, 48), 4), ((80, 24), 2)])
 async def test_the_first_screen_holds_the_input_and_the_first_ops(path, strict, size, wanted):
     """At 160×48 the input and the first three ops of the main path, at 80×24 the input and the first op, on
-    every real sample. Our own subgraphs_functions.onnx puts the If's two branch frames (21 rows) between its
-    first ops: there the screen holds as many of them as fit together."""
+    every real sample and ours (a model with fewer ops on its main path shows all of them: subgraphs_functions.onnx
+    has two, If and the local function Scale; its If branches stay closed until asked)."""
     if not path.exists():
         pytest.skip(f"real samples not found at {path.parent} (a user's clone has no ../shared)")
     app = make_app(path)
@@ -192,3 +192,28 @@ async def test_the_first_screen_of_the_generated_analogues(tmp_path, kind, size,
         count = wanted if strict else max(fitting(graph, items[:wanted]), 1)
         shown = items[:count]
         assert all(on_screen(graph, item) for item in shown), [graph.layout.labels[i] for i in shown]
+
+
+async def test_if_branches_start_closed_and_shift_x_opens_every_group():
+    """Control-flow bodies off the main path start closed (as Netron and Model Explorer open them on demand);
+    `X` opens every group and keeps a selection; a graph with more boxes than X opens is refused, saying why."""
+    import widgets.graph_view as graph_view
+
+    app = make_app(SAMPLE_DATA / "subgraphs_functions.onnx")
+    async with app.run_test(size=(160, 48)) as pilot:
+        graph = await open_graph(pilot)
+        model = graph.model
+        bodies = {g for g in range(model.n_groups) if model.group_kind[g] == "subgraph"}
+        assert bodies and not bodies & graph.expanded
+        await pilot.press("X")
+        assert graph.expanded == {g for g in range(model.n_groups) if not model.group_unit[g]}
+        assert graph.selected_item >= 0
+        graph_view.EXPAND_ALL_BOXES, kept = 3, graph_view.EXPAND_ALL_BOXES
+        try:
+            await pilot.press("x")
+            await pilot.press("X")
+            await pilot.pause()
+            assert graph.expanded == set()
+            assert any("too many to open" in str(n.message) for n in app._notifications)
+        finally:
+            graph_view.EXPAND_ALL_BOXES = kept

@@ -51,7 +51,7 @@ CASES = {
         COREML,
         ('reveal-json:["op", "mlProgram.functions[main].block_specializations[CoreML6].operations[1].blocks[1]", 2]',),
     ),
-    "graph_onnx_subgraphs_open": (ONNX, ("6", "wait-graph")),
+    "graph_onnx_subgraphs_open": (ONNX, ("6", "wait-graph", "X")),
     "graph_onnx_collapsed_one_opened": (ONNX, ("6", "wait-graph", "x", "down", "enter")),
     "graph_onnx_find": (ONNX, ("6", "wait-graph", "slash", "b", "o", "d", "y", "enter")),
     "graph_schedule_by_time": (CLEAN, ("6", "wait-graph", "c", "down", "down")),

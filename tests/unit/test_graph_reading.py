@@ -354,3 +354,31 @@ def test_a_stub_label_goes_whole_where_its_cells_are_free():
     canvas.text(20, 2, "│", 1)
     canvas.free_text_near([(14, 2), (50, 2)], "↓ far away label", 9)  # fits nowhere: cut before the edge
     assert canvas.line(2)[14:21] == "↓ fa… │"  # a cell kept free before the edge
+
+
+def test_a_gap_with_more_edges_than_tracks_says_how_many_share():
+    """24 sources each read across the layer by a far reader: past the 16-track cap runs share tracks, and the
+    drawing says so next to the busiest one instead of showing one line that reads as a single edge."""
+    from widgets.graph_canvas import draw
+
+    b = GraphBuilder()
+    first = [b.node(f"a{k}", "Relu") for k in range(24)]
+    second = [b.node(f"b{k}", "Add") for k in range(24)]
+    for k, target in enumerate(second):
+        b.edge(first[k], target)
+        b.edge(first[23 - k], target)
+    model = b.build()
+    layout = layout_graph(model, visible_graph(model, set()))
+    assert len(layout.shared_tracks) == 1
+    lo, hi, row, count = layout.shared_tracks[0]
+    assert count == 24 - 16 and lo < hi  # the nets beyond the cap
+    canvas = draw(layout, layout.width + 40, layout.height, (0, 0), np.zeros(layout.visible.n_items, dtype=np.int64))
+    assert f"≡ +{count:,} edges share tracks" in canvas.line(row)
+    # within the cap (the 16-source test above) nothing is said
+    b = GraphBuilder()
+    first = [b.node(f"a{k}", "Relu") for k in range(8)]
+    second = [b.node(f"b{k}", "Add") for k in range(8)]
+    for k, target in enumerate(second):
+        b.edge(first[7 - k], target)
+    model = b.build()
+    assert layout_graph(model, visible_graph(model, set())).shared_tracks == []
