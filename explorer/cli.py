@@ -81,6 +81,7 @@ def _tui_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--author", help="the name your bookmarks carry (default: your login name)")
     _add_companion_flags(parser)
+    _add_node_data_flag(parser)
     return parser
 
 
@@ -99,6 +100,12 @@ def _add_companion_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frontend", type=Path, help="the frontend IR the schedule was made from (schedules)")
     parser.add_argument("--asm", type=Path, help="the schedule's assembly (schedules)")
     parser.add_argument("--trace", type=Path, help="the ZeBu trace of that assembly (schedules)")
+
+
+def _add_node_data_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--node-data", type=Path, action="append", default=[], metavar="FILE",
+                        help="per-node values to colour the graph by: Model Explorer's node-data JSON, a "
+                             "{\"node\": number} JSON or a node,value CSV (repeatable)")  # fmt: skip
 
 
 def _companions(args: argparse.Namespace) -> dict[str, Path | None]:
@@ -146,6 +153,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--size", type=_size, default=(160, 48), help="terminal size, WIDTHxHEIGHT")
         parser.add_argument("-o", "--output", type=Path, required=True, help="the SVG file to write")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        _add_node_data_flag(parser)
         return parser
     if command == "export":
         parser.description = "Write a self-contained HTML report and/or a Chrome trace (Perfetto) of the file."
@@ -153,6 +161,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--trace-event", type=Path, help="the Trace Event JSON to write (schedules)")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         _add_companion_flags(parser)
+        _add_node_data_flag(parser)
         return parser
     if command == "graph":
         parser.description = "Lay out the file's graph as the graph view draws it (terminal cells)."
@@ -170,6 +179,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
             help="lay constants and initializers out as boxes (the view's i); by default they fold into their readers",
         )
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        _add_node_data_flag(parser)
         return parser
     if command == "tensor":
         parser.description = "Where an ARK tensor's bytes sit in its buffer: first/end byte, runs, padding, aliases."
@@ -357,11 +367,33 @@ def _run_diff(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def _read_node_data(document: Any, args: argparse.Namespace) -> None:
+    """The --node-data files joined to the graph; what each joined (and why one was not read) on stderr."""
+    from explorer.document import Capability
+
+    if not args.node_data:
+        return
+    if not document.offers(Capability.GRAPH):
+        raise LoadError(args.file, "", f"--node-data needs a graph, and this {document.meta.format} file has none")
+    from explorer.analysis.node_data import load_node_data
+
+    before = len(document.problems)
+    for line in load_node_data(document, args.node_data):
+        print(f"node data: {line}", file=sys.stderr)
+    found = document.problems[before:]
+    for problem in found[:10]:
+        print(f"  {problem.severity}: {problem.message}" + (f" ({problem.location})" if problem.location else ""),
+              file=sys.stderr)  # fmt: skip
+    if len(found) > 10:
+        print(f"  … {len(found) - 10:,} more", file=sys.stderr)
+
+
 def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
     """Write what was asked for and what the document has; for what it lacks, say why (exit 2 if nothing)."""
     from explorer.document import Capability
 
     document.run_deep_checks()
+    _read_node_data(document, args)
     wrote = False
     if args.html:
         from explorer.exports.html_report import write_report
@@ -399,6 +431,7 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
     from explorer.analysis.graph_problems import mark_problems
 
     model = document.view.graph_model()
+    _read_node_data(document, args)
     mark_problems(model, document)  # the boxes the TUI draws carry their ✗/⚠, and are sized with them
     payload = graph_json(model, args.expand, args.direction, constants=args.constants)
     if args.json:
@@ -448,6 +481,7 @@ def _run_screenshot(args: argparse.Namespace) -> ExitCode:
         line=args.line,
         size=args.size,
         strict=args.strict,
+        node_data=args.node_data,
     )
     print(f"wrote {args.output}", file=sys.stderr)
     return ExitCode.OK
@@ -462,7 +496,7 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
     from widgets.app import make_app  # the one place the core reaches the UI, and only when asked to
 
     app = make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author,
-                   companions=_companions(args))  # fmt: skip
+                   companions=_companions(args), node_data=args.node_data)  # fmt: skip
     app.run()
     if app.load_error is not None:  # the error box was on screen; the shell still learns it, as the README says
         raise app.load_error

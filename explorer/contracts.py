@@ -154,6 +154,12 @@ class GraphNode(_Box):
     folded_into: str | None = Field(
         None, description="a folded constant: the id of the box it is drawn in (its first reader); it has no box "
         "of its own (w = h = 0); null for drawn nodes and unread constants")  # fmt: skip
+    problem: Literal["error", "warning"] | None = Field(
+        None, description="the worst problem found on this node (its box starts with ✗ or ⚠); absent for none"
+    )
+    data: dict[str, float] | None = Field(
+        None, description="per-node data (--node-data): data set name → this node's value; absent for none"
+    )
 
 
 class GraphEdge(_Closed):
@@ -170,6 +176,12 @@ class GraphGroup(_Box):
     kind: str
     parent: str | None
     expanded: bool
+    problem: Literal["error", "warning"] | None = Field(
+        None, description="the worst problem among the nodes it holds; absent for none"
+    )
+    data: dict[str, float] | None = Field(
+        None, description="per-node data: data set name → the aggregate (sum, max or mean) of what it holds"
+    )
 
 
 class Dangling(_Closed):
@@ -180,7 +192,7 @@ class Dangling(_Closed):
 class GraphOutput(_Closed):
     """`ir-explorer graph FILE --json`: the graph view's layout in terminal cells."""
 
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     direction: Literal["TB", "LR"]
     width: int
     height: int

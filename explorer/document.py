@@ -319,9 +319,15 @@ class Document:
         if self.view.graph_ready():  # a box's folded constants, once the graph is built (the graph view did)
             from explorer.analysis.graph_text import folded_section
 
-            found = folded_section(self.view.graph_model(), ref, self.view.value_preview)
+            model = self.view.graph_model()
+            found = folded_section(model, ref, self.view.value_preview)
             if found is not None:
                 sections.append(Section(found[0], found[1], found[2]))
+            node = model.ref_to_node.get(ref) if model.data_sets else None
+            if node is not None:  # the user's per-node data: each set's value for this node
+                from explorer.analysis.node_data import data_rows
+
+                sections.append(Section("Per-node data", ("data set", "value"), data_rows(model, node)))
         return sections
 
     def find_ref(self, refs: dict[str, Any]) -> Any:

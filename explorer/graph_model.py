@@ -88,6 +88,9 @@ class GraphModel:
     # per node: the lane it runs on (a schedule workload's core), -1 for none; an opened group whose members all
     # have lanes lays them out as a grid, one row per lane
     node_lane: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # the user's per-node data sets (explorer.analysis.node_data), by mode name; their columns are in
+    # node_values / group_values under the same name
+    data_sets: dict[str, Any] = field(default_factory=dict)
     _ref_to_node: dict[Any, int] | None = None
     _group_depth: np.ndarray | None = None
     _inputs: tuple[np.ndarray, np.ndarray] | None = None

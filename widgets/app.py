@@ -91,10 +91,12 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         bookmarks: Path | None = None,
         author: str | None = None,
         companions: dict[str, Path | None] | None = None,
+        node_data: list[Path] | None = None,
     ) -> None:
         super().__init__()
         self.path = Path(path)
         self.companions = companions or {}
+        self.node_data = list(node_data or [])  # per-node data files, read against the graph once it loads
         from explorer.bookmarks import default_author, sidecar_path
 
         self.bookmarks_path = Path(bookmarks) if bookmarks else sidecar_path(self.path)
@@ -244,6 +246,7 @@ def make_app(
     bookmarks: str | Path | None = None,
     author: str | None = None,
     companions: dict[str, Path | None] | None = None,
+    node_data: list[str | Path] | None = None,
 ) -> IrExplorerApp:
     """The one way to build the app: the CLI, the tests and `serve` all call this."""
     return IrExplorerApp(
@@ -253,4 +256,5 @@ def make_app(
         bookmarks=Path(bookmarks) if bookmarks else None,
         author=author,
         companions=companions,
+        node_data=[Path(p) for p in node_data or []],
     )

@@ -16,6 +16,7 @@ from textual import work
 from textual.widgets import ContentSwitcher, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
+from explorer.analysis.node_data import load_node_data
 from explorer.api import CHECKING, open_document
 from explorer.document import Capability, Document
 from explorer.errors import LoadError
@@ -70,6 +71,9 @@ class DocumentLoading:
             incidents = self.incidents = incidents_of(document, with_roles=False)
             in_wl0 = [incident for incident in incidents if incident.code == "wl0-overlap"]
             name_incident_roles(document, in_wl0)  # named from the loaded columns, nothing read: at once
+            if self.node_data and document.offers(Capability.GRAPH):  # the user's numbers: the graph is built now
+                for line in load_node_data(document, self.node_data):
+                    self.call_from_thread(self.notify, line, title="per-node data", timeout=10)
             for spec in offered_views(document):
                 spec.import_widget()  # here, off the UI thread
         except LoadCancelled:

@@ -31,6 +31,7 @@ from explorer.analysis.graph_layout import (
     visible_graph,
 )
 from explorer.analysis.graph_problems import mark_problems
+from explorer.analysis.node_data import AGGREGATES, MODE_PREFIX, set_aggregate, top_nodes, value_of
 from explorer.graph_model import ROOT, GraphModel
 from explorer.graph_search import matched_by_unit, search_nodes
 from explorer.graph_shaping import reading_path
@@ -58,6 +59,7 @@ from widgets.text_lines import fit_fields
 from widgets.views import SYNC_GRAPH_NODES
 
 STATUS_LINES = 2
+TOP_NODES = 20  # nodes the top list offers
 EXPAND_ALL_BOXES = 5_000  # most boxes `X` opens at once (its layout stays well under a second)
 MINIMAP = (24, 8)
 BASE_STYLES = {
@@ -96,6 +98,8 @@ class GraphView(FrameWidget, can_focus=True):
         Binding("i", "constants", "Constants", show=False),
         Binding("x", "collapse_all", "Collapse all", show=False),
         Binding("X", "expand_all", "Open all", show=False),
+        Binding("a", "aggregate", "Group aggregate", show=False),
+        Binding("T", "top_nodes", "Top nodes", show=False),
         Binding("m", "minimap", "Minimap", show=False),
     ]
     HELP_KEYS = [
@@ -196,6 +200,8 @@ class GraphView(FrameWidget, can_focus=True):
         self.model = model
         self.expanded = expanded
         self.modes = colour_modes(model)
+        if model.data_sets:  # the user brought numbers: the first screen shows them
+            self.mode = self.modes.index(next(iter(model.data_sets)))
         self._layouts[self._layout_key()] = layout
         self.last_layout_seconds = elapsed
         if layout.first_item >= 0:
@@ -652,6 +658,60 @@ class GraphView(FrameWidget, can_focus=True):
             self.selected_key = self._first_member(self.layout, key[1]) or key
         self._scroll_to_selection(center=True)
         self.refresh()
+
+    def add_data_sets(self, names: list[str]) -> None:
+        """Per-node data added to the model after it was shown: each set a mode, the first shown now."""
+        if self.model is None or not names:
+            return
+        self.modes = colour_modes(self.model)
+        self.mode = self.modes.index(names[0])
+        self._colours.clear()
+        self.refresh()
+
+    def _data_mode(self) -> str | None:
+        """The per-node data set the view is coloured by, or None (and says how to get one)."""
+        mode = self.modes[self.mode] if self.model is not None else ""
+        if self.model is None or mode not in self.model.data_sets:
+            self.app.notify("colour by a per-node data set first (c; add one with the palette's \"Add per-node "
+                            "data\" or --node-data)", severity="warning")  # fmt: skip
+            return None
+        return mode
+
+    def action_aggregate(self) -> None:
+        """What a closed group shows of a per-node data set: sum → max → mean."""
+        name = self._data_mode()
+        if name is None:
+            return
+        data = self.model.data_sets[name]
+        set_aggregate(self.model, name, AGGREGATES[(AGGREGATES.index(data.aggregate) + 1) % len(AGGREGATES)])
+        self._colours.clear()
+        self.app.notify(f"closed groups show the {data.aggregate} of what they hold")
+        self.refresh()
+
+    def action_top_nodes(self) -> None:
+        """The nodes with the largest values of the data set shown; Enter jumps to one, ]/[ walk them."""
+        name = self._data_mode()
+        if name is None:
+            return
+        from widgets.review_screens import LinksScreen
+
+        model = self.model
+        top = top_nodes(model, name, TOP_NODES)
+        labels = []
+        for node, unit in top:
+            label, op = (model.group_label[unit], model.group_op[unit]) if unit != ROOT else (
+                model.node_label[node], model.node_op[node])  # fmt: skip
+            labels.append(f"{value_of(model, name, node, unit):>12,.6g}  {label}  ({op})")
+
+        def jump(index: int | None) -> None:
+            if index is not None:  # found as find finds it: a layer by its name stays one box
+                node, unit = top[index]
+                self.matches, self.match_index = [node], -1
+                self.match_text = model.group_label[unit] if unit != ROOT else ""
+                self.action_match(1)
+                self.refresh()
+
+        self.app.push_screen(LinksScreen(f"Top {len(top)} by {name.removeprefix(MODE_PREFIX)}", labels), jump)
 
     def action_colour(self) -> None:
         self.mode = (self.mode + 1) % len(self.modes)

@@ -54,6 +54,10 @@ def system_commands(app: Any) -> Iterable[SystemCommand]:
         yield SystemCommand("Export Chrome trace", "Trace Event JSON for Perfetto", app.action_export_trace)
     yield SystemCommand("Screenshot", "Save an SVG of the screen", app.action_screenshot_svg)
     yield SystemCommand("Diff with another file", "What changed from this file to another", app.action_diff)
+    if app.document is not None and app.document.offers(Capability.GRAPH):
+        yield SystemCommand("Add per-node data", "Colour the graph by your own numbers per node (a JSON or CSV "
+                            "file; a then cycles group sum/max/mean, T lists the top nodes)",
+                            app.action_add_node_data)  # fmt: skip
     if app.previous_document is not None:
         yield SystemCommand(
             "Back to the previous file", f"Show {app.previous_document.meta.source.name} again", app.action_back

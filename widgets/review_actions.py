@@ -178,6 +178,43 @@ class ReviewActions:
         path = self.save_screenshot()
         self.notify(f"saved {path}")
 
+    def action_add_node_data(self) -> None:
+        """The palette's "Add per-node data": a node-data file read against the graph, each of its data sets a
+        colour mode of the graph view (shown at once), its problems added to the list."""
+        if self._needs_whole_file("Per-node data"):
+            return
+        from widgets.review_screens import PromptScreen
+
+        prompt = 'Per-node data file (Model Explorer JSON, {"node": number} JSON, or node,value CSV)?'
+        self.push_screen(PromptScreen(prompt), self._add_node_data)
+
+    @work(thread=True, group="node-data", description="read per-node data")
+    def _add_node_data(self, path: str | None) -> None:
+        if not path or self.document is None:
+            return
+        from explorer.analysis.node_data import load_node_data
+
+        document = self.document
+        before = set(document.view.graph_model().data_sets)
+        count = len(document.problems)
+        lines = load_node_data(document, [path])
+        added = [name for name in document.view.graph_model().data_sets if name not in before]
+        self.call_from_thread(self._node_data_added, document, lines, added, len(document.problems) > count)
+
+    def _node_data_added(self, document: Document, lines: list[str], added: list[str], new_problems: bool) -> None:
+        if document is not self.document:
+            return
+        for line in lines:
+            self.notify(line, title="per-node data", severity="information" if added else "error", timeout=10)
+        if new_problems:
+            from widgets.problems import ProblemsTable
+
+            self.query_one(ProblemsTable).show_problems(document.problems, self.incidents or ())
+        if added and self.query("#graph"):
+            graph = self.query_one("#graph")
+            graph.add_data_sets(added)
+            self.action_view("graph")
+
     def action_diff(self) -> None:
         if self._needs_whole_file("Comparing"):
             return

@@ -22,10 +22,11 @@ def take_screenshot(
     line: int = 1,
     size: tuple[int, int] = (160, 48),
     strict: bool = False,
+    node_data: list[Path] | None = None,
 ) -> None:
     """Open `path` headless at `size`, show `view` at (core, workload) or the source view at (member, line),
     and write the screen as SVG."""
-    svg = asyncio.run(_render(path, view, core, workload, size, strict, (member, line)))
+    svg = asyncio.run(_render(path, view, core, workload, size, strict, (member, line), node_data))
     output.write_text(svg, encoding="utf-8")
 
 
@@ -37,8 +38,9 @@ async def _render(
     size: tuple[int, int],
     strict: bool,
     source: tuple[str | None, int] = (None, 1),
+    node_data: list[Path] | None = None,
 ) -> str:
-    app = make_app(path, strict=strict)
+    app = make_app(path, strict=strict, node_data=node_data)
     async with app.run_test(size=size) as pilot:
         # the whole file: a big schedule's first core (its preview) is on screen first
         while (app.document is None or app.document.partial) and app.load_error is None:

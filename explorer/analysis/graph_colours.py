@@ -45,11 +45,13 @@ def colour_modes(model: GraphModel) -> list[str]:
         has_values = bool(np.isfinite(column).any()) if isinstance(column, np.ndarray) else len(column) > 0
         if has_values:
             modes.append(mode)
-    return modes
+    return modes + list(model.data_sets)  # the user's per-node data, each file (or graph of it) a mode
 
 
 def item_colours(model: GraphModel, visible: VisibleGraph, mode: str) -> tuple[np.ndarray, list[tuple[str, str]]]:
     """(colour index per item, legend as (text, hex) pairs)."""
+    if mode in model.data_sets:
+        return _data_colours(model, visible, model.data_sets[mode])
     key = MODE_KEYS.get(mode)
     column = model.node_op if key is None else model.node_values.get(key)
     colours = np.full(visible.n_items, GREY_INDEX, dtype=np.int64)
@@ -132,3 +134,82 @@ def _short(value: float) -> str:
         if value >= size:
             return f"{value / size:.3g}{unit}"
     return f"{value:.3g}"
+
+
+def _data_colours(model: GraphModel, visible: VisibleGraph, data) -> tuple[np.ndarray, list[tuple[str, str]]]:
+    """A per-node data set: nodes (and schedule layers, which stand for nodes) on the data's scale (the file's
+    thresholds; diverging around its centre, or zero, when the values straddle it; else five even steps from
+    the least to the greatest value), other closed groups by their aggregate (a sum on a scale of its own: it
+    outgrows any one node's)."""
+    from explorer.analysis.node_data import data_values
+
+    colours = np.full(visible.n_items, GREY_INDEX, dtype=np.int64)
+    finite_all = data_values(data)
+    if finite_all.size == 0:
+        return colours, [("no values", GREY)]
+    nodes = np.flatnonzero(visible.item_kind == 0)
+    groups = np.flatnonzero(visible.item_kind == 1)
+    unit = model.group_unit[visible.item_id[groups]] if groups.size else np.zeros(0, dtype=bool)
+    node_scale = _data_scale(finite_all, data)
+    colours[nodes] = node_scale(data.values[visible.item_id[nodes]])
+    legend = node_scale.legend
+    group_column = model.group_values.get(data.name)
+    if groups.size and group_column is not None:
+        colours[groups[unit]] = node_scale(group_column[visible.item_id[groups[unit]]])
+        plain = groups[~unit]
+        if plain.size and data.aggregate == "sum":
+            finite_groups = group_column[np.isfinite(group_column) & ~model.group_unit]
+            group_scale = _data_scale(finite_groups, data, thresholds=False) if finite_groups.size else node_scale
+            colours[plain] = group_scale(group_column[visible.item_id[plain]])
+            legend = [*legend, (f"groups: sum {group_scale.span}", GREY)]
+        elif plain.size:
+            colours[plain] = node_scale(group_column[visible.item_id[plain]])
+            legend = [*legend, (f"groups: {data.aggregate}", GREY)]
+    return colours, [*legend, ("none", GREY)]
+
+
+class _Scale:
+    """Values → colour indices, with the legend that explains them."""
+
+    def __init__(self, edges: np.ndarray, base: int, steps: int, legend: list[tuple[str, str]], span: str) -> None:
+        self.edges, self.base, self.steps, self.legend, self.span = edges, base, steps, legend, span
+
+    def __call__(self, values: np.ndarray) -> np.ndarray:
+        out = np.full(values.size, GREY_INDEX, dtype=np.int64)
+        finite = np.isfinite(values)
+        bucket = np.searchsorted(self.edges, values[finite], side="left" if self.base == -1 else "right")
+        if self.base == -1:  # thresholds: bucket k is "≤ edge k", spread over the gradient
+            out[finite] = GRADIENT_BASE + np.round(np.minimum(bucket, self.steps - 1) * (len(GRADIENT) - 1)
+                                                   / max(self.steps - 1, 1)).astype(np.int64)  # fmt: skip
+        else:
+            out[finite] = self.base + np.minimum(bucket, self.steps - 1)
+        return out
+
+
+def _data_scale(finite: np.ndarray, data, thresholds: bool = True) -> _Scale:
+    lo, hi = float(finite.min()), float(finite.max())
+    span = f"{_signed(lo)}–{_signed(hi)}"
+    if thresholds and data.thresholds:
+        edges = np.asarray(data.thresholds[: len(GRADIENT) - 1], dtype=np.float64)
+        steps = edges.size + 1
+        names = [f"≤ {_signed(edges[0])}"] + [f"{_signed(edges[k - 1])}–{_signed(edges[k])}"
+                                              for k in range(1, edges.size)] + [f"> {_signed(edges[-1])}"]  # fmt: skip
+        spread = [round(k * (len(GRADIENT) - 1) / max(steps - 1, 1)) for k in range(steps)]
+        return _Scale(edges, -1, steps, [(name, GRADIENT[c]) for name, c in zip(names, spread, strict=True)], span)
+    centre = (0.0 if data.centre is None else data.centre) if lo < (data.centre or 0.0) < hi else None
+    if centre is not None:
+        reach = max(centre - lo, hi - centre)
+        edges = centre + reach * np.asarray([-5, -3, -1, 1, 3, 5]) / 7
+        names = [f"< {_signed(edges[0])}"] + [f"{_signed(edges[k - 1])}–{_signed(edges[k])}"
+                                              for k in range(1, 6)] + [f"≥ {_signed(edges[5])}"]  # fmt: skip
+        names[3] = f"≈ {_signed(centre)}"
+        return _Scale(edges, DIVERGING_BASE, len(DIVERGING), list(zip(names, DIVERGING, strict=True)), span)
+    steps = len(GRADIENT)
+    edges = np.linspace(lo, hi, steps + 1)[1:-1] if hi > lo else np.zeros(0)
+    bounds = np.linspace(lo, hi, steps + 1)
+    names = [f"{_signed(bounds[k])}–{_signed(bounds[k + 1])}" for k in range(steps)] if hi > lo else [_signed(lo)]
+    return _Scale(edges, GRADIENT_BASE, steps, list(zip(names, GRADIENT, strict=False)), span)
+
+
+def _signed(value: float) -> str:
+    return "-" + _short(-value) if value < 0 else _short(value)

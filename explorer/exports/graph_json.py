@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from explorer.analysis.graph_layout import FULL, Layout, expand_all, initial_expansion, layout_graph, visible_graph
+from explorer.analysis.node_data import MODE_PREFIX
 from explorer.graph_model import ROOT, GraphModel
 
 
@@ -45,11 +46,13 @@ def graph_json(
             # a closed unit group is a node (a schedule's layer): listed with the nodes, under its own id
             parent = int(model.group_parent[ident])
             nodes.append({"id": f"g{ident}", "label": model.group_label[ident], "op": model.group_op[ident],
-                          "group": f"g{parent}" if parent != ROOT else None, **box})  # fmt: skip
+                          "group": f"g{parent}" if parent != ROOT else None, **box,
+                          **_annotations(model.group_values, model, ident)})  # fmt: skip
             continue
         group = int(model.node_group[ident])
         nodes.append({"id": f"n{ident}", "label": model.node_label[ident], "op": model.node_op[ident],
-                      "group": f"g{group}" if group != ROOT else None, **box})  # fmt: skip
+                      "group": f"g{group}" if group != ROOT else None, **box,
+                      **_annotations(model.node_values, model, ident)})  # fmt: skip
     folded_ids = []
     if not constants:  # folded constants: listed, drawn in their reader's box
         for node in np.flatnonzero(model.node_constant & (visible.node_item < 0)).tolist():
@@ -74,7 +77,7 @@ def graph_json(
             box = {"x": None, "y": None, "w": None, "h": None}  # inside a collapsed group: not drawn
         groups.append({"id": f"g{g}", "label": model.group_label[g], "kind": model.group_kind[g],
                        "parent": f"g{parent}" if parent != ROOT else None,
-                       "expanded": g in expanded, **box})  # fmt: skip
+                       "expanded": g in expanded, **box, **_annotations(model.group_values, model, g)})  # fmt: skip
     edges = [{"source": item_key(layout, e.source), "target": item_key(layout, e.target), "kind": e.kind,
               "count": e.count} for e in layout.edges]  # fmt: skip
     if folded_ids:  # the edges out of folded constants: each into the box it is drawn in, marked
@@ -99,3 +102,23 @@ def graph_json(
         "edges": edges,
         "groups": groups,
     }
+
+
+PROBLEM_NAMES = {2.0: "error", 1.0: "warning"}
+
+
+def _annotations(columns: dict[str, Any], model: GraphModel, ident: int) -> dict[str, Any]:
+    """A box's "problem" (its worst) and "data" (each per-node data set's value, by the set's name), when it has
+    them (the output contract writes null for the others)."""
+    found: dict[str, Any] = {}
+    marks = columns.get("problems")
+    if marks is not None and ident < len(marks) and float(marks[ident]) in PROBLEM_NAMES:
+        found["problem"] = PROBLEM_NAMES[float(marks[ident])]
+    data = {}
+    for name in model.data_sets:
+        column = columns.get(name)
+        if column is not None and ident < len(column) and np.isfinite(column[ident]):
+            data[name.removeprefix(MODE_PREFIX)] = float(column[ident])
+    if data:
+        found["data"] = data
+    return found

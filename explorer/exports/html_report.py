@@ -339,14 +339,17 @@ def graph_figure(document: Document) -> go.Figure | None:
     """The graph as the graph view opens it (same layout code), interactive: pan, zoom, hover for details."""
     if not document.offers(Capability.GRAPH):
         return None
-    from explorer.analysis.graph_colours import COLOURS, item_colours
+    from explorer.analysis.graph_colours import COLOURS, colour_modes, item_colours
     from explorer.analysis.graph_layout import initial_expansion, layout_graph, visible_graph
 
     model = document.view.graph_model()
     layout = layout_graph(model, visible_graph(model, initial_expansion(model)))
     if layout.visible.n_items == 0:
         return None
-    colours, _ = item_colours(model, layout.visible, "op type")
+    modes = colour_modes(model)
+    # the file's most telling colours: the user's per-node data, else a joined trace's measured time
+    mode = next(iter(model.data_sets), "measured time" if "measured time" in modes else "op type")
+    colours, _ = item_colours(model, layout.visible, mode)
     figure = go.Figure()
     edge_x: list[float | None] = []
     edge_y: list[float | None] = []
@@ -375,7 +378,8 @@ def graph_figure(document: Document) -> go.Figure | None:
     figure.update_yaxes(autorange="reversed", showgrid=False, zeroline=False, visible=False)
     figure.update_xaxes(showgrid=False, zeroline=False, visible=False)
     figure.update_layout(
-        title=f"Graph ({layout.visible.n_items:,} boxes of {model.n_nodes:,} nodes; groups as the graph view opens)",
+        title=f"Graph ({layout.visible.n_items:,} boxes of {model.n_nodes:,} nodes; groups as the graph view opens; "
+        f"colour: {mode.removeprefix('data: ')})",
         showlegend=False,
         height=max(400, min(4000, layout.height * 12)),
         dragmode="pan",

@@ -76,6 +76,10 @@ SIZE_CASES = {f"{view}_{size}": (*VIEW_STATES[view], SIZES[size]) for view in VI
 # a real export's first graph screen (graph layout v2): the input and the first ops, at the smallest size and 160×48
 SIZE_CASES.update({f"graph_first_screen_{name}_{w}x{h}": (path, ("6", "wait-graph"), (w, h))
                    for name, path in (("resnet", RESNET), ("gpt", GPT)) for w, h in ((80, 24), (160, 48))})  # fmt: skip
+# per-node data (--node-data): the bundled schedule coloured by its made-up layer profile
+PROFILE = "sample_data/clean_2x2_layer_profile.csv"
+SIZE_CASES.update({f"graph_node_data_{w}x{h}": (f"{CLEAN}#node-data={PROFILE}", ("6", "wait-graph"), (w, h))
+                   for w, h in ((80, 24), (160, 48))})  # fmt: skip
 
 
 @pytest.mark.parametrize("case", list(SIZE_CASES))
@@ -113,4 +117,6 @@ def test_snapshot(snap_compare, monkeypatch, case, state=None, size=SIZE):
                 await pilot.press(key)
         await pilot.pause()
 
-    assert snap_compare(make_app(path), terminal_size=size, run_before=run_before)
+    path, _, node_data = path.partition("#node-data=")
+    assert snap_compare(make_app(path, node_data=[node_data] if node_data else None), terminal_size=size,
+                        run_before=run_before)  # fmt: skip

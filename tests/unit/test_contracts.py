@@ -52,7 +52,11 @@ def run_json(capsys, argv: list[str]) -> dict:
 
 
 def every_sample() -> list[Path]:
-    found = sorted(p for p in SAMPLE_DATA.iterdir() if not p.name.startswith(".") and "bookmarks" not in p.name)
+    found = sorted(
+        p
+        for p in SAMPLE_DATA.iterdir()
+        if not p.name.startswith(".") and "bookmarks" not in p.name and p.suffix != ".csv"
+    )  # a per-node data demo, not a format
     if SAMPLES.is_dir():
         for folder in sorted(p for p in SAMPLES.iterdir() if p.is_dir() and p.name != "gemini_pipeline"):
             found += sorted(p for p in folder.iterdir() if not p.name.endswith((".data", ".md")))

@@ -63,6 +63,7 @@ def schedule_graph(view: Any) -> GraphModel:
             node_of_row[row] = b.node(
                 f"{s.core_short(core)} #{int(s.wl_id[row])}", _kind(s, row), group=group,
                 detail=f"{s.layers[layer]} · {float(s.wl_time[row]):,.0f}", ref=("workload", row), lane=core,
+                data_key=f"{core}/{int(s.wl_id[row])}",  # how per-node data names a workload
                 time=float(s.wl_time[row]), core=f"core {core}", l2_peak=float(l2[row]),
                 **{key: float(column[row]) for key, column in row_measure.items()},
             )  # fmt: skip

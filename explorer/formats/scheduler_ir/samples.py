@@ -466,4 +466,22 @@ def write_samples(folder: Path) -> list[Path]:
         path = folder / name
         path.write_text(dumps_like_jsoncpp(doc), encoding="utf-8")
         written.append(path)
+    written.append(write_layer_profile(folder / CLEAN_NAME, folder / LAYER_PROFILE_NAME))
     return written
+
+
+LAYER_PROFILE_NAME = "clean_2x2_layer_profile.csv"
+
+
+def write_layer_profile(schedule: Path, path: Path) -> Path:
+    """A per-node data demo (`--node-data`): each layer of the clean schedule with made-up profiler cycles,
+    its estimated time scaled by a repeating pattern, so the graph shows some layers hotter than others."""
+    from explorer.api import open_document  # at call time: the sample writer runs after the formats load
+
+    model = open_document(schedule).view.graph_model()
+    lines = ["layer,cycles"]
+    for k, g in enumerate(g for g in range(model.n_groups) if model.group_unit[g]):
+        time = float(model.group_values["time"][g])
+        lines.append(f"{model.group_label[g]},{time * (0.6 + 0.35 * (k * 7 % 5)):.0f}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,103 @@
+"""Per-node data in the TUI (issue #33): `--node-data` opens the graph coloured by it, `a` cycles what closed
+groups show, `T` lists the top boxes and jumps to one, the details list each set's value, and the palette's
+"Add per-node data" adds a file while the app runs (a bad one is a problem and nothing else changes)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.app.helpers import SIZE, wait_loaded
+from tests.conftest import SAMPLE_DATA
+from widgets.app import make_app
+from widgets.problems import ProblemsTable
+from widgets.review_screens import LinksScreen
+
+CLEAN = SAMPLE_DATA / "clean_2x2_stschedule.json"
+PROFILE = SAMPLE_DATA / "clean_2x2_layer_profile.csv"
+ONNX = SAMPLE_DATA / "subgraphs_functions.onnx"
+
+
+async def open_graph(pilot):
+    await wait_loaded(pilot)
+    await pilot.press("6")
+    graph = pilot.app.query_one("#graph")
+    while not graph.ready:
+        await pilot.pause(0.02)
+    await pilot.pause()
+    return graph
+
+
+async def test_node_data_colours_the_graph_and_a_and_t_work():
+    app = make_app(CLEAN, node_data=[PROFILE])
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        name = "data: clean_2x2_layer_profile"
+        assert graph.modes[graph.mode] == name  # opened on the user's numbers
+        text = "\n".join(strip.text for strip in graph.render_frame())
+        assert "colour: data: clean_2x2_layer_profile" in text and "9.15k" in text  # the legend's first step
+        colours, _ = graph.colours()
+        assert len(set(colours.tolist())) > 2  # the layers differ
+        data = graph.model.data_sets[name]
+        await pilot.press("a")
+        assert data.aggregate == "max"
+        await pilot.press("a", "a")
+        assert data.aggregate == "sum"
+        await pilot.press("T")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, LinksScreen) and len(screen.labels) == 12
+        hottest = screen.labels[0].split()[1]
+        values = np.sort(data.unit_values[np.isfinite(data.unit_values)])[::-1]
+        assert screen.labels[0].split()[0] == f"{values[0]:,.6g}"
+        await pilot.press("enter")
+        await pilot.pause()
+        layout = graph.layout
+        assert layout.labels[graph.selected_item] == hottest and layout.unit[graph.selected_item]
+
+
+async def test_the_palette_adds_node_data_and_the_details_show_its_values(tmp_path):
+    profile = tmp_path / "ops.json"
+    profile.write_text('{"choose": 2.5, "scale": -1, "ghost": 1}')
+    app = make_app(ONNX)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        modes = list(graph.modes)
+        app.action_add_node_data()
+        await pilot.pause()
+        await pilot.press(*str(profile), "enter")
+        for _ in range(200):
+            if "data: ops" in graph.modes:
+                break
+            await pilot.pause(0.02)
+        assert graph.modes == [*modes, "data: ops"] and graph.modes[graph.mode] == "data: ops"
+        assert [p.code for p in app.query_one(ProblemsTable).problems] == ["node-data-unknown-key"]
+        model = graph.model
+        node = model.node_label.index("choose")
+        sections = app.document.describe(model.node_ref[node])
+        table = next(s for s in sections if s.title == "Per-node data")
+        assert list(table.rows) == [("ops", "2.5")]
+        # a file that is not node data: one problem, no new mode
+        bad = tmp_path / "notes.txt"
+        bad.write_text("just some words\nand more words here\n")
+        app.action_add_node_data()
+        await pilot.pause()
+        await pilot.press(*str(bad), "enter")
+        for _ in range(200):
+            if len(app.query_one(ProblemsTable).problems) == 2:
+                break
+            await pilot.pause(0.02)
+        codes = sorted(p.code for p in app.query_one(ProblemsTable).problems)
+        assert codes == ["node-data-unknown-key", "node-data-unreadable"]
+        assert graph.modes == [*modes, "data: ops"]
+
+
+async def test_a_and_t_without_node_data_say_how_to_get_some():
+    app = make_app(ONNX)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        await pilot.press("a")
+        await pilot.press("T")
+        await pilot.pause()
+        assert not isinstance(app.screen, LinksScreen)
+        assert any("per-node data" in str(n.message) for n in app._notifications)
+        assert graph.model.data_sets == {}
