@@ -21,8 +21,6 @@ import getpass
 import hashlib
 import json
 import os
-import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from explorer.contracts import BookmarkEntry, BookmarksFile, version
+from explorer.writing import write_atomically
 
 SCHEMA_VERSION = version("bookmarks")  # 1: entries without id, created and author (migrated on load)
 
@@ -160,44 +159,8 @@ def _locked(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _umask() -> int:
-    """The process's umask, read without changing it where Linux says it (setting it, even for an instant,
-    would touch files other threads create meanwhile)."""
-    try:
-        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)  # elsewhere: read by setting it, and put it back at once
-    os.umask(mask)
-    return mask
-
-
 def _write_atomically(path: Path, payload: dict) -> None:
-    data = (json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    try:  # the mode of the file it replaces (a shared sidecar stays shared), else what the umask gives a new file
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        mode = 0o666 & ~_umask()
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # 0600
-    try:
-        with os.fdopen(handle, "wb") as out:
-            os.fchmod(out.fileno(), mode)
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    with contextlib.suppress(OSError):  # the rename itself is durable once the folder is synced
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)
-        finally:
-            os.close(folder)
+    write_atomically(path, (json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def _writable_target(path: Path, source: Path) -> Path:

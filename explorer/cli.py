@@ -19,6 +19,7 @@ from typing import Any
 from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
 from explorer.formatting import EscapingWriter, escape_controls
+from explorer.writing import write_atomically
 
 SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "serve", "screenshot", "schema")
 # widgets.views names them too (tested)
@@ -177,6 +178,20 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
             "--constants",
             action="store_true",
             help="lay constants and initializers out as boxes (the view's i); by default they fold into their readers",
+        )
+        parser.add_argument(
+            "--svg",
+            type=Path,
+            metavar="OUT.svg",
+            help="write the whole layout as a vector drawing (boxes, edges, stubs, frames, legend)",
+        )
+        parser.add_argument(
+            "--colour",
+            "--color",
+            dest="colour",
+            metavar="MODE",
+            help="the SVG's colour mode (as the view's c names them: 'op type', 'dtype', 'time', a "
+            "node-data file's name...; default: the node data, else measured time, else op type)",
         )
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         _add_node_data_flag(parser)
@@ -367,6 +382,14 @@ def _run_diff(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def _refuse_the_input(target: Path, source: Path) -> None:
+    """An output path that is the input itself (also through a link) is refused: the input is never written."""
+    from explorer.writing import is_same_file
+
+    if is_same_file(target, source):
+        raise LoadError(target, "", "is the input file: an output never overwrites it")
+
+
 def _read_node_data(document: Any, args: argparse.Namespace) -> None:
     """The --node-data files joined to the graph; what each joined (and why one was not read) on stderr."""
     from explorer.document import Capability
@@ -401,6 +424,7 @@ def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
         def said(done: int, total: int, name: str) -> None:  # a big schedule's figures take half a minute
             print(f"report: {name} ({done + 1}/{total})", file=sys.stderr, flush=True)
 
+        _refuse_the_input(args.html, args.file)
         write_report(document, args.html, said)
         print(f"wrote {args.html}", file=sys.stderr)
         wrote = True
@@ -408,7 +432,8 @@ def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
         if document.offers(Capability.TIMELINE):
             from explorer.exports.trace_event import trace_events
 
-            args.trace_event.write_text(json.dumps(trace_events(document)), encoding="utf-8")
+            _refuse_the_input(args.trace_event, args.file)
+            write_atomically(args.trace_event, json.dumps(trace_events(document)).encode("utf-8"))
             print(f"wrote {args.trace_event}", file=sys.stderr)
             wrote = True
         else:
@@ -433,6 +458,18 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
     model = document.view.graph_model()
     _read_node_data(document, args)
     mark_problems(model, document)  # the boxes the TUI draws carry their ✗/⚠, and are sized with them
+    if args.svg is not None:
+        from explorer.exports.graph_svg import UnknownColourMode, graph_svg
+
+        try:
+            drawing = graph_svg(model, args.expand, args.colour, args.direction, title=args.file.name)
+        except UnknownColourMode as error:
+            raise LoadError(args.file, "--colour", str(error)) from None
+        _refuse_the_input(args.svg, args.file)
+        write_atomically(args.svg, drawing.encode("utf-8"))
+        print(f"wrote {args.svg}", file=sys.stderr)
+        if not args.json:
+            return ExitCode.OK
     payload = graph_json(model, args.expand, args.direction, constants=args.constants)
     if args.json:
         _print_json("graph", payload, indent=None)

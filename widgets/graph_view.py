@@ -31,7 +31,14 @@ from explorer.analysis.graph_layout import (
     visible_graph,
 )
 from explorer.analysis.graph_problems import mark_problems
-from explorer.analysis.node_data import AGGREGATES, MODE_PREFIX, set_aggregate, top_nodes, value_of
+from explorer.analysis.node_data import (
+    AGGREGATES,
+    MODE_PREFIX,
+    numeric_mode_set,
+    set_aggregate,
+    top_nodes,
+    value_of,
+)
 from explorer.graph_model import ROOT, GraphModel
 from explorer.graph_search import matched_by_unit, search_nodes
 from explorer.graph_shaping import reading_path
@@ -689,19 +696,23 @@ class GraphView(FrameWidget, can_focus=True):
         self.refresh()
 
     def action_top_nodes(self) -> None:
-        """The nodes with the largest values of the data set shown; Enter jumps to one, ]/[ walk them."""
-        name = self._data_mode()
-        if name is None:
+        """The boxes with the largest values of the data set shown, or of a numeric mode (a joined trace's
+        measured time, the schedule's time, L2 peak...); Enter jumps to one."""
+        mode = self.modes[self.mode] if self.model is not None else ""
+        data = (self.model.data_sets.get(mode) or numeric_mode_set(self.model, mode)) if self.model else None
+        if data is None:
+            self._data_mode()  # says how to get numbers to list
             return
+        name = data.name
         from widgets.review_screens import LinksScreen
 
         model = self.model
-        top = top_nodes(model, name, TOP_NODES)
+        top = top_nodes(model, data, TOP_NODES)
         labels = []
         for node, unit in top:
             label, op = (model.group_label[unit], model.group_op[unit]) if unit != ROOT else (
                 model.node_label[node], model.node_op[node])  # fmt: skip
-            labels.append(f"{value_of(model, name, node, unit):>12,.6g}  {label}  ({op})")
+            labels.append(f"{value_of(data, node, unit):>12,.6g}  {label}  ({op})")
 
         def jump(index: int | None) -> None:
             if index is not None:  # found as find finds it: a layer by its name stays one box

@@ -17,6 +17,7 @@ from textual.widgets import TabbedContent
 from explorer.api import open_document
 from explorer.document import Capability, Document
 from explorer.errors import LoadError
+from explorer.writing import write_atomically
 from widgets.messages import RevealRef
 
 
@@ -152,7 +153,7 @@ class ReviewActions:
         from explorer.exports.trace_event import trace_events
 
         def write_trace(document: Document, target: Path) -> None:
-            target.write_text(json.dumps(trace_events(document)), encoding="utf-8")
+            write_atomically(target, json.dumps(trace_events(document)).encode("utf-8"))
 
         self._ask_and_export("Write the Chrome trace (Perfetto) to:", ".trace.json", write_trace)
 
@@ -166,6 +167,12 @@ class ReviewActions:
     @work(thread=True, group="export", description="export")
     def _export(self, target: str | None, write: Any) -> None:
         if not target or self.document is None:
+            return
+        from explorer.writing import is_same_file
+
+        if is_same_file(Path(target), self.path):
+            self.call_from_thread(self.notify, f"{target} is the input file: an export never overwrites it",
+                                  severity="error")  # fmt: skip
             return
         try:
             write(self.document, Path(target))

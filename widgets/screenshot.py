@@ -27,7 +27,11 @@ def take_screenshot(
     """Open `path` headless at `size`, show `view` at (core, workload) or the source view at (member, line),
     and write the screen as SVG."""
     svg = asyncio.run(_render(path, view, core, workload, size, strict, (member, line), node_data))
-    output.write_text(svg, encoding="utf-8")
+    from explorer.writing import is_same_file, write_atomically
+
+    if is_same_file(output, path):
+        raise LoadError(output, "", "is the input file: an output never overwrites it")
+    write_atomically(output, svg.encode("utf-8"))
 
 
 async def _render(

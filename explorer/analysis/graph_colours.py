@@ -141,10 +141,8 @@ def _data_colours(model: GraphModel, visible: VisibleGraph, data) -> tuple[np.nd
     thresholds; diverging around its centre, or zero, when the values straddle it; else five even steps from
     the least to the greatest value), other closed groups by their aggregate (a sum on a scale of its own: it
     outgrows any one node's)."""
-    from explorer.analysis.node_data import data_values
-
     colours = np.full(visible.n_items, GREY_INDEX, dtype=np.int64)
-    finite_all = data_values(data)
+    finite_all = data.all_values()
     if finite_all.size == 0:
         return colours, [("no values", GREY)]
     nodes = np.flatnonzero(visible.item_kind == 0)

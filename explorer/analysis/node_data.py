@@ -47,10 +47,15 @@ class NodeDataSet:
     centre: float | None = None  # the file's centre: a diverging scale around it
     aggregate: str = "sum"
 
+    def all_values(self) -> np.ndarray:
+        """Every value the file gave, nodes' and layers' alike (what a colour scale spans)."""
+        both = np.concatenate([self.values, self.unit_values])
+        return both[np.isfinite(both)]
+
     @property
     def diverging_centre(self) -> float | None:
         """The centre of a diverging scale when the values straddle it (the given centre, else zero)."""
-        finite = data_values(self)
+        finite = self.all_values()
         if finite.size == 0:
             return None
         centre = 0.0 if self.centre is None else self.centre
@@ -298,11 +303,10 @@ def set_aggregate(model: GraphModel, name: str, aggregate: str) -> None:
     model.group_values[name] = group_aggregate(model, data)
 
 
-def top_nodes(model: GraphModel, name: str, count: int = 20) -> list[tuple[int, int]]:
+def top_nodes(model: GraphModel, data: NodeDataSet, count: int = 20) -> list[tuple[int, int]]:
     """The boxes with the largest values of a data set (the largest distance from the centre for a diverging
     one), as (node, unit group or ROOT): a node, or a schedule layer the file gave a value itself (with its
     first node, to find it by)."""
-    data = model.data_sets[name]
     centre = data.diverging_centre
     first = np.full(model.n_groups, -1, dtype=np.int64)
     grouped = np.flatnonzero(model.node_group >= 0)
@@ -315,15 +319,28 @@ def top_nodes(model: GraphModel, name: str, count: int = 20) -> list[tuple[int, 
     return [(node, unit) for _, node, unit in entries[:count]]
 
 
-def value_of(model: GraphModel, name: str, node: int, unit: int) -> float:
-    data = model.data_sets[name]
+def value_of(data: NodeDataSet, node: int, unit: int) -> float:
     return float(data.unit_values[unit] if unit != ROOT else data.values[node])
 
 
-def data_values(data: NodeDataSet) -> np.ndarray:
-    """Every value the file gave, nodes' and layers' alike (what a colour scale spans)."""
-    both = np.concatenate([data.values, data.unit_values])
-    return both[np.isfinite(both)]
+def numeric_mode_set(model: GraphModel, mode: str) -> NodeDataSet | None:
+    """A built-in numeric colour mode (a schedule's time, a joined trace's measured time, L2 peak, parameter
+    bytes, estimate error) as a data set of the same name, for the top list (not added to the model: its
+    colours stay the mode's own); None for a mode that is not numbers (op type, dtype, core, problems)."""
+    from explorer.analysis.graph_colours import MODE_KEYS
+
+    key = MODE_KEYS.get(mode)
+    column = model.node_values.get(key) if key and key != "problems" else None
+    if not isinstance(column, np.ndarray):
+        return None
+    groups = model.group_values.get(key)
+    unit_values = np.full(model.n_groups, np.nan)
+    if isinstance(groups, np.ndarray) and groups.size == model.n_groups:
+        unit_values[model.group_unit] = groups[model.group_unit]
+    centre = 1.0 if key == "estimate_error" else None  # a ratio: far from 1× either way is what stands out
+    if np.isfinite(unit_values).any():  # a schedule: its layers (what the graph shows), not their workloads too
+        column = np.full(model.n_nodes, np.nan)
+    return NodeDataSet(mode, "", column, unit_values, centre=centre)
 
 
 def data_rows(model: GraphModel, node: int) -> list[tuple[str, str]]:

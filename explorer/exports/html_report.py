@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 
 from explorer.arrays import distinct
 from explorer.document import Capability, Document
+from explorer.writing import write_atomically
 
 MAX_GANTT_WORKLOADS = 20_000
 MAX_FRAMES = 120
@@ -335,56 +336,20 @@ def memory_plan_figure(document: Document) -> go.Figure | None:
     return figure
 
 
-def graph_figure(document: Document) -> go.Figure | None:
-    """The graph as the graph view opens it (same layout code), interactive: pan, zoom, hover for details."""
+def graph_section(document: Document) -> str:
+    """The graph as the graph view lays it out (same layout code), drawn as the `graph --svg` drawing inline:
+    the aspect kept, stubs, frames and legend shown, each box's details on hover, coloured by the file's most
+    telling mode (explorer.exports.graph_svg.best_mode); "" without a graph."""
     if not document.offers(Capability.GRAPH):
-        return None
-    from explorer.analysis.graph_colours import COLOURS, colour_modes, item_colours
-    from explorer.analysis.graph_layout import initial_expansion, layout_graph, visible_graph
+        return ""
+    from explorer.exports.graph_svg import graph_svg
 
     model = document.view.graph_model()
-    layout = layout_graph(model, visible_graph(model, initial_expansion(model)))
-    if layout.visible.n_items == 0:
-        return None
-    modes = colour_modes(model)
-    # the file's most telling colours: the user's per-node data, else a joined trace's measured time
-    mode = next(iter(model.data_sets), "measured time" if "measured time" in modes else "op type")
-    colours, _ = item_colours(model, layout.visible, mode)
-    figure = go.Figure()
-    edge_x: list[float | None] = []
-    edge_y: list[float | None] = []
-    for edge in layout.edges:
-        for x, y in edge.points:
-            edge_x.append(x)
-            edge_y.append(y)
-        if edge.points:
-            edge_x.append(None)
-            edge_y.append(None)
-    figure.add_scatter(x=edge_x, y=edge_y, mode="lines", line={"color": "#888", "width": 1}, hoverinfo="skip",
-                       name="edges")  # fmt: skip
-    for group, (x, y, w, h) in layout.frames.items():
-        figure.add_shape(type="rect", x0=x, y0=y, x1=x + w, y1=y + h, line={"color": "#9ab0c8", "dash": "dot"},
-                         label={"text": model.group_label[group], "textposition": "top left"})  # fmt: skip
-    for item in range(layout.visible.n_items):
-        x, y, w, h = (int(layout.x[item]), int(layout.y[item]), int(layout.w[item]), int(layout.h[item]))
-        figure.add_shape(type="rect", x0=x, y0=y, x1=x + w, y1=y + h, fillcolor=COLOURS[int(colours[item])],
-                         opacity=0.85, line={"color": "#333"})  # fmt: skip
-    centres_x = (layout.x + layout.w / 2).tolist()
-    centres_y = (layout.y + layout.h / 2).tolist()
-    hover = [f"{label}<br>{op}<br>{detail}" for label, op, detail in zip(layout.labels, layout.ops, layout.details,
-                                                                         strict=True)]  # fmt: skip
-    figure.add_scatter(x=centres_x, y=centres_y, mode="text", text=layout.labels, hovertext=hover, hoverinfo="text",
-                       textfont={"size": 9}, name="nodes")  # fmt: skip
-    figure.update_yaxes(autorange="reversed", showgrid=False, zeroline=False, visible=False)
-    figure.update_xaxes(showgrid=False, zeroline=False, visible=False)
-    figure.update_layout(
-        title=f"Graph ({layout.visible.n_items:,} boxes of {model.n_nodes:,} nodes; groups as the graph view opens; "
-        f"colour: {mode.removeprefix('data: ')})",
-        showlegend=False,
-        height=max(400, min(4000, layout.height * 12)),
-        dragmode="pan",
-    )
-    return figure
+    if model.n_nodes == 0:
+        return ""
+    drawing = graph_svg(model, "auto", title=document.meta.source.name)
+    return ("<h2>Graph</h2><p>Groups as the graph view opens them; hover a box for its details.</p>"
+            "<div style='overflow:auto;max-height:90vh;border:1px solid #ccc'>" + drawing + "</div>")  # fmt: skip
 
 
 HOVER = "%{customdata[0]} %{customdata[1]}<br>%{base} – %{x}<extra></extra>"
@@ -442,22 +407,27 @@ def measured_scatter(document: Document) -> go.Figure | None:
     return figure
 
 
-def figures(document: Document, progress: Callable[[int, int, str], None] | None = None) -> list[go.Figure]:
+def figures(
+    document: Document, progress: Callable[[int, int, str], None] | None = None, steps_after: int = 0
+) -> list[go.Figure]:
     """The report's figures, in order; `progress(done, total, name)` hears each before it is built (a 500 MB
     schedule's take half a minute: `export` says where it is)."""
-    if document.is_schedule and document.offers(Capability.TIMELINE):
-        builders = [gantt, measured_gantt, measured_scatter, occupancy_animation, memory_map_figure, occupancy_curve]
-    else:
-        builders = [op_histogram, parameter_bytes, memory_plan_figure]
-        if document.offers(Capability.TIMELINE) and not document.offers(Capability.BUFFERS):
-            builders.append(gantt)  # lanes without an address space: an instruction trace
-    builders.append(graph_figure)
+    builders = _builders(document)
     found: list[go.Figure | None] = []
     for done, build in enumerate(builders):
         if progress is not None:
-            progress(done, len(builders), build.__name__.replace("_", " "))
+            progress(done, len(builders) + steps_after, build.__name__.replace("_", " "))
         found.append(build(document))
     return [figure for figure in found if figure is not None]
+
+
+def _builders(document: Document) -> list[Callable[[Document], go.Figure | None]]:
+    if document.is_schedule and document.offers(Capability.TIMELINE):
+        return [gantt, measured_gantt, measured_scatter, occupancy_animation, memory_map_figure, occupancy_curve]
+    builders = [op_histogram, parameter_bytes, memory_plan_figure]
+    if document.offers(Capability.TIMELINE) and not document.offers(Capability.BUFFERS):
+        builders.append(gantt)  # lanes without an address space: an instruction trace
+    return builders
 
 
 def _summary_value(key: str, value: Any) -> str:
@@ -493,7 +463,8 @@ def report_html(document: Document, progress: Callable[[int, int, str], None] | 
         f"<h2>Problems ({len(document.problems)})</h2>",
         _table(["severity", "code", "message", "location"], problem_rows) if problem_rows else "<p>none</p>",
     ]
-    for index, figure in enumerate(figures(document, progress)):
+    built = figures(document, progress, steps_after=int(document.offers(Capability.GRAPH)))  # the graph follows
+    for index, figure in enumerate(built):
         if index == 0:  # plotly.js once, inline, so the report works offline
             from plotly.offline import get_plotlyjs
 
@@ -503,9 +474,13 @@ def report_html(document: Document, progress: Callable[[int, int, str], None] | 
             parts.append(per_core_block(document, figure, index))
         else:
             parts.append(figure.to_html(full_html=False, include_plotlyjs=False, div_id=f"figure-{index}"))
+    if progress is not None and document.offers(Capability.GRAPH):
+        steps = len(_builders(document)) + 1
+        progress(steps - 1, steps, "graph")
+    parts.append(graph_section(document))
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
 def write_report(document: Document, out: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
-    out.write_text(report_html(document, progress), encoding="utf-8")
+    write_atomically(out, report_html(document, progress).encode("utf-8"))

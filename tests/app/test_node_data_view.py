@@ -101,3 +101,18 @@ async def test_a_and_t_without_node_data_say_how_to_get_some():
         assert not isinstance(app.screen, LinksScreen)
         assert any("per-node data" in str(n.message) for n in app._notifications)
         assert graph.model.data_sets == {}
+
+
+async def test_t_lists_the_top_boxes_of_a_numeric_mode_too():
+    """A schedule's time (and a joined trace's measured time, the same way): T lists its layers by value."""
+    app = make_app(CLEAN)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        graph.mode = graph.modes.index("time")
+        await pilot.press("T")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, LinksScreen) and screen.title_text == "Top 12 by time"
+        values = [float(label.split()[0].replace(",", "")) for label in screen.labels]
+        assert values == sorted(values, reverse=True)
+        assert graph.model.data_sets == {}  # the mode keeps its own colours

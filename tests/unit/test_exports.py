@@ -100,8 +100,9 @@ def test_export_command_writes_both_files(tmp_path):
     assert result.returncode == 0, result.stderr
     check_trace_rules(json.loads(trace_path.read_text()))
     page = html_path.read_text()
-    # Gantt, bytes over time, graph, and per core (behind a menu) its occupancy and its memory map
-    assert "plotly" in page and "l2-overlap" in page and page.count('class="plotly-graph-div"') == 3 + 2 * 4
+    # Gantt, bytes over time, and per core (behind a menu) its occupancy and its memory map; the graph as SVG
+    assert "plotly" in page and "l2-overlap" in page and page.count('class="plotly-graph-div"') == 2 + 2 * 4
+    assert page.count("<h2>Graph</h2>") == 1 and "<title>Conv_0 · pe" in page
     assert page.count("<select onchange") == 2
     missing = subprocess.run(
         [sys.executable, "-m", "explorer", "export", str(PLANTED)], capture_output=True, text=True, cwd=ROOT
@@ -146,22 +147,27 @@ def test_model_figures():
     tvm_doc = open_document(SAMPLE_DATA / "two_modules_mlf.tar")
     plan = memory_plan_figure(tvm_doc)
     assert list(plan.data[0].y) == tvm_doc.view.modules[0].plan.live_bytes.tolist()
-    assert len(figures(tvm_doc)) == 3  # parameters, plan and graph; no op histogram: TVM's summary has no op types
+    assert len(figures(tvm_doc)) == 2  # parameters and plan (the graph is an SVG after them); no op histogram
 
 
-def test_graph_figure_is_the_graph_views_layout():
+def test_the_reports_graph_is_the_graph_views_layout_drawn_as_svg():
+    import re
+
     from explorer.analysis.graph_layout import initial_expansion, layout_graph, visible_graph
-    from explorer.exports.html_report import graph_figure
+    from explorer.exports.graph_svg import CELL_H, CELL_W, MARGIN
+    from explorer.exports.html_report import graph_section
 
     document = open_document(SAMPLE_DATA / "subgraphs_functions.onnx")
-    figure = graph_figure(document)
+    section = graph_section(document)
     model = document.view.graph_model()
     layout = layout_graph(model, visible_graph(model, initial_expansion(model)))
-    nodes = next(trace for trace in figure.data if trace.name == "nodes")
-    assert list(nodes.text) == layout.labels  # one label per box, from the same layout
-    boxes = [shape for shape in figure.layout.shapes if shape.fillcolor]
-    assert [(b.x0, b.y0) for b in boxes] == list(zip(layout.x.tolist(), layout.y.tolist(), strict=True))
-    assert all("<br>" in text for text in nodes.hovertext)  # hover shows the op and its type
+    assert section.count("<title>") == layout.visible.n_items  # one box (with its hover text) per item
+    boxes = re.findall(r'<g><title>[^<]*</title><rect x="([\d.]+)" y="([\d.]+)"', section)
+    assert [(float(x), float(y)) for x, y in boxes] == [
+        (x * CELL_W + 2, y * CELL_H + 2) for x, y in zip(layout.x.tolist(), layout.y.tolist(), strict=True)
+    ]
+    assert f'width="{max(layout.width * CELL_W + 2 * MARGIN, 480)}"' in section  # the layout's own aspect
+    assert "colour: op type" in section and "<svg" in section
 
 
 @pytest.mark.skipif(
@@ -199,9 +205,10 @@ def test_report_renders_in_headless_chromium(tmp_path):
         timeout=120,
     )
     dom = result.stdout
-    # Gantt, bytes over time, graph, and per core (4) its occupancy and its memory map
-    assert dom.count('class="plotly-graph-div') == 3 + 2 * 4
-    assert dom.count("main-svg") >= 3 + 2 * 4  # plotly drew each figure, the hidden ones too
+    # Gantt, bytes over time, and per core (4) its occupancy and its memory map; then the graph's own SVG
+    assert dom.count('class="plotly-graph-div') == 2 + 2 * 4
+    assert dom.count("main-svg") >= 2 + 2 * 4  # plotly drew each figure, the hidden ones too
+    assert "<h2>Graph</h2>" in dom and "colour: time" in dom  # a schedule's most telling colours
     tags = [box.split(">", 1)[0] for box in dom.split(f'class="per-core-{figure_index}"')[1:]]
     shown = [tag for tag in tags if not re.search(r"display:\s*none", tag)]
     assert len(tags) == 4

@@ -107,7 +107,7 @@ def test_closed_groups_show_sum_max_or_mean_and_the_top_list_is_largest_first(tm
     assert model.group_values[name][block] == 5.0
     set_aggregate(model, name, "mean")
     assert model.group_values[name][block] == 3.0
-    assert top_nodes(model, name, 3) == [(3, -1), (1, -1), (2, -1)]
+    assert top_nodes(model, model.data_sets[name], 3) == [(3, -1), (1, -1), (2, -1)]
     visible = visible_graph(model, set())  # the block closed: coloured by its aggregate
     colours, legend = item_colours(model, visible, name)
     group_item = int(np.flatnonzero(visible.item_kind == 1)[0])
@@ -145,7 +145,7 @@ def test_a_schedule_joins_layers_by_name_and_workloads_as_core_slash_workload(tm
     assert load_node_data(document, [path]) == ["cycles.json: 2 of 2 keys matched a node"]
     data = model.data_sets["data: cycles"]
     assert data.values[workload] == 42 and model.group_values["data: cycles"][layer] == 1000
-    assert top_nodes(model, "data: cycles", 2)[0][1] == layer  # the layer, found by its first workload
+    assert top_nodes(model, model.data_sets["data: cycles"], 2)[0][1] == layer  # the layer, found by its first workload
 
 
 def test_graph_json_lists_each_nodes_data_and_problem_marks(tmp_path):
