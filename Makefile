@@ -59,6 +59,9 @@ docs: $(STAMP)
 		--size 160x48 -o docs/graph_gpt_first_screen.svg
 	$(VENV)/bin/ir-explorer screenshot ../shared/samples/onnx/loop_if_scripted_opset16.onnx --view graph -o docs/graph_view.svg
 	$(VENV)/bin/ir-explorer graph ../shared/samples/onnx/loop_if_scripted_opset16.onnx --expand all --svg docs/graph_loop_if.svg
+	# two graphs side by side: the renamed demo model on its one change
+	$(VENV)/bin/ir-explorer screenshot sample_data/residual_blocks.onnx --compare sample_data/residual_blocks_renamed.onnx \
+		--size 160x40 -o docs/graph_compare.svg
 	# per-node data: the bundled schedule coloured by its demo layer profile
 	$(VENV)/bin/ir-explorer screenshot sample_data/clean_2x2_stschedule.json --view graph \
 		--node-data sample_data/clean_2x2_layer_profile.csv --size 160x40 -o docs/graph_node_data.svg

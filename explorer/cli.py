@@ -83,6 +83,8 @@ def _tui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--author", help="the name your bookmarks carry (default: your login name)")
     _add_companion_flags(parser)
     _add_node_data_flag(parser)
+    parser.add_argument("--compare", type=Path, metavar="OTHER",
+                        help="show OTHER's graph beside FILE's: changes coloured, selection shared")  # fmt: skip
     return parser
 
 
@@ -155,6 +157,12 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("-o", "--output", type=Path, required=True, help="the SVG file to write")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         _add_node_data_flag(parser)
+        parser.add_argument(
+            "--compare",
+            type=Path,
+            metavar="OTHER",
+            help="the two graphs side by side, on the first change (as ir-explorer FILE --compare)",
+        )
         return parser
     if command == "export":
         parser.description = "Write a self-contained HTML report and/or a Chrome trace (Perfetto) of the file."
@@ -382,6 +390,17 @@ def _run_diff(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def _check_comparable(path: Path, other: Path) -> None:
+    """--compare: both files readable and of one format, said before the screen switches (exit 2 if not)."""
+    from explorer.registry import pick_format
+
+    if not other.exists():
+        raise LoadError(other, "", "no such file or directory")
+    mine, theirs = pick_format(path), pick_format(other)
+    if mine.name != theirs.name:
+        raise LoadError(other, "", f"cannot compare a {mine.name} file with a {theirs.name} file side by side")
+
+
 def _refuse_the_input(target: Path, source: Path) -> None:
     """An output path that is the input itself (also through a link) is refused: the input is never written."""
     from explorer.writing import is_same_file
@@ -508,6 +527,8 @@ def _run_tensor(document: Any, args: argparse.Namespace) -> ExitCode:
 def _run_screenshot(args: argparse.Namespace) -> ExitCode:
     from widgets.screenshot import take_screenshot  # needs Textual: imported only for this command
 
+    if args.compare is not None:
+        _check_comparable(args.file, args.compare)
     take_screenshot(
         args.file,
         view=args.view,
@@ -519,6 +540,7 @@ def _run_screenshot(args: argparse.Namespace) -> ExitCode:
         size=args.size,
         strict=args.strict,
         node_data=args.node_data,
+        compare=args.compare,
     )
     print(f"wrote {args.output}", file=sys.stderr)
     return ExitCode.OK
@@ -532,8 +554,10 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
         _prepare(path, interactive=True)
     from widgets.app import make_app  # the one place the core reaches the UI, and only when asked to
 
+    if args.compare is not None:
+        _check_comparable(path, args.compare)
     app = make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author,
-                   companions=_companions(args), node_data=args.node_data)  # fmt: skip
+                   companions=_companions(args), node_data=args.node_data, compare=args.compare)  # fmt: skip
     app.run()
     if app.load_error is not None:  # the error box was on screen; the shell still learns it, as the README says
         raise app.load_error

@@ -167,6 +167,11 @@ class DocumentView:
         """name → (op type, what else identifies it) for every node/op of a model: what `diff` compares."""
         return {}
 
+    def node_attributes(self, ref: Any) -> str:
+        """A graph node's attributes as comparable text (names and values), for comparing two graphs; "" when
+        the format has none or cannot say cheaply."""
+        return ""
+
     def parameter_bytes_by_dtype(self) -> dict[str, int]:
         """Bytes of stored parameters per dtype (HTML report, diff)."""
         return {}

@@ -92,11 +92,13 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         author: str | None = None,
         companions: dict[str, Path | None] | None = None,
         node_data: list[Path] | None = None,
+        compare: Path | None = None,
     ) -> None:
         super().__init__()
         self.path = Path(path)
         self.companions = companions or {}
         self.node_data = list(node_data or [])  # per-node data files, read against the graph once it loads
+        self.compare = compare  # a file whose graph is shown beside this one's once it loads (--compare)
         from explorer.bookmarks import default_author, sidecar_path
 
         self.bookmarks_path = Path(bookmarks) if bookmarks else sidecar_path(self.path)
@@ -247,6 +249,7 @@ def make_app(
     author: str | None = None,
     companions: dict[str, Path | None] | None = None,
     node_data: list[str | Path] | None = None,
+    compare: str | Path | None = None,
 ) -> IrExplorerApp:
     """The one way to build the app: the CLI, the tests and `serve` all call this."""
     return IrExplorerApp(
@@ -257,4 +260,5 @@ def make_app(
         author=author,
         companions=companions,
         node_data=[Path(p) for p in node_data or []],
+        compare=Path(compare) if compare else None,
     )

@@ -39,6 +39,8 @@ class DocumentLoading:
     document: Document | None
     selections: dict[str, tuple[Any, str]]
     last_selection: str
+    node_data: list[Any]
+    compare: Any
 
     def _start_loading(self) -> None:
         """The whole file's load and, beside it, the preview of its first part: the load does not wait for the
@@ -218,7 +220,10 @@ class DocumentLoading:
             self._preview_replaced = False
             gc.collect()
         gc.freeze()
-        if prebuild:
+        if self.compare is not None and not document.partial:  # --compare: the two graphs side by side
+            compare, self.compare = self.compare, None
+            self.compare_with(compare)
+        elif prebuild:
             self.call_after_refresh(self._prebuild_graph, document)
 
     def show_error(self, error: LoadError) -> None:

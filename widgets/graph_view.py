@@ -156,6 +156,8 @@ class GraphView(FrameWidget, can_focus=True):
         self.show_minimap = True
         self.overview = False  # `f` on a graph bigger than the panel even as dots: the whole of it in braille
         self._previous: Layout | None = None  # the layout before a group opened or closed: where things were
+        self.given_model: GraphModel | None = None  # a model to show instead of the document's (a comparison's)
+        self.preferred_mode = ""  # the colour mode to open on when the model has it (a comparison's "diff")
 
     # ---- data ---------------------------------------------------------------------------------------------
     def show_document(self, document: Any) -> None:
@@ -171,11 +173,16 @@ class GraphView(FrameWidget, can_focus=True):
         if self.is_on_screen:
             self.on_show()
 
+    def show_model(self, document: Any, model: GraphModel, mode: str = "") -> None:
+        """Show `model` (built and annotated by the caller, such as one side of a comparison) for `document`."""
+        self.given_model, self.preferred_mode = model, mode
+        self.show_document(document)
+
     def on_show(self) -> None:
         if self.document is not None and self.model is None and not self._building:
             self._building = True
             view = self.document.view
-            if view.graph_ready() or 0 <= view.graph_size_hint() <= SYNC_GRAPH_NODES:
+            if self.given_model is not None or view.graph_ready() or 0 <= view.graph_size_hint() <= SYNC_GRAPH_NODES:
                 self._build_now()  # built while loading, or small: at once, without the hop through a thread
             else:
                 self._build()
@@ -187,7 +194,7 @@ class GraphView(FrameWidget, can_focus=True):
     def _build_now(self, from_thread: bool = False) -> None:
         call = self.app.call_from_thread if from_thread else (lambda fn, *args: fn(*args))
         try:
-            model = self.document.view.graph_model()
+            model = self.given_model or self.document.view.graph_model()
             mark_problems(model, self.document)  # ✗/⚠ on the boxes, before the boxes are sized
             expanded = initial_expansion(model)
             started = time.perf_counter()
@@ -207,7 +214,9 @@ class GraphView(FrameWidget, can_focus=True):
         self.model = model
         self.expanded = expanded
         self.modes = colour_modes(model)
-        if model.data_sets:  # the user brought numbers: the first screen shows them
+        if self.preferred_mode in self.modes:
+            self.mode = self.modes.index(self.preferred_mode)
+        elif model.data_sets:  # the user brought numbers: the first screen shows them
             self.mode = self.modes.index(next(iter(model.data_sets)))
         self._layouts[self._layout_key()] = layout
         self.last_layout_seconds = elapsed
@@ -760,6 +769,13 @@ class GraphView(FrameWidget, can_focus=True):
         self.match_index = (self.match_index + delta) % len(self.matches)
         node = self.matches[self.match_index]
         unit = matched_by_unit(self.model, node, self.match_text)  # a layer found by its name stays one box
+        self.reveal_node(node, unit)
+
+    def reveal_node(self, node: int, unit: int = ROOT, announce: bool = True) -> None:
+        """Select `node`, opening every group that hides it (a `unit` group, such as a schedule layer, stays one
+        box and is selected instead); a folded constant shows the constants to be reached."""
+        if self.model is None:
+            return
         group = int(self.model.group_parent[unit]) if unit != ROOT else int(self.model.node_group[node])
         opened = set()
         while group != ROOT:  # open every group that hides it
@@ -767,11 +783,12 @@ class GraphView(FrameWidget, can_focus=True):
             group = int(self.model.group_parent[group])
         self.expanded = self.expanded | opened
         layout = self.layout
-        self.select_item(int(layout.visible.node_item[node]) if layout.visible.node_item[node] >= 0 else -1)
-        if layout.visible.node_item[node] < 0:  # a folded constant: show constants to reach it
+        item = int(layout.visible.node_item[node])
+        if item < 0:  # a folded constant: show constants to reach it
             self.show_constants = True
             layout = self.layout
-            self.select_item(int(layout.visible.node_item[node]))
+            item = int(layout.visible.node_item[node])
+        self.select_item(item, announce=announce)
 
     # ---- mouse --------------------------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:

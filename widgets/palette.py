@@ -55,6 +55,8 @@ def system_commands(app: Any) -> Iterable[SystemCommand]:
     yield SystemCommand("Screenshot", "Save an SVG of the screen", app.action_screenshot_svg)
     yield SystemCommand("Diff with another file", "What changed from this file to another", app.action_diff)
     if app.document is not None and app.document.offers(Capability.GRAPH):
+        yield SystemCommand("Compare graphs side by side", "Another file's graph beside this one, changes "
+                            "coloured, selection shared (n/N walk the changes)", app.action_compare)  # fmt: skip
         yield SystemCommand("Add per-node data", "Colour the graph by your own numbers per node (a JSON or CSV "
                             "file; a then cycles group sum/max/mean, T lists the top nodes)",
                             app.action_add_node_data)  # fmt: skip

@@ -222,6 +222,33 @@ class ReviewActions:
             graph.add_data_sets(added)
             self.action_view("graph")
 
+    def action_compare(self) -> None:
+        """The palette's "Compare graphs side by side": another file's graph beside this one's."""
+        if self._needs_whole_file("Comparing"):
+            return
+        from widgets.review_screens import PromptScreen
+
+        self.push_screen(PromptScreen("Compare the graph with which file (same format)?"), self.compare_with)
+
+    @work(thread=True, group="compare", description="compare graphs")
+    def compare_with(self, other: str | Path | None) -> None:
+        """Open `other`, match its graph with this file's and show both side by side (a message when the two
+        cannot be compared)."""
+        if not other or self.document is None:
+            return
+        from explorer.analysis.graph_compare import NotComparableGraphs, compare_documents
+
+        try:
+            other_document = open_document(other, strict=self.strict)
+            other_document.run_deep_checks()  # shape inference, as the graph view runs it: the same box texts
+            comparison = compare_documents(self.document, other_document)
+        except (LoadError, NotComparableGraphs) as error:
+            self.call_from_thread(self.notify, str(error), severity="error", timeout=10)
+            return
+        from widgets.compare_screen import CompareScreen
+
+        self.call_from_thread(self.push_screen, CompareScreen(comparison, (self.document, other_document)))
+
     def action_diff(self) -> None:
         if self._needs_whole_file("Comparing"):
             return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from explorer.errors import LoadError
 from widgets.app import make_app
@@ -23,10 +24,11 @@ def take_screenshot(
     size: tuple[int, int] = (160, 48),
     strict: bool = False,
     node_data: list[Path] | None = None,
+    compare: Path | None = None,
 ) -> None:
     """Open `path` headless at `size`, show `view` at (core, workload) or the source view at (member, line),
     and write the screen as SVG."""
-    svg = asyncio.run(_render(path, view, core, workload, size, strict, (member, line), node_data))
+    svg = asyncio.run(_render(path, view, core, workload, size, strict, (member, line), node_data, compare))
     from explorer.writing import is_same_file, write_atomically
 
     if is_same_file(output, path):
@@ -43,8 +45,9 @@ async def _render(
     strict: bool,
     source: tuple[str | None, int] = (None, 1),
     node_data: list[Path] | None = None,
+    compare: Path | None = None,
 ) -> str:
-    app = make_app(path, strict=strict, node_data=node_data)
+    app = make_app(path, strict=strict, node_data=node_data, compare=compare)
     async with app.run_test(size=size) as pilot:
         # the whole file: a big schedule's first core (its preview) is on screen first
         while (app.document is None or app.document.partial) and app.load_error is None:
@@ -88,9 +91,29 @@ async def _render(
             while not widget.ready:
                 await pilot.pause(0.02)
             await pilot.pause()
+        if compare is not None:  # the two graphs side by side, on the first change
+            await _on_first_change(pilot, path)
         await pilot.pause()
         # the tab underline slides to the chosen tab: a picture taken mid-slide differed run to run (`make docs`
         # rewrote an SVG on an unchanged tree)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
-        return app.export_screenshot(title=f"ir-explorer {path.name} · {view}")
+        title = f"{path.name} ⇄ {Path(compare).name}" if compare is not None else f"{path.name} · {view}"
+        return app.export_screenshot(title=f"ir-explorer {title}")
+
+
+async def _on_first_change(pilot: Any, path: Path) -> None:
+    from widgets.compare_screen import CompareScreen
+
+    app = pilot.app
+    for _ in range(3000):  # the other file is loaded and matched in a worker; a refusal is a notification
+        screen = app.screen
+        if isinstance(screen, CompareScreen) and screen.pane("a").ready and screen.pane("b").ready:
+            await pilot.press("n")
+            await pilot.pause()
+            return
+        refused = [n for n in app._notifications if n.severity == "error"]
+        if refused:
+            raise LoadError(path, "--compare", str(refused[0].message))
+        await pilot.pause(0.02)
+    raise LoadError(path, "--compare", "the comparison did not open")

@@ -31,7 +31,10 @@ COLOURS = (*PALETTE, *GRADIENT, GREY, *DIVERGING)  # index → hex
 DIVERGING_MODES = {"estimate error"}  # ratios: a scale centred on 1×, not a magnitude
 MODE_KEYS = {"op type": None, "dtype": "dtype", "parameter bytes": "parameter_bytes", "time": "time", "core": "core",
              "L2 peak": "l2_peak", "measured time": "measured",
-             "estimate error": "estimate_error", "problems": "problems"}  # fmt: skip
+             "estimate error": "estimate_error", "problems": "problems", "diff": "diff"}  # fmt: skip
+# a comparison's sides (explorer.analysis.graph_compare): same, changed, only in A (removed), only in B (added)
+DIFF_LEGEND = (("same", "#8fa8c8"), ("changed", "#e8a33d"), ("removed (only in A)", "#e85d5d"),
+               ("added (only in B)", "#4cbf73"))  # fmt: skip
 
 
 def colour_modes(model: GraphModel) -> list[str]:
@@ -107,6 +110,11 @@ def _numeric(column: np.ndarray, nodes: np.ndarray, node_ids: np.ndarray, colour
     values = column[node_ids]
     if mode in DIVERGING_MODES:
         return _diverging(values, nodes, colours)
+    if mode == "diff":  # categories: what a comparison found for each box
+        present = set(values[np.isfinite(values)].astype(int).tolist())
+        for k, (_, colour) in enumerate(DIFF_LEGEND):
+            colours[nodes[values == k]] = PALETTE.index(colour)
+        return colours, [entry for k, entry in enumerate(DIFF_LEGEND) if k in present or k < 2]
     if mode == "problems":  # categories, not magnitudes: the worst problem in each box
         colours[nodes[values == 2]] = PALETTE.index("#e85d5d")
         colours[nodes[values == 1]] = PALETTE.index("#d4c24a")

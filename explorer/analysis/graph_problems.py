@@ -47,9 +47,15 @@ def mark_problems(model: GraphModel, document: Any) -> int:
     return int((~np.isnan(marks)).sum())
 
 
+DIFF_MARKS = {1.0: "Δ ", 2.0: "− ", 3.0: "+ "}  # a comparison's side: changed, removed (A), added (B)
+
+
 def mark_of(model: GraphModel, kind: int, ident: int) -> str:
-    """The mark a box's title starts with ("✗ ", "⚠ " or "")."""
-    column = model.group_values.get("problems") if kind == 1 else model.node_values.get("problems")
-    if column is None or ident >= len(column):
-        return ""
-    return MARKS.get(float(column[ident]), "")
+    """The mark a box's title starts with: "✗ " or "⚠ " for a problem, and on a comparison's side "Δ " (changed),
+    "− " (only in A) or "+ " (only in B); "" for none."""
+    marks = ""
+    for name, table in (("problems", MARKS), ("diff", DIFF_MARKS)):
+        column = model.group_values.get(name) if kind == 1 else model.node_values.get(name)
+        if column is not None and ident < len(column):
+            marks += table.get(float(column[ident]), "")
+    return marks

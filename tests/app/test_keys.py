@@ -118,7 +118,7 @@ KEY_NAMES = {"←": "left", "→": "right", "↑": "up", "↓": "down", ".": "fu
              ">": "greater_than_sign", "/": "slash", "?": "question_mark", "Space": "space", "Home": "home",
              "End": "end", "Enter": "enter", "Delete": "delete", "F1": "f1", "Ctrl+F": "ctrl+f", "PgUp": "pageup",
              "PgDn": "pagedown"}  # fmt: skip
-NOT_KEYS = {"click", "wheel", "!", "▸", "↺"}
+NOT_KEYS = {"click", "wheel", "!", "▸", "↺", "Δ", "−"}  # glyphs the README shows on boxes
 
 
 def bound_keys(widget_class) -> set[str]:

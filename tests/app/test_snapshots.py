@@ -80,6 +80,10 @@ SIZE_CASES.update({f"graph_first_screen_{name}_{w}x{h}": (path, ("6", "wait-grap
 PROFILE = "sample_data/clean_2x2_layer_profile.csv"
 SIZE_CASES.update({f"graph_node_data_{w}x{h}": (f"{CLEAN}#node-data={PROFILE}", ("6", "wait-graph"), (w, h))
                    for w, h in ((80, 24), (160, 48))})  # fmt: skip
+# two graphs side by side (--compare), on the one change
+COMPARE = "sample_data/residual_blocks.onnx#compare=sample_data/residual_blocks_renamed.onnx"
+SIZE_CASES.update({f"graph_compare_{w}x{h}": (COMPARE, ("wait-compare", "n"), (w, h))
+                   for w, h in ((80, 24), (160, 48))})  # fmt: skip
 
 
 @pytest.mark.parametrize("case", list(SIZE_CASES))
@@ -108,6 +112,13 @@ def test_snapshot(snap_compare, monkeypatch, case, state=None, size=SIZE):
                 _, kind, value = key.split(":")
                 pilot.app.post_message(RevealRef((kind, int(value))))
                 await pilot.pause()
+            elif key == "wait-compare":  # both panes of a comparison laid out
+                from widgets.compare_screen import CompareScreen
+
+                while not (isinstance(pilot.app.screen, CompareScreen) and pilot.app.screen.pane("a").ready
+                           and pilot.app.screen.pane("b").ready):  # fmt: skip
+                    await pilot.pause(0.02)
+                await pilot.pause()
             elif key == "wait-graph":  # the graph is laid out in a worker
                 graph = pilot.app.query_one("#graph")
                 while not graph.ready:
@@ -118,5 +129,6 @@ def test_snapshot(snap_compare, monkeypatch, case, state=None, size=SIZE):
         await pilot.pause()
 
     path, _, node_data = path.partition("#node-data=")
-    assert snap_compare(make_app(path, node_data=[node_data] if node_data else None), terminal_size=size,
-                        run_before=run_before)  # fmt: skip
+    path, _, compare = path.partition("#compare=")
+    app = make_app(path, node_data=[node_data] if node_data else None, compare=compare or None)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

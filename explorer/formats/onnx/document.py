@@ -135,12 +135,18 @@ class OnnxView(DocumentView):
         found: dict[str, tuple[str, str]] = {}
         for key in self.index.counted:
             for n, node in enumerate(self.index.graphs[key].nodes):
-                attributes = ",".join(sorted(a.name for a in node.attribute))
                 found[node.name or f"{key}.node[{n}]"] = (
                     node.op_type,
-                    f"in {list(node.input)} out {list(node.output)} attrs {attributes}",
+                    f"in {list(node.input)} out {list(node.output)} attrs {attribute_digest(node)}",
                 )
         return found
+
+    def node_attributes(self, ref: Any) -> str:
+        if isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "node":
+            graph = self.index.graphs.get(ref[1])
+            if graph is not None and 0 <= ref[2] < len(graph.nodes):
+                return attribute_digest(graph.nodes[ref[2]])
+        return ""
 
     def graph_size_hint(self) -> int:
         return sum(len(info.nodes) for info in self.index.graphs.values())
@@ -725,3 +731,17 @@ def _shape_query(text: str) -> tuple[int, ...] | None:
     if not match or not any(c in text for c in "[,x×"):
         return None
     return tuple(int(n) for n in re.findall(r"\d+", match.group(1)))
+
+
+def attribute_digest(node: Any) -> str:
+    """A node's attributes by name with a short digest of each value (`kernel_shape=3f2a…,strides=9c1b…`):
+    equal exactly when names and values are, so a diff sees a changed stride, not only a renamed attribute. A
+    subgraph attribute (an If's branch, a Loop's body) counts by name only: its nodes are compared themselves."""
+    import hashlib
+
+    from onnx import AttributeProto
+
+    subgraphs = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+    return ",".join(a.name if a.type in subgraphs else
+                    f"{a.name}={hashlib.blake2b(a.SerializeToString(deterministic=True), digest_size=6).hexdigest()}"
+                    for a in sorted(node.attribute, key=lambda a: a.name))  # fmt: skip

@@ -10,6 +10,11 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 SUBGRAPHS_NAME = "subgraphs_functions.onnx"
+# a comparison demo (`ir-explorer residual_blocks.onnx --compare residual_blocks_renamed.onnx`): one model, and
+# the same model as another exporter names it with one attribute changed
+RESIDUAL_NAME = "residual_blocks.onnx"
+RENAMED_NAME = "residual_blocks_renamed.onnx"
+CHANGED_NODE = ("/blocks.3/act/LeakyRelu", "LeakyRelu_13")  # (its name in A, in B): block 3's alpha 0.1 → 0.2
 
 
 def subgraph_model() -> onnx.ModelProto:
@@ -128,9 +133,49 @@ def linear_model(rows: int = 16, cols: int = 8) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def residual_model(blocks: int = 6, channels: int = 4) -> onnx.ModelProto:
+    """Blocks of Conv → LeakyRelu → Conv → Add(skip) in name scopes, with weights: repeated structure, where
+    matching two graphs by op type and order alone goes wrong once anything moves."""
+    nodes, inits, current = [], [], "x"
+    for k in range(blocks):
+        for j in (1, 2):
+            inits.append(helper.make_tensor(f"w{k}_{j}", TensorProto.FLOAT, [channels, channels, 3, 3],
+                                            [0.01] * (channels * channels * 9)))  # fmt: skip
+        nodes += [
+            helper.make_node("Conv", [current, f"w{k}_1"], [f"c{k}_1"], name=f"/blocks.{k}/conv1/Conv",
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("LeakyRelu", [f"c{k}_1"], [f"r{k}"], name=f"/blocks.{k}/act/LeakyRelu", alpha=0.1),
+            helper.make_node("Conv", [f"r{k}", f"w{k}_2"], [f"c{k}_2"], name=f"/blocks.{k}/conv2/Conv",
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("Add", [f"c{k}_2", current], [f"y{k}"], name=f"/blocks.{k}/Add"),
+        ]  # fmt: skip
+        current = f"y{k}"
+    graph = helper.make_graph(
+        nodes, "residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, 16, 16])],
+        [helper.make_tensor_value_info(current, TensorProto.FLOAT, None)], inits,
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="ir-explorer tests")
+
+
+def renamed_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The same model as another exporter names its nodes (`LeakyRelu_13`), block 3's LeakyRelu alpha 0.2."""
+    renamed = onnx.ModelProto()
+    renamed.CopyFrom(model)
+    for n, node in enumerate(renamed.graph.node):
+        node.name = f"{node.op_type}_{n}"
+    changed = next(node for node in renamed.graph.node if node.name == CHANGED_NODE[1])
+    changed.attribute[0].f = 0.2
+    return renamed
+
+
 def write_samples(folder: Path) -> list[Path]:
-    """The bundled ONNX demo: If/Loop subgraphs and a local function."""
+    """The bundled ONNX demos: If/Loop subgraphs and a local function; a model and its renamed variant."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / SUBGRAPHS_NAME
     path.write_bytes(subgraph_model().SerializeToString(deterministic=True))
-    return [path]
+    model = residual_model()
+    written = [path]
+    for name, variant in ((RESIDUAL_NAME, model), (RENAMED_NAME, renamed_model(model))):
+        written.append(folder / name)
+        written[-1].write_bytes(variant.SerializeToString(deterministic=True))
+    return written
