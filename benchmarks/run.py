@@ -371,7 +371,7 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "—"
 
 
-SECTIONS = ("schedule", "ark", "onnx", "graph", "pipeline", "review")
+SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "pipeline", "review")
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -400,7 +400,7 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from ark_bench import section as ark_section  # benchmarks/ is on sys.path when run as a script
 
     lines += ark_section(OUT, PROBES, run_probe, ratio)
-    lines += _model_sections(("onnx", "graph"))
+    lines += _model_sections(("onnx", "graph", "graphreview"))
     from pipeline_bench import section as pipeline_section
 
     lines += pipeline_section(OUT, PROBES, run_probe, ratio)
@@ -540,6 +540,10 @@ def _model_sections(sections: tuple[str, ...]) -> list[str]:
         lines += onnx_section(OUT, PROBES, run_probe, ratio)
     if "graph" in sections:
         lines += graph_section(OUT, PROBES, run_probe, ratio, onnx_inputs(OUT))
+    if "graphreview" in sections:
+        from graph_review_bench import section as review_graph_section
+
+        lines += review_graph_section(OUT, PROBES, run_probe, ratio, onnx_inputs(OUT))
     return lines
 
 

@@ -27,6 +27,16 @@ async def open_graph(pilot):
     return graph
 
 
+async def answer_prompt(pilot, action, path) -> None:
+    """Run the palette command's action and answer its path prompt (the path set, then Enter, as typed)."""
+    from textual.widgets import Input
+
+    action()
+    await pilot.pause()
+    pilot.app.screen.query_one(Input).value = str(path)
+    await pilot.press("enter")
+
+
 async def test_node_data_colours_the_graph_and_a_and_t_work():
     app = make_app(CLEAN, node_data=[PROFILE])
     async with app.run_test(size=SIZE) as pilot:
@@ -62,9 +72,7 @@ async def test_the_palette_adds_node_data_and_the_details_show_its_values(tmp_pa
     async with app.run_test(size=SIZE) as pilot:
         graph = await open_graph(pilot)
         modes = list(graph.modes)
-        app.action_add_node_data()
-        await pilot.pause()
-        await pilot.press(*str(profile), "enter")
+        await answer_prompt(pilot, app.action_add_node_data, profile)
         for _ in range(200):
             if "data: ops" in graph.modes:
                 break
@@ -79,9 +87,7 @@ async def test_the_palette_adds_node_data_and_the_details_show_its_values(tmp_pa
         # a file that is not node data: one problem, no new mode
         bad = tmp_path / "notes.txt"
         bad.write_text("just some words\nand more words here\n")
-        app.action_add_node_data()
-        await pilot.pause()
-        await pilot.press(*str(bad), "enter")
+        await answer_prompt(pilot, app.action_add_node_data, bad)
         for _ in range(200):
             if len(app.query_one(ProblemsTable).problems) == 2:
                 break

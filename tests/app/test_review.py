@@ -57,7 +57,7 @@ async def test_palette_offers_exports_screenshot_bookmarks_and_diff():
 
 
 async def test_diff_screen_shows_the_same_as_the_command():
-    from textual.widgets import OptionList
+    from textual.widgets import Input, OptionList
 
     from explorer.api import open_document
     from explorer.diff import change_lines, diff_documents, summary_lines
@@ -71,7 +71,8 @@ async def test_diff_screen_shows_the_same_as_the_command():
         await wait_loaded(pilot)
         app.action_diff()
         await pilot.pause()
-        await pilot.press(*str(second), "enter")
+        app.screen.query_one(Input).value = str(second)  # as typed: the prompt's text, then Enter
+        await pilot.press("enter")
         for _ in range(200):
             if isinstance(app.screen, DiffScreen):
                 break
@@ -105,7 +106,8 @@ async def test_diff_screen_shows_the_same_as_the_command():
         app.previous_document = a
         app.action_diff()
         await pilot.pause()
-        await pilot.press(*str(first), "enter")
+        app.screen.query_one(Input).value = str(first)
+        await pilot.press("enter")
         for _ in range(200):
             if isinstance(app.screen, DiffScreen):
                 break

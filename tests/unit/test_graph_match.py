@@ -78,3 +78,40 @@ def test_diff_json_reports_the_matching_and_different_formats_exit_2(two_exports
                             str(SAMPLE_DATA / "clean_2x2_stschedule.json")], capture_output=True, text=True,
                            cwd=ROOT)  # fmt: skip
     assert other.returncode == 2 and "cannot compare" in other.stderr
+
+
+def review_samples() -> list:
+    """One file per format that has a graph: ours, and each real format folder's first files."""
+    found = [SAMPLE_DATA / name for name in ("subgraphs_functions.onnx", "two_modules_mlf.tar",
+                                             "views_ark_model.json", "clean_2x2_stschedule.json",
+                                             "demo_pipeline_b1.json")]  # fmt: skip
+    from tests.conftest import SAMPLES
+
+    for kind in ("onnx", "coreml", "ark", "tvm_mlf", "scheduler_ir"):
+        folder = SAMPLES / kind
+        if folder.is_dir():
+            found += [p for p in sorted(folder.iterdir()) if not p.name.endswith((".data", ".md"))][:2]
+    return found
+
+
+@pytest.mark.parametrize("path", review_samples(), ids=lambda p: p.name)
+def test_every_formats_sample_compares_with_itself_takes_node_data_and_draws_as_svg(path, tmp_path):
+    """Per format: a file compared with itself has no change; node data keyed by its boxes' names joins;
+    the SVG has a box per drawn item."""
+    from explorer.analysis.graph_compare import compare_documents
+    from explorer.analysis.node_data import load_node_data
+    from explorer.exports.graph_svg import graph_svg
+
+    a, b = open_document(path), open_document(path)
+    if not a.offers("graph"):
+        pytest.skip(f"{path.name} has no graph")
+    comparison = compare_documents(a, b)
+    counts = comparison.match.counts()
+    assert (counts["changed"], counts["added"], counts["removed"]) == (0, 0, 0), comparison.summary()
+    model = a.view.graph_model()
+    drawn = [n for n in range(model.n_nodes) if not model.node_constant[n]][:5]
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps({model.node_label[n]: float(k) for k, n in enumerate(drawn)}))
+    (line,) = load_node_data(a, [data])
+    assert line.startswith(f"d.json: {len(drawn)} of {len({model.node_label[n] for n in drawn})} keys matched")
+    assert graph_svg(model, "auto").count("<title>") > 0
