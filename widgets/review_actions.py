@@ -245,9 +245,13 @@ class ReviewActions:
         except (LoadError, NotComparableGraphs) as error:
             self.call_from_thread(self.notify, str(error), severity="error", timeout=10)
             return
+        self.call_from_thread(self._show_comparison, comparison, (self.document, other_document))
+
+    def _show_comparison(self, comparison: Any, documents: tuple[Document, Document]) -> None:
+        """On the UI thread: a screen (and its widgets) is made where it runs."""
         from widgets.compare_screen import CompareScreen
 
-        self.call_from_thread(self.push_screen, CompareScreen(comparison, (self.document, other_document)))
+        self.push_screen(CompareScreen(comparison, documents))
 
     def action_diff(self) -> None:
         if self._needs_whole_file("Comparing"):

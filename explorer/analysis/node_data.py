@@ -19,6 +19,7 @@ import io
 import json
 import math
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,9 @@ def read_node_data(path: str | Path, model: GraphModel) -> tuple[list[NodeDataSe
 
 @dataclass
 class _Table:
-    rows: list[tuple[str, Any, str]]  # (key, raw value, location)
+    keys: list[str]
+    raw: list[Any]  # the values as the file gives them
+    locate: Any  # row → where it is in the file (a JSON path, a CSV line), worked out for problems only
     thresholds: list[float] = field(default_factory=list)
     centre: float | None = None
 
@@ -120,17 +123,16 @@ def _from_json(path: Path, data: Any) -> list[tuple[str, _Table]]:
         return [("", _graph_table(path, data, "$"))]
     if data and all(isinstance(v, dict) and "results" in v for v in data.values()):  # ModelNodeData: per graph
         return [(str(k), _graph_table(path, v, f"$[{json.dumps(k)}]")) for k, v in data.items()]
-    return [("", _Table([(str(k), v, f"$[{json.dumps(k)}]") for k, v in data.items()]))]
+    keys = list(data)
+    return [("", _Table(keys, list(data.values()), lambda row: f"$[{json.dumps(keys[row])}]"))]
 
 
 def _graph_table(path: Path, data: dict, where: str) -> _Table:
     results = data.get("results")
     if not isinstance(results, dict):
         raise LoadError(path, f"{where}.results", 'expected an object of node key → {"value": number}')
-    rows = []
-    for key, result in results.items():
-        value = result.get("value") if isinstance(result, dict) else result
-        rows.append((str(key), value, f"{where}.results[{json.dumps(key)}].value"))
+    keys = list(results)
+    raw = [result.get("value") if isinstance(result, dict) else result for result in results.values()]
     thresholds = []
     for k, item in enumerate(data.get("thresholds") or []):
         value = item.get("value") if isinstance(item, dict) else None
@@ -140,7 +142,8 @@ def _graph_table(path: Path, data: dict, where: str) -> _Table:
     centre = data.get("centre", data.get("center"))
     if centre is not None and not _is_number(centre):
         raise LoadError(path, f"{where}.centre", "expected a number")
-    return _Table(rows, sorted(thresholds), None if centre is None else float(centre))
+    return _Table(keys, raw, lambda row: f"{where}.results[{json.dumps(keys[row])}].value", sorted(thresholds),
+                  None if centre is None else float(centre))  # fmt: skip
 
 
 def _from_csv(path: Path, text: str) -> _Table:
@@ -148,7 +151,7 @@ def _from_csv(path: Path, text: str) -> _Table:
         dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
     except csv.Error:
         dialect = csv.excel
-    rows = []
+    keys, raw, lines = [], [], []
     for line, row in enumerate(csv.reader(io.StringIO(text), dialect), start=1):
         if not row or all(not cell.strip() for cell in row):
             continue
@@ -157,10 +160,12 @@ def _from_csv(path: Path, text: str) -> _Table:
         key, value = row[0].strip(), row[1].strip()
         if line == 1 and _number_or_none(value) is None:  # a header row
             continue
-        rows.append((key, value, f"line {line}"))
-    if not rows:
+        keys.append(key)
+        raw.append(value)
+        lines.append(line)
+    if not keys:
         raise LoadError(path, "", "no rows of node, value: neither JSON nor a two-column CSV")
-    return _Table(rows)
+    return _Table(keys, raw, lambda row: f"line {lines[row]}")
 
 
 def _is_number(value: Any) -> bool:
@@ -179,32 +184,45 @@ def _number_or_none(value: Any) -> float | None:
 
 
 class _Joiner:
-    """Key → nodes (or a unit group), built once per model and data file."""
+    """Key → nodes (or a unit group), built once per model and data file: names at C speed (`dict(zip(...))`),
+    the rarer kinds of key (a value's name, a duplicate name, an id) looked up only for keys names miss."""
 
     def __init__(self, model: GraphModel) -> None:
         self.model = model
-        by_name: dict[str, list[int]] = {}
-        for node, label in enumerate(model.node_label):
-            by_name.setdefault(label, []).append(node)
+        labels = list(model.node_label)
         keys = model.node_values.get("data_key")
-        if keys is not None:
-            for node in range(model.n_nodes):
-                key = keys[node]
-                if key:
-                    by_name.setdefault(str(key), []).append(node)
-        by_output: dict[str, int] = {}
-        for src, label in zip(model.edge_src.tolist(), model.edge_label, strict=True):
-            if label:
-                by_output.setdefault(label, src)
-        self.by_name = by_name
-        self.by_output = by_output
+        if keys is not None:  # a schedule's workloads: core/workload
+            labels += [str(k) for k in keys]
+        nodes = list(range(model.n_nodes)) * (2 if keys is not None else 1)
+        self.by_name = dict(zip(labels, nodes, strict=True))
+        self.several: dict[str, list[int]] = {}
+        if len(self.by_name) < len(labels):  # a name some nodes share: every one of them
+            seen: dict[str, list[int]] = {}
+            for label, node in zip(labels, nodes, strict=True):
+                seen.setdefault(label, []).append(node)
+            self.several = {label: found for label, found in seen.items() if len(found) > 1 and label}
+            for label in self.several:
+                del self.by_name[label]
+        self.by_name.pop("", None)
+        self._by_output: dict[str, int] | None = None
         self.units = {model.group_label[g]: g for g in range(model.n_groups) if model.group_unit[g]}
+
+    @property
+    def by_output(self) -> dict[str, int]:
+        if self._by_output is None:  # a value's name → its producer (the first edge carrying it)
+            model = self.model
+            found = dict(zip(reversed(model.edge_label), reversed(model.edge_src.tolist()), strict=True))
+            found.pop("", None)
+            self._by_output = found
+        return self._by_output
 
     def nodes(self, key: str) -> tuple[list[int], int]:
         """(nodes, unit group or ROOT) that `key` names."""
         found = self.by_name.get(key)
-        if found:
-            return found, ROOT
+        if found is not None:
+            return [found], ROOT
+        if key in self.several:
+            return self.several[key], ROOT
         if key in self.units:
             return [], self.units[key]
         if key in self.by_output:
@@ -218,47 +236,69 @@ class _Joiner:
         return [], ROOT
 
 
+def _numbers(raw: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(the values as floats, NaN where not a number; which rows are not numbers): at C speed when every
+    value is an int or a float, as a JSON of numbers is."""
+    if raw and set(map(type, raw)) <= {int, float}:
+        return np.asarray(raw, dtype=np.float64), np.zeros(len(raw), dtype=bool)
+    parsed = [_number_or_none(v) for v in raw]
+    bad = np.fromiter((v is None for v in parsed), dtype=bool, count=len(parsed))
+    return np.asarray([np.nan if v is None else v for v in parsed], dtype=np.float64), bad
+
+
 def _join(path: Path, graph_id: str, table: _Table, model: GraphModel, joiner: _Joiner, name: str):
     values = np.full(model.n_nodes, np.nan)
     unit_values = np.full(model.n_groups, np.nan)
     problems: dict[str, list[Problem]] = {"node-data-unknown-key": [], "node-data-not-numeric": [],
                                           "node-data-not-finite": []}  # fmt: skip
-    matched = 0
+    counts = dict.fromkeys(problems, 0)
+
+    def add(code: str, severity: str, message: Any, row: int) -> None:  # the first MAX_LISTED made, all counted
+        counts[code] += 1
+        if counts[code] <= MAX_LISTED:
+            problems[code].append(Problem(severity, code, message(), table.locate(row)))
+
     where = f"{path.name}" + (f" graph {graph_id!r}" if graph_id else "")
-    for key, raw, location in table.rows:
-        value = _number_or_none(raw)
-        if value is None:
-            problems["node-data-not-numeric"].append(Problem(
-                "error", "node-data-not-numeric", f"{where}: the value of {key!r} is not a number ({raw!r})",
-                location))  # fmt: skip
+    keys = table.keys if set(map(type, table.keys)) <= {str} else [str(k) for k in table.keys]
+    numbers, not_numbers = _numbers(table.raw)
+    finite = np.isfinite(numbers)
+    node = np.fromiter(map(joiner.by_name.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+    usable = finite & ~not_numbers
+    direct = usable & (node >= 0)
+    values[node[direct]] = numbers[direct]
+    matched = int(direct.sum())
+    for row in np.flatnonzero(~direct).tolist():  # the rest, one by one: problems, and the rarer kinds of key
+        key = keys[row]
+        if not_numbers[row]:
+            add("node-data-not-numeric", "error",
+                lambda k=key, r=row: f"{where}: the value of {k!r} is not a number ({table.raw[r]!r})",
+                row)  # fmt: skip
             continue
-        if not math.isfinite(value):
-            problems["node-data-not-finite"].append(Problem(
-                "error", "node-data-not-finite", f"{where}: the value of {key!r} is {value} (not a finite number)",
-                location))  # fmt: skip
+        if not finite[row]:
+            add("node-data-not-finite", "error",
+                lambda k=key, r=row: f"{where}: the value of {k!r} is {numbers[r]} (not a finite number)",
+                row)  # fmt: skip
             continue
         nodes, unit = joiner.nodes(key)
         if not nodes and unit == ROOT:
-            problems["node-data-unknown-key"].append(
-                Problem("warning", "node-data-unknown-key", f"{where}: {key!r} names no node of this graph", location)
-            )
+            add("node-data-unknown-key", "warning", lambda k=key: f"{where}: {k!r} names no node of this graph", row)
             continue
         matched += 1
         if nodes:
-            values[nodes] = value
+            values[nodes] = numbers[row]
         else:
-            unit_values[unit] = value
+            unit_values[unit] = numbers[row]
     listed = []
     for code, found in problems.items():
-        listed += found[:MAX_LISTED]
-        if len(found) > MAX_LISTED:
-            listed.append(Problem(found[0].severity, code, f"{where}: {len(found) - MAX_LISTED:,} more like the "
-                                  f"above ({len(found):,} in all)", ""))  # fmt: skip
-    if table.rows and matched == 0:
-        listed.insert(0, Problem("error", "node-data-no-match", f"{where}: none of its {len(table.rows):,} keys names "
+        listed += found
+        if counts[code] > MAX_LISTED:
+            listed.append(Problem(found[0].severity, code, f"{where}: {counts[code] - MAX_LISTED:,} more like the "
+                                  f"above ({counts[code]:,} in all)", ""))  # fmt: skip
+    if keys and matched == 0:
+        listed.insert(0, Problem("error", "node-data-no-match", f"{where}: none of its {len(keys):,} keys names "
                                  "a node of this graph (keys are node names, output names, layer names, "
                                  "core/workload or graph --json ids)", ""))  # fmt: skip
-    found = NodeDataSet(name, str(path), values, unit_values, len(table.rows), matched, table.thresholds, table.centre)
+    found = NodeDataSet(name, str(path), values, unit_values, len(keys), matched, table.thresholds, table.centre)
     return found, listed
 
 
