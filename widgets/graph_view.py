@@ -122,6 +122,9 @@ class GraphView(FrameWidget, can_focus=True):
         ("Graph", "r", "top to bottom / left to right"),
         ("Graph", "i", "show constants and initializers as nodes / fold them into their readers"),
         ("Graph", "x", "collapse every group"),
+        ("Graph", "X", "open every group (up to 5,000 boxes)"),
+        ("Graph", "a", "per-node data: what a closed group shows (sum, max, mean)"),
+        ("Graph", "T", "the top 20 boxes by the per-node data or numeric mode shown; Enter jumps"),
         ("Graph", "m", "show or hide the minimap (it moves to the corner away from the selection)"),
         ("Graph", "click / wheel", "select a box / scroll"),
     ]

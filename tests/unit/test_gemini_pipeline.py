@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from explorer import cli
@@ -230,8 +231,13 @@ def test_the_schedule_graph_is_coloured_by_the_measurement_when_joined(tmp_path)
     visible = visible_graph(joined, initial_expansion(joined))
     colours, legend = item_colours(joined, visible, "estimate error")
     assert len(legend) == 8 and (colours != colours[0]).any()  # a diverging scale of 7 (centred on 1×) and "none"
+    # the measured cycles offered as per-node data too: a layer's sum on its box, aggregates, the top list
+    cycles = joined.data_sets["data: trace cycles"]
+    layers = cycles.unit_values[joined.group_unit]
+    assert np.isfinite(layers).sum() > 10 and np.nansum(cycles.values) > 0
+    assert colour_modes(joined)[-1] == "data: trace cycles"
     alone = open_document(SCHEDULES / "int8_resnet34.sim_quantized_b1_c1_bw16_stschedule.json").view.graph_model()
-    assert "measured time" not in colour_modes(alone)  # no trace beside it: no such mode
+    assert "measured time" not in colour_modes(alone) and not alone.data_sets  # no trace beside it: no such mode
 
 
 def test_the_three_link_both_ways(tmp_path):

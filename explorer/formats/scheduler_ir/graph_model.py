@@ -70,14 +70,32 @@ def schedule_graph(view: Any) -> GraphModel:
     frontend = _joined_frontend(view)
     if frontend is not None:  # the network as the frontend IR draws it, its layers holding their workloads
         _frontend_edges(b, frontend, s, rows_of_layer, node_of_row)
-        return b.build()
+        return _with_trace_data(b.build(), measured is not None)
     if analysis is not None:
         deps = analysis.deps
         pairs = set(zip(deps.producer.tolist(), deps.consumer.tolist(), strict=True))
         for producer, consumer in sorted(pairs):
             if producer != consumer and node_of_row[producer] >= 0 and node_of_row[consumer] >= 0:
                 b.edge(int(node_of_row[producer]), int(node_of_row[consumer]))
-    return b.build()
+    return _with_trace_data(b.build(), measured is not None)
+
+
+def _with_trace_data(model: GraphModel, joined: bool) -> GraphModel:
+    """A joined ZeBu trace's measured cycles offered as per-node data (a workload's span, a layer's sum): the
+    graph opens on them, closed groups aggregate them, the details list them and T ranks them, as the user's
+    own numbers would be."""
+    if not joined or not isinstance(model.node_values.get("measured"), np.ndarray):
+        return model
+    from explorer.analysis.node_data import NodeDataSet, apply_node_data
+
+    values = model.node_values["measured"]
+    layers = model.group_values.get("measured")
+    units = np.full(model.n_groups, np.nan)
+    if isinstance(layers, np.ndarray) and layers.size == model.n_groups:
+        units[model.group_unit] = layers[model.group_unit]
+    found = int(np.isfinite(values).sum()) + int(np.isfinite(units).sum())
+    apply_node_data(model, NodeDataSet("data: trace cycles", "the joined ZeBu trace", values, units, found, found))
+    return model
 
 
 def _kind(s: Any, row: int) -> str:
