@@ -61,6 +61,7 @@ from explorer.analysis.graph_layout import layout_graph, visible_graph
 from explorer.graph_model import count_nodes
 document = open_document(PATH)
 model = document.view.graph_model()
+__import__("gc").freeze()  # as the app does once the document and its graph are built (document_loading)
 sizes = count_nodes(model)
 direct = np.bincount(model.node_group[model.node_group >= 0], minlength=model.n_groups)
 children = np.bincount(model.group_parent[model.group_parent >= 0], minlength=model.n_groups)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.app.helpers import SIZE, wait_loaded
+from tests.app.helpers import SIZE
+from tests.app.test_graph_view import open_graph
 from tests.conftest import SAMPLE_DATA
 from widgets.app import make_app
 from widgets.problems import ProblemsTable
@@ -15,16 +16,6 @@ from widgets.review_screens import LinksScreen
 CLEAN = SAMPLE_DATA / "clean_2x2_stschedule.json"
 PROFILE = SAMPLE_DATA / "clean_2x2_layer_profile.csv"
 ONNX = SAMPLE_DATA / "subgraphs_functions.onnx"
-
-
-async def open_graph(pilot):
-    await wait_loaded(pilot)
-    await pilot.press("6")
-    graph = pilot.app.query_one("#graph")
-    while not graph.ready:
-        await pilot.pause(0.02)
-    await pilot.pause()
-    return graph
 
 
 async def answer_prompt(pilot, action, path) -> None:
