@@ -40,7 +40,8 @@ class CompareScreen(Screen):
 
     def compose(self) -> ComposeResult:
         a, b = self.documents
-        yield Static(f"A {a.meta.source.name}  ⇄  B {b.meta.source.name} · {self.comparison.summary()}",
+        # the counts first: what an 80-column terminal must still show (the panes' titles name the files)
+        yield Static(f"{self.comparison.summary()} · A {a.meta.source.name}  ⇄  B {b.meta.source.name}",
                      id="compare-summary")  # fmt: skip
         with Horizontal():
             yield GraphView(id="compare-a")

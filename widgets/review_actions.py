@@ -273,12 +273,16 @@ class ReviewActions:
         except (LoadError, NotComparable) as error:
             self.call_from_thread(self.notify, str(error), severity="error")
             return
+        targets = [change_target(change) for change in result["changes"]]
+        documents = {"a": self.document, "b": other_document}
+        self.call_from_thread(self._show_diff, summary_lines(result), change_lines(result), targets, documents)
+
+    def _show_diff(self, summary: list[str], changes: list[str], targets: list[Any],
+                   documents: dict[str, Document]) -> None:  # fmt: skip
+        """On the UI thread: a screen (and its widgets) is made where it runs."""
         from widgets.review_screens import DiffScreen
 
-        targets = [change_target(change) for change in result["changes"]]
-        screen = DiffScreen(summary_lines(result), change_lines(result), targets)
-        documents = {"a": self.document, "b": other_document}
-        self.call_from_thread(self.push_screen, screen, lambda chosen: self._go_to_change(chosen, documents))
+        self.push_screen(DiffScreen(summary, changes, targets), lambda chosen: self._go_to_change(chosen, documents))
 
     def _go_to_change(self, chosen: tuple[str, Any] | None, documents: dict[str, Document]) -> None:
         """A change chosen in the diff: its workload or layer here, or in the other file (opened in its place;
