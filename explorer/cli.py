@@ -19,7 +19,7 @@ from typing import Any
 from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
 from explorer.formatting import EscapingWriter, escape_controls
-from explorer.writing import write_atomically
+from explorer.writing import refuse_input, write_atomically
 
 SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "serve", "screenshot", "schema")
 # widgets.views names them too (tested)
@@ -394,19 +394,9 @@ def _check_comparable(path: Path, other: Path) -> None:
     """--compare: both files readable and of one format, said before the screen switches (exit 2 if not)."""
     from explorer.registry import pick_format
 
-    if not other.exists():
-        raise LoadError(other, "", "no such file or directory")
     mine, theirs = pick_format(path), pick_format(other)
     if mine.name != theirs.name:
         raise LoadError(other, "", f"cannot compare a {mine.name} file with a {theirs.name} file side by side")
-
-
-def _refuse_the_input(target: Path, source: Path) -> None:
-    """An output path that is the input itself (also through a link) is refused: the input is never written."""
-    from explorer.writing import is_same_file
-
-    if is_same_file(target, source):
-        raise LoadError(target, "", "is the input file: an output never overwrites it")
 
 
 def _read_node_data(document: Any, args: argparse.Namespace) -> None:
@@ -443,7 +433,7 @@ def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
         def said(done: int, total: int, name: str) -> None:  # a big schedule's figures take half a minute
             print(f"report: {name} ({done + 1}/{total})", file=sys.stderr, flush=True)
 
-        _refuse_the_input(args.html, args.file)
+        refuse_input(args.html, args.file)
         write_report(document, args.html, said)
         print(f"wrote {args.html}", file=sys.stderr)
         wrote = True
@@ -451,7 +441,7 @@ def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
         if document.offers(Capability.TIMELINE):
             from explorer.exports.trace_event import trace_events
 
-            _refuse_the_input(args.trace_event, args.file)
+            refuse_input(args.trace_event, args.file)
             write_atomically(args.trace_event, json.dumps(trace_events(document)).encode("utf-8"))
             print(f"wrote {args.trace_event}", file=sys.stderr)
             wrote = True
@@ -484,7 +474,7 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
             drawing = graph_svg(model, args.expand, args.colour, args.direction, title=args.file.name)
         except UnknownColourMode as error:
             raise LoadError(args.file, "--colour", str(error)) from None
-        _refuse_the_input(args.svg, args.file)
+        refuse_input(args.svg, args.file)
         write_atomically(args.svg, drawing.encode("utf-8"))
         print(f"wrote {args.svg}", file=sys.stderr)
         if not args.json:

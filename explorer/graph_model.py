@@ -245,3 +245,27 @@ def count_nodes(model: GraphModel, drawn_only: bool = False) -> np.ndarray:
         if parent != ROOT:
             counts[parent] += counts[g]
     return counts
+
+
+def strongest_inside(model: GraphModel, node_rank: np.ndarray) -> np.ndarray:
+    """Per group: the highest rank among the nodes it holds at any depth, -1 for none (a node's rank < 0: not
+    counted); what a closed group shows of its members' marks (a problem's severity, a comparison's status)."""
+    best = np.full(model.n_groups, -1, dtype=np.int64)
+    counted = (model.node_group >= 0) & (node_rank >= 0)
+    np.maximum.at(best, model.node_group[counted], node_rank[counted])
+    parents = model.group_parent
+    for g in np.argsort(-model.group_depth(), kind="stable").tolist():  # deepest first: push up to the parent
+        parent = int(parents[g])
+        if parent != ROOT and best[g] > best[parent]:
+            best[parent] = best[g]
+    return best
+
+
+def first_nodes(model: GraphModel) -> np.ndarray:
+    """Per group: its earliest node in topological order among the nodes directly in it, -1 for none (how a
+    closed layer is found again: by a node inside it)."""
+    first = np.full(model.n_groups, -1, dtype=np.int64)
+    order = np.argsort(model.topo_rank, kind="stable")[::-1]  # the earliest assigned last: it wins
+    order = order[model.node_group[order] >= 0]
+    first[model.node_group[order]] = order
+    return first

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from explorer.graph_model import ROOT, GraphModel
+from explorer.graph_model import ROOT, GraphModel, first_nodes
 
 
 def search_nodes(model: GraphModel, text: str, limit: int = 10_000) -> list[int]:
@@ -17,11 +15,7 @@ def search_nodes(model: GraphModel, text: str, limit: int = 10_000) -> list[int]
              if text in label.lower() or text in op.lower()}  # fmt: skip
     units = [g for g in range(model.n_groups) if model.group_unit[g] and text in model.group_label[g].lower()]
     if units:
-        first = np.full(model.n_groups, -1, dtype=np.int64)
-        for n in np.argsort(model.topo_rank, kind="stable")[::-1].tolist():  # the earliest node wins
-            g = int(model.node_group[n])
-            if g >= 0:
-                first[g] = n
+        first = first_nodes(model)
         found.update(int(first[g]) for g in units if first[g] >= 0)
     return sorted(found, key=lambda n: int(model.topo_rank[n]))[:limit]
 

@@ -9,6 +9,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from explorer.errors import LoadError
+
 
 def write_atomically(path: Path, data: bytes) -> None:
     """`data` at `path`, whole or not at all (a crash leaves the old file or none, never a part)."""
@@ -51,9 +53,12 @@ def _umask() -> int:
     return mask
 
 
-def is_same_file(target: Path, source: Path) -> bool:
-    """Whether writing `target` would overwrite `source` (the input, also through a link): outputs never do."""
+def refuse_input(target: Path, source: Path) -> None:
+    """A LoadError when writing `target` would overwrite `source` (the input, also through a link): outputs
+    never do."""
     try:
-        return os.path.samefile(target, source)
-    except OSError:
-        return False
+        same = os.path.samefile(target, source)
+    except OSError:  # the target does not exist yet (or cannot be read): it is not the input
+        return
+    if same:
+        raise LoadError(target, "", "is the input file: an output never overwrites it")

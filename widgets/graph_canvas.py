@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.analysis.graph_layout import COMPACT, DOTS, Layout
+from explorer.analysis.graph_text import stub_text
 from explorer.formatting import shorten_middle
 
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
@@ -256,12 +257,12 @@ def _draw_stubs(canvas: Canvas, layout: Layout, ox: int, oy: int, shown: np.ndar
         w, h = int(layout.w[item]), int(layout.h[item])
         targets = layout.out_stubs.get(item)
         if targets:  # below the box (TB), from its left edge, else ending at its right edge, else left of it
-            text = _stub_text("↓" if tb else "→", [layout.labels[t] for t in targets])[: max(w + 12, 16)]
+            text = stub_text("↓" if tb else "→", [layout.labels[t] for t in targets])[: max(w + 12, 16)]
             spots = [(x, y + h), (x + w - len(text), y + h), (x - len(text) - 1, y + h)] if tb else [(x + w + 1, y)]
             canvas.free_text_near(spots, text, BACK if item in layout.back_sources else STUB)
         sources = layout.in_stubs.get(item)
         if sources:
-            text = _stub_text("↑" if tb else "←", [layout.labels[s] for s in sources])[: max(w + 12, 16)]
+            text = stub_text("↑" if tb else "←", [layout.labels[s] for s in sources])[: max(w + 12, 16)]
             spots = [(x, y - 1), (x + w - len(text), y - 1), (x - len(text) - 1, y - 1)] if tb else [
                 (max(x - 16, 0), y + h)]  # fmt: skip
             canvas.free_text_near(spots, text, STUB)
@@ -273,12 +274,6 @@ def _draw_stubs(canvas: Canvas, layout: Layout, ox: int, oy: int, shown: np.ndar
         if item in on_screen:
             x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
             canvas.free_text(x + int(layout.w[item]) + 1, y, f"⚠ {shorten(name, 20)}?", WARN)
-
-
-def _stub_text(arrow: str, names: list[str]) -> str:
-    shown = ", ".join(shorten(n, 18) for n in names[:2])
-    more = f" +{len(names) - 2}" if len(names) > 2 else ""
-    return f"{arrow} {shown}{more}"
 
 
 def minimap(layout: Layout, width: int, height: int, window: tuple[int, int, int, int]) -> list[str]:

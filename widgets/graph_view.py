@@ -670,10 +670,9 @@ class GraphView(FrameWidget, can_focus=True):
             self.app.notify(f"{boxes:,} boxes is too many to open at once: open groups with Enter",
                             severity="warning")  # fmt: skip
             return
-        layout = self.layout
         key = self.selected_key
         self.expanded = expand_all(self.model)
-        if key is not None and key[0] == 1 and key[1] in self.expanded and layout is not None:
+        if key is not None and key[0] == 1 and key[1] in self.expanded:
             self.selected_key = self._first_member(self.layout, key[1]) or key
         self._scroll_to_selection(center=True)
         self.refresh()
@@ -727,12 +726,8 @@ class GraphView(FrameWidget, can_focus=True):
             labels.append(f"{value_of(data, node, unit):>12,.6g}  {label}  ({op})")
 
         def jump(index: int | None) -> None:
-            if index is not None:  # found as find finds it: a layer by its name stays one box
-                node, unit = top[index]
-                self.matches, self.match_index = [node], -1
-                self.match_text = model.group_label[unit] if unit != ROOT else ""
-                self.action_match(1)
-                self.refresh()
+            if index is not None:  # a layer the file gave a value itself stays one box
+                self.reveal_node(*top[index])
 
         self.app.push_screen(LinksScreen(f"Top {len(top)} by {name.removeprefix(MODE_PREFIX)}", labels), jump)
 

@@ -168,11 +168,12 @@ class ReviewActions:
     def _export(self, target: str | None, write: Any) -> None:
         if not target or self.document is None:
             return
-        from explorer.writing import is_same_file
+        from explorer.writing import refuse_input
 
-        if is_same_file(Path(target), self.path):
-            self.call_from_thread(self.notify, f"{target} is the input file: an export never overwrites it",
-                                  severity="error")  # fmt: skip
+        try:
+            refuse_input(Path(target), self.path)
+        except LoadError as error:
+            self.call_from_thread(self.notify, str(error), severity="error")
             return
         try:
             write(self.document, Path(target))

@@ -29,10 +29,9 @@ def take_screenshot(
     """Open `path` headless at `size`, show `view` at (core, workload) or the source view at (member, line),
     and write the screen as SVG."""
     svg = asyncio.run(_render(path, view, core, workload, size, strict, (member, line), node_data, compare))
-    from explorer.writing import is_same_file, write_atomically
+    from explorer.writing import refuse_input, write_atomically
 
-    if is_same_file(output, path):
-        raise LoadError(output, "", "is the input file: an output never overwrites it")
+    refuse_input(output, path)
     write_atomically(output, svg.encode("utf-8"))
 
 

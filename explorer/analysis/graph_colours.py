@@ -202,7 +202,8 @@ def _data_scale(finite: np.ndarray, data, thresholds: bool = True) -> _Scale:
                                               for k in range(1, edges.size)] + [f"> {_signed(edges[-1])}"]  # fmt: skip
         spread = [round(k * (len(GRADIENT) - 1) / max(steps - 1, 1)) for k in range(steps)]
         return _Scale(edges, -1, steps, [(name, GRADIENT[c]) for name, c in zip(names, spread, strict=True)], span)
-    centre = (0.0 if data.centre is None else data.centre) if lo < (data.centre or 0.0) < hi else None
+    around = data.centre or 0.0  # the file's centre, else zero
+    centre = around if lo < around < hi else None
     if centre is not None:
         reach = max(centre - lo, hi - centre)
         edges = centre + reach * np.asarray([-5, -3, -1, 1, 3, 5]) / 7

@@ -15,7 +15,7 @@ import numpy as np
 
 from explorer.analysis.graph_match import CHANGED, ONLY, SAME, GraphMatch, match_graphs
 from explorer.analysis.node_data import NodeDataSet, apply_node_data
-from explorer.graph_model import ROOT, GraphModel
+from explorer.graph_model import GraphModel, strongest_inside
 
 REMOVED, ADDED = 2, 3  # the diff column's values for a side's ONLY
 
@@ -67,8 +67,7 @@ def compare_documents(a: Any, b: Any) -> Comparison:
     _mark(model_b, match.status_b, ADDED)
     if a.is_schedule:
         _layer_deltas(model_a, model_b)
-    changes = [("a", n) for n in _in_order(model_a, np.flatnonzero((match.status_a == CHANGED) |
-                                                                   (match.status_a == ONLY)))]  # fmt: skip
+    changes = [("a", n) for n in _in_order(model_a, np.flatnonzero(match.status_a > SAME))]  # changed, removed
     changes += [("b", n) for n in _in_order(model_b, np.flatnonzero(match.status_b == ONLY))]
     return Comparison(model_a, model_b, match, changes)
 
@@ -86,17 +85,10 @@ def _mark(model: GraphModel, status: np.ndarray, only: int) -> None:
     column = np.where(status == ONLY, only, status).astype(np.float64)
     column[status < 0] = np.nan
     model.node_values["diff"] = column
-    rank = {SAME: 0, CHANGED: 2, only: 3}  # what a closed group shows: anything changed inside beats "same"
-    groups = np.full(model.n_groups, np.nan)
-    best = np.full(model.n_groups, -1)
-    parents = model.group_parent.tolist()
-    for node in np.flatnonzero(status >= 0).tolist():
-        value = int(column[node])
-        group = int(model.node_group[node])
-        while group != ROOT and rank[value] > best[group]:
-            best[group], groups[group] = rank[value], value
-            group = parents[group]
-    model.group_values["diff"] = groups
+    # what a closed group shows: anything changed inside beats "same", and one side's own nodes beat both
+    best = strongest_inside(model, status)  # ranked as the statuses are: SAME 0 < CHANGED 1 < ONLY 2
+    model.group_values["diff"] = np.where(best >= 0, np.asarray([SAME, CHANGED, only], np.float64)[best.clip(0)],
+                                          np.nan)  # fmt: skip
 
 
 def _in_order(model: GraphModel, nodes: np.ndarray) -> list[int]:

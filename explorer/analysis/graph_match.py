@@ -69,7 +69,7 @@ def match_graphs(
     # 2. by structure: refined labels unique on both sides
     labels_a, labels_b = _refined_labels(a), _refined_labels(b)
     for _ in range(2):
-        free_a = {lab: x for lab, x in _unique(labels_a, drawn_a & (a_to_b < 0)).items()}
+        free_a = _unique(labels_a, drawn_a & (a_to_b < 0))
         free_b = _unique(labels_b, drawn_b & (b_to_a < 0))
         for label, x in free_a.items():
             y = free_b.get(label)
@@ -95,7 +95,7 @@ def match_graphs(
         status_a[x] = status_b[y] = CHANGED if differs else SAME
         if differs:
             what[x] = differs
-    return GraphMatch(a_to_b, b_to_a, structure & (a_to_b >= 0), status_a, status_b, what)
+    return GraphMatch(a_to_b, b_to_a, structure, status_a, status_b, what)
 
 
 def _unique(labels, mask: np.ndarray) -> dict:

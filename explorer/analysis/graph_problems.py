@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.graph_model import ROOT, GraphModel
+from explorer.graph_model import GraphModel, strongest_inside
 
 SEVERITY_VALUE = {"error": 2.0, "warning": 1.0}
 MARKS = {2.0: "✗ ", 1.0: "⚠ "}
@@ -35,13 +35,8 @@ def mark_problems(model: GraphModel, document: Any) -> int:
             node = lookup.get(("workload", ref[1]))  # a buffer entry's, an input's: its workload
         if node is not None and not marks[node] >= value:
             marks[node] = value
-    groups = np.full(model.n_groups, np.nan)
-    parents = model.group_parent.tolist()
-    for node in np.flatnonzero(~np.isnan(marks)).tolist():  # each marked node marks the groups around it
-        group = int(model.node_group[node])
-        while group != ROOT and not groups[group] >= marks[node]:
-            groups[group] = marks[node]
-            group = parents[group]
+    worst = strongest_inside(model, np.nan_to_num(marks, nan=-1).astype(np.int64))  # a group: its worst inside
+    groups = np.where(worst >= 0, worst, np.nan)
     model.node_values["problems"] = marks
     model.group_values["problems"] = groups
     return int((~np.isnan(marks)).sum())

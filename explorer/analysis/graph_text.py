@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from explorer.formatting import shorten_middle
 from explorer.graph_model import GraphModel
 
 _TYPED = re.compile(r"^([A-Za-z][\w.]*)\[(.*)\]$")  # "float32[1, 64, 112, 112]", "FP16[1, 512]", "bool[]"
@@ -104,3 +105,11 @@ def folded_section(model: GraphModel, ref: object, preview: Callable[[object], s
         ref_of = model.node_ref[source]
         rows.append((role or "·", f"{model.node_label[source]} ({made})", shape, preview(ref_of) if ref_of else ""))
     return "Folded into this box", ("input", "constant", "shape", "values"), rows
+
+
+def stub_text(lead: str, names: list[str], each: int = 18) -> str:
+    """A long or back edge's label: the arrow (`↓`, `↑ from`), the first two ends' names cut in the middle to
+    `each` characters, and how many more (`↓ /layers.0/Add, Add_7 +3`); the canvas and the SVG both say it."""
+    shown = ", ".join(shorten_middle(n, each) for n in names[:2])
+    more = f" +{len(names) - 2}" if len(names) > 2 else ""
+    return f"{lead} {shown}{more}"

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from explorer.errors import LoadError, Problem
-from explorer.graph_model import ROOT, GraphModel
+from explorer.graph_model import ROOT, GraphModel, first_nodes
+from explorer.memory_guard import ensure_json_fits
 
 MODE_PREFIX = "data: "
 AGGREGATES = ("sum", "max", "mean")
@@ -104,6 +105,7 @@ def _parse(path: Path, raw: bytes) -> list[tuple[str, _Table]]:
     text = raw.decode("utf-8-sig", errors="replace")
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
+        ensure_json_fits(path, raw, "node-data file")  # judged by what its values can become, before decoding
         try:
             data = json.loads(text)
         except json.JSONDecodeError as error:
@@ -348,10 +350,7 @@ def top_nodes(model: GraphModel, data: NodeDataSet, count: int = 20) -> list[tup
     one), as (node, unit group or ROOT): a node, or a schedule layer the file gave a value itself (with its
     first node, to find it by)."""
     centre = data.diverging_centre
-    first = np.full(model.n_groups, -1, dtype=np.int64)
-    grouped = np.flatnonzero(model.node_group >= 0)
-    for node in grouped[::-1].tolist():  # the lowest id wins
-        first[model.node_group[node]] = node
+    first = first_nodes(model)
     entries = [(float(v), n, ROOT) for n, v in enumerate(data.values.tolist()) if math.isfinite(v)]
     entries += [(float(data.unit_values[g]), int(first[g]), g) for g in np.flatnonzero(np.isfinite(data.unit_values))
                 .tolist() if first[g] >= 0]  # fmt: skip

@@ -13,7 +13,9 @@ from typing import Any
 
 from explorer.analysis.graph_colours import COLOURS, colour_modes, item_colours
 from explorer.analysis.graph_layout import FULL, Layout, layout_graph, visible_graph
+from explorer.analysis.graph_text import stub_text
 from explorer.exports.graph_json import expansion
+from explorer.formatting import shorten_middle
 from explorer.graph_model import GraphModel
 
 CELL_W, CELL_H = 8, 16  # px per terminal cell (a terminal cell is about twice as tall as wide)
@@ -123,7 +125,7 @@ def _boxes(layout: Layout, colours: Any) -> list[str]:
             weight = ' font-weight="bold"' if k == 0 else ""
             fill = "#111" if k == 0 else "#444"
             text.append(f'<text x="{x + 8:g}" y="{y + 6 + (k + 1) * 14:g}" fill="{fill}"{weight}>'
-                        f"{escape(_fit(line, int(layout.w[item]) - 2))}</text>")  # fmt: skip
+                        f"{escape(shorten_middle(line, int(layout.w[item]) - 2))}</text>")  # fmt: skip
         stroke = 'stroke-width="2.5" stroke-dasharray="6 2"' if group else 'stroke-width="1.2"'
         out.append(f"<g><title>{tip}</title>"
                    f'<rect x="{x + 2:g}" y="{y + 2:g}" width="{w - 4:g}" height="{h - 4:g}" rx="4" fill="#ffffff" '
@@ -150,19 +152,18 @@ def _stubs(layout: Layout) -> list[str]:
         out.append(f'<text x="{tx:g}" y="{ty:g}" fill="{colour}" font-size="11">{escape(text)}</text>')
 
     for item, targets in layout.out_stubs.items():
-        names = ", ".join(_fit(layout.labels[t], 24) for t in targets[:2]) + (f" +{len(targets) - 2}"
-                                                                             if len(targets) > 2 else "")  # fmt: skip
         back = item in layout.back_sources
-        label(item, ("↺ " if back else "↓ " if tb else "→ ") + names, True, "#b03030" if back else "#7a5a00")
+        text = stub_text("↺" if back else "↓" if tb else "→", [layout.labels[t] for t in targets], 24)
+        label(item, text, True, "#b03030" if back else "#7a5a00")
     for item, sources in layout.in_stubs.items():
-        names = ", ".join(_fit(layout.labels[s], 24) for s in sources[:2]) + (f" +{len(sources) - 2}"
-                                                                             if len(sources) > 2 else "")  # fmt: skip
-        label(item, ("↑ from " if tb else "← from ") + names, False)
+        label(item, stub_text("↑ from" if tb else "← from", [layout.labels[s] for s in sources], 24), False)
     for item, count in layout.bundles.items():
         label(item, f"⇊ {count:,} readers", True)
     for item, name in layout.visible.dangling:
         x, y = _px(int(layout.x[item]) + int(layout.w[item]) + 1, int(layout.y[item]))
-        out.append(f'<text x="{x:g}" y="{y + 12:g}" fill="#b03030" font-size="11">⚠ {escape(_fit(name, 24))}?</text>')
+        out.append(
+            f'<text x="{x:g}" y="{y + 12:g}" fill="#b03030" font-size="11">⚠ {escape(shorten_middle(name, 24))}?</text>'
+        )
     return out
 
 
@@ -189,7 +190,3 @@ def _legend(rows: list[list[tuple[str, str]]], y0: int) -> list[str]:
                        f'<text x="{x + 22}" y="{y + 11}" fill="#222">{escape(text)}</text>')  # fmt: skip
             x += 24 + len(text) * 7 + 16
     return out
-
-
-def _fit(text: str, cells: int) -> str:
-    return text if len(text) <= cells else text[: max(cells - 1, 1)] + "…"
