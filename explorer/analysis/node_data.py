@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
@@ -347,11 +346,12 @@ def set_aggregate(model: GraphModel, name: str, aggregate: str) -> None:
 
 def top_nodes(model: GraphModel, data: NodeDataSet, count: int = 20) -> list[tuple[int, int]]:
     """The boxes with the largest values of a data set (the largest distance from the centre for a diverging
-    one), as (node, unit group or ROOT): a node, or a schedule layer the file gave a value itself (with its
-    first node, to find it by)."""
+    one), as (node, unit group or ROOT): a drawn node (a folded constant is no box of its own), or a schedule
+    layer the file gave a value itself (with its first node, to find it by)."""
     centre = data.diverging_centre
     first = first_nodes(model)
-    entries = [(float(v), n, ROOT) for n, v in enumerate(data.values.tolist()) if math.isfinite(v)]
+    boxes = np.flatnonzero(np.isfinite(data.values) & ~model.node_constant)
+    entries = [(float(data.values[n]), n, ROOT) for n in boxes.tolist()]
     entries += [(float(data.unit_values[g]), int(first[g]), g) for g in np.flatnonzero(np.isfinite(data.unit_values))
                 .tolist() if first[g] >= 0]  # fmt: skip
     entries.sort(key=lambda e: -(abs(e[0] - centre) if centre is not None else e[0]))

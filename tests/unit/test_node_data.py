@@ -168,3 +168,13 @@ def test_graph_json_lists_each_nodes_data_and_problem_marks(tmp_path):
                              cwd=ROOT)  # fmt: skip
     marked = [n for n in json.loads(planted.stdout)["nodes"] if n.get("problem")]
     assert marked and {n["problem"] for n in marked} <= {"error", "warning"}
+
+
+def test_the_top_list_ranks_boxes_not_the_constants_folded_into_them():
+    """parameter bytes: an initializer carries its own bytes, but it is drawn inside its reader's box."""
+    from explorer.analysis.node_data import numeric_mode_set
+
+    model = open_document(SAMPLE_DATA / "subgraphs_functions.onnx").view.graph_model()
+    data = numeric_mode_set(model, "parameter bytes")
+    top = top_nodes(model, data, 20)
+    assert top and not any(model.node_constant[node] for node, _ in top)
