@@ -12,8 +12,8 @@ NODES = 20_000
 PROBES = {
     "ark_layout": """
 import time
-from explorer.analysis.stride_map import plane_grid
-from explorer.analysis.strides import aliases
+from explorer.tensors.stride_map import plane_grid
+from explorer.tensors.strides import aliases
 from explorer.formats.ark.layout import layout_of
 from explorer.formats.ark.model import ArkBuffer, ArkTensor
 def tensor(tid, shape, strides, offsets, dtype="FP16"):

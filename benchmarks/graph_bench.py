@@ -21,7 +21,7 @@ from pathlib import Path
 FIRST_SCREEN = """
 import asyncio, time
 from widgets.app import make_app
-import widgets.graph_view  # imported before the clock, as the load worker does
+import widgets.graph.view  # imported before the clock, as the load worker does
 async def measure():
     app = make_app(PATH)
     async with app.run_test(size=(200, 60)) as pilot:
@@ -57,8 +57,8 @@ EXPAND = """
 import time, statistics
 import numpy as np
 from explorer.api import open_document
-from explorer.analysis.graph_layout import layout_graph, visible_graph
-from explorer.graph_model import count_nodes
+from explorer.graph.layout import layout_graph, visible_graph
+from explorer.graph.model import count_nodes
 document = open_document(PATH)
 model = document.view.graph_model()
 __import__("gc").freeze()  # as the app does once the document and its graph are built (document_loading)
@@ -129,7 +129,7 @@ extra = {"model_kib": max(loaded - before, 1), "graph_kib": max(after - loaded, 
 # The layout libraries on one graph: every node of the file (constants folded), edges between them.
 EDGES = """
 from explorer.api import open_document
-from explorer.analysis.graph_layout import expand_all, visible_graph
+from explorer.graph.layout import expand_all, visible_graph
 document = open_document(PATH)
 model = document.view.graph_model()
 visible = visible_graph(model, expand_all(model))
@@ -140,7 +140,7 @@ OURS = (
     EDGES
     + """
 import time
-from explorer.analysis.graph_layout import layout_graph
+from explorer.graph.layout import layout_graph
 t = time.perf_counter()
 layout_graph(model, visible)
 elapsed = time.perf_counter() - t

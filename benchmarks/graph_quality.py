@@ -169,9 +169,9 @@ def _rank_length(tops: np.ndarray, src: np.ndarray, dst: np.ndarray) -> int:
 
 
 def measure(path: Path) -> dict:
-    from explorer.analysis.graph_layout import FULL, box_sizes, expand_all, item_texts, layout_graph, visible_graph
-    from explorer.analysis.layered import longest_path_layers
     from explorer.api import open_document
+    from explorer.graph.layered import longest_path_layers
+    from explorer.graph.layout import FULL, box_sizes, expand_all, item_texts, layout_graph, visible_graph
 
     document = open_document(path)
     document.run_deep_checks()

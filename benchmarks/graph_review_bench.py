@@ -28,10 +28,10 @@ elapsed = time.perf_counter() - start
 NODE_DATA = """
 import json, os, tempfile, time
 from explorer.api import open_document
-from explorer.analysis.graph_colours import item_colours
-from explorer.analysis.graph_layout import initial_expansion, layout_graph, visible_graph
-from explorer.analysis.node_data import apply_node_data, read_node_data
-from widgets.graph_canvas import draw
+from explorer.graph.colours import item_colours
+from explorer.graph.layout import initial_expansion, layout_graph, visible_graph
+from explorer.graph.node_data import apply_node_data, read_node_data
+from widgets.graph.canvas import draw
 document = open_document(PATH)
 model = document.view.graph_model()
 layout = layout_graph(model, visible_graph(model, initial_expansion(model)))
@@ -52,7 +52,7 @@ MATCH = (
     + """
 import os, time
 from explorer.api import open_document
-from explorer.analysis.graph_compare import compare_documents
+from explorer.graph.compare import compare_documents
 other = renamed_copy(PATH)
 a, b = open_document(PATH), open_document(other)
 a.view.graph_model(); b.view.graph_model()
@@ -70,7 +70,7 @@ SPLIT_FRAMES = (
     + """
 import asyncio, os, statistics, time
 from widgets.app import make_app
-from widgets.compare_screen import CompareScreen
+from widgets.graph.compare_screen import CompareScreen
 other = renamed_copy(PATH)
 async def measure():
     app = make_app(PATH, compare=other)

@@ -46,7 +46,7 @@ async def measure():
             await pilot.pause(0.01)
         await pilot.press("2")
         await pilot.pause(0.2)
-        from widgets.timeline import Timeline
+        from widgets.schedule.timeline import Timeline
         timeline = app.query_one(Timeline)
         times = []
         for step in range(60):

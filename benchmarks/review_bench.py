@@ -32,8 +32,8 @@ PROBES = {
     "review_incidents": PLANT
     + """
 import time
-from explorer.analysis.buffers import l2_problems, place_l2_entries, wl0_problems
-from explorer.analysis.incidents import find_incidents
+from explorer.schedule.buffers import l2_problems, place_l2_entries, wl0_problems
+from explorer.schedule.incidents import find_incidents
 document = open_document(PATH)
 s, rows = planted(document)
 problems = l2_problems(s, place_l2_entries(s)) + wl0_problems(s)
@@ -47,7 +47,7 @@ extra = {"pairs": sum(p.code == "l2-overlap" for p in problems), "incidents": le
     "review_memory_map": """
 import time
 from explorer.api import open_document
-from explorer.analysis.memory_map import memory_map
+from explorer.schedule.memory_map import memory_map
 document = open_document(PATH)
 s = document.schedule
 placement = document.schedule_analysis.placement
@@ -67,7 +67,7 @@ async def measure():
             await pilot.pause(0.05)
         await pilot.press("7")
         await pilot.pause(0.2)
-        from widgets.memory_map import MemoryMapView
+        from widgets.schedule.memory_map import MemoryMapView
         view = app.query_one(MemoryMapView)
         view.render_frame()  # the core's bands, computed once per core when first shown
         steps, zooms = [], []

@@ -70,7 +70,7 @@ assert code in (0, 1), code
     "check_analyses_only": """
 import time
 from explorer.formats.scheduler_ir.reader import load_schedule
-from explorer.analysis import analyze_schedule
+from explorer.schedule.analysis import analyze_schedule
 schedule, _ = load_schedule(PATH)
 schedule.l2_known = schedule.snapshots_known = None  # all of it here: not what the decode workers did per core
 t = time.perf_counter()
@@ -82,7 +82,7 @@ extra = {"buffer_entries": int(schedule.buf_tensor.size), "workloads": schedule.
     "l2_overlap_only": """
 import time
 from explorer.formats.scheduler_ir.reader import load_schedule
-from explorer.analysis.buffers import l2_problems, place_l2_entries
+from explorer.schedule.buffers import l2_problems, place_l2_entries
 schedule, _ = load_schedule(PATH)
 schedule.l2_known = None  # the whole sweep here, as for a schedule that no decode worker swept
 t = time.perf_counter()
@@ -148,8 +148,8 @@ extra = {"core_bytes": len(bytes(core)), "workloads": len(workloads)}
 import asyncio, statistics, time
 from explorer.api import open_document
 from widgets.app import make_app
-from widgets.buffer_view import BufferView
-from widgets.timeline import Timeline
+from widgets.schedule.buffer_view import BufferView
+from widgets.schedule.timeline import Timeline
 
 document = open_document(PATH)
 

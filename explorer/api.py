@@ -58,7 +58,7 @@ def open_document(
 def analyze_document(document: Document) -> None:
     """Neutral analyses over the document's lanes and snapshots; the format then adds its own (`analyzed`)."""
     if document.schedule is not None and document.schedule_analysis is None:
-        from explorer.analysis import analyze_schedule
+        from explorer.schedule.analysis import analyze_schedule
 
         view = document.view
         schedule = document.schedule

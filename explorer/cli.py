@@ -265,7 +265,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         return _run_diff(args)
     if command == "serve":
         from explorer.registry import pick_format
-        from widgets.serve import ServeRefused, serve  # needs textual-serve: imported only for this command
+        from widgets.serve.server import ServeRefused, serve  # needs textual-serve: imported only for this command
 
         pick_format(args.file)  # a file nothing can open is refused here, not in every browser tab
         try:
@@ -314,7 +314,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         else:
             _print_info(payload)
         return ExitCode.OK
-    from explorer.analysis.incidents import incidents_of
+    from explorer.schedule.incidents import incidents_of
 
     incidents = incidents_of(document)
     if args.json:
@@ -407,7 +407,7 @@ def _read_node_data(document: Any, args: argparse.Namespace) -> None:
         return
     if not document.offers(Capability.GRAPH):
         raise LoadError(args.file, "", f"--node-data needs a graph, and this {document.meta.format} file has none")
-    from explorer.analysis.node_data import load_node_data
+    from explorer.graph.node_data import load_node_data
 
     before = len(document.problems)
     for line in load_node_data(document, args.node_data):
@@ -462,7 +462,7 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
     from explorer.exports.graph_json import graph_json
 
     document.run_deep_checks()  # shape inference, as the TUI runs it before it draws: the same box texts and sizes
-    from explorer.analysis.graph_problems import mark_problems
+    from explorer.graph.problems import mark_problems
 
     model = document.view.graph_model()
     _read_node_data(document, args)

@@ -298,7 +298,7 @@ def _layer_time_deltas(sa: Any, sb: Any) -> list[dict[str, Any]]:
 
 def _incident_changes(a: Document, b: Document, limit: int | None) -> list[dict[str, Any]]:
     """Overlap incidents one file has and the other not (matched by code, core and misplaced tensor)."""
-    from explorer.analysis.incidents import incidents_of, name_roles
+    from explorer.schedule.incidents import incidents_of, name_roles
 
     def keyed(document: Document) -> dict[tuple, Any]:
         return {(i.code, i.core, i.introduced_by): i for i in incidents_of(document, with_roles=False)}

@@ -149,7 +149,7 @@ class DocumentView:
         return []
 
     def timeline_checks(self, document: Document, timeline: Any) -> list[Problem]:
-        """A schedule format's checks that need the timeline, given as an explorer.analysis.timeline.
+        """A schedule format's checks that need the timeline, given as an explorer.schedule.timeline.
         PendingTimeline (`result()` waits for the Timeline: ask for it as late as the checks allow, its pass may
         be running in a worker process). They run after the buffer checks; their problems come before the
         buffer checks' in the document."""
@@ -183,7 +183,7 @@ class DocumentView:
     _graph_cache: Any = None
 
     def graph_model(self) -> Any:
-        """The document's graph for the graph view (explorer.graph.GraphModel), or None; built once, on first
+        """The document's graph for the graph view (explorer.graph.builder.GraphModel), or None; built once, on first
         use, with the cycle collector paused (many small objects, none in cycles)."""
         with _GRAPH_BUILD:  # the TUI may build it in the background while the graph view asks for it
             if self._graph_cache is None:
@@ -194,7 +194,7 @@ class DocumentView:
         return self._graph_cache
 
     def build_graph(self) -> Any:
-        """Build the graph (formats with one override this; see explorer.graph.GraphBuilder)."""
+        """Build the graph (formats with one override this; see explorer.graph.builder.GraphBuilder)."""
         return None
 
     def graph_ready(self) -> bool:
@@ -243,7 +243,7 @@ class SourceFiles(Protocol):
 
 
 class TensorLayouts(Protocol):
-    """Strided tensors inside buffers, for the layout view (explorer.analysis.strides.TensorLayout)."""
+    """Strided tensors inside buffers, for the layout view (explorer.tensors.strides.TensorLayout)."""
 
     def first_tensor(self) -> int: ...
 
@@ -298,8 +298,8 @@ class Document:
     problems: list[Problem] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     graph: Any = None  # networkx.DiGraph for graph formats
-    schedule: Any = None  # explorer.schedule.Schedule: lanes of blocks with address-space snapshots
-    schedule_analysis: Any = None  # explorer.analysis.ScheduleAnalysis, once analysed
+    schedule: Any = None  # explorer.schedule.model.Schedule: lanes of blocks with address-space snapshots
+    schedule_analysis: Any = None  # explorer.schedule.analysis.ScheduleAnalysis, once analysed
     is_schedule: bool = False  # the file itself is a schedule (diff and the report compare it as one)
     layouts: TensorLayouts | None = None
     sources: SourceFiles | None = None
@@ -322,7 +322,7 @@ class Document:
     def describe(self, ref: Any) -> list[Section]:
         sections = self.view.describe(ref)
         if self.view.graph_ready():  # a box's folded constants, once the graph is built (the graph view did)
-            from explorer.analysis.graph_text import folded_section
+            from explorer.graph.text import folded_section
 
             model = self.view.graph_model()
             found = folded_section(model, ref, self.view.value_preview)
@@ -330,7 +330,7 @@ class Document:
                 sections.append(Section(found[0], found[1], found[2]))
             node = model.ref_to_node.get(ref) if model.data_sets else None
             if node is not None:  # the user's per-node data: each set's value for this node
-                from explorer.analysis.node_data import data_rows
+                from explorer.graph.node_data import data_rows
 
                 sections.append(Section("Per-node data", ("data set", "value"), data_rows(model, node)))
         return sections

@@ -395,8 +395,8 @@ def exercise(doc) -> None:
         doc.search("conv")
     view = doc.view
     if doc.meta.format.startswith("ark-"):
-        from explorer.analysis.stride_map import outer_dims, plane_grid
         from explorer.formats.ark.tensor_report import tensor_report
+        from explorer.tensors.stride_map import outer_dims, plane_grid
 
         for tensor_id in list(view.index.tensors)[:6]:
             tensor_report(view.index, tensor_id)

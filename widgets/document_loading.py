@@ -16,10 +16,10 @@ from textual import work
 from textual.widgets import ContentSwitcher, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from explorer.analysis.node_data import load_node_data
 from explorer.api import CHECKING, open_document
 from explorer.document import Capability, Document
 from explorer.errors import LoadError
+from explorer.graph.node_data import load_node_data
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.error_panel import ErrorPanel
@@ -65,7 +65,7 @@ class DocumentLoading:
             document = open_document(self.path, strict=self.strict, progress=progress, companions=self.companions)
             progress(0.99, 1, CHECKING)
             document.run_deep_checks()
-            from explorer.analysis.incidents import incidents_of, name_incident_roles
+            from explorer.schedule.incidents import incidents_of, name_incident_roles
 
             # The problems panel lists overlaps by incident. What each tensor is (its role) is read again from
             # the file, a big file's thousands by worker processes: they are named once the file is on screen
@@ -163,7 +163,7 @@ class DocumentLoading:
         tree = self.query_one(DocumentTree)
         tree.show_document(document)
         if self.incidents is None:  # a document handed over (tests, serve): the load worker did not run
-            from explorer.analysis.incidents import incidents_of
+            from explorer.schedule.incidents import incidents_of
 
             self.incidents = incidents_of(document)
         self.query_one(ProblemsTable).show_problems(document.problems, self.incidents, roles_pending)

@@ -4,7 +4,7 @@ opens on → (or space) to list its problems; enter jumps to what the line point
 Filters narrow what is listed (s severity, c code, l core, / text, x clears) and the title says what is kept
 and how much. Messages wrap inside their cell instead of being cut, so a narrow column still says what is
 wrong; the location column appears when there is room for it. The grouping itself is
-`explorer.analysis.problem_groups`: this widget only draws it and dispatches keys.
+`explorer.problem_groups`: this widget only draws it and dispatches keys.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from textual import events
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from explorer.analysis.incidents import Incident
-from explorer.analysis.problem_groups import (
+from explorer.errors import SEVERITY_RANK, Problem
+from explorer.formatting import plural
+from explorer.problem_groups import (
     ProblemFilter,
     ProblemGroup,
     cycle,
     filter_choices,
     group_problems,
 )
-from explorer.errors import SEVERITY_RANK, Problem
-from explorer.formatting import plural
+from explorer.schedule.incidents import Incident
 from widgets.messages import ProblemChosen
 
 try:  # rich's line breaking, as Text.wrap uses it

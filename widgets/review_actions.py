@@ -200,7 +200,7 @@ class ReviewActions:
     def _add_node_data(self, path: str | None) -> None:
         if not path or self.document is None:
             return
-        from explorer.analysis.node_data import load_node_data
+        from explorer.graph.node_data import load_node_data
 
         document = self.document
         before = set(document.view.graph_model().data_sets)
@@ -237,7 +237,7 @@ class ReviewActions:
         cannot be compared)."""
         if not other or self.document is None:
             return
-        from explorer.analysis.graph_compare import NotComparableGraphs, compare_documents
+        from explorer.graph.compare import NotComparableGraphs, compare_documents
 
         try:
             other_document = open_document(other, strict=self.strict)
@@ -250,7 +250,7 @@ class ReviewActions:
 
     def _show_comparison(self, comparison: Any, documents: tuple[Document, Document]) -> None:
         """On the UI thread: a screen (and its widgets) is made where it runs."""
-        from widgets.compare_screen import CompareScreen
+        from widgets.graph.compare_screen import CompareScreen
 
         self.push_screen(CompareScreen(comparison, documents))
 

@@ -102,7 +102,7 @@ async def _render(
 
 
 async def _on_first_change(pilot: Any, path: Path) -> None:
-    from widgets.compare_screen import CompareScreen
+    from widgets.graph.compare_screen import CompareScreen
 
     app = pilot.app
     for _ in range(3000):  # the other file is loaded and matched in a worker; a refusal is a notification

@@ -38,17 +38,17 @@ SYNC_GRAPH_NODES = 20_000
 TREE = ViewSpec("tree", Capability.TREE, "1", "Tree", "the document tree", "widgets.doc_tree:DocumentTree")
 VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("timeline", Capability.TIMELINE, "2", "Timeline", "{block}s per {lane} on a time axis",
-             "widgets.timeline:Timeline"),
+             "widgets.schedule.timeline:Timeline"),
     ViewSpec("buffers", Capability.BUFFERS, "3", "Buffers", "{memory} occupancy before each {block}, animated",
-             "widgets.buffer_view:BufferView"),
+             "widgets.schedule.buffer_view:BufferView"),
     ViewSpec("layout", Capability.LAYOUT, "4", "Layout", "how a strided tensor sits in its buffer",
-             "widgets.stride_map:StrideMap"),
+             "widgets.tensors.stride_map:StrideMap"),
     ViewSpec("source", Capability.SOURCE, "5", "Source", "source files with syntax highlighting",
              "widgets.source_view:SourceView"),
     ViewSpec("graph", Capability.GRAPH, "6", "Graph", "the model as a graph, expandable by group",
-             "widgets.graph_view:GraphView"),
+             "widgets.graph.view:GraphView"),
     ViewSpec("memory", Capability.BUFFERS, "7", "Memory", "the memory map: {memory} over time, a band per tensor",
-             "widgets.memory_map:MemoryMapView"),
+             "widgets.schedule.memory_map:MemoryMapView"),
 )  # fmt: skip
 ALL_VIEWS = (TREE, *VIEWS)
 

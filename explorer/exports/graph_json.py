@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from explorer.analysis.graph_layout import FULL, Layout, expand_all, initial_expansion, layout_graph, visible_graph
-from explorer.analysis.node_data import MODE_PREFIX
-from explorer.graph_model import ROOT, GraphModel
+from explorer.graph.layout import FULL, Layout, expand_all, initial_expansion, layout_graph, visible_graph
+from explorer.graph.model import ROOT, GraphModel
+from explorer.graph.node_data import MODE_PREFIX
 
 
 def expansion(model: GraphModel, expand: str) -> set[int]:

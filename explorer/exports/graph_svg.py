@@ -11,12 +11,12 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from explorer.analysis.graph_colours import COLOURS, colour_modes, item_colours
-from explorer.analysis.graph_layout import FULL, Layout, layout_graph, visible_graph
-from explorer.analysis.graph_text import stub_text
 from explorer.exports.graph_json import expansion
 from explorer.formatting import shorten_middle
-from explorer.graph_model import GraphModel
+from explorer.graph.colours import COLOURS, colour_modes, item_colours
+from explorer.graph.layout import FULL, Layout, layout_graph, visible_graph
+from explorer.graph.model import GraphModel
+from explorer.graph.text import stub_text
 
 CELL_W, CELL_H = 8, 16  # px per terminal cell (a terminal cell is about twice as tall as wide)
 FONT = "DejaVu Sans Mono, Menlo, Consolas, monospace"

@@ -62,7 +62,7 @@ def gantt(document: Document) -> go.Figure:
             y=[s.core_short(int(s.wl_core[r])) for r in critical],
             marker={"color": "rgba(0,0,0,0)", "line": {"color": "#ff3030", "width": 2}},
         )
-    from explorer.analysis.problem_groups import rows_with_problems
+    from explorer.problem_groups import rows_with_problems
 
     found = rows_with_problems(s, document.problems, ("error", "warning"))
     marked = {r: [html.escape(f"{p.code}: {p.message}") for p in found[r]] for r in found if np.isfinite(start[r])}
@@ -110,7 +110,7 @@ def incidents_table(document: Document) -> str:
     """The overlap incidents first: what a reviewer opens a schedule's report for."""
     if document.schedule is None:
         return ""
-    from explorer.analysis.incidents import incidents_of
+    from explorer.schedule.incidents import incidents_of
 
     words = document.vocabulary
     found = incidents_of(document)
@@ -176,8 +176,8 @@ def occupancy_animation(document: Document, core: int | None = None) -> go.Figur
 def memory_map_figure(document: Document, core: int | None = None) -> go.Figure:
     """The memory map of one lane (by default the one to review): x the step, y the address, each tensor a
     rectangle over the steps it stays in place, overlapping bytes red, ring regions and capacity dashed, the
-    peak marked; hover names the tensor, its bytes and its blocks (explorer.analysis.memory_map's bands)."""
-    from explorer.analysis.memory_map import memory_map
+    peak marked; hover names the tensor, its bytes and its blocks (explorer.schedule.memory_map's bands)."""
+    from explorer.schedule.memory_map import memory_map
 
     s = document.schedule
     words = document.vocabulary

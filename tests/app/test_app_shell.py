@@ -104,8 +104,8 @@ async def test_search_by_layer_name_and_by_id():
 
 
 async def test_help_screen_lists_every_key():
-    from widgets.buffer_view import BufferView
-    from widgets.timeline import Timeline
+    from widgets.schedule.buffer_view import BufferView
+    from widgets.schedule.timeline import Timeline
 
     app = make_app(CLEAN)  # a schedule: the tree, timeline and buffer views
     async with app.run_test(size=SIZE) as pilot:
@@ -227,7 +227,7 @@ async def test_incidents_are_listed_with_the_file_and_their_tensors_named_after(
     WL0 incidents are named from the loaded columns (nothing to read), before the file is shown."""
     import threading
 
-    import explorer.analysis.incidents as incidents
+    import explorer.schedule.incidents as incidents
     from tests.unit.test_incidents import planted
 
     naming = incidents.name_incident_roles
@@ -269,7 +269,7 @@ async def _named_after(path, introduced_by, release) -> list:
 
 async def test_the_problems_panel_groups_by_incident_filters_and_walks_incidents(tmp_path):
     from tests.unit.test_incidents import planted
-    from widgets.buffer_view import BufferView
+    from widgets.schedule.buffer_view import BufferView
 
     path, _, _ = planted(tmp_path)
     app = make_app(path)

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from explorer.analysis.stride_map import DATA, OTHER
+from explorer.tensors.stride_map import DATA, OTHER
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import SAMPLE_DATA
 from tests.unit.test_ark_loader import two_nodes

@@ -7,12 +7,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from explorer.analysis.graph_compare import ADDED, REMOVED
 from explorer.formats.onnx.samples import CHANGED_NODE, RENAMED_NAME, RESIDUAL_NAME
+from explorer.graph.compare import ADDED, REMOVED
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import ROOT, SAMPLE_DATA
 from widgets.app import make_app
-from widgets.compare_screen import CompareScreen
+from widgets.graph.compare_screen import CompareScreen
 
 A, B = SAMPLE_DATA / RESIDUAL_NAME, SAMPLE_DATA / RENAMED_NAME
 

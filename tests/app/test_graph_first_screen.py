@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.graph_shaping import reading_path
+from explorer.graph.shaping import reading_path
 from tests.app.test_graph_view import open_graph
 from tests.conftest import SAMPLE_DATA, SAMPLES
 from widgets.app import make_app
-from widgets.graph_view import STATUS_LINES
+from widgets.graph.view import STATUS_LINES
 
 REAL = [
     "onnx/resnet18_narrow_torchscript_opset17.onnx",
@@ -197,7 +197,7 @@ async def test_the_first_screen_of_the_generated_analogues(tmp_path, kind, size,
 async def test_if_branches_start_closed_and_shift_x_opens_every_group():
     """Control-flow bodies off the main path start closed (as Netron and Model Explorer open them on demand);
     `X` opens every group and keeps a selection; a graph with more boxes than X opens is refused, saying why."""
-    import widgets.graph_view as graph_view
+    import widgets.graph.view as graph_view
 
     app = make_app(SAMPLE_DATA / "subgraphs_functions.onnx")
     async with app.run_test(size=(160, 48)) as pilot:

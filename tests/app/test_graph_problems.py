@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.analysis.graph_colours import colour_modes, item_colours
-from explorer.analysis.graph_layout import initial_expansion, item_texts, visible_graph
-from explorer.analysis.graph_problems import mark_problems
 from explorer.api import open_document
+from explorer.graph.colours import colour_modes, item_colours
+from explorer.graph.layout import initial_expansion, item_texts, visible_graph
+from explorer.graph.problems import mark_problems
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import SAMPLE_DATA
 from widgets.app import make_app

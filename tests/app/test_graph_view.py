@@ -126,7 +126,7 @@ async def test_schedule_colour_modes_and_help():
 
 def test_readme_documents_every_graph_key():
     from tests.conftest import ROOT
-    from widgets.graph_view import GraphView
+    from widgets.graph.view import GraphView
 
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("- **Graph** (`6`") : readme.index("- **ONNX** in the tree")]

@@ -10,8 +10,8 @@ from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import SAMPLE_DATA
 from widgets import document_loading as loading_module
 from widgets.app import make_app
+from widgets.schedule.timeline import Timeline
 from widgets.summary_bar import SummaryBar
-from widgets.timeline import Timeline
 
 PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
 

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from rich.console import Console
 from rich.text import Text
 
-from explorer.analysis.incidents import incidents_of
 from explorer.api import open_document
+from explorer.schedule.incidents import incidents_of
 from tests.conftest import SAMPLE_DATA
 from widgets.problems import wrapped_height
 

@@ -116,8 +116,8 @@ async def test_the_buffers_view_lists_every_overlapping_pair_or_says_how_many_mo
 
 
 async def test_at_80x24_text_is_folded_or_shortened_never_cut_mid_field():
-    from widgets.buffer_view import split_columns
     from widgets.help_screen import HelpScreen
+    from widgets.schedule.buffer_view import split_columns
 
     app = make_app(PLANTED)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -209,7 +209,7 @@ async def test_address_zoom_to_an_overlap_and_back_in_the_buffers_view_and_the_m
 
 
 def test_an_address_window_stays_inside_the_memory():
-    from explorer.analysis.buffer_view import address_window, window_around
+    from explorer.schedule.buffer_view import address_window, window_around
 
     assert address_window(8 << 20, None, 0.25, 0) == (0, 2 << 20)
     assert address_window(8 << 20, (0, 1024), 4, 100) == (0, 4096)

@@ -8,10 +8,10 @@ from textual.widgets import TabbedContent
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import SAMPLE_DATA, samples_dir
 from widgets.app import make_app
-from widgets.buffer_view import BufferView
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
-from widgets.timeline import LABEL, Timeline
+from widgets.schedule.buffer_view import BufferView
+from widgets.schedule.timeline import LABEL, Timeline
 
 CLEAN = SAMPLE_DATA / "clean_2x2_stschedule.json"
 PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
@@ -289,7 +289,7 @@ async def test_stepping_through_a_trace_timeline_without_a_buffer_view():
 
 
 async def test_the_memory_map_shares_the_cursor_and_the_selection():
-    from widgets.memory_map import MemoryMapView
+    from widgets.schedule.memory_map import MemoryMapView
 
     app = make_app(PLANTED)
     async with app.run_test(size=SIZE) as pilot:
@@ -331,7 +331,7 @@ async def test_the_memory_map_shares_the_cursor_and_the_selection():
 
 async def test_the_memory_map_of_a_long_core_opens_at_one_step_a_column_around_the_cursor(tmp_path):
     from explorer.formats.scheduler_ir.samples import Recipe, write_streaming
-    from widgets.memory_map import MemoryMapView
+    from widgets.schedule.memory_map import MemoryMapView
 
     path = tmp_path / "long_stschedule.json"
     write_streaming(path, Recipe(xlen=1, ylen=1, layers=600))

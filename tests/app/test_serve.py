@@ -179,14 +179,14 @@ def test_a_wildcard_bind_prints_an_address_a_browser_opens(served):
 
 
 def test_is_loopback_resolves_names_and_trusts_only_loopback_addresses():
-    from widgets.serve import is_loopback
+    from widgets.serve.server import is_loopback
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("10.0.0.1") and not is_loopback("no-such-host.invalid")
 
 
 def test_the_terminal_size_a_client_asks_for_is_capped():
-    from widgets.serve_sessions import MAX_HEIGHT, MAX_WIDTH, clamp_size
+    from widgets.serve.sessions import MAX_HEIGHT, MAX_WIDTH, clamp_size
 
     assert clamp_size(2000, 2000) == (MAX_WIDTH, MAX_HEIGHT)
     assert clamp_size("x", None) == (80, 24) and clamp_size(-5, 1) == (10, 4)
@@ -196,7 +196,7 @@ async def test_a_child_deaf_to_quit_and_sigterm_is_killed_when_its_tab_goes():
     """The mechanism alone: a child that reads nothing and ignores SIGTERM still ends within the grace times."""
     from textual_serve.download_manager import DownloadManager
 
-    from widgets.serve_sessions import Session
+    from widgets.serve.sessions import Session
 
     deaf = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
 
@@ -324,7 +324,7 @@ def test_serve_behind_a_proxy_uses_the_public_url(served):
 
 
 def test_serve_gives_every_tab_the_author_and_the_bookmarks_file(monkeypatch, tmp_path):
-    import widgets.serve
+    import widgets.serve.server
 
     started = {}
 
@@ -340,8 +340,8 @@ def test_serve_gives_every_tab_the_author_and_the_bookmarks_file(monkeypatch, tm
     async def no_run(*args) -> None:
         started["served"] = True
 
-    monkeypatch.setattr(widgets.serve, "make_server", record)
-    monkeypatch.setattr(widgets.serve, "run_server", no_run)
+    monkeypatch.setattr(widgets.serve.server, "make_server", record)
+    monkeypatch.setattr(widgets.serve.server, "run_server", no_run)
     sidecar = tmp_path / "notes.json"
     code = cli.main(["serve", str(SCHEDULE), "--author", "ana lee", "--bookmarks", str(sidecar)])
     assert code == 0 and started["served"]

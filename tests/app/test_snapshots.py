@@ -116,7 +116,7 @@ def test_snapshot(snap_compare, monkeypatch, case, state=None, size=SIZE):
                 pilot.app.clear_notifications()
                 await pilot.pause()
             elif key == "wait-compare":  # both panes of a comparison laid out
-                from widgets.compare_screen import CompareScreen
+                from widgets.graph.compare_screen import CompareScreen
 
                 while not (isinstance(pilot.app.screen, CompareScreen) and pilot.app.screen.pane("a").ready
                            and pilot.app.screen.pane("b").ready):  # fmt: skip

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.analysis.overlap import overlapping_pairs
 from explorer.api import open_document
+from explorer.schedule.overlap import overlapping_pairs
 from tests.conftest import SAMPLE_DATA
 from tests.schedules import core, entry, two_core, workload
 
@@ -222,7 +222,7 @@ def test_sweep_finds_exactly_the_brute_force_pairs(items):
 def test_sweep_in_small_batches_and_with_a_limit_lists_pairs_in_scan_order(items, batch, limit):
     """Candidates are tested in batches; the pairs come as a scan back from each suspect meets them, so a limit
     keeps the same first pairs whatever the batch size."""
-    from explorer.analysis import overlap
+    from explorer.schedule import overlap
 
     columns = [np.array([i[k] for i in items], dtype=np.int64) for k in range(4)]
     group, lo, owner = columns[0], columns[1], columns[3]
@@ -243,7 +243,7 @@ def test_sweep_in_small_batches_and_with_a_limit_lists_pairs_in_scan_order(items
 @given(st.lists(st.tuples(st.integers(-2, 2), st.integers(0, 3)), max_size=30),
        st.lists(st.tuples(st.integers(-2, 2), st.integers(0, 3)), max_size=30))  # fmt: skip
 def test_rows_present_is_set_membership(query, table):
-    from explorer.analysis.dependencies import rows_present
+    from explorer.schedule.dependencies import rows_present
 
     def columns(rows):
         return tuple(np.array([r[k] for r in rows], dtype=np.int64) for k in range(2))
@@ -268,8 +268,8 @@ def test_planted_workload_in_the_middle(write_json):
 def test_format_checks_hear_the_timeline_and_keep_their_place(write_json):
     """analyze_schedule gives the format's checks the timeline and the read-ahead hook the overlapping rows:
     each hook hears what it needs, and an error in one is raised to the caller."""
-    from explorer.analysis import analyze_schedule
     from explorer.errors import Problem
+    from explorer.schedule.analysis import analyze_schedule
 
     doc = open_document(write_json(two_core()))
     heard: dict[str, object] = {}
@@ -306,8 +306,8 @@ def test_the_timelines_pass_in_a_worker_gives_what_it_gives_here(write_json):
     from concurrent.futures import Future
 
     from explorer import worker_pool
-    from explorer.analysis import analyze_schedule
     from explorer.formats.scheduler_ir.checks import transfer_problems
+    from explorer.schedule.analysis import analyze_schedule
 
     pool = worker_pool.shared_pool()
     if pool is None:

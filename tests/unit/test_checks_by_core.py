@@ -12,10 +12,10 @@ import json
 import numpy as np
 import pytest
 
-from explorer.analysis import buffers
-from explorer.analysis.buffers import l2_problems, place_l2_entries
 from explorer.formats.scheduler_ir.checks import transfer_problems
 from explorer.formats.scheduler_ir.reader import load_schedule
+from explorer.schedule import buffers
+from explorer.schedule.buffers import l2_problems, place_l2_entries
 from tests.conftest import SAMPLE_DATA, SAMPLES
 from tests.schedules import entry, two_core
 from tests.unit.test_parallel_load import PLANTED, every_size, in_process  # noqa: F401

@@ -153,9 +153,9 @@ def test_model_figures():
 def test_the_reports_graph_is_the_graph_views_layout_drawn_as_svg():
     import re
 
-    from explorer.analysis.graph_layout import initial_expansion, layout_graph, visible_graph
     from explorer.exports.graph_svg import CELL_H, CELL_W, MARGIN
     from explorer.exports.html_report import graph_section
+    from explorer.graph.layout import initial_expansion, layout_graph, visible_graph
 
     document = open_document(SAMPLE_DATA / "subgraphs_functions.onnx")
     section = graph_section(document)

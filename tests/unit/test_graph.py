@@ -11,7 +11,10 @@ import sys
 import numpy as np
 import pytest
 
-from explorer.analysis.graph_layout import (
+from explorer.api import open_document
+from explorer.exports.graph_json import graph_json
+from explorer.graph.builder import GraphBuilder
+from explorer.graph.layout import (
     COMPACT,
     DOTS,
     FULL,
@@ -20,11 +23,8 @@ from explorer.analysis.graph_layout import (
     layout_graph,
     visible_graph,
 )
-from explorer.api import open_document
-from explorer.exports.graph_json import graph_json
-from explorer.graph import GraphBuilder
-from explorer.graph_model import CHUNK
-from explorer.graph_search import search_nodes
+from explorer.graph.model import CHUNK
+from explorer.graph.search import search_nodes
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 
@@ -213,7 +213,7 @@ def test_graph_command_json_and_errors(tmp_path):
 
 
 def test_minimap_clamps_a_window_larger_than_the_graph():
-    from widgets.graph_canvas import minimap
+    from widgets.graph.canvas import minimap
 
     b = GraphBuilder()
     chain = [b.node(f"n{k}", "Relu") for k in range(30)]

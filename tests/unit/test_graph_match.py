@@ -12,10 +12,10 @@ import onnx
 import pytest
 from onnx import helper
 
-from explorer.analysis.graph_match import CHANGED, ONLY, SAME, match_graphs
 from explorer.api import open_document
 from explorer.diff import diff_documents
 from explorer.formats.onnx.samples import CHANGED_NODE, RENAMED_NAME, RESIDUAL_NAME, residual_model
+from explorer.graph.match import CHANGED, ONLY, SAME, match_graphs
 from tests.conftest import ROOT, SAMPLE_DATA
 
 
@@ -98,9 +98,9 @@ def review_samples() -> list:
 def test_every_formats_sample_compares_with_itself_takes_node_data_and_draws_as_svg(path, tmp_path):
     """Per format: a file compared with itself has no change; node data keyed by its boxes' names joins;
     the SVG has a box per drawn item."""
-    from explorer.analysis.graph_compare import compare_documents
-    from explorer.analysis.node_data import load_node_data
     from explorer.exports.graph_svg import graph_svg
+    from explorer.graph.compare import compare_documents
+    from explorer.graph.node_data import load_node_data
 
     a, b = open_document(path), open_document(path)
     if not a.offers("graph"):

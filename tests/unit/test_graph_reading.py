@@ -13,17 +13,17 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from explorer.analysis.graph_layout import (
+from explorer.api import open_document
+from explorer.graph.builder import GraphBuilder
+from explorer.graph.layout import (
     expand_all,
     initial_expansion,
     layout_graph,
     visible_graph,
 )
-from explorer.analysis.graph_text import shape_text, title
-from explorer.api import open_document
-from explorer.graph import GraphBuilder
-from explorer.graph_model import CHUNK
-from explorer.graph_shaping import reading_path, reading_start
+from explorer.graph.model import CHUNK
+from explorer.graph.shaping import reading_path, reading_start
+from explorer.graph.text import shape_text, title
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 RESNET = SAMPLES / "onnx" / "resnet18_narrow_torchscript_opset17.onnx"
@@ -345,7 +345,7 @@ def test_graph_command_lays_constants_out_as_boxes_when_asked():
 
 
 def test_a_stub_label_goes_whole_where_its_cells_are_free():
-    from widgets.graph_canvas import Canvas
+    from widgets.graph.canvas import Canvas
 
     canvas = Canvas(40, 3)
     canvas.text(20, 1, "│", 1)  # an edge runs down right of the box's left edge
@@ -359,7 +359,7 @@ def test_a_stub_label_goes_whole_where_its_cells_are_free():
 def test_a_gap_with_more_edges_than_tracks_says_how_many_share():
     """24 sources each read across the layer by a far reader: past the 16-track cap runs share tracks, and the
     drawing says so next to the busiest one instead of showing one line that reads as a single edge."""
-    from widgets.graph_canvas import draw
+    from widgets.graph.canvas import draw
 
     b = GraphBuilder()
     first = [b.node(f"a{k}", "Relu") for k in range(24)]

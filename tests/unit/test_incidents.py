@@ -8,8 +8,8 @@ import copy
 import json
 
 from explorer import cli
-from explorer.analysis.incidents import find_incidents
 from explorer.api import open_document
+from explorer.schedule.incidents import find_incidents
 from tests.conftest import SAMPLE_DATA
 
 CLEAN = SAMPLE_DATA / "clean_2x2_stschedule.json"
@@ -130,7 +130,7 @@ def test_who_moved_is_found_for_all_pairs_at_once_as_one_by_one():
 
     import numpy as np
 
-    from explorer.analysis.incidents import _moved
+    from explorer.schedule.incidents import _moved
 
     rng = np.random.default_rng(7)
     for trial in range(40):

@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 
-from explorer.analysis.memory_map import FREE, memory_map, paint
 from explorer.api import open_document
+from explorer.schedule.memory_map import FREE, memory_map, paint
 from tests.conftest import SAMPLE_DATA
 from tests.unit.test_incidents import CLEAN, entry, planted
 

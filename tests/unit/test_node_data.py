@@ -11,11 +11,11 @@ import sys
 import numpy as np
 import pytest
 
-from explorer.analysis.graph_colours import DIVERGING_BASE, GRADIENT_BASE, GREY_INDEX, item_colours
-from explorer.analysis.graph_layout import expand_all, visible_graph
-from explorer.analysis.node_data import load_node_data, read_node_data, set_aggregate, top_nodes
 from explorer.api import open_document
-from explorer.graph import GraphBuilder
+from explorer.graph.builder import GraphBuilder
+from explorer.graph.colours import DIVERGING_BASE, GRADIENT_BASE, GREY_INDEX, item_colours
+from explorer.graph.layout import expand_all, visible_graph
+from explorer.graph.node_data import load_node_data, read_node_data, set_aggregate, top_nodes
 from tests.conftest import ROOT, SAMPLE_DATA
 
 
@@ -63,7 +63,7 @@ def test_model_explorer_node_data_per_graph_with_thresholds(tmp_path):
     assert problems == [] and [s.name for s in sets] == ["data: me · main", "data: me · other"]
     main = sets[0]
     assert main.thresholds == [10.0, 50.0]
-    from explorer.analysis.node_data import apply_node_data
+    from explorer.graph.node_data import apply_node_data
 
     apply_node_data(model, main)
     visible = visible_graph(model, expand_all(model))
@@ -80,7 +80,7 @@ def test_a_csv_with_a_header_and_a_diverging_scale_when_values_straddle_zero(tmp
     path.write_text("node,error\na,-0.5\nb,0.01\nc,0.5\n")
     (data,), problems = read_node_data(path, model)
     assert problems == [] and data.matched == 3 and data.diverging_centre == 0.0
-    from explorer.analysis.node_data import apply_node_data
+    from explorer.graph.node_data import apply_node_data
 
     apply_node_data(model, data)
     visible = visible_graph(model, expand_all(model))
@@ -172,7 +172,7 @@ def test_graph_json_lists_each_nodes_data_and_problem_marks(tmp_path):
 
 def test_the_top_list_ranks_boxes_not_the_constants_folded_into_them():
     """parameter bytes: an initializer carries its own bytes, but it is drawn inside its reader's box."""
-    from explorer.analysis.node_data import numeric_mode_set
+    from explorer.graph.node_data import numeric_mode_set
 
     model = open_document(SAMPLE_DATA / "subgraphs_functions.onnx").view.graph_model()
     data = numeric_mode_set(model, "parameter bytes")

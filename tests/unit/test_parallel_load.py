@@ -176,9 +176,9 @@ def test_the_readme_says_what_runs():
 
 
 def test_incidents_name_their_tensors_alike_when_workers_read_the_roles(every_size, monkeypatch):
-    from explorer.analysis.incidents import incidents_of
     from explorer.api import open_document
     from explorer.formats.scheduler_ir import document as schedule_document
+    from explorer.schedule.incidents import incidents_of
 
     def named(document):
         return [incident.to_json() for incident in incidents_of(document)]

@@ -3,10 +3,10 @@ before grouping so the counts say what is listed."""
 
 from __future__ import annotations
 
-from explorer.analysis.incidents import incidents_of
-from explorer.analysis.problem_groups import ProblemFilter, cycle, filter_choices, group_problems
 from explorer.api import open_document
 from explorer.errors import Problem
+from explorer.problem_groups import ProblemFilter, cycle, filter_choices, group_problems
+from explorer.schedule.incidents import incidents_of
 from tests.unit.test_incidents import planted
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.analysis.stride_map import DATA, OTHER, PAD, plane_grid
-from explorer.analysis.strides import run_starts, touches
 from explorer.formats.ark.layout import check_tensor, layout_of
 from explorer.formats.ark.model import ArkBuffer, ArkTensor
+from explorer.tensors.stride_map import DATA, OTHER, PAD, plane_grid
+from explorer.tensors.strides import run_starts, touches
 
 
 def tensor(tid, shape, strides=None, offsets=None, padded=None, dtype="FP16", buffer=0) -> ArkTensor:

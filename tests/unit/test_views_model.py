@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.analysis.buffer_view import l2_cell_map, tensor_residency, wl0_capacity, wl0_cell_map
-from explorer.analysis.timeline_view import column_owners, columns_touching, nice_ticks
 from explorer.api import open_document
+from explorer.schedule.buffer_view import l2_cell_map, tensor_residency, wl0_capacity, wl0_cell_map
+from explorer.schedule.timeline_view import column_owners, columns_touching, nice_ticks
 from tests.schedules import entry, two_core
 
 A = np.array

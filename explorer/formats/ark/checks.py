@@ -12,10 +12,10 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from explorer.analysis.strides import TensorLayout, aliases, buffer_size
 from explorer.errors import Problem
 from explorer.formats.ark.layout import check_tensor, layout_of
 from explorer.formats.ark.model import TENSOR_ROLES, ArkFile, ArkTensor, OpSite
+from explorer.tensors.strides import TensorLayout, aliases, buffer_size
 
 
 class TensorUse(NamedTuple):  # a NamedTuple: created once per tensor occurrence, so it must be cheap

@@ -14,13 +14,13 @@ from typing import Any
 
 import networkx as nx
 
-from explorer.analysis.strides import TensorLayout
 from explorer.document import Capability, Document, DocumentView, Item, Meta, Section, Vocabulary, describe_by_kind
 from explorer.errors import Problem
 from explorer.formats.ark.checks import TensorIndex
 from explorer.formats.ark.layout import layout_of
 from explorer.formats.ark.model import ArkArg, ArkFile, ArkOp, ArkTensor
 from explorer.formatting import human, human_bytes
+from explorer.tensors.strides import TensorLayout
 
 _ROLE_KEYS = {"read": "ReadTensors", "write": "WriteTensors", "result": "ResultTensors"}
 _INDEX = re.compile(r"\[(\d+)\]")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from explorer.analysis.strides import TensorLayout
 from explorer.formats.ark.model import DTYPE_BYTES, ArkTensor
+from explorer.tensors.strides import TensorLayout
 
 
 def check_tensor(tensor: ArkTensor) -> list[str]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from explorer.formats.coreml.model import op_name, type_text
-from explorer.graph import GraphBuilder
-from explorer.graph_model import ROOT, GraphModel
+from explorer.graph.builder import GraphBuilder
+from explorer.graph.model import ROOT, GraphModel
 
 
 def coreml_graph(view: Any) -> GraphModel:

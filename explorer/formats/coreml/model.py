@@ -197,7 +197,7 @@ def blob_stats(path: Path, blob: Blob) -> dict[str, str]:
     with path.open("rb") as handle:
         handle.seek(blob.data_offset)
         data = handle.read(blob.size)
-    from explorer.analysis.value_stats import value_stats
+    from explorer.tensors.value_stats import value_stats
 
     itemsize = np.dtype(numpy_type).itemsize
     return value_stats(np.frombuffer(data, dtype=np.dtype(numpy_type).newbyteorder("<"), count=len(data) // itemsize))

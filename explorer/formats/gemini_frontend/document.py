@@ -232,7 +232,7 @@ class FrontendView(DocumentView):
         return len(self.ir.layers) + len(self.ir.inputs)
 
     def build_graph(self) -> Any:
-        from explorer.graph import GraphBuilder
+        from explorer.graph.builder import GraphBuilder
 
         builder = GraphBuilder()
         node_of: dict[str, int] = {}

@@ -29,7 +29,7 @@ from explorer.document import (
 from explorer.formats.gemini_trace.lines import decode_links, decode_params
 from explorer.formats.gemini_trace.program import UNIT_TITLES, Program
 from explorer.formatting import human
-from explorer.schedule import lanes_only
+from explorer.schedule.model import lanes_only
 
 BLOCK_KINDS = ("config", "operation")
 
@@ -141,7 +141,7 @@ class TraceView(DocumentView):
             facts["first_start"] = int(p.start.min()) if p.n else 0
             facts["last_end"] = int(p.end.max()) if p.n else 0
             busy, idle, overlapping = {}, {}, {}
-            from explorer.analysis.timeline import union_length
+            from explorer.schedule.timeline import union_length
 
             for k, unit in enumerate(p.units):
                 rows = np.flatnonzero(p.unit == k)

@@ -663,7 +663,7 @@ def weight_stats(tensor: Any, base_dir: Path) -> dict[str, str]:
         return {"values": f"external data missing: {error.filename or error}"}
     except Exception as error:  # a malformed tensor: say why instead of failing the panel
         return {"values": f"cannot be read: {type(error).__name__}: {str(error)[:120]}"}
-    from explorer.analysis.value_stats import value_stats
+    from explorer.tensors.value_stats import value_stats
 
     return value_stats(array)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.graph import GraphBuilder
-from explorer.graph_model import ROOT, Deferred, GraphModel
+from explorer.graph.builder import GraphBuilder
+from explorer.graph.model import ROOT, Deferred, GraphModel
 
 
 def onnx_graph(view: Any) -> GraphModel:

@@ -15,7 +15,6 @@ import msgspec
 import numpy as np
 
 from explorer import worker_pool
-from explorer.analysis.buffer_view import row_of_entry, tensor_residency
 from explorer.companions import companions_of
 from explorer.document import (
     CHUNK,
@@ -36,7 +35,8 @@ from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LA
 from explorer.formats.scheduler_ir.roles import Role, object_entries, roles_at, roles_of
 from explorer.formats.scheduler_ir.summary import schedule_summary
 from explorer.formatting import box, compact, human, human_bytes, number, plural
-from explorer.schedule import Schedule
+from explorer.schedule.buffer_view import row_of_entry, tensor_residency
+from explorer.schedule.model import Schedule
 
 ROLE_PREFETCH_MIN_ROWS = 256  # fewer workloads are read here in less time than a worker's round trip
 

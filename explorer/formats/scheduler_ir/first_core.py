@@ -16,7 +16,7 @@ from explorer.errors import LoadError
 from explorer.file_spans import FileSpans
 from explorer.formats.scheduler_ir import layout, reader
 from explorer.formats.scheduler_ir.started import PREVIEW_MIN_BYTES
-from explorer.schedule import Schedule
+from explorer.schedule.model import Schedule
 
 
 @dataclass

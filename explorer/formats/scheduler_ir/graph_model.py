@@ -14,8 +14,8 @@ import numpy as np
 from explorer.companions import companions_of
 from explorer.formats.scheduler_ir.codes import LAYER_TYPES
 from explorer.formatting import plural
-from explorer.graph import GraphBuilder
-from explorer.graph_model import GraphModel
+from explorer.graph.builder import GraphBuilder
+from explorer.graph.model import GraphModel
 
 
 def schedule_graph(view: Any) -> GraphModel:
@@ -86,7 +86,7 @@ def _with_trace_data(model: GraphModel, joined: bool) -> GraphModel:
     own numbers would be."""
     if not joined or not isinstance(model.node_values.get("measured"), np.ndarray):
         return model
-    from explorer.analysis.node_data import NodeDataSet, apply_node_data
+    from explorer.graph.node_data import NodeDataSet, apply_node_data
 
     values = model.node_values["measured"]
     layers = model.group_values.get("measured")

@@ -3,7 +3,7 @@
 Speed: each workload is decoded with typed msgspec Structs that name only the fields the analyses use
 (unknown and unused keys such as ``tile_info`` are skipped by the decoder, never materialised); its L2
 entries in a second step, so they lie together in memory. A core at a time is then flattened into the
-columns of `explorer.schedule.Schedule` with C-level passes (`map` over attribute getters into
+columns of `explorer.schedule.model.Schedule` with C-level passes (`map` over attribute getters into
 `np.fromiter`): at 10^6 entries, each Python-level step per entry costs about a second. The details panel reads
 a workload's bytes again from the file (`FileSpans`) to decode everything on demand.
 
@@ -35,7 +35,6 @@ import msgspec
 import numpy as np
 
 from explorer import jsonpath, worker_pool
-from explorer.analysis.buffers import L2_COLUMNS, CoreL2, core_l2, joined_l2
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import CappedProblems, LoadError, Problem
 from explorer.file_spans import FileChanged, FileSpans, span_of
@@ -46,7 +45,8 @@ from explorer.formats.scheduler_ir.started import PARALLEL_MIN_BYTES
 from explorer.gc_pause import collector_paused
 from explorer.jsonpath import duplicate_problems
 from explorer.memory_guard import ensure_fits
-from explorer.schedule import Schedule
+from explorer.schedule.buffers import L2_COLUMNS, CoreL2, core_l2, joined_l2
+from explorer.schedule.model import Schedule
 
 # Measured: a 519 MB schedule peaks at about 770 MiB in the TUI, 1.6 bytes a file byte, since the loader frees the
 # file's bytes before the analyses (BENCHMARKS.md); the guard assumes a little more.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.analysis import ScheduleAnalysis
 from explorer.arrays import distinct
-from explorer.schedule import Schedule
+from explorer.schedule.analysis import ScheduleAnalysis
+from explorer.schedule.model import Schedule
 
 
 def schedule_summary(s: Schedule, analysis: ScheduleAnalysis) -> dict:

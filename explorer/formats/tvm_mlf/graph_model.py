@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.graph import GraphBuilder
-from explorer.graph_model import ROOT, GraphModel
+from explorer.graph.builder import GraphBuilder
+from explorer.graph.model import ROOT, GraphModel
 
 
 def tvm_graph(view: Any) -> GraphModel:

@@ -137,7 +137,7 @@ def array_values(data: bytes, array: ParamArray) -> np.ndarray | None:
 
 def array_stats(data: bytes, array: ParamArray) -> dict[str, str]:
     """The value statistics of one array; explains when they cannot be computed (bfloat16, vector lanes)."""
-    from explorer.analysis.value_stats import value_stats
+    from explorer.tensors.value_stats import value_stats
 
     values = array_values(data, array)
     if values is None:

@@ -102,7 +102,7 @@ def plan_schedule(modules: list[tuple[str, Graph, StoragePlan]]) -> tuple[object
     and whose L2 snapshots are the storage ids live at each node. Returns it and, per core, the node id of
     each workload row. Storage ids sit side by side from address 0 in id order: a layout for drawing, not
     TVM's own offsets (the graph executor allocates each storage id separately)."""
-    from explorer.schedule import Schedule
+    from explorer.schedule.model import Schedule
 
     rows_nid: dict[int, list[int]] = {}
     core_ptr = [0]

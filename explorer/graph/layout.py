@@ -1,0 +1,698 @@
+"""Compound layered layout of what is visible of a GraphModel, in terminal cells: the graph view,
+`ir-explorer graph`, the SVG screenshot and the HTML figure all draw this.
+
+Only what is visible is laid out: a collapsed group is one box, constants fold into their consumers, and
+groups with many members were already split into chunks by the model. Each open group is laid out on its own
+(explorer.graph.layered) and placed as one framed box in its parent, the way Model Explorer lays out
+expanded layers: frames never overlap other boxes, and opening a group lays out that group and its ancestors
+while every other open group keeps its placement (cached by the caller). Edges between groups are drawn
+piece by piece through ports on the frames; edges against the order (cycles), over more than MAX_SPAN layers
+or out of a huge fan-out are drawn as labelled stubs instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.arrays import distinct
+from explorer.graph.layered import (
+    MAX_SPAN,
+    Connection,
+    Gaps,
+    Placement,
+    order_and_layers,
+    place_container,
+    simplify,
+)
+from explorer.graph.model import ROOT, GraphModel, count_nodes, topological_rank
+from explorer.graph.problems import mark_of
+from explorer.graph.shaping import reading_path, reading_start
+from explorer.graph.text import shape_text, title, usual_dtype, weights_text
+
+FANOUT = 24  # an item feeding more visible items than this draws one bundled stub with the count
+FULL, COMPACT, DOTS = 0, 1, 2
+LEVEL_NAMES = ("full", "compact", "dots")
+# per level: box height, minor gap (between boxes of a layer), major gap (between layers), width bounds
+_LEVELS = {FULL: (4, 2, 3, 10, 30), COMPACT: (1, 1, 2, 5, 18), DOTS: (1, 1, 1, 1, 1)}
+PATH_BUDGET = 600  # most drawn boxes the groups on the reading path may open to (a chunk is at most 400)
+
+
+@dataclass
+class VisibleGraph:
+    """What the current expansion shows: items (nodes or collapsed groups) and the edges between them."""
+
+    item_kind: np.ndarray  # 0 node, 1 group
+    item_id: np.ndarray  # node id or group id
+    node_item: np.ndarray  # item of each node: its own, its collapsed group's, or -1 (a folded constant)
+    edge_src: np.ndarray  # item ids, one edge per distinct pair
+    edge_dst: np.ndarray
+    edge_count: np.ndarray  # model edges behind each item edge
+    open_groups: list[int]  # expanded groups that have something visible (drawn as frames)
+    folded: np.ndarray  # per item: constants folded into it
+    dangling: list[tuple[int, str]]  # (item, value nobody produces)
+
+    @property
+    def n_items(self) -> int:
+        return int(self.item_id.size)
+
+
+def visible_graph(model: GraphModel, expanded: set[int], show_constants: bool = False) -> VisibleGraph:
+    n = model.n_nodes
+    closed_at = np.full(model.n_groups, -1, dtype=np.int64)  # the outermost collapsed group holding g, or -1
+    depth = model.group_depth()
+    for g in np.argsort(depth, kind="stable").tolist():
+        parent = int(model.group_parent[g])
+        outer = closed_at[parent] if parent != ROOT else -1
+        closed_at[g] = outer if outer >= 0 else (-1 if g in expanded else g)
+    groups = model.node_group
+    closed_or_none = np.append(closed_at, -1)  # index -1 (ROOT) reads the appended "not hidden"
+    hidden_by = closed_or_none[groups]
+    key = np.where(hidden_by >= 0, n + hidden_by, np.arange(n))
+    constants = model.node_constant & (hidden_by < 0) & (not show_constants)
+    key = np.where(constants, -1, key)
+    shown = distinct(key[key >= 0])
+    item_of_key = {int(k): i for i, k in enumerate(shown.tolist())}
+    lookup = np.full(n + model.n_groups, -1, dtype=np.int64)
+    lookup[shown] = np.arange(shown.size)
+    node_item = np.where(key >= 0, lookup[np.maximum(key, 0)], -1)
+    del item_of_key
+    src_item = node_item[model.edge_src] if model.edge_src.size else np.zeros(0, dtype=np.int64)
+    dst_item = node_item[model.edge_dst] if model.edge_dst.size else np.zeros(0, dtype=np.int64)
+    folded = np.zeros(shown.size, dtype=np.int64)
+    from_constant = (src_item < 0) & (dst_item >= 0)
+    if from_constant.any():
+        np.add.at(folded, dst_item[from_constant], 1)
+    keep = (src_item >= 0) & (dst_item >= 0) & (src_item != dst_item)
+    pairs = src_item[keep] * max(shown.size, 1) + dst_item[keep]
+    unique, counts = np.unique(pairs, return_counts=True)
+    open_groups = sorted(
+        {int(g) for g in model.node_group[hidden_by < 0].tolist() if g >= 0}
+        | _open_ancestors(model, expanded, closed_at)
+    )
+    dangling = [(int(node_item[node]), name) for node, name in model.dangling if node_item[node] >= 0]
+    return VisibleGraph(
+        item_kind=(shown >= n).astype(np.int64),
+        item_id=np.where(shown >= n, shown - n, shown),
+        node_item=node_item,
+        edge_src=unique // max(shown.size, 1),
+        edge_dst=unique % max(shown.size, 1),
+        edge_count=counts,
+        open_groups=open_groups,
+        folded=folded,
+        dangling=dangling,
+    )
+
+
+def _open_ancestors(model: GraphModel, expanded: set[int], closed_at: np.ndarray) -> set[int]:
+    """Expanded groups whose members are all inside collapsed child groups still get a frame."""
+    found = set()
+    for g in expanded:
+        if 0 <= g < model.n_groups and closed_at[g] < 0:
+            parent = int(model.group_parent[g])
+            if parent == ROOT or closed_at[parent] < 0:
+                found.add(g)
+    return found
+
+
+@dataclass
+class Edge:
+    source: int  # item
+    target: int  # item
+    count: int
+    kind: str  # "routed", "stub" (too long), "back" (closes a cycle), "bundle" (huge fan-out)
+    points: list[tuple[int, int]] = field(default_factory=list)  # orthogonal polyline, cells
+
+
+@dataclass
+class Layout:
+    visible: VisibleGraph
+    level: int
+    direction: str  # "TB" or "LR"
+    x: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    h: np.ndarray
+    layer: np.ndarray
+    edges: list[Edge]
+    frames: dict[int, tuple[int, int, int, int]]  # open group → (x, y, w, h) around its visible members
+    width: int
+    height: int
+    back_edges: int = 0
+    labels: list[str] = field(default_factory=list)  # full names: the status line, stubs, find
+    ops: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # a box's second line: its output shape, a group's kind
+    titles: list[str] = field(default_factory=list)  # a box's first line: op type (and name where it adds)
+    extras: list[str] = field(default_factory=list)  # a box's third line: folded weights, "" for none
+    compacts: list[str] = field(default_factory=list)  # a one-line box's text
+    out_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → targets drawn as stubs below it
+    in_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → sources drawn as stubs above it
+    bundles: dict[int, int] = field(default_factory=dict)  # item → how many items its bundled edge feeds
+    # gaps with more edges than tracks: (minor from, minor to, major of the busiest track, sources beyond the
+    # cap), absolute cells across/along the layers (x/y in TB, y/x in LR)
+    shared_tracks: list[tuple[int, int, int, int]] = field(default_factory=list)
+    back_sources: set[int] = field(default_factory=set)  # items with an edge that closes a cycle
+    frame_labels: dict[int, str] = field(default_factory=dict)  # open group → its label
+    unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # items that are closed unit groups
+    laid_out: int = 0  # containers laid out by this call (the others came from the cache)
+    first_item: int = -1  # where reading starts: the item showing the model's first input (reading_start)
+
+    def item_at(self, cx: int, cy: int) -> int:
+        """The item whose box holds the cell (cx, cy), or -1."""
+        inside = (self.x <= cx) & (cx < self.x + self.w) & (self.y <= cy) & (cy < self.y + self.h)
+        hits = np.flatnonzero(inside)
+        return int(hits[0]) if hits.size else -1
+
+
+@dataclass
+class ItemTexts:
+    labels: list[str]
+    ops: list[str]
+    titles: list[str]
+    details: list[str]
+    extras: list[str]
+    compacts: list[str]  # a one-line box: the op type of a node, the label of a group
+
+
+def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
+    """Per item: its name, op type (groups: "▸ N nodes"), and the three lines its box shows (graph_text)."""
+    sizes = count_nodes(model, drawn_only=True) if model.n_groups else np.zeros(0, dtype=np.int64)
+    usual = usual_dtype(model)
+    texts = ItemTexts([], [], [], [], [], [])
+    for kind, ident, folded in zip(
+        visible.item_kind.tolist(), visible.item_id.tolist(), visible.folded.tolist(), strict=True
+    ):
+        mark = mark_of(model, kind, ident)  # ✗/⚠: the worst problem in the box (empty until marked)
+        if kind == 1 and model.group_unit[ident]:  # drawn as the node it stands for
+            label, op = model.group_label[ident], model.group_op[ident]
+            texts.labels.append(label)
+            texts.ops.append(op)
+            texts.titles.append(mark + label)
+            texts.details.append(f"{op} {model.group_detail[ident]}".strip())
+            texts.extras.append("")
+            texts.compacts.append(label)
+        elif kind == 1:
+            texts.labels.append(model.group_label[ident])
+            held = int(sizes[ident])
+            texts.ops.append(f"▸ {held:,} node{'' if held == 1 else 's'}")
+            texts.titles.append(mark + model.group_label[ident])
+            texts.details.append(texts.ops[-1])
+            texts.extras.append("")
+            texts.compacts.append(model.group_label[ident])
+        else:
+            label, op = model.node_label[ident], model.node_op[ident]
+            texts.labels.append(label)
+            texts.ops.append(op)
+            texts.titles.append(mark + title(op, label))
+            texts.details.append(shape_text(model.node_detail[ident], usual))
+            texts.extras.append(weights_text(model, ident, usual) if folded else "")
+            texts.compacts.append(mark + (op or label))
+    return texts
+
+
+def box_sizes(texts: ItemTexts, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cells per box: full boxes fit their lines (a third line for folded weights), compact ones the op type."""
+    height, _, _, low, high = _LEVELS[level]
+    n = len(texts.titles)
+    if level == DOTS:
+        return np.ones(n, dtype=np.int64), np.ones(n, dtype=np.int64)
+    if level == COMPACT:
+        widths = [len(text) + 2 for text in texts.compacts]
+        heights = [height] * n
+    else:
+        widths = [max(len(a), len(b), len(c)) + 4 for a, b, c in zip(texts.titles, texts.details, texts.extras,
+                                                                      strict=True)]  # fmt: skip
+        heights = [height + (1 if c else 0) for c in texts.extras]
+    w = np.clip(np.asarray(widths, dtype=np.int64), low, high) if widths else np.zeros(0, dtype=np.int64)
+    return w, np.asarray(heights, dtype=np.int64)
+
+
+ROUTED, STUB, BACK, BUNDLE = 0, 1, 2, 3
+KIND_NAMES = ("routed", "stub", "back", "bundle")
+
+
+@dataclass
+class Containers:
+    """The open groups that hold something visible, as a tree under the top level (ROOT), and what each holds:
+    its items (nodes and closed groups) first, then its open child groups, numbered from 0 in each container."""
+
+    item_container: np.ndarray  # per item: the open group it sits in directly, or ROOT
+    order: list[int]  # containers, parents before children (ROOT first)
+    parent: dict[int, int]
+    items: dict[int, np.ndarray]  # container → its items
+    children: dict[int, list[int]]  # container → its open child groups
+    item_local: np.ndarray  # per item: its element number in its container
+    container_local: dict[int, int]  # open group → its element number in its parent
+
+    def element_count(self, c: int) -> int:
+        return int(self.items[c].size) + len(self.children[c])
+
+    def path(self, item: int, top: int) -> list[tuple[int, int]]:
+        """(container, element) from the item's own container up to `top`: how the item is seen at each level."""
+        c = int(self.item_container[item])
+        steps = [(c, int(self.item_local[item]))]
+        while c != top:
+            element = self.container_local[c]
+            c = self.parent[c]
+            steps.append((c, element))
+        return steps
+
+
+def containers_of(model: GraphModel, visible: VisibleGraph) -> Containers:
+    m = visible.n_items
+    item_container = np.full(m, ROOT, dtype=np.int64)
+    nodes = visible.item_kind == 0
+    item_container[nodes] = model.node_group[visible.item_id[nodes]]
+    item_container[~nodes] = model.group_parent[visible.item_id[~nodes]]
+    parent: dict[int, int] = {}
+    for c in distinct(item_container).tolist():
+        while c != ROOT and c not in parent:  # every ancestor of a container is open and holds it
+            parent[c] = int(model.group_parent[c])
+            c = parent[c]
+    depth = model.group_depth() if model.n_groups else np.zeros(0, dtype=np.int64)
+    order = [ROOT, *sorted(parent, key=lambda g: (int(depth[g]), g))]
+    by_container = np.argsort(item_container, kind="stable")
+    sorted_containers = item_container[by_container]
+    bounds = np.searchsorted(sorted_containers, order, side="left"), np.searchsorted(sorted_containers, order, "right")
+    items = {c: by_container[lo:hi] for c, lo, hi in zip(order, bounds[0].tolist(), bounds[1].tolist(), strict=True)}
+    item_local = np.zeros(m, dtype=np.int64)
+    for members in items.values():
+        item_local[members] = np.arange(members.size)
+    children: dict[int, list[int]] = {c: [] for c in order}
+    container_local: dict[int, int] = {}
+    for g in order[1:]:
+        siblings = children[parent[g]]
+        container_local[g] = int(items[parent[g]].size) + len(siblings)
+        siblings.append(g)
+    return Containers(item_container, order, parent, items, children, item_local, container_local)
+
+
+def layout_graph(
+    model: GraphModel,
+    visible: VisibleGraph,
+    level: int = FULL,
+    direction: str = "TB",
+    cache: dict | None = None,
+    previous: Layout | None = None,
+) -> Layout:
+    """Lay out what is visible: every open group on its own (bottom up), placed as one box in its parent.
+
+    `cache` (kept by the caller between calls) holds each container's placement under a key made of
+    everything it depends on, so opening a group lays out that group and its ancestors, nothing else.
+    `previous` (the layout on screen before a group opened or closed) gives every box that was already there its
+    old place across the layers as the one wanted, so what is outside the group stays where it was."""
+    cache = {} if cache is None else cache
+    texts = item_texts(model, visible)
+    w, h = box_sizes(texts, level)
+    m = visible.n_items
+    tb = direction == "TB"
+    _, minor_gap, major_gap, _, _ = _LEVELS[level]
+    gaps = Gaps(minor_gap, major_gap if tb else major_gap + 2)  # LR: room for the jogs between columns
+    item_minor, item_major = (w, h) if tb else (h, w)
+    src, dst = visible.edge_src, visible.edge_dst
+    order = _item_order(model, visible)
+    position = np.empty(m, dtype=np.int64)
+    position[order] = np.arange(m)
+    kind = np.full(src.size, ROUTED, dtype=np.int64)
+    out_degree = np.bincount(src, minlength=m) if m else np.zeros(0, dtype=np.int64)
+    kind[out_degree[src] > FANOUT] = BUNDLE
+    # against the drawn order: on a cyclic model an edge that closes a cycle; on an acyclic one, an edge that
+    # only runs back because a closed group holds nodes from before and after its other end (a stub)
+    kind[position[src] > position[dst]] = BACK if model.cyclic else STUB
+    tree = containers_of(model, visible)
+    first = _first_positions(tree, position)
+    # every drawn edge belongs to the innermost container that holds both ends
+    edges_in: dict[int, list[tuple[int, int, int]]] = {c: [] for c in tree.order}  # (edge, element, element)
+    paths: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
+    for e in np.flatnonzero(kind == ROUTED).tolist():
+        a, b = int(src[e]), int(dst[e])
+        ca, cb = int(tree.item_container[a]), int(tree.item_container[b])
+        if ca == cb:
+            edges_in[ca].append((e, int(tree.item_local[a]), int(tree.item_local[b])))
+            continue
+        top = _common_container(tree, ca, cb)
+        up, down = tree.path(a, top), tree.path(b, top)
+        paths[e] = (up, down)
+        edges_in[top].append((e, up[-1][1], down[-1][1]))
+    # per container: layers of its elements; edges over too many layers, or against the order of the
+    # container's own elements (a cycle through a closed group), become stubs
+    layering: dict[int, tuple[np.ndarray, np.ndarray, bytes]] = {}
+    for c in tree.order:
+        n = tree.element_count(c)
+        members = edges_in[c]
+        pair_src = np.asarray([x[1] for x in members], dtype=np.int64)
+        pair_dst = np.asarray([x[2] for x in members], dtype=np.int64)
+        codes, inverse = np.unique(pair_src * max(n, 1) + pair_dst, return_inverse=True)
+        u, v = codes // max(n, 1), codes % max(n, 1)
+        base = np.concatenate([position[tree.items[c]], [first[g] for g in tree.children[c]]]).astype(np.int64)
+        local_position, layer, back = order_and_layers(n, u, v, base)
+        grid = _lane_layers(model, visible, tree, c, layer)
+        if grid is not None:  # one band of rows per lane (a schedule layer's cores); edges not running down: stubs
+            layer = grid
+            back = layer[v] <= layer[u]
+        span = np.abs(layer[v] - layer[u])
+        stub = back | (span > MAX_SPAN)
+        if stub.any():
+            kind[np.asarray([x[0] for x in members], dtype=np.int64)[stub[inverse]]] = STUB
+        layering[c] = (local_position, layer, codes[~stub].tobytes())
+    # an edge that would run through more than MAX_SPAN layers inside a group, from its box to the frame's
+    # border or back, is a stub too: a long line across a frame says less than a label at each end
+    deepest = {c: int(layering[c][1].max()) if layering[c][1].size else 0 for c in tree.order}
+    for e, (up, down) in paths.items():
+        if kind[e] != ROUTED:
+            continue
+        out_spans = (deepest[c] + 1 - int(layering[c][1][element]) for c, element in up[:-1])
+        in_spans = (int(layering[c][1][element]) + 1 for c, element in down[:-1])
+        if max(out_spans, default=0) > MAX_SPAN or max(in_spans, default=0) > MAX_SPAN:
+            kind[e] = STUB
+    # the pieces each routed edge is drawn in: up through exit ports, across, down through entry ports
+    connections: dict[int, set[Connection]] = {c: set() for c in tree.order}
+    entries = _EntryPorts(tree)
+    pieces: dict[int, list[tuple[int, Connection]]] = {}
+    for c in tree.order:
+        for e, ea, eb in edges_in[c]:
+            if kind[e] != ROUTED:
+                continue
+            if e not in paths:
+                piece = Connection(ea, -1, eb, -1)
+                connections[c].add(piece)
+                pieces[e] = [(c, piece)]
+                continue
+            up, down = paths[e]
+            source = int(src[e])
+            drawn = []
+            for k, (container, element) in enumerate(up[:-1]):
+                drawn.append((container, Connection(element, up[k - 1][1] if k else -1, -element - 1, -1)))
+            from_port = up[-2][1] if len(up) > 1 else -1  # the element inside the child group it leaves
+            to_port = entries.port(*down[-2], source) if len(down) > 1 else -1
+            drawn.append((c, Connection(ea, from_port, eb, to_port)))
+            for k in range(len(down) - 2, -1, -1):
+                container, element = down[k]
+                inner = entries.port(*down[k - 1], source) if k else -1
+                drawn.append((container, Connection(-entries.port(container, element, source) - 1, -1, element, inner)))
+            for container, piece in drawn:
+                connections[container].add(piece)
+            pieces[e] = drawn
+    # bottom up: each container laid out (or found in the cache) with its open children as boxes
+    placements: dict[int, Placement] = {}
+    laid_out = 0
+    before = _Before(previous, tb, level, direction)
+    shifts: dict[int, float] = {}  # per container: how far its content moved inside its box since `previous`
+    for c in reversed(tree.order):
+        members = tree.items[c]
+        kids = tree.children[c]
+        minor_size = np.concatenate([item_minor[members], [placements[g].minor_size for g in kids]]).astype(np.int64)
+        major_size = np.concatenate([item_major[members], [placements[g].major_size for g in kids]]).astype(np.int64)
+        local_position, layer, routed_pairs = layering[c]
+        port_cells = {tree.container_local[g]: (placements[g].entry_ports, placements[g].exit_ports) for g in kids}
+        pieces_here = sorted(connections[c])
+        framed = c != ROOT
+        min_minor = min(len(model.group_label[c]), 30) + 8 if framed and tb else 0
+        key = (c, level, direction, visible.item_kind[members].tobytes(), visible.item_id[members].tobytes(),
+               minor_size.tobytes(), major_size.tobytes(), local_position.tobytes(), layer.tobytes(), routed_pairs,
+               tuple(pieces_here), tuple(sorted((k, tuple(sorted(a.items())), tuple(sorted(b.items())))
+                                               for k, (a, b) in port_cells.items())))  # fmt: skip
+        found = cache.get(key)
+        element_keys = [*_item_keys(visible, members), *((1, g) for g in kids)] if before.boxes else []
+        if found is None:
+            wanted = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
+            found = place_container(minor_size, major_size, layer, local_position, pieces_here, port_cells, gaps,
+                                    framed, min_minor, wanted)  # fmt: skip
+            laid_out += 1
+            if len(cache) > 4096:
+                cache.clear()
+            cache[key] = found
+        placements[c] = found
+        shifts[c] = before.shift(c, element_keys, found.minor)
+    result = _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level, direction, laid_out)
+    start = reading_start(model)
+    result.first_item = int(visible.node_item[start]) if start >= 0 and visible.node_item[start] >= 0 else -1
+    if result.first_item < 0 and m:
+        result.first_item = int(order[0])
+    return result
+
+
+def _lane_layers(model: GraphModel, visible: VisibleGraph, tree: Containers, c: int, layer: np.ndarray):
+    """For a container whose members are all nodes on two or more lanes (an opened schedule layer's workloads on
+    their cores): layers stacked by lane, each lane a band keeping its own order (one row per lane when its
+    workloads do not depend on each other); None for any other container."""
+    items = tree.items[c]
+    if c == ROOT or not model.node_lane.size or tree.children[c] or items.size < 2:
+        return None
+    if (visible.item_kind[items] != 0).any():
+        return None
+    lanes = model.node_lane[visible.item_id[items]]
+    if (lanes < 0).any():
+        return None
+    names = distinct(lanes)
+    if names.size < 2:
+        return None
+    lane_index = np.searchsorted(names, lanes)
+    out = np.zeros(items.size, dtype=np.int64)
+    start = 0
+    for k in range(names.size):
+        members = np.flatnonzero(lane_index == k)
+        rows = distinct(layer[members])
+        out[members] = start + np.searchsorted(rows, layer[members])
+        start += rows.size
+    return out
+
+
+class _EntryPorts:
+    """Entry ports on a frame's top border: one per member and per source outside that enters it, so edges from
+    different sources never share the cells where they come in (edges leave a member through one exit port: they
+    share a source). A port's id is `element + k * elements` (its element is `id % elements`)."""
+
+    def __init__(self, tree: Containers) -> None:
+        self.tree = tree
+        self.ids: dict[tuple[int, int, int], int] = {}
+        self.count: dict[tuple[int, int], int] = {}
+
+    def port(self, container: int, element: int, source: int) -> int:
+        key = (container, element, source)
+        found = self.ids.get(key)
+        if found is None:
+            k = self.count.get((container, element), 0)
+            self.count[(container, element)] = k + 1
+            found = self.ids[key] = element + k * self.tree.element_count(container)
+        return found
+
+
+def _item_keys(visible: VisibleGraph, items: np.ndarray) -> list[tuple[int, int]]:
+    return list(zip(visible.item_kind[items].tolist(), visible.item_id[items].tolist(), strict=True))
+
+
+class _Before:
+    """Where things were across the layers in the previous layout, per container: what `wanted` asks for."""
+
+    def __init__(self, previous: Layout | None, tb: bool, level: int, direction: str) -> None:
+        self.boxes: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, id) → (first cell, size) across
+        self.frames: dict[int, tuple[int, int]] = {}
+        if previous is None or previous.level != level or previous.direction != direction:
+            return
+        across, size = (previous.x, previous.w) if tb else (previous.y, previous.h)
+        kinds, ids = previous.visible.item_kind.tolist(), previous.visible.item_id.tolist()
+        for k, (a, b) in enumerate(zip(across.tolist(), size.tolist(), strict=True)):
+            self.boxes[(kinds[k], ids[k])] = (a, b)
+        for g, (fx, fy, fw, fh) in previous.frames.items():
+            self.frames[g] = (fx, fw) if tb else (fy, fh)
+
+    def origin(self, container: int) -> int | None:
+        if container == ROOT:
+            return 0 if self.boxes else None
+        frame = self.frames.get(container)
+        return frame[0] if frame else None
+
+    def wanted(self, container: int, keys: list[tuple[int, int]], sizes: np.ndarray, child_shifts: list,
+               n_items: int) -> np.ndarray | None:  # fmt: skip
+        """Each element's old first cell inside `container` (NaN where it was not there): a group that stays
+        open is placed so its content stays put; a box that changed size keeps its centre."""
+        origin = self.origin(container)
+        if origin is None:
+            return None
+        wanted = np.full(len(keys), np.nan)
+        for e, key in enumerate(keys):
+            child_shift = child_shifts[e - n_items] if e >= n_items else None
+            if e >= n_items and key[1] in self.frames and child_shift is not None:
+                wanted[e] = self.frames[key[1]][0] - origin - child_shift
+                continue
+            old = self.boxes.get(key) or (self.frames.get(key[1]) if key[0] == 1 else None)
+            if old is not None:
+                wanted[e] = old[0] - origin + (old[1] - int(sizes[e])) / 2.0
+        return None if np.isnan(wanted).all() else wanted
+
+    def shift(self, container: int, keys: list[tuple[int, int]], placed: np.ndarray) -> float | None:
+        """How far the container's elements moved inside its box (the median over those that were there)."""
+        origin = self.origin(container)
+        if origin is None:
+            return None
+        moved = [int(placed[e]) - (self.boxes[key][0] - origin) for e, key in enumerate(keys[: placed.size])
+                 if key in self.boxes]  # fmt: skip
+        return float(np.median(moved)) if moved else None
+
+
+def _first_positions(tree: Containers, position: np.ndarray) -> dict[int, int]:
+    """Per open group: the earliest position of anything inside it (where it sits in its parent's order)."""
+    first = {c: np.iinfo(np.int64).max for c in tree.order}
+    for c in tree.order:
+        if tree.items[c].size:
+            first[c] = int(position[tree.items[c]].min())
+    for c in reversed(tree.order[1:]):
+        first[tree.parent[c]] = min(first[tree.parent[c]], first[c])
+    return first
+
+
+def _common_container(tree: Containers, a: int, b: int) -> int:
+    above_a = {a}
+    while a != ROOT:
+        a = tree.parent[a]
+        above_a.add(a)
+    while b not in above_a:
+        b = tree.parent[b]
+    return b
+
+
+def _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level, direction, laid_out) -> Layout:
+    """Absolute cells: each container's placement shifted by where its box sits in its parent."""
+    tb = direction == "TB"
+    m = visible.n_items
+    origin = {ROOT: (0, 0)}
+    for c in tree.order:
+        here = placements[c]
+        for g in tree.children[c]:
+            k = tree.container_local[g]
+            origin[g] = (origin[c][0] + int(here.minor[k]), origin[c][1] + int(here.major[k]))
+    minor = np.zeros(m, dtype=np.int64)
+    major = np.zeros(m, dtype=np.int64)
+    for c in tree.order:
+        members = tree.items[c]
+        minor[members] = placements[c].minor[: members.size] + origin[c][0]
+        major[members] = placements[c].major[: members.size] + origin[c][1]
+    x, y = (minor, major) if tb else (major, minor)
+    frames = {}
+    for g in tree.order[1:]:
+        box = (origin[g][0], origin[g][1], placements[g].minor_size, placements[g].major_size)
+        frames[g] = box if tb else (box[1], box[0], box[3], box[2])
+    edges: list[Edge] = []
+    src, dst, counts = visible.edge_src.tolist(), visible.edge_dst.tolist(), visible.edge_count.tolist()
+    for e, edge_kind in enumerate(kind.tolist()):
+        if edge_kind != ROUTED:
+            edges.append(Edge(src[e], dst[e], counts[e], KIND_NAMES[edge_kind]))
+            continue
+        drawn = pieces[e]
+        if len(drawn) == 1:  # within one container: its route, shifted
+            c, piece = drawn[0]
+            dx, dy = origin[c]
+            points = [(a + dx, b + dy) for a, b in placements[c].routes[piece]]
+        else:  # through ports: the pieces joined, and the corners where they meet straightened
+            points = []
+            for c, piece in drawn:
+                dx, dy = origin[c]
+                points += [(a + dx, b + dy) for a, b in placements[c].routes[piece]]
+            points = simplify(points)
+        if not tb:
+            points = [(b, a) for a, b in points]
+        edges.append(Edge(src[e], dst[e], counts[e], "routed", points))
+    width = int(max((x + w).max(initial=0), max((f[0] + f[2] for f in frames.values()), default=0))) + 2
+    height = int(max((y + h).max(initial=0), max((f[1] + f[3] for f in frames.values()), default=0))) + 3
+    result = Layout(visible, level, direction, x, y, w, h, major.copy(), edges, frames, width, height,
+                    int((kind == BACK).sum()), texts.labels, texts.ops, texts.details, texts.titles,
+                    texts.extras, texts.compacts)  # fmt: skip
+    result.laid_out = laid_out
+    result.frame_labels = {g: model.group_label[g] for g in frames}
+    result.shared_tracks = [(a + origin[c][0], b + origin[c][0], row + origin[c][1], count)
+                            for c in tree.order for a, b, row, count in placements[c].shared_tracks]  # fmt: skip
+    result.unit = np.zeros(m, dtype=bool)
+    grouped = visible.item_kind == 1
+    if model.n_groups and grouped.any():
+        result.unit[grouped] = model.group_unit[visible.item_id[grouped]]
+    for edge in edges:
+        if edge.kind in ("stub", "back"):
+            if edge.kind == "back":
+                result.back_sources.add(edge.source)
+            result.out_stubs.setdefault(edge.source, []).append(edge.target)
+            result.in_stubs.setdefault(edge.target, []).append(edge.source)
+        elif edge.kind == "bundle":
+            result.bundles[edge.source] = result.bundles.get(edge.source, 0) + 1
+    return result
+
+
+def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
+    """Items in a topological order of the drawn graph itself (collapsed groups can order differently from
+    their members), ties and cycles broken by the model's order (a group at its first member's place)."""
+    best = np.full(visible.n_items, np.iinfo(np.int64).max, dtype=np.int64)
+    shown = visible.node_item >= 0
+    np.minimum.at(best, visible.node_item[shown], model.topo_rank[shown])
+    base = np.lexsort((np.arange(visible.n_items), best))  # base[k]: the k-th item in the model's order
+    if visible.edge_src.size == 0:
+        return base
+    renumber = np.empty(visible.n_items, dtype=np.int64)
+    renumber[base] = np.arange(visible.n_items)
+    rank, _ = topological_rank(visible.n_items, renumber[visible.edge_src], renumber[visible.edge_dst])
+    return base[np.argsort(rank, kind="stable")]
+
+
+ON_DEMAND_KINDS = frozenset({"subgraph", "function"})  # groups the first screen leaves closed off the path
+
+
+def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
+    """What opens first: the groups on the path from the first input to its first ops (outermost first, while
+    the drawn boxes stay within PATH_BUDGET: the first ops must be on the first screen even when a group holds a
+    whole chunk), then the other groups level by level in the model's order within `budget`; a small graph
+    opens whole, a large one on its reading start. Control-flow bodies and local functions off that path stay
+    closed (as Netron and Model Explorer show them on demand): opened, their frames stood between the first
+    ops."""
+    if model.n_groups == 0:
+        return set()
+    drawn = ~model.node_constant
+    direct = np.bincount(model.node_group[(model.node_group >= 0) & drawn], minlength=model.n_groups)
+    children: dict[int, list[int]] = {}
+    for g, parent in enumerate(model.group_parent.tolist()):
+        children.setdefault(parent, []).append(g)
+    first_rank = _group_first_rank(model)
+    for members in children.values():
+        members.sort(key=lambda g: (int(first_rank[g]), g))
+    visible = len(children.get(ROOT, [])) + int(((model.node_group == ROOT) & drawn).sum())
+    expanded: set[int] = set()
+
+    def opened_cost(g: int) -> int:
+        return int(direct[g]) + len(children.get(g, [])) - 1
+
+    for node in reading_path(model):  # the path's groups may open up to a chunk's worth of boxes
+        for g in model.ancestors(int(model.node_group[node])):
+            if g in expanded:
+                continue
+            if model.group_unit[g] or visible + opened_cost(g) > max(budget, PATH_BUDGET):
+                break
+            expanded.add(g)
+            visible += opened_cost(g)
+    frontier = list(children.get(ROOT, []))
+    while frontier:
+        g = frontier.pop(0)
+        if model.group_unit[g] or (g not in expanded and model.group_kind[g] in ON_DEMAND_KINDS):
+            continue  # a unit, a loop body, a function: opened when asked
+        if g not in expanded:
+            if visible + opened_cost(g) > budget:
+                continue
+            expanded.add(g)
+            visible += opened_cost(g)
+        frontier += children.get(g, [])
+    return expanded
+
+
+def _group_first_rank(model: GraphModel) -> np.ndarray:
+    """Per group: the smallest topological rank of a drawn node inside it (at any depth)."""
+    best = np.full(model.n_groups, np.iinfo(np.int64).max, dtype=np.int64)
+    inside = (model.node_group >= 0) & ~model.node_constant
+    np.minimum.at(best, model.node_group[inside], model.topo_rank[inside])
+    for g in np.argsort(-model.group_depth(), kind="stable").tolist():
+        parent = int(model.group_parent[g])
+        if parent != ROOT and best[g] < best[parent]:
+            best[parent] = best[g]
+    return best
+
+
+def expand_all(model: GraphModel) -> set[int]:
+    """Every group open, except unit groups (they stand for one node each, as a schedule's layers)."""
+    return {g for g in range(model.n_groups) if not model.group_unit[g]}

@@ -1,0 +1,187 @@
+"""Two graphs side by side: which node of one is which node of the other, and what changed.
+
+Nodes are matched by name first. Where names differ (another exporter, a renamed model) they are matched by
+structure: each node gets a label from its op type and, round after round, the labels around it (its producers
+and its readers, as Weisfeiler-Lehman colour refinement does); a label that only one node carries on each side
+pairs them, and pairs grow along edges (a matched node's unmatched producers and readers of one op type pair
+up in input order). What is left of one op type pairs in topological order when both sides have as many.
+A matched pair is "changed" when its op, output type, attributes or folded weights differ.
+
+Pure functions over the two GraphModels; the TUI's compare screen and `diff` read the result.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.graph.model import GraphModel
+
+SAME, CHANGED, ONLY = 0, 1, 2  # status of a node: matched and equal, matched and different, on one side only
+STATUS_NAMES = {SAME: "same", CHANGED: "changed", ONLY: "only here"}
+ROUNDS = 3  # label refinement rounds: enough context to tell repeated blocks' positions apart locally
+
+
+@dataclass
+class GraphMatch:
+    a_to_b: np.ndarray  # per node of A: its match in B, -1 for none (folded constants are not matched)
+    b_to_a: np.ndarray
+    by_structure: np.ndarray  # per node of A: matched although named apart
+    status_a: np.ndarray  # per node of A: SAME, CHANGED or ONLY (removed); -1 for folded constants
+    status_b: np.ndarray  # per node of B: SAME, CHANGED or ONLY (added)
+    what: dict[int, str] = field(default_factory=dict)  # node of A → what changed
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "matched_by_name": int(((self.a_to_b >= 0) & ~self.by_structure).sum()),
+            "matched_by_structure": int(((self.a_to_b >= 0) & self.by_structure).sum()),
+            "changed": int((self.status_a == CHANGED).sum()),
+            "removed": int((self.status_a == ONLY).sum()),
+            "added": int((self.status_b == ONLY).sum()),
+        }
+
+
+def match_graphs(
+    a: GraphModel, b: GraphModel, attributes_a: Callable[[int], str] | None = None,
+    attributes_b: Callable[[int], str] | None = None,
+) -> GraphMatch:  # fmt: skip
+    """Match the drawn nodes of `a` and `b` (see the module's docstring); `attributes_x(node)` gives a node's
+    attributes as comparable text (the format's; "" when it has none)."""
+    drawn_a, drawn_b = ~a.node_constant, ~b.node_constant
+    a_to_b = np.full(a.n_nodes, -1, dtype=np.int64)
+    b_to_a = np.full(b.n_nodes, -1, dtype=np.int64)
+    structure = np.zeros(a.n_nodes, dtype=bool)
+
+    def pair(x: int, y: int, by_structure: bool) -> None:
+        a_to_b[x], b_to_a[y] = y, x
+        structure[x] = by_structure
+
+    # 1. by name (unique names on both sides)
+    names_a = _unique(a.node_label, drawn_a)
+    names_b = _unique(b.node_label, drawn_b)
+    for name, x in names_a.items():
+        y = names_b.get(name)
+        if y is not None and a.node_op[x] == b.node_op[y]:
+            pair(x, y, False)
+    # 2. by structure: refined labels unique on both sides
+    labels_a, labels_b = _refined_labels(a), _refined_labels(b)
+    for _ in range(2):
+        free_a = _unique(labels_a, drawn_a & (a_to_b < 0))
+        free_b = _unique(labels_b, drawn_b & (b_to_a < 0))
+        for label, x in free_a.items():
+            y = free_b.get(label)
+            if y is not None:
+                pair(x, y, True)
+        _grow(a, b, a_to_b, b_to_a, pair)
+    # 3. what is left of one op type, in topological order, when both sides have as many
+    left_a, left_b = _by_op(a, drawn_a & (a_to_b < 0)), _by_op(b, drawn_b & (b_to_a < 0))
+    for op, xs in left_a.items():
+        ys = left_b.get(op, [])
+        if len(xs) == len(ys):
+            for x, y in zip(xs, ys, strict=True):
+                pair(x, y, True)
+    # statuses
+    status_a = np.where(drawn_a, ONLY, -1).astype(np.int64)
+    status_b = np.where(drawn_b, ONLY, -1).astype(np.int64)
+    what: dict[int, str] = {}
+    attributes_a = attributes_a or (lambda node: "")
+    attributes_b = attributes_b or (lambda node: "")
+    for x in np.flatnonzero(a_to_b >= 0).tolist():
+        y = int(a_to_b[x])
+        differs = _differences(a, b, x, y, attributes_a(x), attributes_b(y))
+        status_a[x] = status_b[y] = CHANGED if differs else SAME
+        if differs:
+            what[x] = differs
+    return GraphMatch(a_to_b, b_to_a, structure, status_a, status_b, what)
+
+
+def _unique(labels, mask: np.ndarray) -> dict:
+    counts = Counter(labels[n] for n in np.flatnonzero(mask).tolist())
+    return {labels[n]: n for n in np.flatnonzero(mask).tolist() if counts[labels[n]] == 1}
+
+
+def _refined_labels(model: GraphModel) -> list[int]:
+    """Per node: a label from its op and, ROUNDS times over, the sorted labels of its producers and readers
+    (drawn nodes only; a folded constant shows through its reader's op)."""
+    labels = [hash(op) for op in model.node_op]
+    drawn = ~model.node_constant
+    keep = drawn[model.edge_src] & drawn[model.edge_dst]
+    src, dst = model.edge_src[keep].tolist(), model.edge_dst[keep].tolist()
+    producers: list[list[int]] = [[] for _ in range(model.n_nodes)]
+    readers: list[list[int]] = [[] for _ in range(model.n_nodes)]
+    for s, d in zip(src, dst, strict=True):
+        producers[d].append(s)
+        readers[s].append(d)
+    for _ in range(ROUNDS):
+        labels = [hash((labels[n], tuple(sorted(labels[p] for p in producers[n])),
+                        tuple(sorted(labels[r] for r in readers[n])))) for n in range(model.n_nodes)]  # fmt: skip
+    return labels
+
+
+def _grow(a: GraphModel, b: GraphModel, a_to_b: np.ndarray, b_to_a: np.ndarray, pair) -> None:
+    """Pairs spread along edges: a matched pair's unmatched producers (in input order) and readers of the same
+    op type pair up, one for one, when each side has exactly as many."""
+    queue = np.flatnonzero(a_to_b >= 0).tolist()
+    while queue:
+        x = queue.pop()
+        y = int(a_to_b[x])
+        for near_a, near_b in ((_producers(a, x), _producers(b, y)), (a.readers(x).tolist(), b.readers(y).tolist())):
+            free_a = _by_op_list(a, [n for n in near_a if a_to_b[n] < 0 and not a.node_constant[n]])
+            free_b = _by_op_list(b, [n for n in near_b if b_to_a[n] < 0 and not b.node_constant[n]])
+            for op, xs in free_a.items():
+                ys = free_b.get(op, [])
+                if len(xs) == len(ys):
+                    for p, q in zip(xs, ys, strict=True):
+                        if a_to_b[p] < 0 and b_to_a[q] < 0:
+                            pair(p, q, True)
+                            queue.append(p)
+
+
+def _producers(model: GraphModel, node: int) -> list[int]:
+    return [int(model.edge_src[e]) for e in model.in_edges(node).tolist()]
+
+
+def _by_op_list(model: GraphModel, nodes: list[int]) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for n in dict.fromkeys(nodes):
+        found.setdefault(model.node_op[n], []).append(n)
+    return found
+
+
+def _by_op(model: GraphModel, mask: np.ndarray) -> dict[str, list[int]]:
+    nodes = np.flatnonzero(mask)
+    return _by_op_list(model, nodes[np.argsort(model.topo_rank[nodes], kind="stable")].tolist())
+
+
+def _folded(model: GraphModel, node: int) -> list[tuple[str, str]]:
+    return sorted((role, model.node_detail[source]) for _, source, role in model.folded_inputs(node))
+
+
+def _differences(a: GraphModel, b: GraphModel, x: int, y: int, attributes_x: str, attributes_y: str) -> str:
+    """What differs between two matched nodes ("" when nothing does): op, output type, attributes, weights."""
+    found = []
+    if a.node_op[x] != b.node_op[y]:
+        found.append(f"op {a.node_op[x]} → {b.node_op[y]}")
+    if a.node_detail[x] != b.node_detail[y]:
+        found.append(f"type {a.node_detail[x] or '?'} → {b.node_detail[y] or '?'}")
+    if attributes_x != attributes_y:
+        names = _changed_attributes(attributes_x, attributes_y)
+        found.append(f"attributes {names}" if names else "attributes")
+    if _folded(a, x) != _folded(b, y):
+        found.append("folded weights")
+    return "; ".join(found)
+
+
+def _changed_attributes(x: str, y: str) -> str:
+    """The attribute names whose `name=digest` entries differ between two attribute texts."""
+    left = dict(item.partition("=")[::2] for item in x.split(",") if item)
+    right = dict(item.partition("=")[::2] for item in y.split(",") if item)
+    return ", ".join(sorted(k for k in set(left) | set(right) if left.get(k) != right.get(k)))
+
+
+def diff_column(model: GraphModel, status: np.ndarray) -> np.ndarray:
+    """The "diff" colour column of one side: 0 same, 1 changed, 2 only on this side, NaN for folded."""
+    return np.where(status >= 0, status, np.nan).astype(np.float64)

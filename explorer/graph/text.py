@@ -1,0 +1,115 @@
+"""What a graph box says, as Netron and Model Explorer say it: the op type first (a torch name such as
+`/layers/layers.3/conv1/Conv` repeats the frames around the box and ends in the op anyway), the output shape as
+`1×64×112×112` (the dtype only where it is not the graph's usual one), and the weights folded into the box by
+the role the format gives them (`W 64×3×7×7 · B 64`).
+
+Pure functions over a GraphModel: the layout measures boxes with them and the canvas draws them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+
+import numpy as np
+
+from explorer.formatting import shorten_middle
+from explorer.graph.model import GraphModel
+
+_TYPED = re.compile(r"^([A-Za-z][\w.]*)\[(.*)\]$")  # "float32[1, 64, 112, 112]", "FP16[1, 512]", "bool[]"
+_NOISE = re.compile(r"[\d_\s#./:()-]+|^node|^onnx")
+SAMPLED = 200  # drawn nodes read to find the graph's usual dtype (each detail may cost a protobuf walk)
+WEIGHTS_WIDTH = 26  # cells of a box's weights line (a box is at most 30 wide); what does not fit reads "+N"
+
+
+def usual_dtype(model: GraphModel) -> str:
+    """The dtype most of the graph's values have (read from the first drawn nodes' details), or ""."""
+    if model._usual_dtype is not None:
+        return model._usual_dtype
+    counts: Counter[str] = Counter()
+    drawn = np.flatnonzero(~model.node_constant)[:SAMPLED].tolist()
+    for node in drawn:
+        found = _TYPED.match(model.node_detail[node])
+        if found:
+            counts[found.group(1)] += 1
+    usual = counts.most_common(1)[0][0] if counts else ""
+    model._usual_dtype = usual
+    return usual
+
+
+def shape_text(detail: str, usual: str = "") -> str:
+    """`float32[1, 64, 112, 112]` → `1×64×112×112`; `int64[1, 16]` → `int64 1×16` where float32 is usual;
+    `?` (unknown) → ""; anything else unchanged."""
+    if detail == "?":
+        return ""
+    found = _TYPED.match(detail)
+    if not found:
+        return detail
+    dtype, dims = found.group(1), found.group(2).strip()
+    shape = "×".join(d.strip() for d in dims.split(",")) if dims else "scalar"
+    return shape if dtype == usual else f"{dtype} {shape}"
+
+
+def title(op: str, label: str) -> str:
+    """The op type, and the node's own name after it when the name says more than the op (`Reshape node_view`,
+    not `Conv Conv_12`): the frames around a box already show its scope."""
+    short = label.rstrip("/").rsplit("/", 1)[-1]
+    if not op:
+        return short
+    if not short or _NOISE.sub("", short.lower()) in ("", _NOISE.sub("", op.lower())):
+        return op
+    return f"{op} {short}"
+
+
+def weights_text(model: GraphModel, node: int, usual: str, width: int = WEIGHTS_WIDTH) -> str:
+    """The constants a box folds, by role where the format names them, within `width` cells: `W 64×3×7×7 · B 64`,
+    the tensors of the graph's usual dtype first (weights and biases before int shapes and string options),
+    the rest counted (`+3`)."""
+    parts = []
+    for _, source, role in model.folded_inputs(node):
+        shape = shape_text(model.node_detail[source], usual) or model.node_op[source]
+        secondary = bool(usual) and not _starts_with_digit(shape)  # another dtype, or no shape at all
+        parts.append((secondary, f"{role} {shape}" if role else shape))
+    parts.sort(key=lambda part: part[0])  # stable: the inputs' own order within each kind
+    line = ""
+    for k, (_, text) in enumerate(parts):
+        candidate = f"{line} · {text}" if line else text
+        rest = len(parts) - k - 1
+        if len(candidate) + (len(f" · +{rest}") if rest else 0) > width and line:
+            return f"{line} · +{len(parts) - k}"
+        line = candidate
+    return line
+
+
+def _starts_with_digit(text: str) -> bool:
+    return bool(text) and (text[0].isdigit() or text == "scalar")
+
+
+def folded_section(model: GraphModel, ref: object, preview: Callable[[object], str]) -> tuple[str, tuple, list] | None:
+    """The details panel's table of what a node's box folds (None for a node that folds nothing): each folded
+    input with its role, the op that makes it (and the constants it is computed from), its shape and a preview
+    of its values."""
+    node = model.ref_to_node.get(ref)
+    if node is None or model.node_constant[node]:
+        return None
+    folded = model.folded_inputs(node)
+    if not folded:
+        return None
+    usual = usual_dtype(model)
+    rows = []
+    for _, source, role in folded:
+        chain = model.constant_chain(source, limit=6)
+        made = " ← ".join(model.node_op[c] for c in chain[:4]) + (" ← …" if len(chain) > 4 else "")
+        shape = shape_text(model.node_detail[source], usual) or "?"
+        ref_of = model.node_ref[source]
+        rows.append((role or "·", f"{model.node_label[source]} ({made})", shape, preview(ref_of) if ref_of else ""))
+    return "Folded into this box", ("input", "constant", "shape", "values"), rows
+
+
+def stub_text(lead: str, names: list[str], each: int = 18) -> str:
+    """A long or back edge's label: the arrow (`↓`, `↑ from`), the first two ends' names cut in the middle to
+    `each` characters, and how many more (`↓ /layers.0/Add, Add_7 +3`); the canvas and the SVG both say it."""
+    shown = ", ".join(shorten_middle(n, each) for n in names[:2])
+    more = f" +{len(names) - 2}" if len(names) > 2 else ""
+    return f"{lead} {shown}{more}"

@@ -1,0 +1,347 @@
+"""Draws a window of a graph layout into character cells: frames of open groups, orthogonal edges with
+box-drawing junctions, boxes at three zoom levels, stubs for long and back edges, and a minimap.
+
+Pure functions over numpy arrays: the widget turns the cells into Strips, tests read the characters. Only what
+intersects the window is drawn, so a frame costs the same for 100 or 100,000 laid-out items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.formatting import shorten_middle
+from explorer.graph.layout import COMPACT, DOTS, Layout
+from explorer.graph.text import stub_text
+
+UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
+JUNCTIONS = {
+    UP | DOWN: "│", LEFT | RIGHT: "─", DOWN | RIGHT: "┌", DOWN | LEFT: "┐", UP | RIGHT: "└", UP | LEFT: "┘",
+    UP | DOWN | RIGHT: "├", UP | DOWN | LEFT: "┤", LEFT | RIGHT | DOWN: "┬", LEFT | RIGHT | UP: "┴",
+    UP | DOWN | LEFT | RIGHT: "┼", UP: "│", DOWN: "│", LEFT: "─", RIGHT: "─",
+}  # fmt: skip
+# style codes the widget maps to colours
+BLANK, EDGE, FRAME, FRAME_LABEL, BOX, TEXT, DIM, SELECTED, MATCH, STUB, WARN, MINIMAP, VIEWPORT, BACK = range(14)
+FIRST_COLOUR = 32  # style code FIRST_COLOUR + k: box in colour k of the current colour mode
+HEADER_COLOUR = 64  # HEADER_COLOUR + k: a box's name line, on a band of colour k
+
+
+@dataclass
+class Canvas:
+    width: int
+    height: int
+    chars: np.ndarray = field(init=False)  # unicode code points
+    styles: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.chars = np.full((self.height, self.width), ord(" "), dtype=np.int32)
+        self.styles = np.zeros((self.height, self.width), dtype=np.int16)
+
+    def text(self, x: int, y: int, text: str, style: int, limit: int | None = None) -> None:
+        if not 0 <= y < self.height:
+            return
+        if limit is not None:
+            text = text[:limit]
+        start = max(x, 0)
+        end = min(x + len(text), self.width)
+        if end <= start:
+            return
+        part = text[start - x : end - x]
+        self.chars[y, start:end] = np.frombuffer(part.encode("utf-32-le"), dtype=np.uint32)
+        self.styles[y, start:end] = style
+
+    def is_free(self, x: int, y: int, length: int) -> bool:
+        """Whether `length` cells from (x, y) are on the canvas and blank."""
+        if not 0 <= y < self.height or x < 0 or x + length > self.width:
+            return False
+        return bool((self.chars[y, x : x + length] == ord(" ")).all())
+
+    def free_text_near(self, spots: list[tuple[int, int]], text: str, style: int) -> None:
+        """The text whole at the first spot where it fits on blank cells; else as much as fits at the first."""
+        for x, y in spots:
+            if self.is_free(x, y, len(text)):
+                self.text(x, y, text, style)
+                return
+        self.free_text(*spots[0], text, style)
+
+    def free_text(self, x: int, y: int, text: str, style: int, limit: int | None = None) -> None:
+        """Text written only on blank cells: as much of it as fits before the first cell in use (cut with "…"),
+        nothing when fewer than four cells are free, so a label never hides a box, a frame or an edge."""
+        if not 0 <= y < self.height or x < 0 or x >= self.width:
+            return
+        if limit is not None:
+            text = text[:limit]
+        row = self.chars[y, x : x + len(text)]
+        used = np.flatnonzero(row != ord(" "))
+        room = int(used[0]) if used.size else row.size
+        if room >= len(text):
+            self.text(x, y, text, style)
+        elif room >= 4:
+            self.text(x, y, text[: room - 2] + "…", style)
+
+    def line(self, y: int) -> str:
+        return "".join(map(chr, self.chars[y].tolist()))
+
+
+# Cut from the middle, so both the scope and the op's own name stay readable.
+shorten = shorten_middle
+
+
+def draw(
+    layout: Layout,
+    width: int,
+    height: int,
+    origin: tuple[int, int],
+    colour_of_item: np.ndarray,
+    selected: int = -1,
+    matches: set[int] | None = None,
+) -> Canvas:
+    canvas = Canvas(width, height)
+    ox, oy = origin
+    matches = matches or set()
+    _draw_frames(canvas, layout, ox, oy)
+    _draw_edges(canvas, layout, ox, oy)
+    _draw_frame_labels(canvas, layout, ox, oy)  # over the edges that enter a frame through its top
+    shown = np.flatnonzero(
+        (layout.x + layout.w > ox) & (layout.x < ox + width) & (layout.y + layout.h > oy) & (layout.y < oy + height)
+    )
+    for item in shown.tolist():
+        if item == selected:
+            style = SELECTED
+        elif item in matches:
+            style = MATCH
+        else:
+            style = FIRST_COLOUR + int(colour_of_item[item])
+        _draw_box(canvas, layout, item, int(layout.x[item]) - ox, int(layout.y[item]) - oy, style)
+    _draw_stubs(canvas, layout, ox, oy, shown)
+    _draw_shared_tracks(canvas, layout, ox, oy)
+    return canvas
+
+
+def _draw_shared_tracks(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
+    """Where a gap has more edges than tracks, the busiest track says how many sources it carries beyond one
+    each (beside its run in TB, above it in LR), so a merged line is not read as one edge."""
+    tb = layout.direction == "TB"
+    for lo, hi, row, count in layout.shared_tracks:
+        text = f" ≡ +{count:,} edges share tracks"
+        if tb:  # the first free cells beside the run, right then left (other edges' drops stand there)
+            right, left = hi - ox + 2, lo - ox - len(text) - 1
+            spots = [(right + k, row - oy) for k in range(32)] + [(left - k, row - oy) for k in range(32)]
+        else:
+            spots = [(row - ox + 1, lo - oy - 1 - k) for k in range(8)] + [
+                (row - ox + 1, hi - oy + 1 + k) for k in range(8)
+            ]
+        canvas.free_text_near(spots, text, STUB)
+
+
+def _draw_frames(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
+    for fx, fy, fw, fh in layout.frames.values():
+        x0, y0 = fx - ox, fy - oy
+        x1, y1 = x0 + fw - 1, y0 + fh - 1
+        if x1 < 0 or y1 < 0 or x0 >= canvas.width or y0 >= canvas.height:
+            continue
+        canvas.text(x0, y0, "╭" + "┄" * (fw - 2) + "╮", FRAME)
+        canvas.text(x0, y1, "╰" + "┄" * (fw - 2) + "╯", FRAME)
+        top, bottom = max(y0 + 1, 0), min(y1, canvas.height)
+        for x in (x0, x1):  # the sides, a column at a time
+            if top < bottom and 0 <= x < canvas.width:
+                canvas.chars[top:bottom, x] = ord("┆")
+                canvas.styles[top:bottom, x] = FRAME
+
+
+def _draw_frame_labels(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
+    for group, (fx, fy, fw, _) in layout.frames.items():
+        label = layout.frame_labels.get(group, "")
+        if label and 0 <= fy - oy < canvas.height:
+            canvas.text(fx - ox + 2, fy - oy, f" ▾ {shorten(label, max(fw - 8, 4))} ", FRAME_LABEL)
+
+
+def _draw_edges(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
+    bits = np.zeros((canvas.height, canvas.width), dtype=np.int8)
+    heads: list[tuple[int, int, str]] = []
+    tb = layout.direction == "TB"
+    for edge in layout.edges:
+        points = edge.points
+        if len(points) < 2:
+            continue
+        xs = [p[0] for p in points]
+        ys = [p[1] for p in points]
+        if max(xs) < ox or min(xs) >= ox + canvas.width or max(ys) < oy or min(ys) >= oy + canvas.height:
+            continue
+        for (ax, ay), (bx, by) in zip(points[:-1], points[1:], strict=True):
+            _segment(bits, ax - ox, ay - oy, bx - ox, by - oy)
+        last = points[-1]
+        heads.append((last[0] - ox, last[1] - oy, "▼" if tb else "▶"))
+    drawn = np.flatnonzero(bits.ravel())
+    if drawn.size:
+        table = np.full(16, ord(" "), dtype=np.int32)
+        for key, char in JUNCTIONS.items():
+            table[key] = ord(char)
+        flat_chars = canvas.chars.ravel()
+        flat_styles = canvas.styles.ravel()
+        flat_chars[drawn] = table[bits.ravel()[drawn]]
+        flat_styles[drawn] = EDGE
+    for x, y, char in heads:
+        canvas.text(x, y, char, EDGE)
+
+
+def _segment(bits: np.ndarray, ax: int, ay: int, bx: int, by: int) -> None:
+    height, width = bits.shape
+    if ax == bx:
+        if not 0 <= ax < width:
+            return
+        lo, hi = sorted((ay, by))
+        if lo == hi:
+            return
+        inner_lo, inner_hi = max(lo + 1, 0), min(hi, height)
+        if inner_lo < inner_hi:
+            bits[inner_lo:inner_hi, ax] |= UP | DOWN
+        if 0 <= lo < height:
+            bits[lo, ax] |= DOWN
+        if 0 <= hi < height:
+            bits[hi, ax] |= UP
+    elif ay == by:
+        if not 0 <= ay < height:
+            return
+        lo, hi = sorted((ax, bx))
+        inner_lo, inner_hi = max(lo + 1, 0), min(hi, width)
+        if inner_lo < inner_hi:
+            bits[ay, inner_lo:inner_hi] |= LEFT | RIGHT
+        if 0 <= lo < width:
+            bits[ay, lo] |= RIGHT
+        if 0 <= hi < width:
+            bits[ay, hi] |= LEFT
+
+
+def _draw_box(canvas: Canvas, layout: Layout, item: int, x: int, y: int, style: int) -> None:
+    w, h = int(layout.w[item]), int(layout.h[item])
+    unit = bool(layout.unit[item]) if layout.unit.size else False  # a node that opens (a schedule layer)
+    group = layout.visible.item_kind[item] == 1 and not unit
+    if layout.level == DOTS:
+        canvas.text(x, y, "◆" if group else "●", style)
+        return
+    if layout.level == COMPACT:
+        text = layout.compacts[item]
+        canvas.text(x, y, ("⟦" if group else "[") + shorten(text, w - 2).ljust(w - 2) + ("⟧" if group else "]"), style)
+        return
+    inner = w - 2
+    if group:
+        top, side, bottom = "╔" + "═" * inner + "╗", "║", "╚" + "═" * inner + "╝"
+    else:
+        top, side, bottom = "┌" + "─" * inner + "┐", "│", "└" + "─" * inner + "┘"
+    canvas.text(x, y, top, style)
+    name = layout.titles[item]
+    if unit:
+        name_line = (" " + shorten(name, inner - 3)).ljust(inner - 1) + "▸"
+    else:
+        name_line = (" " + shorten(name, inner - 1)).ljust(inner)
+    canvas.text(x, y + 1, side + name_line + side, style)
+    lines = [layout.details[item], layout.extras[item]][: h - 3]
+    for k, line in enumerate(lines):
+        canvas.text(x, y + 2 + k, side + (" " + shorten(line, inner - 1)).ljust(inner) + side, style)
+    canvas.text(x, y + h - 1, bottom, style)
+    lo, hi = max(x + 1, 0), min(x + w - 1, canvas.width)
+    if lo < hi and style >= FIRST_COLOUR:  # the title on a band of the box's colour, the other lines dim
+        if 0 <= y + 1 < canvas.height:
+            canvas.styles[y + 1, lo:hi] = style - FIRST_COLOUR + HEADER_COLOUR
+        for row in range(y + 2, y + h - 1):
+            if 0 <= row < canvas.height:
+                canvas.styles[row, lo:hi] = DIM
+
+
+def _draw_stubs(canvas: Canvas, layout: Layout, ox: int, oy: int, shown: np.ndarray) -> None:
+    tb = layout.direction == "TB"
+    for item in shown.tolist():
+        x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
+        w, h = int(layout.w[item]), int(layout.h[item])
+        targets = layout.out_stubs.get(item)
+        if targets:  # below the box (TB), from its left edge, else ending at its right edge, else left of it
+            text = stub_text("↓" if tb else "→", [layout.labels[t] for t in targets])[: max(w + 12, 16)]
+            spots = [(x, y + h), (x + w - len(text), y + h), (x - len(text) - 1, y + h)] if tb else [(x + w + 1, y)]
+            canvas.free_text_near(spots, text, BACK if item in layout.back_sources else STUB)
+        sources = layout.in_stubs.get(item)
+        if sources:
+            text = stub_text("↑" if tb else "←", [layout.labels[s] for s in sources])[: max(w + 12, 16)]
+            spots = [(x, y - 1), (x + w - len(text), y - 1), (x - len(text) - 1, y - 1)] if tb else [
+                (max(x - 16, 0), y + h)]  # fmt: skip
+            canvas.free_text_near(spots, text, STUB)
+        bundle = layout.bundles.get(item)
+        if bundle:
+            canvas.free_text(x if tb else x + w + 1, y + h if tb else y, f"⇊ {bundle:,} readers", STUB)
+    on_screen = set(shown.tolist())
+    for item, name in layout.visible.dangling:
+        if item in on_screen:
+            x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
+            canvas.free_text(x + int(layout.w[item]) + 1, y, f"⚠ {shorten(name, 20)}?", WARN)
+
+
+def minimap(layout: Layout, width: int, height: int, window: tuple[int, int, int, int]) -> list[str]:
+    """The whole layout shrunk into width × height cells (· items, ▒ the window on screen)."""
+    grid = np.full((height, width), ord(" "), dtype=np.int32)
+    sx = max(layout.width, 1) / width
+    sy = max(layout.height, 1) / height
+    if layout.x.size:
+        cx = np.clip(((layout.x + layout.w / 2) / sx).astype(np.int64), 0, width - 1)
+        cy = np.clip(((layout.y + layout.h / 2) / sy).astype(np.int64), 0, height - 1)
+        grid[cy, cx] = ord("·")
+    wx, wy, ww, wh = window  # the window may reach past the layout (a narrow graph is centred): clamp it
+    x0 = min(max(int(wx / sx), 0), width - 1)
+    x1 = min(max(int((wx + ww) / sx), x0), width - 1)
+    y0 = min(max(int(wy / sy), 0), height - 1)
+    y1 = min(max(int((wy + wh) / sy), y0), height - 1)
+    grid[y0 : y1 + 1, x0] = ord("▏")
+    grid[y0 : y1 + 1, x1] = ord("▕")
+    grid[y0, x0 : x1 + 1] = ord("▔")
+    grid[y1, x0 : x1 + 1] = ord("▁")
+    return ["".join(map(chr, row.tolist())) for row in grid]
+
+
+_BRAILLE_BITS = np.array([[0x01, 0x08], [0x02, 0x10], [0x04, 0x20], [0x40, 0x80]], dtype=np.int32)  # [row][col]
+MAX_OVERVIEW_EDGES = 20_000  # beyond this the overview draws the boxes only
+
+
+def overview(layout: Layout, width: int, height: int, selected: int = -1, matches: set[int] | None = None) -> Canvas:
+    """The whole layout at the panel's size in braille dots (2×4 per cell, square on a terminal), boxes bright and
+    edges dim, the selection and the matches marked: what `f` shows when even one-dot boxes do not fit."""
+    canvas = Canvas(width, height)
+    gw, gh = width * 2, height * 4
+    scale = max(layout.width / max(width, 1), layout.height / max(height, 1), 1e-9)  # layout cells per cell
+
+    pad_x = max(int((gw - layout.width * 2 / scale) / 2), 0)  # centred in the panel, whichever side has room
+    pad_y = max(int((gh - layout.height * 4 / scale) / 2), 0)
+
+    def dots_x(v: np.ndarray) -> np.ndarray:
+        return np.clip((v * 2 / scale).astype(np.int64) + pad_x, 0, gw - 1)
+
+    def dots_y(v: np.ndarray) -> np.ndarray:
+        return np.clip((v * 4 / scale).astype(np.int64) + pad_y, 0, gh - 1)
+
+    boxes = np.zeros((gh, gw), dtype=bool)
+    lines = np.zeros((gh, gw), dtype=bool)
+    if len(layout.edges) <= MAX_OVERVIEW_EDGES:
+        for edge in layout.edges:
+            for (ax, ay), (bx, by) in zip(edge.points[:-1], edge.points[1:], strict=False):
+                steps = max(abs(bx - ax), abs(by - ay), 1) * 4
+                t = np.linspace(0.0, 1.0, int(min(steps, 4 * (gw + gh))))
+                lines[dots_y(ay + (by - ay) * t), dots_x(ax + (bx - ax) * t)] = True
+    x0, y0 = dots_x(layout.x.astype(np.float64)), dots_y(layout.y.astype(np.float64))
+    x1, y1 = dots_x((layout.x + layout.w - 1).astype(np.float64)), dots_y((layout.y + layout.h - 1).astype(np.float64))
+    small = (x0 == x1) & (y0 == y1)
+    boxes[y0[small], x0[small]] = True
+    for k in np.flatnonzero(~small).tolist():
+        boxes[y0[k] : y1[k] + 1, x0[k] : x1[k] + 1] = True
+    for grid, style in ((lines, EDGE), (boxes, TEXT)):
+        code = np.zeros((height, width), dtype=np.int32)
+        for r in range(4):
+            for c in range(2):
+                code |= np.where(grid[r::4, c::2][:height, :width], _BRAILLE_BITS[r, c], 0)
+        drawn = code > 0
+        canvas.chars[drawn] = 0x2800 + code[drawn]
+        canvas.styles[drawn] = style
+    marks = [(item, MATCH) for item in sorted(matches or ())] + ([(selected, SELECTED)] if selected >= 0 else [])
+    for item, style in marks:
+        cx = int(x0[item] + x1[item]) // 4
+        cy = int(y0[item] + y1[item]) // 8
+        canvas.text(cx, cy, "◆" if style == SELECTED else "●", style)
+    return canvas

@@ -1,0 +1,95 @@
+"""Two graphs side by side (`ir-explorer A --compare B`, the palette's "Compare graphs side by side"): a graph
+pane per file, coloured by what the comparison found; selecting a box in one pane selects and shows its match in
+the other; `n`/`N` walk the changes; the line at the bottom says what the selected box matched and what
+changed. Escape closes it. The panes are the graph view itself, showing annotated copies of the two graphs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from explorer.graph.compare import Comparison
+from explorer.graph.model import ROOT
+from widgets.graph.view import GraphView
+from widgets.messages import Selected
+
+
+class CompareScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("n", "change(1)", "Next change"),
+        Binding("N", "change(-1)", "Prev change"),
+    ]
+    DEFAULT_CSS = """
+    CompareScreen #compare-summary { height: 1; background: $panel; padding: 0 1; }
+    CompareScreen #compare-about { height: 1; background: $panel; padding: 0 1; color: $text-muted; }
+    CompareScreen Horizontal { height: 1fr; }
+    CompareScreen GraphView { width: 1fr; }
+    """
+
+    def __init__(self, comparison: Comparison, documents: tuple[Any, Any]) -> None:
+        super().__init__()
+        self.comparison = comparison
+        self.documents = documents
+        self.change_index = -1
+
+    def compose(self) -> ComposeResult:
+        a, b = self.documents
+        # the counts first: what an 80-column terminal must still show (the panes' titles name the files)
+        yield Static(f"{self.comparison.summary()} · A {a.meta.source.name}  ⇄  B {b.meta.source.name}",
+                     id="compare-summary")  # fmt: skip
+        with Horizontal():
+            yield GraphView(id="compare-a")
+            yield GraphView(id="compare-b")
+        yield Static("n / N: next / previous change · Tab: the other pane · Escape: close", id="compare-about")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        pane_a, pane_b = self.pane("a"), self.pane("b")
+        pane_a.border_title = f"A {self.documents[0].meta.source.name}"
+        pane_b.border_title = f"B {self.documents[1].meta.source.name}"
+        pane_a.show_model(self.documents[0], self.comparison.a, "diff")
+        pane_b.show_model(self.documents[1], self.comparison.b, "diff")
+        pane_a.focus()
+
+    def pane(self, side: str) -> GraphView:
+        return self.query_one(f"#compare-{side}", GraphView)
+
+    def on_selected(self, message: Selected) -> None:
+        """A box chosen in one pane: its match chosen and shown in the other (without echoing back)."""
+        message.stop()
+        side = "a" if message.view is self.pane("a") else "b" if message.view is self.pane("b") else ""
+        if not side:
+            return
+        here = self.pane(side)
+        key = here.selected_key
+        if key is None or key[0] != 0:
+            return
+        self.follow(side, key[1])
+
+    def follow(self, side: str, node: int) -> None:
+        match = self.comparison.match
+        other_side = "b" if side == "a" else "a"
+        other = int(match.a_to_b[node] if side == "a" else match.b_to_a[node])
+        if other >= 0:
+            self.pane(other_side).reveal_node(other, ROOT, announce=False)
+        self.query_one("#compare-about", Static).update(self.comparison.describe(side, node))
+
+    def action_change(self, step: int) -> None:
+        changes = self.comparison.changes
+        if not changes:
+            self.app.notify("no changes: the two graphs match")
+            return
+        self.change_index = (self.change_index + step) % len(changes)
+        side, node = changes[self.change_index]
+        self.pane(side).reveal_node(node, ROOT, announce=False)
+        self.pane(side).focus()
+        self.follow(side, node)
+
+    def action_close(self) -> None:
+        self.dismiss()

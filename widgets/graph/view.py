@@ -1,0 +1,836 @@
+"""The graph view: the document's graph as boxes and edges, laid out only as far as it is expanded.
+
+The model is built in a thread worker the first time the view is shown; every expansion, zoom level and
+direction is laid out once and cached, so moving around never lays out again. Selection is shared with the
+tree (the app reveals the node's ref there, and the tree's cursor selects its node here).
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import time
+from typing import Any
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from textual import events, work
+from textual.binding import Binding
+from textual.strip import Strip
+
+from explorer.graph.colours import COLOURS, colour_modes, item_colours
+from explorer.graph.layout import (
+    DOTS,
+    FULL,
+    LEVEL_NAMES,
+    Layout,
+    expand_all,
+    initial_expansion,
+    layout_graph,
+    visible_graph,
+)
+from explorer.graph.model import ROOT, GraphModel
+from explorer.graph.node_data import (
+    AGGREGATES,
+    MODE_PREFIX,
+    numeric_mode_set,
+    set_aggregate,
+    top_nodes,
+    value_of,
+)
+from explorer.graph.problems import mark_problems
+from explorer.graph.search import matched_by_unit, search_nodes
+from explorer.graph.shaping import reading_path
+from widgets.frame_widget import FrameWidget
+from widgets.graph.canvas import (
+    BACK,
+    DIM,
+    EDGE,
+    FIRST_COLOUR,
+    FRAME,
+    FRAME_LABEL,
+    HEADER_COLOUR,
+    MATCH,
+    SELECTED,
+    STUB,
+    TEXT,
+    WARN,
+    draw,
+    minimap,
+    overview,
+    shorten,
+)
+from widgets.messages import Selected
+from widgets.text_lines import fit_fields
+from widgets.views import SYNC_GRAPH_NODES
+
+STATUS_LINES = 2
+TOP_NODES = 20  # nodes the top list offers
+EXPAND_ALL_BOXES = 5_000  # most boxes `X` opens at once (its layout stays well under a second)
+MINIMAP = (24, 8)
+BASE_STYLES = {
+    EDGE: Style(color="#8a8a8a"),
+    FRAME: Style(color="#5a6a7a"),
+    FRAME_LABEL: Style(color="#9ab0c8", bold=True),
+    TEXT: Style(color="#e0e0e0"),
+    DIM: Style(color="#a0a0a0"),
+    SELECTED: Style(color="#000000", bgcolor="#ffffff", bold=True),
+    MATCH: Style(color="#000000", bgcolor="#e8d44d", bold=True),
+    STUB: Style(color="#5fb0c8", italic=True),
+    WARN: Style(color="#ff5050", bold=True),
+    BACK: Style(color="#ff8050", italic=True),
+}
+
+
+class GraphView(FrameWidget, can_focus=True):
+    BINDINGS = [
+        Binding("up", "move('up')", "Producer", show=False),
+        Binding("down", "move('down')", "Consumer", show=False),
+        Binding("left", "move('left')", "Left", show=False),
+        Binding("right", "move('right')", "Right", show=False),
+        Binding("shift+up", "pan(0, -1)", "Pan up", show=False),
+        Binding("shift+down", "pan(0, 1)", "Pan down", show=False),
+        Binding("shift+left", "pan(-1, 0)", "Pan left", show=False),
+        Binding("shift+right", "pan(1, 0)", "Pan right", show=False),
+        Binding("enter", "toggle_group", "Open/close group"),
+        Binding("plus,equals_sign", "zoom(-1)", "Zoom in", show=False, key_display="+"),
+        Binding("minus", "zoom(1)", "Zoom out", show=False),
+        Binding("f", "fit", "Fit"),
+        Binding("slash", "search", "Find", key_display="/"),
+        Binding("right_square_bracket", "match(1)", "Next match", show=False, key_display="]"),
+        Binding("left_square_bracket", "match(-1)", "Prev match", show=False, key_display="["),
+        Binding("c", "colour", "Colour by"),
+        Binding("r", "direction", "Direction", show=False),
+        Binding("i", "constants", "Constants", show=False),
+        Binding("x", "collapse_all", "Collapse all", show=False),
+        Binding("X", "expand_all", "Open all", show=False),
+        Binding("a", "aggregate", "Group aggregate", show=False),
+        Binding("T", "top_nodes", "Top nodes", show=False),
+        Binding("m", "minimap", "Minimap", show=False),
+    ]
+    HELP_KEYS = [
+        ("Graph", "↑ / ↓", "go to a producer / a consumer of the selection"),
+        ("Graph", "← / →", "go to the neighbour in the same layer"),
+        ("Graph", "Shift+arrows", "pan"),
+        ("Graph", "Enter", "open or close the selected group (on a node: close its group)"),
+        ("Graph", "+ / -", "zoom levels: full boxes, one-line boxes, dots"),
+        ("Graph", "f", "fit the whole graph on screen (an overview in braille dots when even dots do not fit)"),
+        ("Graph", "/", "find nodes by name or op type: every match is marked"),
+        ("Graph", "[ / ]", "previous / next match (opens the groups that hide it)"),
+        ("Graph", "c", "next colour mode: op type, then what the nodes carry (dtype, bytes, time...)"),
+        ("Graph", "r", "top to bottom / left to right"),
+        ("Graph", "i", "show constants and initializers as nodes / fold them into their readers"),
+        ("Graph", "x", "collapse every group"),
+        ("Graph", "X", "open every group (up to 5,000 boxes)"),
+        ("Graph", "a", "per-node data: what a closed group shows (sum, max, mean)"),
+        ("Graph", "T", "the top 20 boxes by the per-node data or numeric mode shown; Enter jumps"),
+        ("Graph", "m", "show or hide the minimap (it moves to the corner away from the selection)"),
+        ("Graph", "click / wheel", "select a box / scroll"),
+    ]
+    DEFAULT_CSS = """
+    GraphView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
+    GraphView:focus { border: round $accent; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.border_title = "Graph"
+        self.model: GraphModel | None = None
+        self.ready = False
+        self.error = ""
+        self.expanded: set[int] = set()
+        self.show_constants = False
+        self.level = FULL
+        self.direction = "TB"
+        self.mode = 0
+        self.modes = ["op type"]
+        self.origin = (0, 0)
+        self.selected_key: tuple[int, int] | None = None  # (kind, id): 0 node, 1 group
+        self.matches: list[int] = []
+        self.match_text = ""
+        self.match_index = -1
+        self._layouts: dict[tuple, Layout] = {}
+        self._placements: dict = {}  # each open group's placement, reused when another group opens or closes
+        self._colours: dict[tuple, tuple[np.ndarray, list[tuple[str, str]]]] = {}
+        self.last_layout_seconds = 0.0
+        self._scroll_pending = ""  # "center" or "start": a scroll asked for before the widget had a size
+        self._building = False
+        self.show_minimap = True
+        self.overview = False  # `f` on a graph bigger than the panel even as dots: the whole of it in braille
+        self._previous: Layout | None = None  # the layout before a group opened or closed: where things were
+        self.given_model: GraphModel | None = None  # a model to show instead of the document's (a comparison's)
+        self.preferred_mode = ""  # the colour mode to open on when the model has it (a comparison's "diff")
+
+    # ---- data ---------------------------------------------------------------------------------------------
+    def show_document(self, document: Any) -> None:
+        """Remember the document; the graph is built the first time the view is shown, so opening a file never
+        pays for a graph nobody looks at (and the tree stays responsive while it is built)."""
+        self.document = document
+        self.ready = False
+        self.model = None
+        self._layouts.clear()
+        self._placements.clear()
+        self._colours.clear()
+        self._building = False
+        if self.is_on_screen:
+            self.on_show()
+
+    def show_model(self, document: Any, model: GraphModel, mode: str = "") -> None:
+        """Show `model` (built and annotated by the caller, such as one side of a comparison) for `document`."""
+        self.given_model, self.preferred_mode = model, mode
+        self.show_document(document)
+
+    def on_show(self) -> None:
+        if self.document is not None and self.model is None and not self._building:
+            self._building = True
+            view = self.document.view
+            if self.given_model is not None or view.graph_ready() or 0 <= view.graph_size_hint() <= SYNC_GRAPH_NODES:
+                self._build_now()  # built while loading, or small: at once, without the hop through a thread
+            else:
+                self._build()
+
+    @work(thread=True, exclusive=True, group="graph")
+    def _build(self) -> None:
+        self._build_now(from_thread=True)
+
+    def _build_now(self, from_thread: bool = False) -> None:
+        call = self.app.call_from_thread if from_thread else (lambda fn, *args: fn(*args))
+        try:
+            model = self.given_model or self.document.view.graph_model()
+            mark_problems(model, self.document)  # ✗/⚠ on the boxes, before the boxes are sized
+            expanded = initial_expansion(model)
+            started = time.perf_counter()
+            layout = layout_graph(model, visible_graph(model, expanded), FULL, "TB", self._placements)
+            elapsed = time.perf_counter() - started
+        except Exception as error:  # a format bug must not take the app down: say it in the view
+            call(self._failed, f"{type(error).__name__}: {error}")
+            return
+        call(self._ready, model, expanded, layout, elapsed)
+
+    def _failed(self, reason: str) -> None:
+        self.error = reason
+        self.ready = True
+        self.refresh()
+
+    def _ready(self, model: GraphModel, expanded: set[int], layout: Layout, elapsed: float) -> None:
+        self.model = model
+        self.expanded = expanded
+        self.modes = colour_modes(model)
+        if self.preferred_mode in self.modes:
+            self.mode = self.modes.index(self.preferred_mode)
+        elif model.data_sets:  # the user brought numbers: the first screen shows them
+            self.mode = self.modes.index(next(iter(model.data_sets)))
+        self._layouts[self._layout_key()] = layout
+        self.last_layout_seconds = elapsed
+        if layout.first_item >= 0:
+            self.selected_key = self._key_of(layout, layout.first_item)
+        self.ready = True
+        self._scroll_to_start()
+        self.refresh()
+        gc.freeze()  # the graph lives as long as the view: no full collection rescans it mid-frame (see app.py)
+
+    # ---- layout cache -------------------------------------------------------------------------------------
+    def _layout_key(self) -> tuple:
+        return (frozenset(self.expanded), self.show_constants, self.level, self.direction)
+
+    @property
+    def layout(self) -> Layout | None:
+        if self.model is None:
+            return None
+        key = self._layout_key()
+        found = self._layouts.get(key)
+        if found is None:
+            started = time.perf_counter()
+            visible = visible_graph(self.model, self.expanded, self.show_constants)
+            found = layout_graph(self.model, visible, self.level, self.direction, self._placements, self._previous)
+            self.last_layout_seconds = time.perf_counter() - started
+            if len(self._layouts) > 24:
+                self._layouts.clear()
+            self._layouts[key] = found
+            gc.freeze()  # kept for the next time this state is drawn: out of the collector's way too
+        return found
+
+    def colours(self) -> tuple[np.ndarray, list[tuple[str, str]]]:
+        key = (*self._layout_key(), self.modes[self.mode])
+        found = self._colours.get(key)
+        if found is None:
+            found = self._colours[key] = item_colours(self.model, self.layout.visible, self.modes[self.mode])
+        return found
+
+    @staticmethod
+    def _key_of(layout: Layout, item: int) -> tuple[int, int]:
+        return int(layout.visible.item_kind[item]), int(layout.visible.item_id[item])
+
+    def _item_of_key(self, layout: Layout, key: tuple[int, int] | None) -> int:
+        """The item showing `key` now: itself, or the collapsed group that hides the node."""
+        if key is None or self.model is None:
+            return -1
+        kind, ident = key
+        if kind == 0:
+            return int(layout.visible.node_item[ident]) if ident < layout.visible.node_item.size else -1
+        hits = np.flatnonzero((layout.visible.item_kind == 1) & (layout.visible.item_id == ident))
+        if hits.size:
+            return int(hits[0])
+        nodes = np.flatnonzero(self.model.node_group == ident)
+        return int(layout.visible.node_item[nodes[0]]) if nodes.size else -1
+
+    @property
+    def selected_item(self) -> int:
+        layout = self.layout
+        return self._item_of_key(layout, self.selected_key) if layout is not None else -1
+
+    # ---- drawing ------------------------------------------------------------------------------------------
+    def frame_key(self) -> tuple:
+        return (self.ready, self.error, self._layout_key(), self.origin, self.selected_key, self.mode,
+                tuple(self.matches[:64]), self.match_index, self.has_focus, self.show_minimap,
+                self.overview)  # fmt: skip
+
+    def render_frame(self) -> list[Strip]:
+        width, height = self.size.width, self.size.height
+        if not self.ready:
+            return [Strip([Segment("Laying out the graph…", BASE_STYLES[DIM])])]
+        if self.error:
+            return [Strip([Segment(f"The graph could not be built: {self.error}", BASE_STYLES[WARN])])]
+        layout = self.layout
+        if layout is None or layout.visible.n_items == 0:
+            return [Strip([Segment("This graph has no nodes.", BASE_STYLES[DIM])])]
+        if self._scroll_pending == "start":
+            self._scroll_to_start()
+        elif self._scroll_pending:
+            self._scroll_to_selection(center=True)
+        body = max(height - STATUS_LINES, 1)
+        colours, legend = self.colours()
+        match_items = {int(layout.visible.node_item[n]) for n in self.matches if layout.visible.node_item[n] >= 0}
+        if self.overview:
+            canvas = overview(layout, width, body, self.selected_item, match_items)
+        else:
+            canvas = draw(layout, width, body, self.origin, colours, self.selected_item, match_items)
+            if self.show_minimap and (layout.width > width or layout.height > body):
+                self._draw_minimap(canvas, layout, width, body)
+            self._label_selected_edges(canvas, layout)  # after the minimap: labels go on free cells only
+        lines = [self._strip(canvas, y) for y in range(body)]
+        lines += self._status(width, layout, legend)
+        return lines
+
+    def _draw_minimap(self, canvas: Any, layout: Layout, width: int, body: int) -> None:
+        """The minimap in a corner of the panel that does not hold the selection (none when every corner would
+        cover it, or the terminal is too small to spare the cells)."""
+        mw, mh = MINIMAP
+        if width < mw * 3 or body < mh * 2:
+            return
+        item = self.selected_item
+        ox, oy = self.origin
+        box = None
+        if item >= 0:
+            box = (int(layout.x[item]) - ox, int(layout.y[item]) - oy, int(layout.w[item]), int(layout.h[item]))
+        for x0, y0 in ((width - mw, 0), (width - mw, body - mh), (0, body - mh), (0, 0)):
+            if box is None or not _overlaps(box, (x0, y0, mw, mh)):
+                break
+        else:
+            return
+        rows = minimap(layout, mw - 2, mh - 2, (ox, oy, width, body))
+        canvas.text(x0, y0, "┌" + "─" * (mw - 2) + "┐", FRAME)
+        for k, row in enumerate(rows):
+            canvas.text(x0, y0 + k + 1, "│" + row + "│", FRAME)
+        canvas.text(x0, y0 + mh - 1, "└" + "─" * (mw - 2) + "┘", FRAME)
+
+    def _label_selected_edges(self, canvas: Any, layout: Layout) -> None:
+        """On demand: the edges into and out of the selection carry their values' names and types, written by
+        the selection: where they leave it and by their arrowheads into it (an edge of a collapsed group stands for
+        several: the first and a count)."""
+        item = self.selected_item
+        if item < 0:
+            return
+        visible, model = layout.visible, self.model
+        touching = [e for e in layout.edges if e.kind == "routed" and item in (e.source, e.target) and e.points]
+        if not touching:
+            return
+        src_item = visible.node_item[model.edge_src]
+        dst_item = visible.node_item[model.edge_dst]
+        ox, oy = self.origin
+        for edge in touching[:12]:
+            found = np.flatnonzero((src_item == edge.source) & (dst_item == edge.target))
+            if not found.size:
+                continue
+            first = int(found[0])
+            name = model.edge_label[first]
+            if not name:  # an edge that carries no named value (schedule layers): the arrow says it all
+                continue
+            value_type = model.node_detail[int(model.edge_src[first])].split(" +")[0]
+            text = f" {shorten(name, 24)}{' : ' + shorten(value_type, 24) if value_type else ''}"
+            text += f" +{found.size - 1}" if found.size > 1 else ""
+            short = f" {shorten(name, 24)}"  # the name alone where the type does not fit
+            for label in dict.fromkeys((text, short)):
+                if self._write_edge_label(canvas, edge, edge.source == item, label, layout.direction == "TB"):
+                    break
+
+    def _write_edge_label(self, canvas: Any, edge: Any, leaving: bool, text: str, tb: bool) -> bool:
+        ox, oy = self.origin
+        for cx, cy in _label_spots(edge.points, leaving, len(text), tb):
+            if canvas.is_free(cx - ox, cy - oy, len(text)):  # only where it hides nothing
+                canvas.text(cx - ox, cy - oy, text, STUB)
+                return True
+        return False
+
+    def _strip(self, canvas: Any, y: int) -> Strip:
+        """One row of cells as segments, one per run of a style (the runs found by numpy, not cell by cell)."""
+        chars, styles = canvas.chars[y], canvas.styles[y]
+        text = "".join(map(chr, chars.tolist()))
+        cuts = [0, *(np.flatnonzero(styles[1:] != styles[:-1]) + 1).tolist(), len(text)]
+        codes = styles[cuts[:-1]].tolist() if len(text) else []
+        return Strip([Segment(text[a:b], self._style(code)) for a, b, code in zip(cuts, cuts[1:], codes, strict=False)])
+
+    @staticmethod
+    @functools.cache
+    def _style(code: int) -> Style:
+        """The rich Style of a cell's style code, made once per code (a frame asks for tens of thousands)."""
+        if code >= HEADER_COLOUR:
+            return Style(color="#101010", bgcolor=COLOURS[(code - HEADER_COLOUR) % len(COLOURS)], bold=True)
+        if code >= FIRST_COLOUR:
+            return Style(color=COLOURS[(code - FIRST_COLOUR) % len(COLOURS)])
+        return BASE_STYLES.get(code, Style())
+
+    def _status(self, width: int, layout: Layout, legend: list[tuple[str, str]]) -> list[Strip]:
+        model = self.model
+        parts = []  # most useful first: a narrow terminal cuts from the end
+        selected = self.selected_item
+        if selected >= 0:
+            parts.append(f"▶ {shorten(layout.labels[selected], 32)} ({shorten(layout.ops[selected], 16)})")
+        if self.overview:
+            parts.append("overview: any key returns")
+        if self.matches:
+            parts.append(f"match {self.match_index + 1}/{len(self.matches)}")
+        if layout.back_edges:
+            parts.append(f"↺ {layout.back_edges} back edges (cycle)")
+        if layout.visible.dangling:
+            parts.append(f"⚠ {len(layout.visible.dangling)} inputs nobody produces")
+        parts += [
+            f"colour: {self.modes[self.mode]}",
+            f"{LEVEL_NAMES[self.level]} {self.direction}",
+            f"{layout.visible.n_items:,} boxes of {model.n_nodes:,} nodes",
+            f"{len(self.expanded)}/{model.n_groups} groups open",
+        ]
+        status = Strip([Segment(fit_fields(parts, width).ljust(width), BASE_STYLES[TEXT])])  # whole fields
+        segments = [Segment("legend ", BASE_STYLES[DIM])]
+        used = 7
+        for text, colour in legend:
+            piece = f" {shorten(text, 18)}  "
+            if used + 1 + len(piece) > width:
+                break
+            segments += [Segment("█", Style(color=colour)), Segment(piece, BASE_STYLES[DIM])]
+            used += 1 + len(piece)
+        return [status, Strip(segments).crop(0, width)]
+
+    # ---- selection ----------------------------------------------------------------------------------------
+    def select_item(self, item: int, *, announce: bool = True) -> None:
+        layout = self.layout
+        if layout is None or not 0 <= item < layout.visible.n_items:
+            return
+        key = self._key_of(layout, item)
+        changed = key != self.selected_key
+        self.selected_key = key
+        self._scroll_to_selection()
+        self.refresh()
+        if announce and changed:
+            ref = self._ref_of(layout, item)
+            if ref is not None:
+                self.post_message(Selected(ref, self))
+
+    def _ref_of(self, layout: Layout, item: int) -> Any:
+        kind, ident = self._key_of(layout, item)
+        return self.model.node_ref[ident] if kind == 0 else self.model.group_ref[ident]
+
+    def select_ref(self, ref: Any) -> bool:
+        """Select the node showing a tree ref (or the collapsed group hiding it); False when none does."""
+        if self.model is None:
+            return False
+        node = self.model.ref_to_node.get(ref)
+        if node is None:
+            return False
+        if self.selected_key == (0, node):
+            return True
+        self.selected_key = (0, node)
+        self._scroll_to_selection()
+        self.refresh()
+        return True
+
+    def _scroll_to_selection(self, center: bool = False) -> None:
+        """Keep the selection on screen (centred when asked); a graph that fits is centred across and top-aligned.
+        Before the widget has a size this waits for the first frame."""
+        layout = self.layout
+        item = self.selected_item
+        if layout is None or item < 0:
+            return
+        if self.size.width == 0 or self.size.height <= STATUS_LINES:
+            self._scroll_pending = "center" if center else self._scroll_pending or "center"
+            return
+        self._scroll_pending = ""
+        width, body = self.size.width, self.size.height - STATUS_LINES
+        x, y, w, h = int(layout.x[item]), int(layout.y[item]), int(layout.w[item]), int(layout.h[item])
+        ox, oy = self.origin
+        if layout.width <= width:
+            ox = (layout.width - width) // 2
+        elif center or not (ox <= x and x + w <= ox + width):
+            ox = min(max(x + w // 2 - width // 2, 0), layout.width - width)
+        if layout.height <= body:
+            oy = 0
+        elif center or not (oy <= y and y + h <= oy + body):
+            oy = min(max(y + h // 2 - body // 2, 0), layout.height - body)
+        self.origin = (ox, oy)
+
+    def _scroll_to_start(self) -> None:
+        """The first screen shows where reading starts: the selection (the model's first input) near the top
+        (left in LR) with as many of the first boxes along the main path as fit, centred across them (or the
+        whole graph, when it fits)."""
+        layout = self.layout
+        item = self.selected_item
+        if layout is None or item < 0 or self.model is None:
+            return
+        if self.size.width == 0 or self.size.height <= STATUS_LINES:
+            self._scroll_pending = "start"
+            return
+        self._scroll_pending = ""
+        width, body = self.size.width, self.size.height - STATUS_LINES
+        tb = self.direction == "TB"
+        span_across, span_along = (width, body) if tb else (body, width)
+        x0, y0 = int(layout.x[item]), int(layout.y[item])
+        x1, y1 = x0 + int(layout.w[item]), y0 + int(layout.h[item])
+        for node in reading_path(self.model, count=32)[1:]:  # grow the window's target while it still fits
+            k = int(layout.visible.node_item[node])
+            if k < 0:
+                continue
+            nx0, ny0 = min(x0, int(layout.x[k])), min(y0, int(layout.y[k]))
+            nx1, ny1 = max(x1, int(layout.x[k] + layout.w[k])), max(y1, int(layout.y[k] + layout.h[k]))
+            across, along = (nx1 - nx0, ny1 - ny0) if tb else (ny1 - ny0, nx1 - nx0)
+            if across > span_across or along > span_along:
+                break
+            x0, y0, x1, y1 = nx0, ny0, nx1, ny1
+        if tb:
+            ox = (layout.width - width) // 2 if layout.width <= width else min(max((x0 + x1) // 2 - width // 2, 0),
+                                                                             layout.width - width)  # fmt: skip
+            margin = 1 if y1 - y0 < body else 0  # a row above the input, where it does not cost a box below
+            oy = 0 if layout.height <= body else min(max(y0 - margin, 0), layout.height - body)
+        else:
+            ox = 0 if layout.width <= width else min(max(x0 - 2, 0), layout.width - width)
+            oy = 0 if layout.height <= body else min(max((y0 + y1) // 2 - body // 2, 0), layout.height - body)
+        self.origin = (ox, oy)
+
+    def _keep_in_place(self, before: Layout, after: Layout, group: int) -> None:
+        """After a group opened or closed: move the window by what moved under it, so the boxes around the group
+        stay where they were on screen (the nearest box above the group is the anchor; the group itself when
+        nothing is above it)."""
+        shared = {self._key_of(before, k): k for k in range(before.visible.n_items)}
+        gone = self._item_of_key(before, (1, group))
+        gx = int(before.x[gone]) if gone >= 0 else 0
+        gy = int(before.y[gone]) if gone >= 0 else 0
+        best, best_score = None, None
+        for k in range(after.visible.n_items):
+            old = shared.get(self._key_of(after, k))
+            if old is None or old == gone:
+                continue
+            above = int(before.y[old]) + int(before.h[old]) <= gy
+            score = (0 if above else 1, abs(gy - int(before.y[old])) + abs(gx - int(before.x[old])))
+            if best_score is None or score < best_score:
+                best, best_score = (old, k), score
+        if best is not None:
+            old, new = best
+            dx, dy = int(after.x[new]) - int(before.x[old]), int(after.y[new]) - int(before.y[old])
+        elif gone >= 0 and group in after.frames:
+            fx, fy, fw, _ = after.frames[group]
+            dx, dy = fx + fw // 2 - (gx + int(before.w[gone]) // 2), fy - gy
+        else:
+            return
+        self.origin = (self.origin[0] + dx, self.origin[1] + dy)
+
+    # ---- actions ------------------------------------------------------------------------------------------
+    def action_move(self, where: str) -> None:
+        layout = self.layout
+        item = self.selected_item
+        if layout is None or item < 0:
+            return
+        tb = self.direction == "TB"
+        if where in ("up", "down") if tb else where in ("left", "right"):
+            forward = where in ("down", "right")
+            edges = [e for e in layout.edges if (e.source == item if forward else e.target == item)]
+            others = [e.target if forward else e.source for e in edges]
+            if not others:
+                return
+            across = layout.x if tb else layout.y
+            here = int(across[item])
+            self.select_item(min(others, key=lambda o: (abs(int(across[o]) - here), o)))
+            return
+        # neighbours in the same layer, by position across it
+        same = np.flatnonzero(layout.layer == layout.layer[item])
+        across = layout.x if tb else layout.y
+        order = same[np.argsort(across[same], kind="stable")].tolist()
+        k = order.index(item)
+        step = 1 if where in ("right", "down") else -1
+        if 0 <= k + step < len(order):
+            self.select_item(order[k + step])
+
+    def action_pan(self, dx: int, dy: int) -> None:
+        ox, oy = self.origin
+        self.origin = (ox + dx * max(self.size.width // 4, 4), oy + dy * max(self.size.height // 4, 2))
+        self.refresh()
+
+    def action_zoom(self, delta: int) -> None:
+        level = min(max(self.level + delta, FULL), DOTS)
+        if level != self.level:
+            self.level = level
+            self._scroll_to_selection(center=True)
+            self.refresh()
+
+    def action_fit(self) -> None:
+        """The most detailed level whose layout fits the view, the whole graph centred; when even dots do not
+        fit, an overview of the whole graph in braille dots at the panel's size (any key leaves it)."""
+        width, body = self.size.width, max(self.size.height - STATUS_LINES, 1)
+        for level in (FULL, 1, DOTS):
+            self.level = level
+            layout = self.layout
+            if layout is None or (layout.width <= width and layout.height <= body):
+                break
+        layout = self.layout
+        if layout is not None:
+            self.overview = layout.width > width or layout.height > body
+            self.origin = ((layout.width - width) // 2, max((layout.height - body) // 2, 0))
+        self.refresh()
+
+    def on_key(self, event: events.Key) -> None:
+        """Any key leaves the overview (and then does what it does)."""
+        if self.overview and event.key != "f":
+            self.overview = False
+            self._scroll_to_selection(center=True)
+            self.refresh()
+
+    def action_toggle_group(self) -> None:
+        """Enter: open the selected group (the cursor moves onto its first member, at any depth) or close the
+        selected node's group; everything outside it stays where it was on screen."""
+        layout = self.layout
+        item = self.selected_item
+        if layout is None or item < 0 or self.model is None:
+            return
+        kind, ident = self._key_of(layout, item)
+        if kind == 1:
+            group = ident
+            self._previous = layout
+            self.expanded = self.expanded | {ident}
+        else:
+            group = int(self.model.node_group[ident])
+            if group == ROOT:
+                return
+            self._previous = layout
+            self.expanded = self.expanded - {group} - self._descendants(group)
+        after = self.layout
+        self._previous = None
+        if kind == 1:
+            self.selected_key = self._first_member(after, ident) or (1, ident)
+        else:
+            self.selected_key = (1, group)
+        self._keep_in_place(layout, after, group)
+        self._scroll_to_selection()
+        self.refresh()
+
+    def _first_member(self, layout: Layout, group: int) -> tuple[int, int] | None:
+        """The drawn item inside an opened group that comes first in the model's order (a node, or a closed
+        group when the group holds only groups), so Enter always leaves a selection."""
+        inside = list({group} | self._descendants(group))
+        nodes = np.flatnonzero(np.isin(self.model.node_group, inside) & (layout.visible.node_item >= 0))
+        if nodes.size == 0:
+            return None
+        first = int(nodes[np.argmin(self.model.topo_rank[nodes])])
+        return self._key_of(layout, int(layout.visible.node_item[first]))
+
+    def _descendants(self, group: int) -> set[int]:
+        found: set[int] = set()
+        frontier = [group]
+        parents = self.model.group_parent
+        while frontier:
+            children = np.flatnonzero(np.isin(parents, frontier)).tolist()
+            found.update(children)
+            frontier = children
+        return found
+
+    def action_minimap(self) -> None:
+        self.show_minimap = not self.show_minimap
+        self.refresh()
+
+    def action_collapse_all(self) -> None:
+        self.expanded = set()
+        self._scroll_to_selection(center=True)
+        self.refresh()
+
+    def action_expand_all(self) -> None:
+        """Every group open (schedule layers stay boxes), as `graph --expand all`; refused, with the count, when
+        that would draw more than EXPAND_ALL_BOXES boxes (a layout of that many takes seconds)."""
+        if self.model is None:
+            return
+        boxes = int((~self.model.node_constant).sum())
+        if boxes > EXPAND_ALL_BOXES:
+            self.app.notify(f"{boxes:,} boxes is too many to open at once: open groups with Enter",
+                            severity="warning")  # fmt: skip
+            return
+        key = self.selected_key
+        self.expanded = expand_all(self.model)
+        if key is not None and key[0] == 1 and key[1] in self.expanded:
+            self.selected_key = self._first_member(self.layout, key[1]) or key
+        self._scroll_to_selection(center=True)
+        self.refresh()
+
+    def add_data_sets(self, names: list[str]) -> None:
+        """Per-node data added to the model after it was shown: each set a mode, the first shown now."""
+        if self.model is None or not names:
+            return
+        self.modes = colour_modes(self.model)
+        self.mode = self.modes.index(names[0])
+        self._colours.clear()
+        self.refresh()
+
+    def _data_mode(self) -> str | None:
+        """The per-node data set the view is coloured by, or None (and says how to get one)."""
+        mode = self.modes[self.mode] if self.model is not None else ""
+        if self.model is None or mode not in self.model.data_sets:
+            self.app.notify("colour by a per-node data set first (c; add one with the palette's \"Add per-node "
+                            "data\" or --node-data)", severity="warning")  # fmt: skip
+            return None
+        return mode
+
+    def action_aggregate(self) -> None:
+        """What a closed group shows of a per-node data set: sum → max → mean."""
+        name = self._data_mode()
+        if name is None:
+            return
+        data = self.model.data_sets[name]
+        set_aggregate(self.model, name, AGGREGATES[(AGGREGATES.index(data.aggregate) + 1) % len(AGGREGATES)])
+        self._colours.clear()
+        self.app.notify(f"closed groups show the {data.aggregate} of what they hold")
+        self.refresh()
+
+    def action_top_nodes(self) -> None:
+        """The boxes with the largest values of the data set shown, or of a numeric mode (a joined trace's
+        measured time, the schedule's time, L2 peak...); Enter jumps to one."""
+        mode = self.modes[self.mode] if self.model is not None else ""
+        data = (self.model.data_sets.get(mode) or numeric_mode_set(self.model, mode)) if self.model else None
+        if data is None:
+            self._data_mode()  # says how to get numbers to list
+            return
+        name = data.name
+        from widgets.review_screens import LinksScreen
+
+        model = self.model
+        top = top_nodes(model, data, TOP_NODES)
+        labels = []
+        for node, unit in top:
+            label, op = (model.group_label[unit], model.group_op[unit]) if unit != ROOT else (
+                model.node_label[node], model.node_op[node])  # fmt: skip
+            labels.append(f"{value_of(data, node, unit):>12,.6g}  {label}  ({op})")
+
+        def jump(index: int | None) -> None:
+            if index is not None:  # a layer the file gave a value itself stays one box
+                self.reveal_node(*top[index])
+
+        self.app.push_screen(LinksScreen(f"Top {len(top)} by {name.removeprefix(MODE_PREFIX)}", labels), jump)
+
+    def action_colour(self) -> None:
+        self.mode = (self.mode + 1) % len(self.modes)
+        self.refresh()
+
+    def action_direction(self) -> None:
+        self.direction = "LR" if self.direction == "TB" else "TB"
+        self._scroll_to_selection(center=True)
+        self.refresh()
+
+    def action_constants(self) -> None:
+        self.show_constants = not self.show_constants
+        self.refresh()
+
+    def action_search(self) -> None:
+        from widgets.review_screens import PromptScreen
+
+        self.app.push_screen(PromptScreen("Find in the graph (name or op type):"), self.find)
+
+    def find(self, text: str | None) -> None:
+        if text is None or self.model is None:
+            return
+        self.matches = search_nodes(self.model, text)
+        self.match_text = text
+        self.match_index = -1
+        if self.matches:
+            self.action_match(1)
+        else:
+            self.app.notify(f"no node matches {text!r}")
+        self.refresh()
+
+    def action_match(self, delta: int) -> None:
+        if not self.matches or self.model is None:
+            return
+        self.match_index = (self.match_index + delta) % len(self.matches)
+        node = self.matches[self.match_index]
+        unit = matched_by_unit(self.model, node, self.match_text)  # a layer found by its name stays one box
+        self.reveal_node(node, unit)
+
+    def reveal_node(self, node: int, unit: int = ROOT, announce: bool = True) -> None:
+        """Select `node`, opening every group that hides it (a `unit` group, such as a schedule layer, stays one
+        box and is selected instead); a folded constant shows the constants to be reached."""
+        if self.model is None:
+            return
+        group = int(self.model.group_parent[unit]) if unit != ROOT else int(self.model.node_group[node])
+        opened = set()
+        while group != ROOT:  # open every group that hides it
+            opened.add(group)
+            group = int(self.model.group_parent[group])
+        self.expanded = self.expanded | opened
+        layout = self.layout
+        item = int(layout.visible.node_item[node])
+        if item < 0:  # a folded constant: show constants to reach it
+            self.show_constants = True
+            layout = self.layout
+            item = int(layout.visible.node_item[node])
+        self.select_item(item, announce=announce)
+
+    # ---- mouse --------------------------------------------------------------------------------------------
+    def on_click(self, event: events.Click) -> None:
+        layout = self.layout
+        if layout is None:
+            return
+        at = event.get_content_offset(self)
+        if at is None:
+            return
+        item = layout.item_at(at.x + self.origin[0], at.y + self.origin[1])
+        if item >= 0:
+            if event.chain >= 2 and layout.visible.item_kind[item] == 1:
+                self.select_item(item)
+                self.action_toggle_group()
+            else:
+                self.select_item(item)
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self.action_pan(0, 1)
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.action_pan(0, -1)
+
+
+def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def _label_spots(points: list[tuple[int, int]], leaving: bool, length: int, tb: bool) -> list[tuple[int, int]]:
+    """Where an edge's label may go, nearest the selection first: beside the segment that leaves it (or that
+    arrives at it), right of the line then left of it (TB), above the line then below it (LR); then along the
+    next segment when it runs across."""
+    ordered = points if leaving else points[::-1]
+    near = ordered[0]
+    far = ordered[1] if len(ordered) > 1 else near
+    spots = []
+    if tb:
+        step = 1 if far[1] >= near[1] else -1
+        for y in range(near[1], far[1] + step, step)[:60]:
+            spots += [(near[0] + 1, y), (near[0] - length, y)]
+        if len(ordered) > 2 and ordered[1][1] == ordered[2][1]:  # then a horizontal run: above it, below it
+            lo = min(ordered[1][0], ordered[2][0])
+            spots += [(lo + 1, ordered[1][1] - 1), (lo + 1, ordered[1][1] + 1)]
+    else:
+        x = near[0] if leaving else near[0] - length + 1
+        spots += [(x, near[1] - 1), (x, near[1] + 1)]
+    return spots

@@ -1,0 +1,1 @@
+"""The layout view: a strided tensor's planes drawn as cells (stride_map)."""
