@@ -322,10 +322,11 @@ def layout_graph(
     kind[position[src] > position[dst]] = BACK if model.cyclic else STUB
     tree = containers_of(model, visible)
     first = _first_positions(tree, position)
-    # every drawn edge belongs to the innermost container that holds both ends
+    # every drawn edge belongs to the innermost container that holds both ends; a bundled edge is drawn as one
+    # stub with a count, but still layers its target below its source (so nothing points up)
     edges_in: dict[int, list[tuple[int, int, int]]] = {c: [] for c in tree.order}  # (edge, element, element)
     paths: dict[int, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
-    for e in np.flatnonzero(kind == ROUTED).tolist():
+    for e in np.flatnonzero((kind == ROUTED) | (kind == BUNDLE)).tolist():
         a, b = int(src[e]), int(dst[e])
         ca, cb = int(tree.item_container[a]), int(tree.item_container[b])
         if ca == cb:
@@ -354,7 +355,9 @@ def layout_graph(
         span = np.abs(layer[v] - layer[u])
         stub = back | (span > MAX_SPAN)
         if stub.any():
-            kind[np.asarray([x[0] for x in members], dtype=np.int64)[stub[inverse]]] = STUB
+            edge_ids = np.asarray([x[0] for x in members], dtype=np.int64)
+            turned = edge_ids[stub[inverse]]
+            kind[turned[kind[turned] == ROUTED]] = STUB  # a bundle stays a bundle, however far it reaches
         layering[c] = (local_position, layer, codes[~stub].tobytes())
     # an edge that would run through more than MAX_SPAN layers inside a group, from its box to the frame's
     # border or back, is a stub too: a long line across a frame says less than a label at each end
