@@ -75,8 +75,7 @@ other = renamed_copy(PATH)
 async def measure():
     app = make_app(PATH, compare=other)
     async with app.run_test(size=(200, 60)) as pilot:
-        while not (isinstance(app.screen, CompareScreen) and app.screen.pane("a").ready
-                   and app.screen.pane("b").ready):
+        while not (isinstance(app.screen, CompareScreen) and app.screen.ready):
             await pilot.pause(0.02)
         screen = app.screen
         a, b = screen.pane("a"), screen.pane("b")

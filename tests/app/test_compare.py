@@ -21,7 +21,7 @@ async def wait_compare(pilot) -> CompareScreen:
     await wait_loaded(pilot)
     for _ in range(500):
         screen = pilot.app.screen
-        if isinstance(screen, CompareScreen) and screen.pane("a").ready and screen.pane("b").ready:
+        if isinstance(screen, CompareScreen) and screen.ready:
             await pilot.pause()
             return screen
         await pilot.pause(0.02)

@@ -118,8 +118,7 @@ def test_snapshot(snap_compare, monkeypatch, case, state=None, size=SIZE):
             elif key == "wait-compare":  # both panes of a comparison laid out
                 from widgets.graph.compare_screen import CompareScreen
 
-                while not (isinstance(pilot.app.screen, CompareScreen) and pilot.app.screen.pane("a").ready
-                           and pilot.app.screen.pane("b").ready):  # fmt: skip
+                while not (isinstance(pilot.app.screen, CompareScreen) and pilot.app.screen.ready):
                     await pilot.pause(0.02)
                 await pilot.pause()
             elif key == "wait-graph":  # the graph is laid out in a worker

@@ -9,7 +9,6 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -25,11 +24,13 @@ class CompareScreen(Screen):
         Binding("n", "change(1)", "Next change"),
         Binding("N", "change(-1)", "Prev change"),
     ]
+    # One grid, every part a direct child of the screen: a pane inside a container was sometimes not mounted yet
+    # when the screen's on_mount ran (NoMatches '#compare-a', one run in three at 80x24)
     DEFAULT_CSS = """
-    CompareScreen #compare-summary { height: 1; background: $panel; padding: 0 1; }
-    CompareScreen #compare-about { height: 1; background: $panel; padding: 0 1; color: $text-muted; }
-    CompareScreen Horizontal { height: 1fr; }
-    CompareScreen GraphView { width: 1fr; }
+    CompareScreen { layout: grid; grid-size: 2; grid-rows: 1 1fr 1; grid-columns: 1fr 1fr; }
+    CompareScreen #compare-summary { column-span: 2; height: 1; background: $panel; padding: 0 1; }
+    CompareScreen #compare-about { column-span: 2; height: 1; background: $panel; padding: 0 1; color: $text-muted; }
+    CompareScreen GraphView { height: 1fr; }
     """
 
     def __init__(self, comparison: Comparison, documents: tuple[Any, Any]) -> None:
@@ -43,9 +44,8 @@ class CompareScreen(Screen):
         # the counts first: what an 80-column terminal must still show (the panes' titles name the files)
         yield Static(f"{self.comparison.summary()} · A {a.meta.source.name}  ⇄  B {b.meta.source.name}",
                      id="compare-summary")  # fmt: skip
-        with Horizontal():
-            yield GraphView(id="compare-a")
-            yield GraphView(id="compare-b")
+        yield GraphView(id="compare-a")
+        yield GraphView(id="compare-b")
         yield Static("n / N: next / previous change · Tab: the other pane · Escape: close", id="compare-about")
         yield Footer()
 
@@ -59,6 +59,12 @@ class CompareScreen(Screen):
 
     def pane(self, side: str) -> GraphView:
         return self.query_one(f"#compare-{side}", GraphView)
+
+    @property
+    def ready(self) -> bool:
+        """Both panes composed and laid out (a screen just pushed has not composed its panes yet)."""
+        panes = list(self.query(GraphView))
+        return len(panes) == 2 and all(pane.ready for pane in panes)
 
     def on_selected(self, message: Selected) -> None:
         """A box chosen in one pane: its match chosen and shown in the other (without echoing back)."""
