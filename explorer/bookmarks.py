@@ -21,6 +21,8 @@ import getpass
 import hashlib
 import json
 import os
+import stat
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -30,9 +32,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from explorer.contracts import BookmarkEntry, BookmarksFile, version
+from explorer.errors import LoadError
 from explorer.writing import write_atomically
 
 SCHEMA_VERSION = version("bookmarks")  # 1: entries without id, created and author (migrated on load)
+LOCK_SECONDS = 5.0  # how long a save waits for another writer's lock before it says so
+MAX_SIDECAR_BYTES = 64 * 2**20  # a bookmarks file is notes: anything larger is not one
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +113,14 @@ def _read_file(path: Path) -> dict[str, Any]:
     A bookmarks file is an object with a `bookmarks` list and, when it says its version, an integer one: any
     other JSON (the input itself, a config that happens to sit there) is not ours and is never written.
     """
+    if path.is_symlink() and not path.exists():  # a dangling link: saving would create a file at its target
+        raise BookmarksError(f"{path}: a link to {os.readlink(path)!r}, which does not exist; it is left as it is")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_regular(path)
     except (FileNotFoundError, NotADirectoryError):  # no sidecar yet (or no folder for one): nothing to keep
         return {}
+    except BookmarksError:
+        raise
     except (OSError, UnicodeDecodeError) as error:
         raise BookmarksError(f"{path}: cannot read the bookmarks ({error})") from None
     try:
@@ -127,6 +136,23 @@ def _read_file(path: Path) -> dict[str, Any]:
     if version > SCHEMA_VERSION:
         raise BookmarksError(f"{path}: written by a newer ir-explorer (schema {version}); it is left as it is")
     return data
+
+
+def _read_regular(path: Path) -> str:
+    """The file's text, opened without blocking and only when it is a regular file: a FIFO or a device planted
+    as the sidecar would otherwise hold the reader (the TUI) until someone writes to it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BookmarksError(f"{path}: not a regular file (a FIFO, a device or a folder); it is left as it is")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_SIDECAR_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_SIDECAR_BYTES:
+        raise BookmarksError(f"{path}: over {MAX_SIDECAR_BYTES // 2**20} MiB, too big for a bookmarks file; it is "
+                             "left as it is")  # fmt: skip
+    return data.decode("utf-8")
 
 
 def _read_entries(path: Path) -> list[Any]:
@@ -148,14 +174,27 @@ def load(path: Path) -> Loaded:
 
 
 @contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive advisory lock on the folder: every writer of a sidecar there waits for the others."""
-    fd = os.open(folder, os.O_RDONLY)
+def _locked(folder: Path, timeout: float | None = None) -> Iterator[None]:
+    """An exclusive advisory lock on the folder: every writer of a sidecar there waits for the others, for
+    `timeout` seconds at most (another user holding the lock for ever must not hold us): then BookmarksError."""
+    timeout = LOCK_SECONDS if timeout is None else timeout
+    fd = os.open(folder, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_DIRECTORY", 0))
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise BookmarksError(f"{folder}: another process has held the bookmarks lock for over "
+                                         f"{timeout:g} s; nothing was saved") from None  # fmt: skip
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
 
@@ -165,6 +204,9 @@ def _write_atomically(path: Path, payload: dict) -> None:
 
 def _writable_target(path: Path, source: Path) -> Path:
     """Where saving `path` writes: through a symbolic link to its target (the link stays a link), never the input."""
+    if path.is_symlink() and not path.exists():  # a dangling link planted as the sidecar: never create its target
+        raise BookmarksError(f"{path}: a link to {os.readlink(path)!r}, which does not exist; bookmarks are not "
+                             "written through it")  # fmt: skip
     target = path.resolve() if path.is_symlink() else path
     try:
         same = target.resolve() == source.resolve() or (target.exists() and os.path.samefile(target, source))
@@ -197,6 +239,8 @@ def _change(path: Path, source: Path, edit: Any) -> Loaded:
             _write_atomically(target, {**contents, **kept})
     except BookmarksError:
         raise
+    except LoadError as error:  # writing.write_atomically says what failed in words
+        raise BookmarksError(f"cannot save bookmarks to {path}: {error.message}") from None
     except OSError as error:
         raise BookmarksError(f"cannot save bookmarks to {path}: {error.strerror or error}") from None
     return load(target)

@@ -19,7 +19,7 @@ from typing import Any
 from explorer import __version__
 from explorer.errors import LoadError, count_by_severity
 from explorer.formatting import EscapingWriter, escape_controls
-from explorer.writing import refuse_input, write_atomically
+from explorer.writing import refuse_inputs, write_atomically
 
 SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "serve", "screenshot", "schema")
 # widgets.views names them too (tested)
@@ -156,6 +156,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--size", type=_size, default=(160, 48), help="terminal size, WIDTHxHEIGHT")
         parser.add_argument("-o", "--output", type=Path, required=True, help="the SVG file to write")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        _add_force_flag(parser)
         _add_node_data_flag(parser)
         parser.add_argument(
             "--compare",
@@ -169,6 +170,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--html", type=Path, help="the HTML report to write (plotly.js embedded: works offline)")
         parser.add_argument("--trace-event", type=Path, help="the Trace Event JSON to write (schedules)")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        _add_force_flag(parser)
         _add_companion_flags(parser)
         _add_node_data_flag(parser)
         return parser
@@ -202,6 +204,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
             "node-data file's name...; default: the node data, else measured time, else op type)",
         )
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        _add_force_flag(parser)
         _add_node_data_flag(parser)
         return parser
     if command == "tensor":
@@ -399,6 +402,16 @@ def _check_comparable(path: Path, other: Path) -> None:
         raise LoadError(other, "", f"cannot compare a {mine.name} file with a {theirs.name} file side by side")
 
 
+def _add_force_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--force", action="store_true",
+                        help="replace an output file that is read-only (never an input: those are always refused)")
+
+
+def _inputs_read(document: Any, args: argparse.Namespace) -> list[Path]:
+    """FILE first, then every other file this command read: what no output may overwrite."""
+    return [args.file, *document.files_read(), *(getattr(args, "node_data", None) or [])]
+
+
 def _read_node_data(document: Any, args: argparse.Namespace) -> None:
     """The --node-data files joined to the graph; what each joined (and why one was not read) on stderr."""
     from explorer.document import Capability
@@ -433,16 +446,16 @@ def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
         def said(done: int, total: int, name: str) -> None:  # a big schedule's figures take half a minute
             print(f"report: {name} ({done + 1}/{total})", file=sys.stderr, flush=True)
 
-        refuse_input(args.html, args.file)
-        write_report(document, args.html, said)
+        refuse_inputs(args.html, _inputs_read(document, args))
+        write_report(document, args.html, said, force=args.force)
         print(f"wrote {args.html}", file=sys.stderr)
         wrote = True
     if args.trace_event:
         if document.offers(Capability.TIMELINE):
             from explorer.exports.trace_event import trace_events
 
-            refuse_input(args.trace_event, args.file)
-            write_atomically(args.trace_event, json.dumps(trace_events(document)).encode("utf-8"))
+            refuse_inputs(args.trace_event, _inputs_read(document, args))
+            write_atomically(args.trace_event, json.dumps(trace_events(document)).encode("utf-8"), args.force)
             print(f"wrote {args.trace_event}", file=sys.stderr)
             wrote = True
         else:
@@ -474,8 +487,8 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
             drawing = graph_svg(model, args.expand, args.colour, args.direction, title=args.file.name)
         except UnknownColourMode as error:
             raise LoadError(args.file, "--colour", str(error)) from None
-        refuse_input(args.svg, args.file)
-        write_atomically(args.svg, drawing.encode("utf-8"))
+        refuse_inputs(args.svg, _inputs_read(document, args))
+        write_atomically(args.svg, drawing.encode("utf-8"), args.force)
         print(f"wrote {args.svg}", file=sys.stderr)
         if not args.json:
             return ExitCode.OK
@@ -531,6 +544,7 @@ def _run_screenshot(args: argparse.Namespace) -> ExitCode:
         strict=args.strict,
         node_data=args.node_data,
         compare=args.compare,
+        force=args.force,
     )
     print(f"wrote {args.output}", file=sys.stderr)
     return ExitCode.OK

@@ -103,6 +103,10 @@ class JoinedView:
     def tensor_of(self, ref: Any) -> Any:
         return None if _is_companion(ref) else self.inner.tensor_of(ref)
 
+    def files_read(self) -> list[Path]:
+        """The schedule's own, and its companions (found beside it or named): outputs never overwrite them."""
+        return [*self.inner.files_read(), *self.companions.paths.values()]
+
 
 def _is_companion(ref: Any) -> bool:
     return isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "companion"

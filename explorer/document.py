@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from explorer.errors import Problem
+from explorer.formatting import visible
 
 # progress(done, total, stage): loaders call it now and then; the TUI turns it into a progress bar.
 ProgressCallback = Callable[[float, float, str], None]
@@ -41,6 +42,9 @@ class Item:
     children: list[Item] | None = None
     expand: Callable[[], list[Item]] | None = None
 
+    def __post_init__(self) -> None:  # a name from the file, shown inert by every view (formatting.visible)
+        self.label = visible(self.label)
+
     @property
     def has_children(self) -> bool:
         return bool(self.children) or self.expand is not None
@@ -59,6 +63,11 @@ class Section:
     title: str
     columns: Sequence[str]
     rows: list[Sequence[Any]]
+
+    def __post_init__(self) -> None:  # values from the file, shown inert by the details panel and the exports
+        self.title = visible(self.title)
+        if any(isinstance(cell, str) and visible(cell, lines=True) is not cell for row in self.rows for cell in row):
+            self.rows = [[visible(c, lines=True) if isinstance(c, str) else c for c in row] for row in self.rows]
 
 
 @dataclass(slots=True)
@@ -201,6 +210,11 @@ class DocumentView:
         """Whether graph_model() is already built (the TUI builds big graphs once the file is shown)."""
         return self._graph_cache is not None
 
+    def files_read(self) -> list[Path]:
+        """Files the format read besides the document's source (ONNX external weights): outputs never overwrite
+        them (explorer.writing.refuse_inputs). A source that is a folder covers everything inside it."""
+        return []
+
     def entry_role(self, row: int, entry: int) -> str:
         """What an address-space entry of a schedule is, in words (its kind, layer, where it comes from): what
         an overlap incident says of each tensor. "" when the format cannot say more than the entry's kind."""
@@ -315,9 +329,17 @@ class Document:
 
     def __post_init__(self) -> None:
         self.view.document = self
+        self.headline = visible(self.headline)
+        self.meta.producer = visible(self.meta.producer)
+        self.meta.versions = {visible(str(k)): visible(v) for k, v in self.meta.versions.items()}
+        self.summary = _visible_values(self.summary)
 
     def offers(self, capability: Capability | str) -> bool:
         return Capability(capability) in self.capabilities
+
+    def files_read(self) -> list[Path]:
+        """The source (a package or bundle folder whole) and every file read with it: what no output may be."""
+        return [self.meta.source, *self.view.files_read()]
 
     def describe(self, ref: Any) -> list[Section]:
         sections = self.view.describe(ref)
@@ -399,3 +421,15 @@ def describe_by_kind(view: Any, ref: Any) -> list[Section]:
         return method(*ref[1:])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, StopIteration) as error:
         return [Section("Unreadable", ("problem",), [(f"{type(error).__name__}: {error}",)])]
+
+
+def _visible_values(value: Any) -> Any:
+    """A summary's strings made visible, nested lists and mappings included (names from the file end up there)."""
+    if isinstance(value, str):
+        return visible(value, lines=True)
+    if isinstance(value, dict):
+        return {_visible_values(k) if isinstance(k, str) else k: _visible_values(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_visible_values(v) for v in value) if isinstance(value, list) else tuple(
+            _visible_values(v) for v in value)
+    return value

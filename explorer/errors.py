@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from explorer.formatting import visible
+
 Severity = Literal["error", "warning", "info"]
 SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 
@@ -47,6 +49,10 @@ class Problem:
     message: str
     location: str = ""
     refs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:  # names from the file, shown inert by every view (formatting.visible)
+        object.__setattr__(self, "message", visible(self.message, lines=True))
+        object.__setattr__(self, "location", visible(self.location))
 
     def to_json(self) -> dict[str, Any]:
         return {

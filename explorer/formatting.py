@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 
@@ -111,14 +112,39 @@ def shorten_middle(text: str, limit: int) -> str:
 
 
 # C0 controls but tab and newline, DEL, and the C1 block: a terminal acts on them (ESC]0; retitles the window,
-# ESC[2J clears it, 0x9b starts a sequence on some), and op types and file names come from the input.
-_CONTROLS = {code: f"\\u{code:04x}" for code in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+# ESC[2J clears it, 0x9b starts a sequence on some), and op types and file names come from the input. The bidi
+# embeddings, overrides, isolates and marks reorder what follows them (U+202E shows "exe.txt" as "txt.exe").
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_CONTROLS = {code: f"\\u{code:04x}" for code in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *_BIDI)}
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# The same characters shown as text in a view: C0 as their control pictures (ESC as ␛, one cell each), DEL as ␡,
+# the rest (C1, bidi) as \uXXXX; newline and tab too, where a name must stay on one line.
+_VISIBLE = {**_CONTROLS, **{code: chr(0x2400 + code) for code in range(0x20)}, 0x7F: "\u2421"}
+_VISIBLE_LINES = {k: v for k, v in _VISIBLE.items() if k not in (0x09, 0x0A)}
 
 
 def escape_controls(text: str) -> str:
     """`text` with every control character a terminal would act on written as `\\uXXXX`, visible and inert
     (inside a JSON string the escape means the same character, so `--json` output stays valid)."""
     return text.translate(_CONTROLS)
+
+
+def visible(text: str, lines: bool = False) -> str:
+    """Text from a file as a view may show it: every control and bidi character written visibly (ESC as ␛), so
+    no name can act on the terminal or reorder a line. `lines` keeps newlines and tabs (multi-line values).
+    Called where strings enter the document (Item, Section, Problem, the graph builder, the schedule's names),
+    so every view, export and `--json` output says the same thing."""
+    if not isinstance(text, str) or UNSAFE.search(text) is None:
+        return text
+    return text.translate(_VISIBLE_LINES if lines else _VISIBLE)
+
+
+def visible_column(texts: list) -> list:
+    """A column of names made visible, checked in one pass first (100,000 clean labels cost one search)."""
+    clean = [t for t in texts if isinstance(t, str)]
+    if UNSAFE.search("".join(clean)) is None:
+        return texts
+    return [visible(t) for t in texts]
 
 
 class EscapingWriter:

@@ -45,7 +45,7 @@ def run_chunk(fmt: str, start: int, stop: int) -> dict:
         path.write_bytes(data)
         counts[kind] += 1
         try:
-            exercise(open_document(path))
+            exercise(open_document(path), deep=kind == "graph")
             counts["loaded"] += 1
         except LoadError:
             counts["refused"] += 1

@@ -24,7 +24,7 @@ from pathlib import Path
 from explorer.formats.tvm_mlf.samples import tar_bytes
 from tests.conftest import SAMPLE_DATA, SAMPLES
 
-KINDS = ("truncate", "flip", "structure", "huge-size")
+KINDS = ("truncate", "flip", "structure", "huge-size", "graph")  # graph: an ONNX graph broken as a model
 DEEP = (3, 50, 3000, 100_000)
 BIG_DIGITS = 1_000_000
 
@@ -256,6 +256,61 @@ def mutated_protobuf(fmt: str, data: bytes, rng: random.Random) -> bytes:
     return message.SerializeToString()
 
 
+# ops whose C++ shape inference once crashed on inputs nobody declared (issue #44): the mutations favour them
+RISKY_OPS = [("RegexFullMatch", ""), ("StringSplit", ""), ("StringConcat", ""), ("DictVectorizer", "ai.onnx.ml"),
+             ("LabelEncoder", "ai.onnx.ml"), ("Reshape", ""), ("Loop", ""), ("If", ""), ("Gather", "")]  # fmt: skip
+
+
+def mutated_onnx_graph(data: bytes, rng: random.Random) -> bytes:
+    """An ONNX model that still parses but is wrong as a graph: inputs nobody declares, empty names, attributes
+    of the wrong type, ops swapped for ones whose native checkers are fragile, declared inputs removed."""
+    import onnx
+
+    model = onnx.ModelProto()
+    model.ParseFromString(data)
+    graph = model.graph
+    if not any(o.domain == "ai.onnx.ml" for o in model.opset_import):
+        model.opset_import.add(domain="ai.onnx.ml", version=3)
+    for _ in range(rng.randint(1, 3)):
+        nodes = list(graph.node)
+        if not nodes:
+            return model.SerializeToString()
+        node = rng.choice(nodes)
+        action = rng.choice(["undeclared", "empty-name", "attribute-type", "risky-op", "no-inputs", "dup-output"])
+        if action == "undeclared":
+            if node.input:
+                node.input[rng.randrange(len(node.input))] = f"undeclared_{rng.randrange(100)}"
+            else:
+                node.input.append("undeclared")
+        elif action == "empty-name":
+            fields = [f for f in ("name", "input", "output") if f == "name" or len(getattr(node, f))]
+            field = rng.choice(fields)
+            if field == "name":
+                node.name = ""
+            else:
+                values = getattr(node, field)
+                values[rng.randrange(len(values))] = ""
+        elif action == "attribute-type" and node.attribute:
+            attribute = rng.choice(list(node.attribute))
+            attribute.type = rng.choice([t for t in range(1, 15) if t != attribute.type])
+        elif action == "risky-op":  # at an opset that has the op, reading a value nobody declares
+            node.op_type, node.domain = rng.choice(RISKY_OPS)
+            for opset in model.opset_import:
+                if opset.domain in ("", "ai.onnx"):
+                    opset.version = max(opset.version, 20)
+            if node.input:
+                node.input[0] = f"undeclared_{rng.randrange(100)}"
+            else:
+                node.input.append("undeclared")
+        elif action == "no-inputs":
+            del graph.input[:]
+        else:
+            other = rng.choice(nodes)
+            if node.output and other.output:
+                other.output[0] = node.output[0]
+    return model.SerializeToString()
+
+
 def format_of(name: str) -> str:
     return next(fmt for fmt, paths in SEED_FILES.items() if any(str(p) == name for p in paths))
 
@@ -296,8 +351,12 @@ def mutated_bytes(name: str, seed: int, kind: str) -> bytes:
     if kind == "truncate":
         return data[: rng.randrange(len(data))]
     fmt = format_of(name)
+    if kind == "graph" and fmt != "onnx":  # a graph-level mutation is ONNX's; the others break their structure
+        kind = "structure"
     if kind == "huge-size":
         return huge_size(data, rng, fmt)
+    if fmt == "onnx" and kind == "graph":
+        return mutated_onnx_graph(data, rng)
     if fmt in ("onnx", "coreml"):
         return flipped(data, rng) if kind == "flip" else mutated_protobuf(fmt, data, rng)
     if name.endswith(".tar"):
@@ -341,8 +400,11 @@ def mutated_lines(data: bytes, rng: random.Random) -> bytes:
     return b"\n".join(lines)
 
 
-def exercise(doc) -> None:
-    """Touch what a user would: problems, the summary, the first items of every tree level, their details."""
+def exercise(doc, deep: bool = False) -> None:
+    """Touch what a user would: problems, the summary, the first items of every tree level, their details.
+    `deep` runs the checks `check` and the TUI add (ONNX: shape inference, in a child process)."""
+    if deep:
+        doc.run_deep_checks()
     for problem in doc.problems:
         assert problem.code and problem.message
     doc.describe(("summary",))

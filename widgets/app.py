@@ -18,7 +18,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Footer, Input, TabbedContent, TabPane, TextArea
 
 from explorer.document import Capability, Document
 from explorer.errors import LoadError, Problem
@@ -35,7 +35,10 @@ from widgets.review_actions import ReviewActions
 from widgets.search_screen import SearchScreen
 from widgets.selection import SelectionSync
 from widgets.summary_bar import SummaryBar
+from widgets.terminal_safety import InertText
 from widgets.views import ALL_VIEWS, TREE, spec_named
+
+_INERT_TEXT = InertText()
 
 
 class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
@@ -67,7 +70,9 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         Binding("h", "show_summary", "Summary", show=False),
         Binding("g", "links", "Go to linked", show=False),
         Binding("z", "maximize", "Maximize", show=False),
-        Binding("b", "bookmark", "Bookmark"),
+        # priority: run as the key arrives, so the keys typed right after it reach the note's prompt (bubbled, the
+        # note's first letters went to the tree, and `n`, `e`, `t` of "note" ran their own actions)
+        Binding("b", "bookmark", "Bookmark", priority=True),
         Binding("B", "bookmarks", "Bookmarks", show=False),
     ]
     HELP_KEYS = [
@@ -119,6 +124,10 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         self.selections: dict[str, tuple[Any, str]] = {}  # view id → (ref, label) it last selected
         self.last_selection = ""  # the view that selected last
 
+    def get_line_filters(self) -> list:
+        """Textual's filters, then the guard that no character of a file acts on the terminal (terminal_safety)."""
+        return [*super().get_line_filters(), _INERT_TEXT]
+
     def compose(self) -> ComposeResult:
         yield SummaryBar(id="summary")
         with ContentSwitcher(initial="loading", id="switcher"):
@@ -152,6 +161,8 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
             return self.document is not None and parameters[0] in self.views_for(self.document)
         if action == "export_trace":
             return self.document is not None and self.document.offers(Capability.TIMELINE)
+        if action == "bookmark":  # a priority key: typed into a prompt or a search box, it is a letter there
+            return not isinstance(self.focused, Input | TextArea)
         return True
 
     @property

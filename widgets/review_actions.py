@@ -32,31 +32,58 @@ class ReviewActions:
     strict: bool
     previous_document: Document | None
 
-    def _load_bookmarks(self) -> None:
+    def _load_bookmarks(self, then: Any = None) -> None:
+        """Read the sidecar in a thread (a FIFO or another user's lock planted there must never hold the UI),
+        then show what it holds; `then()` runs on the UI thread once the bookmarks are in."""
+        self._read_bookmarks(self.bookmarks_path, then)
+
+    @work(thread=True, group="bookmarks", description="read bookmarks")
+    def _read_bookmarks(self, path: Path, then: Any) -> None:
         from explorer.bookmarks import BookmarksError, load
 
         try:
-            loaded = load(self.bookmarks_path)
-        except BookmarksError as error:
+            loaded, error = load(path), None
+        except BookmarksError as failure:
+            loaded, error = None, failure
+        self.call_from_thread(self._bookmarks_read, path, loaded, error, then)
+
+    def _bookmarks_read(self, path: Path, loaded: Any, error: Any, then: Any) -> None:
+        if path != self.bookmarks_path:  # another sidecar was chosen meanwhile
+            return
+        if error is not None:
             self.notify(str(error), severity="warning")
             self.bookmarks = []
-            return
-        self.bookmarks = loaded.bookmarks
-        for problem in loaded.problems:
-            self.notify(problem, severity="warning")
+        else:
+            self.bookmarks = loaded.bookmarks
+            for problem in loaded.problems:
+                self.notify(problem, severity="warning")
+        if then is not None:
+            then()
 
     def _change_bookmarks(self, change: Any, done: Any = None) -> None:
-        """Apply a change to the sidecar (merged with what is on disk now). When it cannot be written (a
-        read-only folder, a file that is not ours), say why and offer another path, then try again there."""
-        from explorer.bookmarks import BookmarksError, UnsavableNote
-        from widgets.review_screens import PromptScreen
+        """Apply a change to the sidecar (merged with what is on disk now), in a thread: the sidecar's lock may be
+        held by another process. When it cannot be written (a read-only folder, a file that is not ours, a lock
+        held too long), say why and offer another path, then try again there."""
+        self._write_bookmarks(self.bookmarks_path, change, done)
+
+    @work(thread=True, group="bookmarks", description="save bookmarks")
+    def _write_bookmarks(self, path: Path, change: Any, done: Any) -> None:
+        from explorer.bookmarks import BookmarksError
 
         try:
-            self.bookmarks = change(self.bookmarks_path).bookmarks
-        except UnsavableNote as error:
+            loaded, error = change(path), None
+        except BookmarksError as failure:
+            loaded, error = None, failure
+        self.call_from_thread(self._bookmarks_written, change, loaded, error, done)
+
+    def _bookmarks_written(self, change: Any, loaded: Any, error: Any, done: Any) -> None:
+        from explorer.bookmarks import UnsavableNote
+        from widgets.review_screens import PromptScreen
+
+        if isinstance(error, UnsavableNote):
             self.notify(str(error), severity="error")
             return
-        except BookmarksError as error:
+        if error is not None:
             self.notify(str(error), severity="error")
             fallback = Path.home() / self.bookmarks_path.name
 
@@ -67,6 +94,7 @@ class ReviewActions:
 
             self.push_screen(PromptScreen(f"{error}. Save the bookmarks to:", str(fallback)), retry)
             return
+        self.bookmarks = loaded.bookmarks
         if done is not None:
             done()
 
@@ -103,6 +131,9 @@ class ReviewActions:
         def add(note: str | None) -> None:
             if note is None:
                 return
+            if not note.strip():  # Enter on an empty prompt: a bookmark that says nothing is not saved
+                self.notify("an empty note: nothing was bookmarked", severity="warning")
+                return
             bookmark = new_bookmark(ref, view, note, label, self.author)
             self._change_bookmarks(
                 lambda path: add_bookmark(path, self.path, bookmark),
@@ -117,11 +148,10 @@ class ReviewActions:
         from explorer.bookmarks import delete_bookmark
         from widgets.review_screens import BookmarksScreen
 
-        self._load_bookmarks()  # others may have added theirs since
-
         def delete(index: int) -> list[Any]:
             gone = self.bookmarks[index].id
             self._change_bookmarks(lambda path: delete_bookmark(path, self.path, gone))
+            self.bookmarks = [b for b in self.bookmarks if b.id != gone]  # as the sidecar will hold it
             return self.bookmarks
 
         def go(index: int | None) -> None:
@@ -129,7 +159,8 @@ class ReviewActions:
                 return
             self.go_to_bookmark(self.bookmarks[index])
 
-        self.push_screen(BookmarksScreen(self.bookmarks, delete), go)
+        # read again first (others may have added theirs since), off the UI thread, then listed
+        self._load_bookmarks(lambda: self.push_screen(BookmarksScreen(self.bookmarks, delete), go))
 
     def go_to_bookmark(self, bookmark: Any) -> None:
         self.post_message(RevealRef(bookmark.ref))
@@ -168,17 +199,17 @@ class ReviewActions:
     def _export(self, target: str | None, write: Any) -> None:
         if not target or self.document is None:
             return
-        from explorer.writing import refuse_input
+        from explorer.writing import refuse_inputs
 
-        try:
-            refuse_input(Path(target), self.path)
+        try:  # the input, its companions and weights, and the per-node data files it was coloured by
+            refuse_inputs(Path(target), [self.path, *self.document.files_read(), *self.node_data])
         except LoadError as error:
             self.call_from_thread(self.notify, str(error), severity="error")
             return
         try:
             write(self.document, Path(target))
-        except OSError as error:
-            self.call_from_thread(self.notify, f"cannot write {target}: {error.strerror or error}", severity="error")
+        except LoadError as error:  # said in words: a folder, a missing folder, no permission, a full disk
+            self.call_from_thread(self.notify, str(error), severity="error")
             return
         self.call_from_thread(self.notify, f"wrote {target}")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -34,6 +35,23 @@ class PromptScreen(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)
+
+    def on_key(self, event: events.Key) -> None:
+        """Keys typed right after the key that opened the prompt reach the screen before its input has the
+        focus: they go into the input (a quick typist's first words were lost)."""
+        field = self.query_one("#prompt-input", Input)
+        if self.focused is field:
+            return
+        if event.is_printable and event.character:
+            field.insert_text_at_cursor(event.character)
+        elif event.key == "backspace":
+            field.action_delete_left()
+        elif event.key == "enter":
+            self.dismiss(field.value)
+        else:
+            return
+        event.stop()
+        field.focus()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -25,14 +25,17 @@ def take_screenshot(
     strict: bool = False,
     node_data: list[Path] | None = None,
     compare: Path | None = None,
+    force: bool = False,
 ) -> None:
     """Open `path` headless at `size`, show `view` at (core, workload) or the source view at (member, line),
     and write the screen as SVG."""
-    svg = asyncio.run(_render(path, view, core, workload, size, strict, (member, line), node_data, compare))
-    from explorer.writing import refuse_input, write_atomically
+    from explorer.writing import refuse_inputs, write_atomically
 
-    refuse_input(output, path)
-    write_atomically(output, svg.encode("utf-8"))
+    named = [path, *(node_data or []), *([compare] if compare else [])]
+    refuse_inputs(output, named)  # before the work: FILE, the data and the compared file are known already
+    svg, read = asyncio.run(_render(path, view, core, workload, size, strict, (member, line), node_data, compare))
+    refuse_inputs(output, [*named, *read])  # and what loading found beside them (companions, external weights)
+    write_atomically(output, svg.encode("utf-8"), force)
 
 
 async def _render(
@@ -45,7 +48,7 @@ async def _render(
     source: tuple[str | None, int] = (None, 1),
     node_data: list[Path] | None = None,
     compare: Path | None = None,
-) -> str:
+) -> tuple[str, list[Path]]:
     app = make_app(path, strict=strict, node_data=node_data, compare=compare)
     async with app.run_test(size=size) as pilot:
         # the whole file: a big schedule's first core (its preview) is on screen first
@@ -98,7 +101,8 @@ async def _render(
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         title = f"{path.name} ⇄ {Path(compare).name}" if compare is not None else f"{path.name} · {view}"
-        return app.export_screenshot(title=f"ir-explorer {title}")
+        read = app.document.files_read()
+        return app.export_screenshot(title=f"ir-explorer {title}"), read
 
 
 async def _on_first_change(pilot: Any, path: Path) -> None:
@@ -107,7 +111,7 @@ async def _on_first_change(pilot: Any, path: Path) -> None:
     app = pilot.app
     for _ in range(3000):  # the other file is loaded and matched in a worker; a refusal is a notification
         screen = app.screen
-        if isinstance(screen, CompareScreen) and screen.pane("a").ready and screen.pane("b").ready:
+        if isinstance(screen, CompareScreen) and screen.ready:
             await pilot.press("n")
             await pilot.pause()
             return

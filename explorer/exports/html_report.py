@@ -49,7 +49,7 @@ def gantt(document: Document) -> go.Figure:
                 x=end[chosen] - start[chosen],
                 y=[s.core_short(int(c)) for c in s.wl_core[chosen]],
                 marker_color=KIND_COLOURS[code % len(KIND_COLOURS)],
-                customdata=[[int(s.wl_id[r]), s.layers[s.wl_layer[r]]] for r in chosen],
+                customdata=[[int(s.wl_id[r]), html.escape(s.layers[s.wl_layer[r]], quote=False)] for r in chosen],
                 hovertemplate=words.block + " %{customdata[0]} %{customdata[1]}<br>%{base} – %{x}<extra></extra>",
             )
     critical = [r for r in timeline.critical_path if np.isfinite(start[r])]
@@ -242,7 +242,7 @@ def per_core_block(document: Document, figure: go.Figure, index: int) -> str:
     errors = errors_per_core(document)
     options, divs = [], []
     for core in s.core_ids.tolist():
-        drawn = figure if core == chosen else builder(document, core)
+        drawn = figure if core == chosen else plain_text(builder(document, core))
         div_id = f"figure-{index}-core-{core}"
         said = f" · {errors[core]} error{'s' if errors[core] != 1 else ''}" if core in errors else ""
         selected = " selected" if core == chosen else ""
@@ -407,6 +407,38 @@ def measured_scatter(document: Document) -> go.Figure | None:
     return figure
 
 
+# Trace and figure fields plotly reads as its own markup (<a href>, <b>, <span style>, <br>, entities): a name
+# from the file there became a live link or 300-px red text. Our hover templates are left as they are; the
+# customdata they show is escaped where it is made.
+_MARKUP_FIELDS = ("x", "y", "name", "text", "hovertext", "labels", "ids", "legendgroup")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, str):
+        return html.escape(value, quote=False)
+    if isinstance(value, list | tuple) and any(isinstance(v, str) for v in value):
+        return [html.escape(v, quote=False) if isinstance(v, str) else v for v in value]
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return [_plain(v) for v in value.tolist()]
+    return value
+
+
+def plain_text(figure: go.Figure) -> go.Figure:
+    """Every name, label and category of a figure shown as plain text, never as plotly markup."""
+    traces = list(figure.data) + [trace for frame in (figure.frames or ()) for trace in frame.data]
+    for trace in traces:
+        for name in _MARKUP_FIELDS:
+            if name in trace and trace[name] is not None:
+                trace[name] = _plain(trace[name])
+    title = figure.layout.title.text
+    if title:
+        figure.layout.title.text = html.escape(title, quote=False)
+    for annotation in figure.layout.annotations or ():
+        if annotation.text:
+            annotation.text = html.escape(annotation.text, quote=False)
+    return figure
+
+
 def figures(
     document: Document, progress: Callable[[int, int, str], None] | None = None, steps_after: int = 0
 ) -> list[go.Figure]:
@@ -418,7 +450,7 @@ def figures(
         if progress is not None:
             progress(done, len(builders) + steps_after, build.__name__.replace("_", " "))
         found.append(build(document))
-    return [figure for figure in found if figure is not None]
+    return [plain_text(figure) for figure in found if figure is not None]
 
 
 def _builders(document: Document) -> list[Callable[[Document], go.Figure | None]]:
@@ -482,5 +514,6 @@ def report_html(document: Document, progress: Callable[[int, int, str], None] | 
     return "\n".join(parts)
 
 
-def write_report(document: Document, out: Path, progress: Callable[[int, int, str], None] | None = None) -> None:
-    write_atomically(out, report_html(document, progress).encode("utf-8"))
+def write_report(document: Document, out: Path, progress: Callable[[int, int, str], None] | None = None,
+                 force: bool = False) -> None:  # fmt: skip
+    write_atomically(out, report_html(document, progress).encode("utf-8"), force)

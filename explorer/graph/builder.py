@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.formatting import visible_column
 from explorer.graph.model import ROOT, GraphModel, LazyText, topological_rank
 from explorer.graph.shaping import add_chunks, adopt_unscoped, collapse_single_scopes, fold_constants, reading_start
 
@@ -177,25 +178,25 @@ class GraphBuilder:
             column.extend([None] * (n - len(column)))
         src = np.asarray(self.src, dtype=np.int64)
         dst = np.asarray(self.dst, dtype=np.int64)
-        model = GraphModel(
-            node_label=self.labels,
-            node_op=self.ops,
+        model = GraphModel(  # names made visible once here: no view can print a file's control characters
+            node_label=visible_column(self.labels),
+            node_op=visible_column(self.ops),
             node_group=np.asarray(self.groups, dtype=np.int64),
             node_detail=LazyText(self.details, self.resolve),
             node_ref=self.refs,
             node_constant=np.asarray(self.constants, dtype=bool),
             edge_src=src,
             edge_dst=dst,
-            edge_label=self.edge_labels,
-            group_label=self.group_labels,
+            edge_label=visible_column(self.edge_labels),
+            group_label=visible_column(self.group_labels),
             group_parent=np.asarray(self.group_parents, dtype=np.int64),
             group_ref=self.group_refs,
             group_kind=self.group_kinds,
             dangling=self.dangling,
             node_values={k: _value_column(v, self.resolve) for k, v in self.values.items()},
             group_unit=np.asarray(self.group_units, dtype=bool),
-            group_op=self.group_ops,
-            group_detail=self.group_details,
+            group_op=visible_column(self.group_ops),
+            group_detail=visible_column(self.group_details),
             group_values={k: _value_column(v, self.resolve) for k, v in self.group_value_columns.items()},
         )
         model.role_of = self.role_of

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from explorer.formatting import visible
+
 
 class Deferred(tuple):
     """Arguments for a column's resolver: the value is computed from them on first read."""
@@ -36,8 +38,8 @@ class LazyText:
     def __getitem__(self, index: int) -> str:
         value = self._values[index]
         if isinstance(value, Deferred):
-            value = self._values[index] = str(self._resolve(*value)) if self._resolve else ""
-        return value if value is not None else ""
+            value = self._values[index] = visible(str(self._resolve(*value))) if self._resolve else ""
+        return visible(value) if value is not None else ""
 
     def __iter__(self) -> Iterator[str]:
         return (self[i] for i in range(len(self._values)))

@@ -26,12 +26,16 @@ import numpy as np
 
 from explorer.errors import LoadError, Problem
 from explorer.graph.model import ROOT, GraphModel, first_nodes
-from explorer.memory_guard import ensure_json_fits
+from explorer.memory_guard import ensure_fits, ensure_json_fits
 
 MODE_PREFIX = "data: "
 AGGREGATES = ("sum", "max", "mean")
 MAX_BYTES = 256 * 1024 * 1024  # a node-data file larger than this is refused (it names at most every node)
 MAX_LISTED = 100  # problems listed per kind before one line says how many more
+MAX_SETS = 64  # data sets (Model Explorer graphs) one file may hold: each costs two arrays the size of the graph
+# what reading a file costs per byte of it, at most (measured on hostile files: tests/unit/test_node_data.py):
+# a CSV of short rows keeps a key string, a value string and a line number per row
+CSV_BYTES_PER_BYTE = 24
 
 
 @dataclass
@@ -79,7 +83,14 @@ def read_node_data(path: str | Path, model: GraphModel) -> tuple[list[NodeDataSe
         raw = path.read_bytes()
     except OSError as error:
         raise LoadError(path, "", f"cannot read the node-data file: {error.strerror or error}") from None
-    tables = _parse(path, raw)
+    try:
+        tables = _parse(path, raw)
+    except RecursionError:
+        raise LoadError(path, "$", "nested too deep to be node data") from None
+    except ValueError as error:  # json's digit limit ("Exceeds the limit (4300 digits)") and the like
+        raise LoadError(path, "", f"not node data: {error}") from None
+    if len(tables) > MAX_SETS:
+        raise LoadError(path, "$", f"{len(tables):,} graphs of node data: at most {MAX_SETS} are read from one file")
     stem = path.stem
     sets, problems = [], []
     joiner = _Joiner(model)
@@ -114,6 +125,7 @@ def _parse(path: Path, raw: bytes) -> list[tuple[str, _Table]]:
         return _from_json(path, data)
     if path.suffix.lower() == ".json":
         raise LoadError(path, "$", "expected a JSON object of node data (Model Explorer's, or name → number)")
+    ensure_fits(path, len(raw), CSV_BYTES_PER_BYTE, "node-data file")
     return [("", _from_csv(path, text))]
 
 
@@ -135,16 +147,22 @@ def _graph_table(path: Path, data: dict, where: str) -> _Table:
     keys = list(results)
     raw = [result.get("value") if isinstance(result, dict) else result for result in results.values()]
     thresholds = []
-    for k, item in enumerate(data.get("thresholds") or []):
+    given = data.get("thresholds") or []
+    if not isinstance(given, list):
+        raise LoadError(path, f"{where}.thresholds", 'expected a list of {"value": number}')
+    for k, item in enumerate(given):
         value = item.get("value") if isinstance(item, dict) else None
-        if not _is_number(value):
-            raise LoadError(path, f"{where}.thresholds[{k}].value", "expected a number")
-        thresholds.append(float(value))
+        number = _number_or_none(value) if _is_number(value) else None
+        if number is None or not np.isfinite(number):
+            raise LoadError(path, f"{where}.thresholds[{k}].value", "expected a finite number")
+        thresholds.append(number)
     centre = data.get("centre", data.get("center"))
-    if centre is not None and not _is_number(centre):
-        raise LoadError(path, f"{where}.centre", "expected a number")
+    if centre is not None:
+        centre = _number_or_none(centre) if _is_number(centre) else None
+        if centre is None or not np.isfinite(centre):
+            raise LoadError(path, f"{where}.centre", "expected a finite number")
     return _Table(keys, raw, lambda row: f"{where}.results[{json.dumps(keys[row])}].value", sorted(thresholds),
-                  None if centre is None else float(centre))  # fmt: skip
+                  centre)  # fmt: skip
 
 
 def _from_csv(path: Path, text: str) -> _Table:
@@ -153,7 +171,14 @@ def _from_csv(path: Path, text: str) -> _Table:
     except csv.Error:
         dialect = csv.excel
     keys, raw, lines = [], [], []
-    for line, row in enumerate(csv.reader(io.StringIO(text), dialect), start=1):
+    rows = enumerate(csv.reader(io.StringIO(text), dialect), start=1)
+    while True:
+        try:
+            line, row = next(rows)
+        except StopIteration:
+            break
+        except csv.Error as error:  # a field over csv's limit (128 KiB), a NUL byte
+            raise LoadError(path, f"line {len(lines) + 1} or after", f"not a readable CSV: {error}") from None
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) != 2:
@@ -174,8 +199,13 @@ def _is_number(value: Any) -> bool:
 
 
 def _number_or_none(value: Any) -> float | None:
+    """The value as a float (an integer too large for one is infinite, so it is reported as not finite), or None
+    when it is not a number."""
     if _is_number(value):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            return float("inf") if value > 0 else float("-inf")
     if isinstance(value, str):
         try:
             return float(value)
@@ -241,7 +271,10 @@ def _numbers(raw: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     """(the values as floats, NaN where not a number; which rows are not numbers): at C speed when every
     value is an int or a float, as a JSON of numbers is."""
     if raw and set(map(type, raw)) <= {int, float}:
-        return np.asarray(raw, dtype=np.float64), np.zeros(len(raw), dtype=bool)
+        try:
+            return np.asarray(raw, dtype=np.float64), np.zeros(len(raw), dtype=bool)
+        except OverflowError:  # an integer of hundreds of digits: one by one below
+            pass
     parsed = [_number_or_none(v) for v in raw]
     bad = np.fromiter((v is None for v in parsed), dtype=bool, count=len(parsed))
     return np.asarray([np.nan if v is None else v for v in parsed], dtype=np.float64), bad
@@ -403,6 +436,12 @@ def load_node_data(document: Any, paths: list[str | Path]) -> list[str]:
         except LoadError as error:
             document.problems.append(Problem("error", "node-data-unreadable", str(error), error.location))
             said.append(f"{Path(path).name}: not read ({error.message})")
+            continue
+        except Exception as error:  # a case the reader did not foresee: still the data file's problem, never the
+            # model's end (the TUI keeps the model open, the CLI says it in words)
+            message = f"could not be read: {type(error).__name__}: {str(error)[:200]}"
+            document.problems.append(Problem("error", "node-data-unreadable", f"{Path(path).name}: {message}"))
+            said.append(f"{Path(path).name}: not read ({message})")
             continue
         for data in sets:
             apply_node_data(model, data)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from explorer.arrays import distinct
+from explorer.formatting import visible, visible_column
 
 INPUT_KINDS = ("ifmap", "weight")  # in_kind codes: the entries a block reads through transfers
 _ROW_INDEX_COLUMNS = ("wl_id", "core_ids", "core_ptr")  # what the per-core row index is built from
@@ -114,6 +115,11 @@ class Schedule:
     _row_index: dict[int, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
     # field name → (column names, the arrays it was worked out from): see `known`
     _known_from: dict[str, tuple[tuple[str, ...], tuple[np.ndarray, ...]]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:  # layer and core names from the file, shown inert by every view
+        self.layers = visible_column(self.layers)
+        if self.core_names:
+            self.core_names = {core: visible(name) for core, name in self.core_names.items()}
 
     def keep_known(self, name: str, value: Any, columns: tuple[str, ...]) -> None:
         """Set field `name` to what was worked out from these columns (by the loader, or a cache built on

@@ -4,6 +4,7 @@ other sites' pages refused, nothing secret logged, and no process left behind wh
 from __future__ import annotations
 
 import asyncio
+import http.client
 import http.cookiejar
 import os
 import re
@@ -31,8 +32,8 @@ SCHEDULE = SAMPLE_DATA / "clean_2x2_stschedule.json"
 class Served:
     """A running `serve` on a port of its own choosing, its log in a file, its input a copy only it uses."""
 
-    def __init__(self, tmp_path: Path, *extra: str) -> None:
-        self.input = tmp_path / "served_stschedule.json"
+    def __init__(self, tmp_path: Path, *extra: str, name: str = "served_stschedule.json") -> None:
+        self.input = tmp_path / name
         shutil.copyfile(SCHEDULE, self.input)
         self.log_path = tmp_path / "serve.log"
         self.process = subprocess.Popen(
@@ -48,6 +49,21 @@ class Served:
         listening = re.search(r"listening on \S+:(\d+)\)", self.log())
         self.port = int(listening.group(1) if listening else self.printed.rsplit(":", 1)[1])
         self.base = f"http://127.0.0.1:{self.port}"
+        self.secret = self._secret()
+        self.pages = f"{self.base}/{self.secret}"  # where the token's redirect leads: the app's own pages
+
+    def _secret(self) -> str:
+        """The secret path the token's answer redirects to (not followed: the Location says it)."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            connection.request("GET", f"/?token={self.token}")
+            answer = connection.getresponse()
+            assert answer.status == 302, answer.status
+            location = answer.getheader("Location")
+        finally:
+            connection.close()
+        assert location.startswith("./") and location.endswith("/"), location
+        return location[2:-1]
 
     def log(self) -> str:
         return self.log_path.read_text()
@@ -84,8 +100,8 @@ class Served:
 def served(tmp_path):
     started: list[Served] = []
 
-    def start(*extra: str) -> Served:
-        started.append(Served(tmp_path, *extra))
+    def start(*extra: str, name: str = "served_stschedule.json") -> Served:
+        started.append(Served(tmp_path, *extra, name=name))
         return started[-1]
 
     yield start
@@ -115,7 +131,7 @@ async def first_frame(server: Served, origin: str | None = None, cookie: bool = 
     params = "&".join(f"{key}={value}" for key, value in query.items())
     async with aiohttp.ClientSession() as session:
         try:
-            socket_ = await session.ws_connect(f"{server.base}/ws?{params}", headers=headers)
+            socket_ = await session.ws_connect(f"{server.pages}/ws?{params}", headers=headers)
         except aiohttp.WSServerHandshakeError as refused:
             return f"refused {refused.status}".encode()
         async with socket_:
@@ -134,13 +150,17 @@ def test_every_address_needs_the_token_on_loopback_too(served):
         assert status == 403 and "token" in text, path
     assert fetch(f"{server.base}/?token=wrong-token-wrong-token")[0] == 403
     assert fetch(f"{server.base}/?token=%C3%A9")[0] == 403  # non-ASCII: an answer, not a 500 with a traceback
+    for path in ("/", "/static/js/textual.js", "/ws", "/download/x"):  # under the secret path too
+        assert fetch(server.pages + path)[0] == 403, path
     opener = browser()
-    status, page = fetch(f"{server.base}/?token={server.token}", opener)  # redirected to / with the cookie
-    assert status == 200 and "/ws" in page and server.token not in page
+    status, page = fetch(f"{server.base}/?token={server.token}", opener)  # redirected, with the cookie
+    assert status == 200 and f"/{server.secret}/ws" in page and server.token not in page
     assert "fonts.googleapis" not in page and "https://" not in page  # nothing asked of another host
-    assert fetch(f"{server.base}/static/js/textual.js", opener)[0] == 200
+    assert fetch(f"{server.pages}/static/js/textual.js", opener)[0] == 200
+    assert fetch(f"{server.base}/static/js/textual.js", opener)[0] == 403  # the cookie is not sent outside it
     log = server.log()
     assert server.token not in log.split("\n", 1)[1]  # printed once, in the address; never in the access log
+    assert server.secret not in log  # nor the secret path
     assert "token=***" in log and "Traceback" not in log
 
 
@@ -155,6 +175,14 @@ async def test_a_page_of_another_site_cannot_drive_the_session(served):
     assert status == 403
 
 
+def test_the_start_line_writes_no_control_character_of_the_file_name(served):
+    """A file name holding ESC]0;...BEL (a window title) is printed escaped on serve's start line (issue #44)."""
+    server = served(name="evil\x1b]0;owned\x07_stschedule.json")
+    line = server.log().splitlines()[0]
+    assert "\x1b" not in line and "\x07" not in line
+    assert "evil\\u001b]0;owned\\u0007_stschedule.json" in line
+
+
 @pytest.mark.parametrize(
     "options, message",
     [
@@ -163,6 +191,7 @@ async def test_a_page_of_another_site_cannot_drive_the_session(served):
         (["--token", "a"], "at least 16"),
         (["--token", "has space in it!!"], "printable ASCII"),
         (["--max-sessions", "0"], "at least 1"),
+        (["--port", "99999"], "is not a port"),
     ],
 )
 def test_options_that_would_open_a_session_to_anyone_are_refused(options, message, capsys):
@@ -219,10 +248,10 @@ async def test_a_tab_that_goes_at_any_moment_of_start_up_leaves_no_process(serve
     cookie = {"Origin": server.base, "Cookie": f"ir_explorer_token_{server.port}={server.token}"}
     async with aiohttp.ClientSession() as session:
         for delay in (0.0, 0.05, 0.3, 1.0):  # before the child starts, while it imports, while it loads
-            socket_ = await session.ws_connect(f"{server.base}/ws?width=2000&height=2000", headers=cookie)
+            socket_ = await session.ws_connect(f"{server.pages}/ws?width=2000&height=2000", headers=cookie)
             await asyncio.sleep(delay)
             await socket_.close()
-        socket_ = await session.ws_connect(f"{server.base}/ws?width=2000&height=2000", headers=cookie)
+        socket_ = await session.ws_connect(f"{server.pages}/ws?width=2000&height=2000", headers=cookie)
         await socket_.receive()  # a first (capped) frame, then gone mid-stream
         socket_._response.connection.transport.abort()  # dropped, not closed: as a lost network does
     assert await asyncio.to_thread(server.wait_no_children) == []
@@ -233,11 +262,11 @@ async def test_sigterm_to_serve_ends_every_child_and_sessions_are_capped(served)
     server = served("--max-sessions", "2")
     cookie = {"Origin": server.base, "Cookie": f"ir_explorer_token_{server.port}={server.token}"}
     async with aiohttp.ClientSession() as session:
-        open_ = [await session.ws_connect(f"{server.base}/ws", headers=cookie) for _ in range(2)]
+        open_ = [await session.ws_connect(f"{server.pages}/ws", headers=cookie) for _ in range(2)]
         for socket_ in open_:
             await socket_.receive()
         with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-            await session.ws_connect(f"{server.base}/ws", headers=cookie)
+            await session.ws_connect(f"{server.pages}/ws", headers=cookie)
         assert refused.value.status == 503
         assert len(server.children()) == 2
         server.process.send_signal(signal.SIGTERM)
@@ -249,7 +278,7 @@ async def test_a_killed_serve_takes_its_children_with_it(served):
     server = served()
     cookie = {"Origin": server.base, "Cookie": f"ir_explorer_token_{server.port}={server.token}"}
     async with aiohttp.ClientSession() as session:
-        socket_ = await session.ws_connect(f"{server.base}/ws", headers=cookie)
+        socket_ = await session.ws_connect(f"{server.pages}/ws", headers=cookie)
         await socket_.receive()
         assert server.children()
         server.process.kill()  # no handler runs: the kernel's parent-death signal does it
@@ -305,9 +334,10 @@ def test_serve_works_through_a_forwarded_port(served):
         opener = browser()
         status, page = fetch(f"http://127.0.0.1:{local}/?token={server.token}", opener)
         assert status == 200
-        assert f"ws://127.0.0.1:{local}/ws" in page  # the address the browser used, not the server's own
-        assert f"http://127.0.0.1:{local}/static/" in page and f":{server.port}/" not in page
-        assert fetch(f"http://127.0.0.1:{local}/static/js/textual.js", opener)[0] == 200
+        # the address the browser used, not the server's own
+        assert f"ws://127.0.0.1:{local}/{server.secret}/ws" in page
+        assert f"http://127.0.0.1:{local}/{server.secret}/static/" in page and f":{server.port}/" not in page
+        assert fetch(f"http://127.0.0.1:{local}/{server.secret}/static/js/textual.js", opener)[0] == 200
     finally:
         stop.set()
 
@@ -315,11 +345,16 @@ def test_serve_works_through_a_forwarded_port(served):
 def test_serve_behind_a_proxy_uses_the_public_url(served):
     server = served("--public-url", "https://review.example.com/irx/")
     assert server.printed == "https://review.example.com/irx"
-    opener = browser()
-    status, page = fetch(f"{server.base}/?token={server.token}", opener)
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    connection.request("GET", f"/?token={server.token}")  # as the proxy passes it on, /irx/ taken off
+    cookie = connection.getresponse().getheader("Set-Cookie")
+    connection.close()
+    assert f"Path=/irx/{server.secret}/" in cookie  # the path the browser sees, behind the proxy
+    status, page = fetch(f"{server.pages}/?token={server.token}")
     assert status == 200
-    assert "wss://review.example.com/irx/ws" in page and "https://review.example.com/irx/static/" in page
-    status, _ = fetch(f"{server.base}/", opener, Origin="https://review.example.com")
+    assert f"wss://review.example.com/irx/{server.secret}/ws" in page
+    assert f"https://review.example.com/irx/{server.secret}/static/" in page
+    status, _ = fetch(f"{server.pages}/?token={server.token}", Origin="https://review.example.com")
     assert status == 200  # the proxy's public origin is this server's own
 
 
@@ -411,3 +446,35 @@ async def test_a_browser_through_a_forwarded_port_opens_the_printed_address(serv
     assert await asyncio.to_thread(server.wait_no_children) == []  # the browser gone, its app is gone
     log = server.log()
     assert "GET /?token=*** 302" in log and "GET /static/js/textual.js 200" in log  # then by cookie alone
+
+
+def test_a_server_on_another_port_never_receives_the_token_cookie(served):
+    """Issue #44 item 6: browsers send a host's cookies to every port of it, so a page served on another local
+    port received `ir_explorer_token_<port>` and could replay it. The cookie's Path is serve's secret path now:
+    another server on the box, at any address it can make the browser ask for, gets nothing."""
+    import http.server
+
+    seen: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+            seen.append(self.headers.get("Cookie") or "")
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"another site on this box")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        server = served()
+        opener = browser()  # one browser: it visits serve, then the other site
+        assert fetch(f"{server.base}/?token={server.token}", opener)[0] == 200
+        for path in ("/", "/static/js/textual.js", "/ws", "/anything"):
+            fetch(f"http://127.0.0.1:{other.server_address[1]}{path}", opener)
+        assert len(seen) == 4 and not any("ir_explorer_token" in cookie for cookie in seen), seen
+    finally:
+        other.shutdown()
+        other.server_close()

@@ -189,3 +189,46 @@ def test_the_sidecar_keeps_the_mode_of_the_file_it_replaces_else_the_umasks(tmp_
     shared.chmod(0o664)
     add_bookmark(shared, Path("x"), mark("again"))
     assert stat.S_IMODE(shared.stat().st_mode) == 0o664
+
+
+def test_a_planted_fifo_folder_lock_or_dangling_link_is_refused_not_waited_on(tmp_path, monkeypatch):
+    """Issue #44 item 7: a FIFO as the sidecar is refused at once (it used to block the reader until someone
+    wrote to it); another process's lock on the folder makes a save give up after LOCK_SECONDS with a message;
+    a dangling link planted as the sidecar is never followed to create its target."""
+    import fcntl
+    import os
+
+    import explorer.bookmarks as bookmarks_module
+    from explorer.bookmarks import BookmarksError, load
+
+    source = tmp_path / "model.onnx"
+    source.write_bytes(b"input")
+    fifo = tmp_path / "fifo.bookmarks.json"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    with pytest.raises(BookmarksError, match="not a regular file"):
+        load(fifo)
+    with pytest.raises(BookmarksError, match="not a regular file"):
+        add_bookmark(fifo, source, new_bookmark(("x",), "tree", "note", "x", "me"))
+    assert time.monotonic() - started < 5
+
+    monkeypatch.setattr(bookmarks_module, "LOCK_SECONDS", 0.3)
+    sidecar = tmp_path / "model.onnx.bookmarks.json"
+    held = os.open(tmp_path, os.O_RDONLY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as another user's process would hold it
+        with pytest.raises(BookmarksError, match="held the bookmarks lock"):
+            add_bookmark(sidecar, source, new_bookmark(("x",), "tree", "note", "x", "me"))
+    finally:
+        os.close(held)
+    assert not sidecar.exists()
+    add_bookmark(sidecar, source, new_bookmark(("x",), "tree", "note", "x", "me"))  # free again: saved
+    assert [b.note for b in load(sidecar).bookmarks] == ["note"]
+
+    target = tmp_path / "elsewhere" / "planted.json"
+    (tmp_path / "elsewhere").mkdir()
+    dangling = tmp_path / "other.onnx.bookmarks.json"
+    dangling.symlink_to(target)
+    with pytest.raises(BookmarksError, match="does not exist"):
+        add_bookmark(dangling, source, new_bookmark(("x",), "tree", "note", "x", "me"))
+    assert not target.exists()

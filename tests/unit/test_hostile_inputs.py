@@ -130,3 +130,26 @@ def test_a_file_that_changes_while_it_is_read(name, tmp_path):
         stop.set()
         writer.join()
     assert outcomes
+
+
+def test_a_model_that_crashes_onnx_shape_inference_is_a_problem_not_a_dead_process(tmp_path):
+    """onnx's C++ inference segfaults on these (issue #44 item 2): it runs in a child, so `check`, `graph` and
+    `export` finish with their usual exit codes and say what happened; the model opens without inferred shapes."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    from tests.hostile import onnx_that_crashes_shape_inference
+
+    for model in onnx_that_crashes_shape_inference(tmp_path):
+        check = subprocess.run([sys.executable, "-m", "explorer", "check", str(model)], capture_output=True,
+                               text=True, cwd=ROOT)  # fmt: skip
+        assert check.returncode == 1, check.stderr
+        assert "shape inference failed: crashed (SIGSEGV)" in check.stdout
+        graph = subprocess.run([sys.executable, "-m", "explorer", "graph", str(model), "--json"],
+                               capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+        assert graph.returncode == 0, graph.stderr
+        report = tmp_path / f"{model.stem}.html"
+        export = subprocess.run([sys.executable, "-m", "explorer", "export", str(model), "--html", str(report)],
+                                capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+        assert export.returncode == 0 and report.is_file(), export.stderr

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from explorer.api import open_document
+from explorer.errors import LoadError
 from explorer.graph.builder import GraphBuilder
 from explorer.graph.colours import DIVERGING_BASE, GRADIENT_BASE, GREY_INDEX, item_colours
 from explorer.graph.layout import expand_all, visible_graph
@@ -178,3 +179,50 @@ def test_the_top_list_ranks_boxes_not_the_constants_folded_into_them():
     data = numeric_mode_set(model, "parameter bytes")
     top = top_nodes(model, data, 20)
     assert top and not any(model.node_constant[node] for node, _ in top)
+
+
+def hostile_node_data(folder) -> dict[str, object]:
+    """The files of issue #44 item 5: each must be one problem about the data file, never an exception."""
+    files = {
+        "huge_field.csv": "a," + "9" * 200_000 + "\n",
+        "deep.json": "[" * 100_000 + "]" * 100_000,
+        "digits_5000.json": '{"a": ' + "7" * 5000 + "}",
+        "digits_400.json": '{"a": ' + "7" * 400 + ', "b": 1.5}',
+        "thresholds.json": '{"results": {"a": {"value": 1}}, "thresholds": 5}',
+        "threshold_digits.json": '{"results": {"a": {"value": 1}}, "thresholds": [{"value": ' + "9" * 400 + "}]}",
+        "graph_ids.json": json.dumps({f"g{k}": {"results": {}} for k in range(100_000)}),
+    }
+    paths = {}
+    for name, text in files.items():
+        paths[name] = folder / name
+        paths[name].write_text(text)
+    return paths
+
+
+def test_hostile_node_data_is_one_problem_and_the_model_stays(tmp_path):
+    """A 200 KB CSV field, JSON nested 100,000 deep, 5,000- and 400-digit integers, "thresholds": 5, 100,000 empty
+    graph ids: each ends in a problem about the file (the 400-digit value: not finite); nothing raises."""
+    model = small_model()
+    for name, path in hostile_node_data(tmp_path).items():
+        if name == "digits_400.json":
+            sets, problems = read_node_data(path, model)
+            assert codes(problems) == ["node-data-not-finite"] and sets[0].matched == 1, name
+            continue
+        with pytest.raises(LoadError) as refused:
+            read_node_data(path, model)
+        assert refused.value.message, name
+
+
+def test_the_cli_and_a_loaded_document_take_hostile_node_data_as_a_problem(tmp_path):
+    files = hostile_node_data(tmp_path)
+    model = SAMPLE_DATA / "residual_blocks.onnx"
+    for name in ("huge_field.csv", "deep.json", "thresholds.json"):
+        result = subprocess.run([sys.executable, "-m", "explorer", "graph", str(model), "--json", "--node-data",
+                                 str(files[name])], capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+        assert result.returncode in (0, 1), result.stderr
+        assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+        assert f"{name}: not read" in result.stderr
+    document = open_document(model)
+    said = load_node_data(document, [files["graph_ids.json"], files["digits_5000.json"]])
+    assert all(": not read (" in line for line in said), said
+    assert codes(document.problems).count("node-data-unreadable") == 2

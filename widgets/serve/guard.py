@@ -1,10 +1,15 @@
 """Who may talk to `ir-explorer serve`: the token on every address, the page's own origin, nothing leaked.
 
 The browser session drives a process that reads files and writes exports, so any web page the user has open
-(and any other user of a shared box) must not reach it: every request needs the token (given once as
-`?token=...`, then kept in a cookie named for the port, so two servers on one box do not overwrite each other's),
-a request sent by a page of another origin is refused whatever it carries (browsers send `Origin`; a page cannot
-forge it), and the token never reaches a log, a traceback or another site's `Referer`.
+(and any other user of a shared box) must not reach it: every request needs the token, a request sent by a page
+of another origin is refused whatever it carries (browsers send `Origin`; a page cannot forge it), and the token
+never reaches a log, a traceback or another site's `Referer`.
+
+The token is given once, in the printed address (`/?token=...`); the answer moves the browser under a secret
+path (`/<secret>/`) and keeps the token in a cookie whose `Path` is that secret path. Browsers send a cookie to
+every port of a host, so a cookie for `/` reached any other server on the machine (a page served on another
+local port received it and could replay it); scoped to a path nobody else knows, it is sent to this server's
+pages only. Both the token and the secret path are redacted from every log line.
 """
 
 from __future__ import annotations
@@ -34,9 +39,22 @@ def token_problem(token: str) -> str | None:
     return None
 
 
+SECRET_PATHS: set[str] = set()  # the secret path prefixes of the servers this process runs (redacted in logs)
+
+
 def redact(text: str) -> str:
-    """`text` with every `token=...` value replaced, for logs."""
-    return TOKEN_PATTERN.sub(r"\1***", text)
+    """`text` with every `token=...` value and every secret path replaced, for logs."""
+    text = TOKEN_PATTERN.sub(r"\1***", text)
+    for secret in SECRET_PATHS:
+        text = text.replace(secret, "***")
+    return text
+
+
+def secret_path() -> str:
+    """A fresh secret path segment for one server (registered for redaction)."""
+    secret = secrets.token_urlsafe(18)
+    SECRET_PATHS.add(secret)
+    return secret
 
 
 def cookie_name(port: int) -> str:
@@ -70,8 +88,9 @@ def origin_allowed(request: web.BaseRequest, public_url: str | None) -> bool:
     return parts.netloc.lower() in own
 
 
-def make_guard(token: str, bound_port: Callable[[], int], public_url: str | None) -> Any:
+def make_guard(token: str, bound_port: Callable[[], int], public_url: str | None, secret: str) -> Any:
     """The aiohttp middleware every request goes through (pages, static files, the websocket, downloads)."""
+    inside = f"/{secret}/"
 
     @web.middleware
     async def guard(request: web.Request, handler: Any) -> web.StreamResponse:
@@ -79,19 +98,34 @@ def make_guard(token: str, bound_port: Callable[[], int], public_url: str | None
         if not origin_allowed(request, public_url):
             raise web.HTTPForbidden(text="ir-explorer serve: requests from other sites' pages are refused\n")
         given = request.query.get("token")
+        if not (request.path + "/").startswith(inside):
+            if given is not None and request.method == "GET" and request.path.rstrip("/") == "" and \
+                    token_matches(given, token):  # fmt: skip
+                # The token leaves the address bar (and the history) at once: kept in a cookie sent to the secret
+                # path of this server only.
+                rest = "&".join(f"{key}={value}" for key, value in request.query.items() if key != "token")
+                response = web.HTTPFound(f"./{secret}/" + (f"?{rest}" if rest else ""))
+                response.set_cookie(name, token, httponly=True, samesite="Strict", path=_mounted(request,
+                                    public_url) + inside)  # fmt: skip
+                raise response
+            raise web.HTTPForbidden(
+                text="ir-explorer serve: this address needs its token (open the address serve printed)\n"
+            )
         if not token_matches(given if given is not None else request.cookies.get(name), token):
             raise web.HTTPForbidden(
                 text="ir-explorer serve: this address needs its token (open the address serve printed)\n"
             )
-        if given is not None and request.method == "GET" and request.path.rstrip("/") == "":
-            # The token leaves the address bar (and the history) at once: kept in a cookie for this port only.
-            rest = "&".join(f"{key}={value}" for key, value in request.query.items() if key != "token")
-            response = web.HTTPFound("./" + (f"?{rest}" if rest else ""))
-            response.set_cookie(name, token, httponly=True, samesite="Strict", path="/")
-            raise response
         return await handler(request)
 
     return guard
+
+
+def _mounted(request: web.BaseRequest, public_url: str | None) -> str:
+    """The path the browser sees this server under: a proxy's prefix (--public-url's path or
+    X-Forwarded-Prefix), else nothing."""
+    if public_url:
+        return urlsplit(public_url).path.rstrip("/")
+    return request.headers.get("X-Forwarded-Prefix", "").rstrip("/")
 
 
 @web.middleware

@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from widgets.serve.guard import make_guard, no_leaks, token_problem
+from explorer.formatting import escape_controls, visible
+from widgets.serve.guard import make_guard, no_leaks, secret_path, token_problem
 from widgets.serve.sessions import Session, clamp_size, relay_messages
 
 PAGE_TEMPLATES = Path(__file__).with_name("templates")
@@ -45,13 +46,15 @@ def is_loopback(host: str) -> bool:
     return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
 
 
-def check_options(host: str, token: str | None, max_sessions: int) -> None:
+def check_options(host: str, token: str | None, max_sessions: int, port: int = 8000) -> None:
     if not host.strip():
         raise ServeRefused("--host is empty (an unset variable?): give an address, e.g. 127.0.0.1 or 0.0.0.0")
     if token is not None and (problem := token_problem(token)):
         raise ServeRefused(f"--token: {problem}")
     if max_sessions < 1:
         raise ServeRefused("--max-sessions must be at least 1")
+    if not 0 <= port <= 65535:
+        raise ServeRefused(f"--port {port} is not a port: give 1-65535 (or 0 for any free one)")
 
 
 def command_argv(path: Path, strict: bool, bookmarks: Path | None, author: str | None) -> list[str]:
@@ -87,6 +90,8 @@ def make_server(argv: list[str], host: str, port: int, title: str, public_url: s
     from aiohttp import web
     from textual_serve.server import Server
 
+    secret = secret_path()  # the pages live under /<secret>/: the token's cookie is sent there only
+
     class GuardedServer(Server):
         def __init__(self) -> None:
             super().__init__(shlex.join(argv), host=host, port=port, title=title, public_url=public_url,
@@ -96,10 +101,10 @@ def make_server(argv: list[str], host: str, port: int, title: str, public_url: s
 
         def base_url(self, request: web.Request) -> str:
             if public_url:
-                return public_url.rstrip("/")
+                return f"{public_url.rstrip('/')}/{secret}"
             scheme = request.headers.get("X-Forwarded-Proto", request.scheme)
             prefix = request.headers.get("X-Forwarded-Prefix", "").rstrip("/")
-            return f"{scheme}://{request.host}{prefix}"
+            return f"{scheme}://{request.host}{prefix}/{secret}"
 
         def initialize_logging(self) -> None:
             """Plain lines on stderr: no tracebacks with their locals (textual-serve's printed the token)."""
@@ -115,9 +120,12 @@ def make_server(argv: list[str], host: str, port: int, title: str, public_url: s
             await asyncio.gather(*(session.end() for session in list(self.sessions)), return_exceptions=True)
 
         async def _make_app(self) -> web.Application:
-            app = await super()._make_app()
-            app.middlewares.extend([no_leaks, make_guard(token, lambda: self.bound_port, public_url)])
-            return app
+            """textual-serve's routes under the secret path, every request (inside or not) through the guard."""
+            pages = await super()._make_app()
+            root = web.Application(middlewares=[no_leaks, make_guard(token, lambda: self.bound_port, public_url,
+                                                                     secret)])  # fmt: skip
+            root.add_subapp(f"/{secret}/", pages)
+            return root
 
         @aiohttp_jinja2.template("page.html")
         async def handle_index(self, request: web.Request) -> dict[str, Any]:
@@ -197,10 +205,10 @@ def serve(
     max_sessions: int = MAX_SESSIONS,
 ) -> None:
     """Run until Ctrl+C; raises ServeRefused (before binding) for options that would leave a session open."""
-    check_options(host, token, max_sessions)
+    check_options(host, token, max_sessions, port)
     token = token or secrets.token_urlsafe(24)
     argv = command_argv(path, strict, bookmarks, author)
-    server = make_server(argv, host, port, f"ir-explorer {path.name}", public_url, token, max_sessions)
+    server = make_server(argv, host, port, f"ir-explorer {visible(path.name)}", public_url, token, max_sessions)
     server.initialize_logging()
 
     def announce(bound: list[Any]) -> None:
@@ -208,7 +216,8 @@ def serve(
         where = "" if is_loopback(host) else f" (listening on {host}: other machines can reach it)"
         if public_url:
             where += f" (listening on {host}:{port})"
-        print(f"serving {path.name}: open {open_address(host, bound, public_url)}/?token={token}{where}  "
+        name = escape_controls(path.name)  # a file name's ESC]0; must not retitle the terminal serve runs in
+        print(f"serving {name}: open {open_address(host, bound, public_url)}/?token={token}{where}  "
               "(Ctrl+C to stop)", file=sys.stderr, flush=True)  # fmt: skip
 
     try:

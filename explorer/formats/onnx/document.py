@@ -129,7 +129,18 @@ class OnnxView(DocumentView):
         """Shape inference: it costs more than reading the file, so `check` and the TUI run it, `info` not."""
         from explorer.formats.onnx.reader import infer_shapes
 
-        return infer_shapes(self.index)
+        return infer_shapes(self.index, self.path)
+
+    def files_read(self) -> list[Path]:
+        """The external weight files the model names beside it (`m.onnx.data`): no output may replace them."""
+        found: dict[Path, None] = {}
+        for info in self.index.graphs.values():
+            for tensor in getattr(info.proto, "initializer", ()):  # a local function has none
+                if tensor.data_location == 1:  # EXTERNAL
+                    location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+                    if location:
+                        found[self.path.parent / location] = None
+        return list(found)
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}

@@ -125,15 +125,53 @@ def _checks(path: Path, index) -> list[Problem]:
     return problems
 
 
-def infer_shapes(index) -> list[Problem]:
-    """Add inferred value types to the index; a failure is a warning (the declared types stay). It costs about
-    twice the parse on big graphs, so it runs for `check` and the TUI, not for `info`."""
-    import onnx
+# Runs in a child interpreter (explorer.isolated): onnx's C++ inference segfaults on some hostile models (a node
+# reading an undeclared input of RegexFullMatch or ai.onnx.ml's DictVectorizer). It reads the file itself (no
+# external weights: inference needs none) and sends back the inferred model without its initializers, so only the
+# graphs' value types travel.
+_INFER_IN_CHILD = """
+import sys
+import onnx
 
+model = onnx.load(sys.argv[1], load_external_data=False)
+inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
+
+
+def strip(graph):
+    del graph.initializer[:]
+    del graph.sparse_initializer[:]
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("g"):
+                strip(attribute.g)
+            for sub in attribute.graphs:
+                strip(sub)
+
+
+strip(inferred.graph)
+sys.stdout.buffer.write(inferred.SerializeToString())
+"""
+INFERENCE_SECONDS = 600.0
+
+
+def infer_shapes(index, path: Path) -> list[Problem]:
+    """Add inferred value types to the index; a failure, a crash or a timeout of onnx's inference is a warning
+    (the declared types stay, the model opens). It costs about twice the parse on big graphs, so it runs for
+    `check` and the TUI, not for `info`."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    from explorer.isolated import run_python
+
+    result = run_python(_INFER_IN_CHILD, [str(path)], INFERENCE_SECONDS)
+    if result.failure:
+        return [Problem("warning", "shape-inference", f"shape inference failed: {result.failure}; the model is "
+                        "shown with the types it declares", "graph")]  # fmt: skip
+    inferred = onnx.ModelProto()
     try:
-        inferred = onnx.shape_inference.infer_shapes(index.model, check_type=False, strict_mode=False)
-    except Exception as error:  # onnx raises several types (InferenceError, ValidationError, RuntimeError)
-        return [Problem("warning", "shape-inference", f"shape inference failed: {str(error)[:300]}", "graph")]
+        inferred.ParseFromString(result.output)
+    except (DecodeError, RecursionError, ValueError) as error:
+        return [Problem("warning", "shape-inference", f"shape inference gave no readable model: {error}", "graph")]
     _merge_types(index, "graph", inferred.graph)
     return []
 
