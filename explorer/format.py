@@ -42,8 +42,9 @@ class Format:
 
 # The limit every JSON format shares (msgspec decodes recursively), said once for their LIMITS.
 JSON_MEMORY_LIMIT = (
-    "memory: refused before decoding when what the JSON can become (its size plus 72 bytes for each value, "
-    "counted before decoding) passes the memory available (`IR_EXPLORER_MEMORY_GUARD=off` overrides)"
+    "memory: refused before decoding when what the JSON can become (its size plus 72 bytes for each value and "
+    "what the reader builds of each object, counted before decoding) passes the memory available "
+    "(`IR_EXPLORER_MEMORY_GUARD=off` overrides)"
 )
 JSON_NESTING_LIMIT = (
     "nesting: about 1,000 levels of JSON arrays and objects (the interpreter's recursion limit); deeper is "

@@ -114,20 +114,29 @@ def available_bytes(proc: Path = Path("/proc"), cgroup_root: Path = Path("/sys/f
     return min(found) if found else None
 
 
+def guard_off() -> bool:
+    return os.environ.get("IR_EXPLORER_MEMORY_GUARD", "").lower() in ("off", "0", "no")
+
+
+def refusal(estimate: int, what: str) -> str | None:
+    """Why `what`, estimated to need `estimate` bytes (BASE_BYTES included), cannot be opened here, or None when
+    it fits (or the guard is off)."""
+    if guard_off():
+        return None
+    available = available_bytes()
+    if available is None or estimate <= available:
+        return None
+    return (f"opening this {what} needs about {human_bytes(estimate)} of memory, and {human_bytes(available)} is "
+            "available: refused before the machine swaps (free memory, or set IR_EXPLORER_MEMORY_GUARD=off to "
+            "try anyway)")  # fmt: skip
+
+
 def ensure_fits(path: Path, size: int, bytes_per_file_byte: float, what: str) -> None:
     """Raise a LoadError when opening `size` bytes of `what` needs more memory than is available."""
-    if os.environ.get("IR_EXPLORER_MEMORY_GUARD", "").lower() in ("off", "0", "no"):
-        return
     estimate = int(size * bytes_per_file_byte) + BASE_BYTES
-    available = available_bytes()
-    if available is not None and estimate > available:
-        raise LoadError(
-            path,
-            "",
-            f"opening this {human_bytes(size)} {what} needs about {human_bytes(estimate)} of memory "
-            f"({bytes_per_file_byte:g}× its size), and {human_bytes(available)} is available: refused before the "
-            "machine swaps (free memory, or set IR_EXPLORER_MEMORY_GUARD=off to try anyway)",
-        )
+    said = refusal(estimate, f"{human_bytes(size)} {what} ({bytes_per_file_byte:g}× its size)")
+    if said is not None:
+        raise LoadError(path, "", said)
 
 
 BYTES_PER_JSON_VALUE = 72  # a decoded empty dict (64) and the pointer to it: the largest a small value becomes
@@ -139,13 +148,15 @@ def json_value_bound(data: bytes) -> int:
     return data.count(b",") + data.count(b":") + data.count(b"[") + 1
 
 
-def json_memory_bound(data: bytes) -> int:
+def json_memory_bound(data: bytes, per_object: int = 0) -> int:
     """Bytes that decoding `data` into plain Python values can take at most: its text (strings) plus the
-    largest object per value. Real files need far less (8-10× their size); `[{},{},…]` needs 22×."""
-    return len(data) + BYTES_PER_JSON_VALUE * json_value_bound(data)
+    largest object per value, plus `per_object` for each JSON object (what a reader builds of each: a node, a
+    layer; measured per reader on files of empty objects, the worst case). Real files need far less (8-10× their
+    size); `[{},{},…]` needs 22× decoded, and up to 600× once a reader has built an object of each."""
+    return len(data) + BYTES_PER_JSON_VALUE * json_value_bound(data) + per_object * data.count(b"{")
 
 
-def ensure_json_fits(path: Path, data: bytes, what: str) -> None:
-    """`ensure_fits` for a file decoded as plain JSON, judged by what its content can become, not its size."""
+def ensure_json_fits(path: Path, data: bytes, what: str, per_object: int = 0) -> None:
+    """`ensure_fits` for a file decoded as JSON, judged by what its content can become, not its size."""
     if data:
-        ensure_fits(path, len(data), json_memory_bound(data) / len(data), what)
+        ensure_fits(path, len(data), json_memory_bound(data, per_object) / len(data), what)

@@ -23,6 +23,7 @@ from explorer.graph.node_data import load_node_data
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.error_panel import ErrorPanel
+from widgets.load_turn import TurnCancelled, load_turn
 from widgets.loading import LoadingPanel
 from widgets.problems import ProblemsTable
 from widgets.summary_bar import SummaryBar
@@ -61,10 +62,16 @@ class DocumentLoading:
                 self._last_progress, self._last_stage = now, stage
                 self.call_from_thread(self._show_progress, done / max(total, 1), stage)
 
+        def waiting() -> None:
+            self.call_from_thread(self._show_progress, 0.0, "waiting for another tab to finish loading")
+
         try:
-            document = open_document(self.path, strict=self.strict, progress=progress, companions=self.companions)
-            progress(0.99, 1, CHECKING)
-            document.run_deep_checks()
+            # one tab of `serve` loads at a time: each memory guard sees what the tabs before it took
+            with load_turn(waiting, lambda: worker.is_cancelled):
+                document = open_document(self.path, strict=self.strict, progress=progress,
+                                         companions=self.companions)  # fmt: skip
+                progress(0.99, 1, CHECKING)
+                document.run_deep_checks()
             from explorer.schedule.incidents import incidents_of, name_incident_roles
 
             # The problems panel lists overlaps by incident. What each tensor is (its role) is read again from
@@ -78,7 +85,7 @@ class DocumentLoading:
                     self.call_from_thread(self.notify, line, title="per-node data", timeout=10)
             for spec in offered_views(document):
                 spec.import_widget()  # here, off the UI thread
-        except LoadCancelled:
+        except (LoadCancelled, TurnCancelled):
             return
         except LoadError as error:
             self.call_from_thread(self.show_error, error)

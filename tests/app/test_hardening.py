@@ -115,3 +115,37 @@ async def test_a_planted_fifo_or_a_held_lock_never_freezes_the_tui(tmp_path, mon
             assert any("held the bookmarks lock" in n.message for n in app._notifications)
     finally:
         os.close(held)
+
+
+async def test_tabs_of_one_serve_load_one_at_a_time(tmp_path, monkeypatch):
+    """Issue #44 item 3: tabs opened at once all saw the whole machine's memory free and were OOM-killed; a tab
+    waits (and says so) while another holds serve's load lock, then loads with what is left."""
+    import fcntl
+    import os
+
+    from tests.conftest import SAMPLE_DATA
+    from widgets.load_turn import LOCK_VARIABLE
+
+    lock = tmp_path / "serve.lock"
+    lock.touch()
+    monkeypatch.setenv(LOCK_VARIABLE, str(lock))
+    held = os.open(lock, os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)  # another tab is loading
+    released = False
+    try:
+        app = make_app(SAMPLE_DATA / "clean_2x2_stschedule.json")
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(100):
+                await pilot.pause(0.02)
+                if "waiting for another tab" in str(app.query_one("#loading-stage").render()):
+                    break
+            assert "waiting for another tab" in str(app.query_one("#loading-stage").render())
+            assert app.document is None
+            fcntl.flock(held, fcntl.LOCK_UN)
+            released = True
+            await wait_loaded(pilot)
+            assert app.document is not None and app.load_error is None
+    finally:
+        if not released:
+            fcntl.flock(held, fcntl.LOCK_UN)
+        os.close(held)

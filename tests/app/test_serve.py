@@ -478,3 +478,32 @@ def test_a_server_on_another_port_never_receives_the_token_cookie(served):
     finally:
         other.shutdown()
         other.server_close()
+
+
+async def test_a_tab_whose_app_is_killed_says_so(served):
+    """Issue #44 item 3: an app killed by the OOM killer used to leave a silent "Session ended" (or a tab that
+    said "loading" for ever); the tab's terminal and the log now say what happened."""
+    server = served()
+    headers = {"Origin": server.base, "Cookie": f"ir_explorer_token_{server.port}={server.token}"}
+    async with aiohttp.ClientSession() as session:
+        socket_ = await session.ws_connect(f"{server.pages}/ws", headers=headers)
+        async with socket_:
+            await socket_.send_json(["resize", {"width": 100, "height": 30}])
+            async for message in socket_:  # the first frame: the app is up
+                if message.type == aiohttp.WSMsgType.BINARY:
+                    break
+            (child,) = server.children()
+            environment = Path(f"/proc/{child}/environ").read_bytes()
+            assert b"IR_EXPLORER_LOAD_LOCK=" in environment  # the tabs load one at a time (widgets/load_turn.py)
+            os.kill(child, signal.SIGKILL)  # as the kernel's OOM killer does
+            said = b""
+            async for message in socket_:
+                if message.type == aiohttp.WSMsgType.BINARY:
+                    said += message.data
+                if b"ran out of memory" in said:
+                    break
+    assert b"ir-explorer: the app was killed (SIGKILL)" in said
+    deadline = time.monotonic() + 10
+    while "was killed (SIGKILL)" not in server.log() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "a tab's app was killed (SIGKILL)" in server.log()

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import ctypes
 import json
+import logging
 import os
 import signal
 import sys
@@ -26,6 +27,8 @@ MIN_WIDTH, MIN_HEIGHT = 10, 4
 MAX_INPUT_CHARS = 65_536  # one websocket message of keys or paste
 QUIT_GRACE_SECONDS = 2.0  # asked to quit, then SIGTERM; as long again, then SIGKILL
 PR_SET_PDEATHSIG = 1
+
+log = logging.getLogger("ir-explorer.serve")
 
 
 def clamp_size(width: Any, height: Any) -> tuple[int, int]:
@@ -41,6 +44,20 @@ def clamp_size(width: Any, height: Any) -> tuple[int, int]:
         min(max(number(width, 80), MIN_WIDTH), MAX_WIDTH),
         min(max(number(height, 24), MIN_HEIGHT), MAX_HEIGHT),
     )
+
+
+def ended_by_signal(returncode: int | None) -> str:
+    """What a child's negative exit status says, in words ("" for a normal end)."""
+    if returncode is None or returncode >= 0:
+        return ""
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    if -returncode == signal.SIGKILL:
+        return (f"was killed ({name}): most likely the machine or its container ran out of memory; close other "
+                "tabs, or open a smaller file")  # fmt: skip
+    return f"ended by {name}"
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -78,6 +95,21 @@ class Session(AppService):
             await self.remote_write_bytes(payload)
         except Exception:  # the tab closed mid-frame
             self.client_gone = True
+
+    async def run(self) -> None:
+        """The child's frames relayed until it ends; an end by a signal nobody here sent (the kernel's OOM killer,
+        another user's kill) is said on the tab's terminal and in the log, where it was a silent "Session ended"."""
+        await super().run()
+        process = self._process
+        if process is None:
+            return
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(process.wait(), QUIT_GRACE_SECONDS)
+        said = ended_by_signal(process.returncode)
+        if said and not self.client_gone:
+            log.warning("a tab's app %s", said)
+            with contextlib.suppress(Exception):
+                await self.remote_write_bytes(f"\r\n\x1b[0m\x1b[1;31m ir-explorer: the app {said}\x1b[0m\r\n".encode())
 
     async def set_terminal_size(self, width: int, height: int) -> None:
         await super().set_terminal_size(*clamp_size(width, height))

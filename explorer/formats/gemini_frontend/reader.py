@@ -14,6 +14,10 @@ from explorer.errors import LoadError, Problem
 from explorer.jsonpath import duplicate_problems
 from explorer.memory_guard import ensure_json_fits
 
+# What reading builds of each JSON object, at most: measured on a file of 1,000,000 empty layers (14 MB: 648 MiB at
+# peak, about 600 bytes an object beyond the interpreter; tests/unit/test_limits.py)
+MEMORY_PER_OBJECT = 700
+
 
 def is_graph_input(name: str) -> bool:
     """previous_layer names that are graph inputs, not layers: `input1`, `constant_497`, `X_constant1`."""
@@ -60,7 +64,7 @@ def read_frontend(path: Path) -> FrontendIR:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
     if not data.strip():
         raise LoadError(path, "byte 0", "the file is empty")
-    ensure_json_fits(path, data, "frontend IR")
+    ensure_json_fits(path, data, "frontend IR", MEMORY_PER_OBJECT)
     try:
         top = msgspec.json.decode(data)
     except msgspec.DecodeError as error:

@@ -23,6 +23,7 @@ import concurrent.futures
 import dataclasses
 import functools
 import itertools
+import mmap
 import operator
 import os
 import re
@@ -44,13 +45,16 @@ from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LA
 from explorer.formats.scheduler_ir.started import PARALLEL_MIN_BYTES
 from explorer.gc_pause import collector_paused
 from explorer.jsonpath import duplicate_problems
-from explorer.memory_guard import ensure_fits
+from explorer.memory_guard import BASE_BYTES, ensure_fits, refusal
 from explorer.schedule.buffers import L2_COLUMNS, CoreL2, core_l2, joined_l2
 from explorer.schedule.model import Schedule
 
 # Measured: a 519 MB schedule peaks at about 770 MiB in the TUI, 1.6 bytes a file byte, since the loader frees the
 # file's bytes before the analyses (BENCHMARKS.md); the guard assumes a little more.
 MEMORY_PER_FILE_BYTE = 1.75
+# A file of empty objects costs more per byte than a real one: `{},` (3 bytes) decodes to a dict and its problem
+# bookkeeping, about 80 bytes (1,000,000 empty workloads, 3 MB: 76 MiB more at peak; tests/unit/test_memory_estimates).
+MEMORY_PER_OBJECT = 96
 
 # Values are stored in int64 columns: refuse what would not fit rather than overflow later.
 Int = Annotated[int, msgspec.Meta(ge=-(2**62), le=2**62)]
@@ -206,6 +210,26 @@ def load_schedule(
         return _load_schedule(Path(path), progress or no_progress, strict)
 
 
+def _ensure_objects_fit(path: Path, size: int) -> None:
+    """Refuse a file whose JSON objects would take more memory than is available, counting them (0.4 s a GB)
+    only when even the worst case (an object every 3 bytes) might not fit: on a box with room, never."""
+    if refusal(BASE_BYTES + size // 3 * MEMORY_PER_OBJECT, "scheduler IR") is None:
+        return
+    objects = 0
+    try:
+        with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            view = np.frombuffer(mapped, dtype=np.uint8)
+            for start in range(0, view.size, 64 << 20):
+                objects += int(np.count_nonzero(view[start : start + (64 << 20)] == ord("{")))
+            del view
+    except (OSError, ValueError):  # unreadable or empty: the reader says so in its own words
+        return
+    estimate = BASE_BYTES + max(int(size * MEMORY_PER_FILE_BYTE), objects * MEMORY_PER_OBJECT)
+    said = refusal(estimate, f"{size:,}-byte scheduler IR of {objects:,} JSON objects")
+    if said is not None:
+        raise LoadError(path, "", said)
+
+
 def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tuple[Schedule, list[Problem]]:
     meter = _ByteMeter(progress)
     try:
@@ -213,6 +237,7 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
     except OSError as error:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
     ensure_fits(path, status.st_size, MEMORY_PER_FILE_BYTE, "scheduler IR")
+    _ensure_objects_fit(path, status.st_size)
     pool = None if strict or status.st_size < PARALLEL_MIN_BYTES else worker_pool.shared_pool()
     try:
         loaded = _load_in_workers(pool, path, (status.st_size, status.st_mtime_ns), meter) if pool else None

@@ -26,8 +26,9 @@ LIMITS = (  # the README's Limits section lists these (tested)
     ),
     "metadata: 16 MiB and 1,000,000 JSON values (counted before decoding)",
     (
-        "graph: 256 MiB and 8,000,000 JSON values per graph file (counted before decoding), 1,000,000 node "
-        "outputs, 32 dimensions per tensor, storage ids below 2^31"
+        "graph: 256 MiB and 8,000,000 JSON values per graph file (counted before decoding), 1,000,000 nodes, "
+        "1,000,000 node outputs, 32 dimensions per tensor, storage ids below 2^31; refused (the bundle still "
+        "opens) when its JSON objects at 1,700 bytes each pass the memory available"
     ),
 )
 

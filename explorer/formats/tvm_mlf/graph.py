@@ -16,13 +16,17 @@ import msgspec
 
 from explorer import jsonpath
 from explorer.errors import Problem
-from explorer.memory_guard import json_value_bound
+from explorer.memory_guard import BASE_BYTES, json_memory_bound, json_value_bound, refusal
 
 MAX_STORAGE_ID = 1 << 31
 # graph.json is decoded whole into Python values: its size and its number of values are capped before that (a
 # 142 KB .tar.gz once held ten million empty nodes, 6 GiB decoded). Real graphs: ~25 values a node.
 MAX_GRAPH_BYTES = 256 << 20
 MAX_GRAPH_VALUES = 8_000_000
+MAX_GRAPH_NODES = 1_000_000  # real graph-executor graphs hold thousands; a 38 KB .tar.gz held 2,000,000 empty ones
+# What a node costs once read, drawn and laid out (`graph --json`), at most: measured on graphs of empty nodes
+# (200,000 `{}`: 348 MiB at peak for `graph --json`, about 1.55 KB a node beyond the interpreter)
+MEMORY_PER_OBJECT = 1_700
 MAX_ENTRIES = 1_000_000  # node outputs in one graph: far above real models, far below what exhausts memory
 MAX_ENTRY_BYTES = 1 << 48  # 256 TiB: anything larger is a broken shape, and sums of it would overflow int64
 _DTYPE = re.compile(r"^(u?int|float|bfloat)(\d+)(?:x(\d+))?$")
@@ -104,6 +108,8 @@ def parse_graph(data: bytes, member: str) -> tuple[Graph, list[Problem]]:
         raise GraphError(where + "$", f"{len(data):,} bytes, over the {MAX_GRAPH_BYTES:,}-byte cap for a graph")
     if json_value_bound(data) > MAX_GRAPH_VALUES:
         raise GraphError(where + "$", f"more than {MAX_GRAPH_VALUES:,} JSON values, over the cap for a graph")
+    if (said := refusal(BASE_BYTES + json_memory_bound(data, MEMORY_PER_OBJECT), f"{len(data):,}-byte graph")):
+        raise GraphError(where + "$", said)
     try:
         top = msgspec.json.decode(data)
     except msgspec.DecodeError as error:
@@ -113,6 +119,9 @@ def parse_graph(data: bytes, member: str) -> tuple[Graph, list[Problem]]:
         raise GraphError(where + "$", f"unreadable JSON ({type(error).__name__})") from None
     if not isinstance(top, dict) or not isinstance(top.get("nodes"), list):
         raise GraphError(where + "$", 'expected a graph object with a "nodes" array')
+    if len(top["nodes"]) > MAX_GRAPH_NODES:
+        raise GraphError(where + "$.nodes", f"{len(top['nodes']):,} nodes, over the cap of {MAX_GRAPH_NODES:,} for a "
+                         "graph")  # fmt: skip
     problems: list[Problem] = []
 
     def error(path: str, message: str) -> None:

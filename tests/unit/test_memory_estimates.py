@@ -1,0 +1,133 @@
+"""Every reader's memory estimate against its real peak on hostile files (issue #44 item 3): files of empty
+objects are the worst case of what a reader builds per byte (a node, a layer, a row each). The guard refuses a
+file whose estimate passes what is available, so an estimate below the real peak lets a file kill the process
+under a tight cgroup. Each command runs in a process of its own; its peak is the kernel's maximum resident size."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from explorer.memory_guard import json_memory_bound
+from tests.conftest import ROOT, SAMPLE_DATA
+
+OBJECTS = 200_000
+PEAK = ("import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
+        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
+        "print(done.stderr[-400:], file=sys.stderr)")  # fmt: skip
+
+
+def peak_of(*args: str) -> int:
+    """The largest resident size the command reached, in bytes (its exit status must be a clean one)."""
+    done = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "explorer", *args], cwd=ROOT,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    status, peak = map(int, done.stdout.split())
+    assert status in (0, 1), done.stderr
+    return peak
+
+
+def empty_objects(count: int) -> str:
+    return ",".join(["{}"] * count)
+
+
+def tvm_bundle(folder: Path, graph: bytes) -> Path:
+    with tarfile.open(SAMPLE_DATA / "two_modules_mlf.tar") as sample:
+        metadata = json.loads(sample.extractfile("./metadata.json").read())
+    metadata["modules"] = {"m": metadata["modules"]["classifier"]}
+    path = folder / "empty_nodes.tar.gz"
+    with tarfile.open(path, "w:gz") as archive:
+        for name, data in (("./metadata.json", json.dumps(metadata).encode()),
+                           ("./executor-config/graph/m.graph", graph)):  # fmt: skip
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def hostile_file(folder: Path, reader: str, count: int) -> tuple[int, tuple[str, ...]]:
+    """A file of `count` empty objects for `reader`: (the reader's estimate beyond BASE_BYTES, the command)."""
+    if reader == "ark":
+        from explorer.formats.ark.reader import MEMORY_PER_OBJECT
+
+        data = ('{"Rank": 0, "WorldSize": 1, "Nodes": [' + empty_objects(count) + "]}").encode()
+        path = folder / f"empty_nodes_{count}.json"
+        path.write_bytes(data)
+        return json_memory_bound(data, MEMORY_PER_OBJECT), ("info", str(path))
+    if reader == "gemini-frontend":
+        from explorer.formats.gemini_frontend.reader import MEMORY_PER_OBJECT
+
+        layers = "".join(f',"L{k}": {{}}' for k in range(count))
+        data = ('{"a": {"layer_index": 0, "previous_layer": []}' + layers + "}").encode()
+        path = folder / f"empty_layers_{count}_b1.json"
+        path.write_bytes(data)
+        return json_memory_bound(data, MEMORY_PER_OBJECT), ("info", str(path))
+    if reader == "tvm-mlf":
+        from explorer.formats.tvm_mlf.graph import MEMORY_PER_OBJECT
+
+        graph = ('{"nodes": [' + empty_objects(count) + '], "arg_nodes": [], "heads": [], "attrs": {}}').encode()
+        subfolder = folder / str(count)
+        subfolder.mkdir()
+        # the layout of every node: more than `info` needs
+        return json_memory_bound(graph, MEMORY_PER_OBJECT), ("graph", str(tvm_bundle(subfolder, graph)), "--json")
+    if reader == "scheduler-ir":
+        from explorer.formats.scheduler_ir.reader import MEMORY_PER_FILE_BYTE, MEMORY_PER_OBJECT
+
+        data = ('{"0": [' + empty_objects(count) + '], "buffersize": 1024, "xlen": 1, "ylen": 1}').encode()
+        path = folder / f"empty_{count}_stschedule.json"
+        path.write_bytes(data)
+        estimate = max(int(len(data) * MEMORY_PER_FILE_BYTE), data.count(b"{") * MEMORY_PER_OBJECT)
+        return estimate, ("check", str(path))
+    from explorer.graph.node_data import CSV_BYTES_PER_BYTE
+
+    path = folder / f"rows_{count}.csv"
+    path.write_text("".join(f"n{k},{k}\n" for k in range(count)))
+    return int(path.stat().st_size * CSV_BYTES_PER_BYTE), ("graph", str(SAMPLE_DATA / "residual_blocks.onnx"),
+                                                           "--json", "--node-data", str(path))  # fmt: skip
+
+
+@pytest.mark.parametrize("reader, count", [("ark", OBJECTS), ("gemini-frontend", OBJECTS), ("tvm-mlf", OBJECTS),
+                                           ("scheduler-ir", 5 * OBJECTS), ("node-data-csv", 5 * OBJECTS)])  # fmt: skip
+def test_the_estimate_covers_the_real_peak_on_a_file_of_empty_objects(tmp_path, reader, count):
+    """What a file of empty objects adds to the process (its peak less the same command's on a file of one) is
+    within what the reader estimates for it beyond BASE_BYTES (the interpreter and its libraries)."""
+    estimate, command = hostile_file(tmp_path, reader, count)
+    _, small = hostile_file(tmp_path, reader, 1)
+    added = peak_of(*command) - peak_of(*small)
+    assert added <= estimate, f"{reader}: {added / 2**20:.0f} MiB added, {estimate / 2**20:.0f} MiB estimated"
+
+
+def test_a_graph_of_empty_nodes_past_the_cap_is_refused_with_a_message(tmp_path):
+    """The TVM graph's node count is capped (2,000,000 empty nodes in a 38 KB .tar.gz took 2 GiB): the bundle
+    opens, the graph is not shown, and the problem says why."""
+    from explorer.api import open_document
+    from explorer.formats.tvm_mlf.graph import MAX_GRAPH_NODES
+
+    graph = ('{"nodes": [' + empty_objects(MAX_GRAPH_NODES + 1) + "]}").encode()
+    document = open_document(tvm_bundle(tmp_path, graph))
+    said = [p.message for p in document.problems if p.code == "bad-graph"]
+    assert any(f"over the cap of {MAX_GRAPH_NODES:,}" in message for message in said), said
+
+
+def test_a_file_of_empty_workloads_under_a_tight_limit_is_refused_with_both_numbers(tmp_path):
+    """Under a memory limit the schedule's empty objects would pass, the guard counts them and refuses before
+    decoding: one line naming the estimate and what is available, exit 2 (not a killed process)."""
+    import resource
+
+    data = ('{"0": [' + empty_objects(8_000_000) + '], "buffersize": 1024, "xlen": 1, "ylen": 1}').encode()
+    path = tmp_path / "empty_stschedule.json"
+    path.write_bytes(data)  # 24 MB: about 770 MiB of objects
+
+    def limit() -> None:  # the address space a container of 1 GiB leaves once the interpreter is up
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "explorer", "info", str(path)], cwd=ROOT, capture_output=True,
+                          text=True, preexec_fn=limit, env={"IR_EXPLORER_WORKERS": "0", "PATH": ""})  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "8,000,00" in done.stderr and "needs about" in done.stderr and "is available" in done.stderr, done.stderr
