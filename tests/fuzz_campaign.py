@@ -27,8 +27,13 @@ BEGIN, END = "<!-- fuzz campaign: begin (written by make fuzz) -->", "<!-- fuzz 
 CHUNK = 500
 
 
+NODE_DATA = "node-data"  # the user's per-node data files, read against a model: a "format" of the campaign
+
+
 def run_chunk(fmt: str, start: int, stop: int) -> dict:
     """Seeds start..stop-1 of one format, in this process."""
+    if fmt == NODE_DATA:
+        return run_node_data_chunk(start, stop)
     from explorer.api import open_document
     from explorer.errors import LoadError
     from tests.fuzzing import KINDS, SAVE_AS, SEED_FILES, exercise, mutated_bytes
@@ -60,6 +65,41 @@ def run_chunk(fmt: str, start: int, stop: int) -> dict:
     return {"format": fmt, "counts": counts, "failures": failures}
 
 
+def run_node_data_chunk(start: int, stop: int) -> dict:
+    """Mutated per-node data files read against the bundled schedule's graph: data sets and problems, or one
+    LoadError about the file, never another exception."""
+    from explorer.api import open_document
+    from explorer.errors import LoadError
+    from explorer.graph.node_data import apply_node_data, read_node_data
+    from tests.fuzzing import KINDS, NODE_DATA_SEEDS, mutated_node_data
+
+    model = open_document(ROOT / "sample_data" / "clean_2x2_stschedule.json").view.graph_model()
+    names = sorted(NODE_DATA_SEEDS)
+    counts: Counter = Counter()
+    failures = []
+    folder = Path(tempfile.mkdtemp(prefix="irx-fuzz-"))
+    for seed in range(start, stop):
+        kind = KINDS[seed % len(KINDS)]
+        name = names[(seed // len(KINDS)) % len(names)]
+        data = mutated_node_data(name, seed, kind)
+        path = folder / name
+        path.write_bytes(data)
+        counts[kind] += 1
+        try:
+            for data_set in read_node_data(path, model)[0]:
+                apply_node_data(model, data_set)
+            counts["loaded"] += 1
+        except LoadError:
+            counts["refused"] += 1
+        except Exception as error:
+            counts["failed"] += 1
+            saved = REGRESSIONS.parent / "fuzz_node_data" / f"{kind}-{seed}__{name}"
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            saved.write_bytes(data)
+            failures.append((saved.name, f"{type(error).__name__}: {str(error)[:100]}", name))
+    return {"format": NODE_DATA, "counts": counts, "failures": failures}
+
+
 def campaign(per_format: int, jobs: int, formats: list[str]) -> dict:
     work = [(fmt, s, min(s + CHUNK, per_format)) for fmt in formats for s in range(0, per_format, CHUNK)]
     totals: dict[str, Counter] = {fmt: Counter() for fmt in formats}
@@ -77,7 +117,7 @@ def campaign(per_format: int, jobs: int, formats: list[str]) -> dict:
 
 
 def report(result: dict, per_format: int, jobs: int) -> list[str]:
-    from tests.fuzzing import KINDS, SEED_FILES
+    from tests.fuzzing import KINDS
 
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -88,12 +128,13 @@ def report(result: dict, per_format: int, jobs: int) -> list[str]:
         f"{per_format:,} mutated files per format (seeds 0..{per_format - 1:,}, the classes in turn), "
         f"{jobs} processes, {result['seconds'] / 60:.0f} minutes on {platform.machine()} ({os.cpu_count()} cores), "
         f"Python {platform.python_version()}. Seeds: "
-        + "; ".join(f"{fmt}: {', '.join(p.name for p in SEED_FILES[fmt])}" for fmt in sorted(result["totals"])),
+        + "; ".join(f"{fmt}: {', '.join(_seed_names(fmt))}" for fmt in sorted(result["totals"])),
         "",
         "| format | files | " + " | ".join(KINDS) + " | loaded | refused with a located error | failed | run |",
         "| --- | --- | " + " | ".join("---" for _ in KINDS) + " | --- | --- | --- | --- |",
     ]
-    rows = previous_rows()  # formats this run left out keep the row of their last run
+    rows = {fmt: _with_columns(row, len(KINDS)) for fmt, row in previous_rows().items()}  # formats this run left
+    # out keep the row of their last run
     for fmt, counts in result["totals"].items():
         total = sum(counts[k] for k in KINDS)
         rows[fmt] = (
@@ -139,13 +180,29 @@ def splice(lines: list[str]) -> None:
     temporary.replace(REPORT)
 
 
+def _seed_names(fmt: str) -> list[str]:
+    from tests.fuzzing import NODE_DATA_SEEDS, SEED_FILES
+
+    return sorted(NODE_DATA_SEEDS) if fmt == NODE_DATA else [p.name for p in SEED_FILES[fmt]]
+
+
+def _with_columns(row: str, kinds: int) -> str:
+    """A row of an earlier run, with "—" in the kind columns that did not exist then (before `loaded`)."""
+    cells = row.strip().strip("|").split("|")
+    missing = kinds + 6 - len(cells)  # format, files, the kinds, loaded, refused, failed, run
+    if missing <= 0:
+        return row
+    cells[2 + kinds - missing : 2 + kinds - missing] = [" — "] * missing
+    return "|" + "|".join(cells) + "|"
+
+
 def main() -> int:
     from tests.fuzzing import SEED_FILES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-format", type=int, default=100_000)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--formats", default=",".join(sorted(SEED_FILES)))
+    parser.add_argument("--formats", default=",".join([*sorted(SEED_FILES), NODE_DATA]))
     parser.add_argument("--no-report", action="store_true", help="print the counts, leave RELIABILITY.md alone")
     args = parser.parse_args()
     formats = [f for f in args.formats.split(",") if f]

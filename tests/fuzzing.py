@@ -467,3 +467,31 @@ def exercise(doc, deep: bool = False) -> None:
                 continue
             others = view.index.layouts_on(layout.buffer_id)
             plane_grid(layout, others, tuple(layout.offsets[: outer_dims(layout)]), 20, 60)
+
+
+# Per-node data files (issue #44): the user's own file beside a model, fuzzed like the models themselves
+NODE_DATA_SEEDS = {
+    "layer_profile.csv": (SAMPLE_DATA / "clean_2x2_layer_profile.csv").read_bytes(),
+    "model_explorer.json": json.dumps({
+        "graph": {"results": {"Conv_0": {"value": 1.5}, "Conv_1": {"value": -2}, "Add_3": {"value": 3}},
+                  "thresholds": [{"value": 0, "bgColor": "#fff"}, {"value": 2, "bgColor": "#f00"}]},
+        "other": {"results": {"Conv_2": {"value": 7}}, "centre": 1},
+    }).encode(),
+    "plain.json": json.dumps({"Conv_0": 1, "Conv_1": 2.5, "1/0": 3}).encode(),
+}
+
+
+def mutated_node_data(name: str, seed: int, kind: str) -> bytes:
+    """A per-node data file broken as the model files are: cut short, bytes flipped, JSON values deleted,
+    retyped, nested deep, numbers of a million digits, CSV lines cut, duplicated, given odd tokens."""
+    rng = random.Random(seed)
+    data = NODE_DATA_SEEDS[name]
+    if kind == "truncate":
+        return data[: rng.randrange(len(data))]
+    if kind == "flip":
+        return flipped(data, rng)
+    if kind == "huge-size":
+        return data.replace(b"1", b"9" * rng.choice([400, 5000, 200_000]), 1)
+    if name.endswith(".json"):
+        return mutated_json(data, rng)
+    return mutated_lines(data, rng)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from explorer.api import open_document
 from explorer.errors import LoadError
 from tests.conftest import ROOT
-from tests.fuzzing import KINDS, SAVE_AS, SEED_FILES, exercise, mutated_bytes
+from tests.fuzzing import KINDS, NODE_DATA_SEEDS, SAVE_AS, SEED_FILES, exercise, mutated_bytes, mutated_node_data
 
 EXAMPLES = int(os.environ.get("IR_EXPLORER_FUZZ_EXAMPLES", "200"))
 RAN: dict[str, int] = {}
@@ -80,3 +80,30 @@ def test_check_never_prints_a_traceback(tmp_path):
         )
         assert result.returncode in (0, 1, 2)
         assert "Traceback" not in result.stderr + result.stdout
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+@given(name=st.sampled_from(sorted(NODE_DATA_SEEDS)), seed=st.integers(0, 2**32), kind=st.sampled_from(KINDS))
+def test_mutated_node_data_is_a_problem_never_an_exception(node_data_model, fuzz_dir, name, seed, kind):
+    """A broken per-node data file ends in data sets and problems, or one LoadError about the file; the model
+    it is read against is never touched beyond its data columns (issue #44 item 5)."""
+    from explorer.graph.node_data import apply_node_data, read_node_data
+
+    path = fuzz_dir / f"nd_{kind}_{name}"
+    path.write_bytes(mutated_node_data(name, seed, kind))
+    try:
+        sets, problems = read_node_data(path, node_data_model)
+    except LoadError as error:
+        assert error.message and error.path == str(path)
+        return
+    for data in sets:
+        apply_node_data(node_data_model, data)
+    assert all(problem.code.startswith("node-data") for problem in problems)
+
+
+@pytest.fixture(scope="module")
+def node_data_model():
+    from tests.conftest import SAMPLE_DATA
+
+    return open_document(SAMPLE_DATA / "clean_2x2_stschedule.json").view.graph_model()
