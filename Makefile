@@ -23,9 +23,10 @@ run: $(STAMP)
 	$(COMPILE)
 	$(VENV)/bin/ir-explorer $(if $(FILE),$(FILE),$(SAMPLE))
 
-# Spread over the machine's cores, at most 4 workers (measured on 2 cores: 10 min in one process, 5.6 min in two)
+# Spread over the machine's cores, at most 4 workers (measured on 2 cores: 10 min in one process, 5.6 min in two);
+# loadgroup keeps a file's tests together where it asks (the fuzz round counts what it ran)
 test: $(STAMP) browser
-	$(PY) -m pytest -q -n auto --maxprocesses=4
+	$(PY) -m pytest -q -n auto --maxprocesses=4 --dist loadgroup
 
 # The HTML report test opens the page in headless Chromium. Debian's package is installed when it is missing
 # and this runs as root with apt (CI); otherwise that one test skips with a reason. IR_EXPLORER_NO_BROWSER=1 skips it.

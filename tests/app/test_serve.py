@@ -445,7 +445,8 @@ async def test_a_browser_through_a_forwarded_port_opens_the_printed_address(serv
         stop.set()
     assert await asyncio.to_thread(server.wait_no_children) == []  # the browser gone, its app is gone
     log = server.log()
-    assert "GET /?token=*** 302" in log and "GET /static/js/textual.js 200" in log  # then by cookie alone
+    # then by the cookie alone, under the secret path (redacted too)
+    assert "GET /?token=*** 302" in log and "GET /***/static/js/textual.js 200" in log
 
 
 def test_a_server_on_another_port_never_receives_the_token_cookie(served):

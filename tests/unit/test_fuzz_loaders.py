@@ -22,6 +22,8 @@ from tests.conftest import ROOT
 from tests.fuzzing import KINDS, NODE_DATA_SEEDS, SAVE_AS, SEED_FILES, exercise, mutated_bytes, mutated_node_data
 
 EXAMPLES = int(os.environ.get("IR_EXPLORER_FUZZ_EXAMPLES", "200"))
+# one worker runs this file under pytest-xdist (make test: --dist loadgroup), so test_zz sees what the others ran
+pytestmark = pytest.mark.xdist_group("fuzz")
 RAN: dict[str, int] = {}
 REGRESSIONS = Path(__file__).resolve().parent.parent / "data" / "fuzz"
 
