@@ -11,6 +11,7 @@ edge between groups is drawn piece by piece, each piece inside one container.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -20,7 +21,9 @@ import numpy as np
 from explorer.graph.model import topological_rank
 
 MAX_SPAN = 6  # edges over more layers are stubs ("→ Add_9_1") that jump to their other end
-SWEEPS = 8
+ORDER_ITERATIONS = 24  # rounds of sweeps, as dagre does
+ORDER_PATIENCE = 4  # rounds in a row without fewer crossings before the ordering stops
+TRANSPOSE_PASSES = 4
 PLACEMENT_PASSES = 6
 MAX_TRACKS = 16  # a gap between layers grows to this many rows of horizontal edge pieces, then pieces share
 FRAME_PAD = 2  # cells between a frame's side and what it holds
@@ -257,20 +260,141 @@ def _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains) -> n
 def _order_layers(
     total: int, v_layer: np.ndarray, seg_u: np.ndarray, seg_v: np.ndarray, rank: np.ndarray
 ) -> np.ndarray:
-    """Each vertex's slot in its layer after barycentre sweeps (all layers at once, down then up)."""
+    """Each vertex's slot in its layer, as the layered-layout literature orders them (Graphviz dot, dagre, ELK):
+    sweeps down and up, one layer at a time, each layer sorted by the barycentre of its neighbours in the layer
+    just placed (vertices without any keep their place); then adjacent pairs transposed while that removes
+    crossings; the ordering with the fewest crossings seen is kept. Long edges are chains of dummy vertices, one
+    per layer, so their runs take part like boxes. At most ORDER_ITERATIONS rounds, fewer when
+    ORDER_PATIENCE rounds in a row find nothing better: bounded whatever the graph."""
     slot = _slots(v_layer, rank)
     if seg_u.size == 0:
         return slot
-    for sweep in range(SWEEPS):
-        if sweep % 2 == 0:  # down: a vertex follows the mean slot of what feeds it
-            owner, other = seg_v, seg_u
-        else:  # up: the mean slot of what it feeds
-            owner, other = seg_u, seg_v
-        total_slot = np.bincount(owner, weights=slot[other].astype(np.float64), minlength=total)
-        degree = np.bincount(owner, minlength=total)
-        bary = np.where(degree > 0, total_slot / np.maximum(degree, 1), slot.astype(np.float64))
-        slot = _slots(v_layer, bary + rank * 1e-9)
-    return slot
+    layers = int(v_layer.max()) + 1
+    members = _layer_members(v_layer, slot, layers)
+    if max(len(m) for m in members) < 2:
+        return slot
+    # every segment joins layer l to l + 1 (dummies make it so): per layer, the segments below it
+    seg_layer = v_layer[seg_u]
+    by_layer = np.argsort(seg_layer, kind="stable")
+    bounds = np.searchsorted(seg_layer[by_layer], np.arange(layers + 1))
+    below = [by_layer[bounds[k] : bounds[k + 1]] for k in range(layers)]
+    up_nbrs, down_nbrs = _neighbours(total, seg_u, seg_v)
+    position = slot.astype(np.int64)
+    best, best_crossings = position.copy(), _crossings(position, seg_u, seg_v, below)
+    still = 0
+    for iteration in range(ORDER_ITERATIONS):
+        if best_crossings == 0:
+            break
+        down = iteration % 2 == 0
+        bias_right = (iteration // 2) % 2 == 1  # ties broken the other way every second round (dagre does so)
+        for k in range(1, layers) if down else range(layers - 2, -1, -1):
+            _sort_by_barycentre(members[k], position, up_nbrs if down else down_nbrs, bias_right)
+        crossings = _crossings(position, seg_u, seg_v, below)
+        if crossings < best_crossings:
+            best, best_crossings, still = position.copy(), crossings, 0
+        else:
+            still += 1
+            if still >= ORDER_PATIENCE:
+                break
+    if best_crossings:  # the best sweep's order, then neighbours transposed while that removes crossings
+        members = _layer_members(v_layer, best, layers)
+        _transpose(members, best, up_nbrs, down_nbrs)
+    return best
+
+
+def _layer_members(v_layer: np.ndarray, slot: np.ndarray, layers: int) -> list[list[int]]:
+    order = np.lexsort((slot, v_layer))
+    layer_sorted = v_layer[order]
+    bounds = np.searchsorted(layer_sorted, np.arange(layers + 1))
+    return [order[bounds[k] : bounds[k + 1]].tolist() for k in range(layers)]
+
+
+def _neighbours(total: int, seg_u: np.ndarray, seg_v: np.ndarray) -> tuple[list[list[int]], list[list[int]]]:
+    """Per vertex: its neighbours in the layer above, and in the layer below."""
+    up: list[list[int]] = [[] for _ in range(total)]
+    down: list[list[int]] = [[] for _ in range(total)]
+    for u, v in zip(seg_u.tolist(), seg_v.tolist(), strict=True):
+        up[v].append(u)
+        down[u].append(v)
+    return up, down
+
+
+def _sort_by_barycentre(layer: list[int], position: np.ndarray, nbrs: list[list[int]], bias_right: bool) -> None:
+    """Reorder one layer (in place, `position` updated) by the mean position of each vertex's neighbours in the
+    fixed layer; a vertex with none keeps its index, the others fill the remaining indices in barycentre order."""
+    if len(layer) < 2:
+        return
+    sortable, fixed = [], {}
+    for index, v in enumerate(layer):
+        near = nbrs[v]
+        if near:
+            bary = sum(int(position[w]) for w in near) / len(near)
+            sortable.append((bary, -index if bias_right else index, v))
+        else:
+            fixed[index] = v
+    if len(sortable) < 2 and not fixed:
+        return
+    sortable.sort()
+    queue = iter(s[2] for s in sortable)
+    for index in range(len(layer)):
+        layer[index] = fixed[index] if index in fixed else next(queue)
+    for index, v in enumerate(layer):
+        position[v] = index
+
+
+def _transpose(members: list[list[int]], position: np.ndarray, up: list[list[int]], down: list[list[int]]) -> None:
+    """Swap adjacent vertices of a layer while that removes crossings with both neighbouring layers (dot's
+    transpose), a bounded number of passes. Neighbour positions are read as sorted lists once per layer (the
+    neighbouring layers do not move while one layer is transposed)."""
+    pos = position.tolist()
+    for _ in range(TRANSPOSE_PASSES):
+        improved = False
+        for layer in members:
+            if len(layer) < 2:
+                continue
+            near = {v: (sorted(pos[w] for w in up[v]), sorted(pos[w] for w in down[v])) for v in layer}
+            for index in range(len(layer) - 1):
+                a, b = layer[index], layer[index + 1]
+                (a_up, a_down), (b_up, b_down) = near[a], near[b]
+                now = _inversions(a_up, b_up) + _inversions(a_down, b_down)
+                if now == 0:
+                    continue
+                if _inversions(b_up, a_up) + _inversions(b_down, a_down) < now:
+                    layer[index], layer[index + 1] = b, a
+                    pos[a], pos[b] = index + 1, index
+                    improved = True
+        if not improved:
+            break
+    position[:] = pos
+
+
+def _inversions(left: list[int], right: list[int]) -> int:
+    """Crossings between the edges of a vertex standing left (to the sorted places `left`) and of the vertex
+    right of it (to `right`): pairs whose places are in the opposite order."""
+    if not left or not right:
+        return 0
+    return sum(bisect.bisect_left(right, x) for x in left)
+
+
+def _crossings(position: np.ndarray, seg_u: np.ndarray, seg_v: np.ndarray, below: list[np.ndarray]) -> int:
+    """Crossings of all segments, layer gap by layer gap: pairs whose ends are in opposite orders."""
+    total = 0
+    for segments in below:
+        if segments.size < 2:
+            continue
+        pu, pv = position[seg_u[segments]], position[seg_v[segments]]
+        if segments.size <= 512:
+            du = pu[:, None] - pu[None, :]
+            dv = pv[:, None] - pv[None, :]
+            total += int(np.count_nonzero((du * dv) < 0)) // 2
+        else:  # inversions of the lower ends taken in the order of the upper ones, O(E log E)
+            order = np.lexsort((pv, pu))
+            seen: list[int] = []
+            for value in pv[order].tolist():
+                at = bisect.bisect_right(seen, value)
+                total += len(seen) - at
+                seen.insert(at, value)
+    return total
 
 
 def _slots(v_layer: np.ndarray, key: np.ndarray) -> np.ndarray:
