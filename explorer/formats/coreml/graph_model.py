@@ -57,7 +57,9 @@ def _program(view: Any, b: GraphBuilder) -> None:
     for key, block in model.blocks.items():
         for i, op in enumerate(block.proto.operations):
             target = op_ids[(key, i)]
-            for slot, (role, argument) in enumerate(op.inputs.items()):  # the op's named inputs: x, weight, bias
+            # the op's named inputs (x, weight, bias): a protobuf map, iterated in no fixed order (the layout changed
+            # from run to run), so the main input first and the rest by name
+            for slot, (role, argument) in enumerate(sorted(op.inputs.items(), key=_input_order)):
                 for binding in argument.arguments:
                     if binding.WhichOneof("binding") != "name":
                         continue
@@ -87,7 +89,14 @@ def _functions(view: Any) -> dict[str, Any]:
     spec = view.spec
     if spec is None or spec.WhichOneof("Type") != "mlProgram":
         return {}
-    return dict(spec.mlProgram.functions.items())
+    return dict(sorted(spec.mlProgram.functions.items()))  # a protobuf map: sorted for a stable order
+
+
+MAIN_INPUTS = {"x": 0, "input": 0, "values": 0, "cond": 0, "a": 0, "y": 1, "b": 1}  # MIL's data inputs, in order
+
+
+def _input_order(item: tuple[str, Any]) -> tuple[int, str]:
+    return MAIN_INPUTS.get(item[0], 2), item[0]
 
 
 def _layers(view: Any, b: GraphBuilder) -> None:
