@@ -47,8 +47,18 @@ def shape_text(detail: str, usual: str = "") -> str:
     if not found:
         return detail
     dtype, dims = found.group(1), found.group(2).strip()
-    shape = "×".join(d.strip() for d in dims.split(",")) if dims else "scalar"
+    shape = "×".join(_dim(d.strip()) for d in dims.split(",")) if dims else "scalar"
     return shape if dtype == usual else f"{dtype} {shape}"
+
+
+_PLACEHOLDER = re.compile(r"^unk__\d+$")
+
+
+def _dim(dim: str) -> str:
+    """A dimension as a box says it: a number, a symbol the file names (`batch`, `seq`), or `?` for the
+    placeholders shape inference makes up for what it cannot name (`unk__64`): they say nothing to a reader and
+    took most of a torch GPT box's width."""
+    return "?" if _PLACEHOLDER.match(dim) else dim
 
 
 def title(op: str, label: str) -> str:
