@@ -74,6 +74,8 @@ def item_colours(model: GraphModel, visible: VisibleGraph, mode: str) -> tuple[n
             return _numeric(np.concatenate([column, group_column]), np.concatenate([nodes, units]), ids, colours, mode)
         return _numeric(column, nodes, node_ids, colours, mode)
     values = [column[n] for n in node_ids.tolist()]
+    if key is None:  # a fused op (TVM's conv2d+add+relu) takes the colour of its first operator
+        values = [v.split("+", 1)[0] if v else v for v in values]
     if units.size:
         groups = visible.item_id[units].tolist()
         unit_values = [group_column[g] if group_column is not None else model.group_op[g] for g in groups]

@@ -67,6 +67,8 @@ def title(op: str, label: str) -> str:
     short = label.rstrip("/").rsplit("/", 1)[-1]
     if not op:
         return short
+    if short.startswith("fused_"):  # a fused function's name (TVM) says what its op type already says
+        return op
     if not short or _NOISE.sub("", short.lower()) in ("", _NOISE.sub("", op.lower())):
         return op
     return f"{op} {short}"

@@ -300,3 +300,22 @@ def test_info_json_and_check_on_the_sample():
     payload = json.loads(result.stdout)
     assert payload["format"] == "tvm-mlf" and payload["summary"]["metadata_version"] == 7
     assert [m["name"] for m in payload["summary"]["modules"]] == ["classifier", "kws"]
+
+
+def test_a_tvm_graphs_boxes_name_the_operators_they_fused():
+    """Issue #40: every box said `tvm_op` with the fused function's name cut in the middle (conv2d lost); the op
+    type is now the operators (`conv2d+add+relu`), the box coloured by the first, the legend names them."""
+    from explorer.formats.tvm_mlf.graph_model import fused_operators
+    from explorer.graph.colours import item_colours
+    from explorer.graph.layout import expand_all, item_texts, visible_graph
+
+    assert fused_operators("fused_nn_contrib_conv2d_NCHWc_add_nn_relu_1") == "conv2d+add+relu"
+    assert fused_operators("fused_nn_contrib_dense_pack_add_14669711146056581479_") == "dense+add"
+    assert fused_operators("fused_layout_transform_nn_batch_flatten") == "layout_transform+batch_flatten"
+    model = open_document(SAMPLE_DATA / "two_modules_mlf.tar").view.graph_model()
+    assert "tvm_op" not in set(model.node_op) and "dense+add" in set(model.node_op)
+    visible = visible_graph(model, expand_all(model))
+    titles = item_texts(model, visible).titles
+    assert "dense+add" in titles and not any("fused_" in title for title in titles)
+    _, legend = item_colours(model, visible, "op type")
+    assert "dense" in [text for text, _ in legend] and "dense+add" not in [text for text, _ in legend]

@@ -4,6 +4,7 @@ graph inputs as inputs; edges from each node's inputs."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from explorer.graph.builder import GraphBuilder
@@ -32,7 +33,7 @@ def tvm_graph(view: Any) -> GraphModel:
                 continue
             function = node.func_name or node.name
             label = function.removeprefix(prefix)
-            kind = "tvm_op" if node.op == "tvm_op" else node.op
+            kind = fused_operators(label) if node.op == "tvm_op" else node.op
             ids[node.nid] = b.node(label, kind, group=group, detail=detail, ref=view.node_ref(m, node.nid),
                                    dtype=entry.dtype if entry else "", parameter_bytes=0)  # fmt: skip
         for node in graph.nodes:
@@ -54,3 +55,51 @@ def _first_entry(graph: Any, nid: int) -> Any:
 
 def _bytes(module: Any, name: str) -> int:
     return next((array.nbytes for array in module.params if array.name == name), 0)
+
+
+# Relay operators whose names hold underscores, as a fused function's name writes them (`nn.contrib_conv2d_NCHWc`
+# becomes `nn_contrib_conv2d_NCHWc`): matched longest first, so the name splits into the operators it fused
+_MULTI_WORD = sorted((
+    "nn_contrib_conv2d_NCHWc", "nn_contrib_depthwise_conv2d_NCHWc", "nn_contrib_dense_pack", "nn_conv2d_transpose",
+    "nn_conv1d", "nn_conv2d", "nn_conv3d", "nn_dense", "nn_batch_matmul", "nn_relu", "nn_leaky_relu", "nn_prelu",
+    "nn_max_pool1d", "nn_max_pool2d", "nn_avg_pool2d", "nn_global_avg_pool2d", "nn_global_max_pool2d",
+    "nn_adaptive_avg_pool2d", "nn_batch_flatten", "nn_softmax", "nn_log_softmax", "nn_bias_add", "nn_pad",
+    "nn_upsampling", "nn_batch_norm", "nn_layer_norm", "nn_depth_to_space", "layout_transform",
+    "fixed_point_multiply", "right_shift", "left_shift", "strided_slice", "expand_dims", "image_resize2d",
+    "qnn_conv2d", "qnn_dense", "qnn_requantize", "qnn_add", "qnn_quantize", "qnn_dequantize", "nn_contrib_conv2d",
+), key=lambda name: -name.count("_"))  # fmt: skip
+_SUFFIX = re.compile(r"(_\d+)+_?$")  # a duplicate's counter (_1), a long name's hash (_14669711146056581479_)
+
+
+def fused_operators(function: str) -> str:
+    """A fused function's operators as its op type: `fused_nn_contrib_conv2d_NCHWc_add_nn_relu_1` →
+    `conv2d+add+relu` (TVM names a fused function after the Relay operators it holds; a box that said `tvm_op`
+    said nothing). The first operator colours the box."""
+    name = _SUFFIX.sub("", function.removeprefix("fused_"))
+    words = name.split("_")
+    found, at = [], 0
+    while at < len(words):
+        for candidate in _MULTI_WORD:
+            parts = candidate.split("_")
+            if words[at : at + len(parts)] == parts:
+                found.append(candidate)
+                at += len(parts)
+                break
+        else:
+            if words[at] in ("nn", "qnn") and at + 1 < len(words):  # an nn operator this list does not know
+                found.append(f"{words[at]}_{words[at + 1]}")
+                at += 2
+            else:
+                found.append(words[at])
+                at += 1
+    short = [_short(op) for op in found if op]
+    return "+".join(short) or "tvm_op"
+
+
+def _short(operator: str) -> str:
+    """`nn_contrib_conv2d_NCHWc` → `conv2d`, `nn_contrib_dense_pack` → `dense`, `nn_max_pool2d` → `max_pool2d`."""
+    for prefix in ("nn_contrib_", "nn_"):
+        operator = operator.removeprefix(prefix)
+    for suffix in ("_NCHWc", "_pack"):
+        operator = operator.removesuffix(suffix)
+    return operator
