@@ -76,12 +76,18 @@ def title(op: str, label: str) -> str:
 
 def weights_text(model: GraphModel, node: int, usual: str, width: int = WEIGHTS_WIDTH) -> str:
     """The constants a box folds, by role where the format names them, within `width` cells: `W 64×3×7×7 · B 64`,
-    the tensors of the graph's usual dtype first (weights and biases before int shapes and string options),
+    a small one by its values (`axes = [0, 2]`), the tensors of the graph's usual dtype first (weights and biases
+    before int shapes and string options),
     the rest counted (`+3`)."""
     parts = []
+    values = model.node_values.get("value")  # a small constant's values, where the format gives them
     for _, source, role in model.folded_inputs(node):
         shape = shape_text(model.node_detail[source], usual) or model.node_op[source]
         secondary = bool(usual) and not _starts_with_digit(shape)  # another dtype, or no shape at all
+        value = values[source] if values is not None else ""
+        if value:  # as Netron says it: `indices = 1`, `axes = [0, 2]`
+            parts.append((secondary, f"{role} = {value}" if role else f"= {value}"))
+            continue
         parts.append((secondary, f"{role} {shape}" if role else shape))
     parts.sort(key=lambda part: part[0])  # stable: the inputs' own order within each kind
     line = ""

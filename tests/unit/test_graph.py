@@ -349,3 +349,22 @@ def test_no_box_shows_a_shape_inference_placeholder():
         lines = [*texts.titles, *texts.details, *texts.extras, *texts.compacts]  # every line a box can show
         assert not [line for line in lines if "unk__" in line], path.name
         assert any("?" in line for line in texts.details), path.name  # the placeholders were there
+
+
+def test_a_small_folded_constant_shows_its_values_as_netron_does():
+    """Issue #40: a folded scalar said `indices int64 scalar` where Netron says `indices = 1`; constants of up to
+    4 elements show their values on the box that folds them, larger ones their shape."""
+    from explorer.graph.layout import item_texts
+
+    document = open_document(SAMPLE_DATA / "subgraphs_functions.onnx")
+    model = document.view.graph_model()
+    extras = item_texts(model, visible_graph(model, expand_all(model))).extras
+    assert any("B = [0, 1]" in line for line in extras), extras
+    if not SAMPLES.is_dir():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    document = open_document(SAMPLES / "onnx" / "minigpt4_dynaxes_torchscript_opset17_noconstfold.onnx")
+    document.run_deep_checks()
+    model = document.view.graph_model()
+    extras = item_texts(model, visible_graph(model, expand_all(model))).extras
+    assert "indices = 1" in extras and any("start = 0 · delta = 1" in line for line in extras)
+    assert any(line.startswith("data 320×96") for line in extras)  # a weight keeps its shape

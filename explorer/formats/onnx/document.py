@@ -633,8 +633,9 @@ class OnnxView(DocumentView):
         stats = weight_stats(tensor, self.path.parent)
         return Section("Values", ("property", "value"), list(stats.items()))
 
-    def value_preview(self, ref: Any) -> str:
-        """A small constant's values (an initializer or a `Constant` node's, up to 8 elements, stored inline)."""
+    def value_preview(self, ref: Any, limit: int = 8) -> str:
+        """A small constant's values (an initializer or a `Constant` node's, up to `limit` elements, stored
+        inline): `[0, 2]`, a scalar without brackets (`1`)."""
         tensor = None
         if ref[0] == "init":
             tensor = self.index.graphs[ref[1]].proto.initializer[ref[2]]
@@ -645,7 +646,7 @@ class OnnxView(DocumentView):
                     tensor = attribute.t
                 elif attribute.name.startswith("value_"):
                     return attribute_text(attribute)[1][:40]
-        if tensor is None or tensor.data_location == TensorProto.EXTERNAL or math.prod(tensor.dims) > 8:
+        if tensor is None or tensor.data_location == TensorProto.EXTERNAL or math.prod(tensor.dims) > limit:
             return ""
         try:
             from onnx import numpy_helper
@@ -653,7 +654,8 @@ class OnnxView(DocumentView):
             values = numpy_helper.to_array(tensor).ravel().tolist()
         except Exception:  # a tensor the file got wrong: the check reports it, the preview stays empty
             return ""
-        return ("[" + ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in values) + "]")[:40]
+        said = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in values)
+        return (said if not tensor.dims and len(values) == 1 else f"[{said}]")[:40]
 
     def _describe_goto(self, target: Any) -> list[Section]:
         return [Section("Link", ("property", "value"), [("press Enter", "to jump there")]), *self.describe(target)]

@@ -11,9 +11,14 @@ from explorer.graph.model import ROOT, Deferred, GraphModel
 
 def onnx_graph(view: Any) -> GraphModel:
     index = view.index
-    b = GraphBuilder(
-        resolve=lambda what, key, name: _dtype(view, key, name) if what == "dtype" else view.type_str(key, name),
-    )
+    def resolve(what: str, key: str, name: Any) -> str:
+        if what == "dtype":
+            return _dtype(view, key, name)
+        if what == "value":  # a small constant's values, for the box that folds it (`axes = [0, 2]`)
+            return view.value_preview(name, limit=SHOWN_VALUES)
+        return view.type_str(key, name)
+
+    b = GraphBuilder(resolve=resolve)
     b.role_of = _roles(index, b.refs)
     graph_group: dict[str, int] = {}
     node_ids: dict[str, int] = {}  # graph key → the id of its first op node (its nodes are consecutive)
@@ -39,6 +44,7 @@ def onnx_graph(view: Any) -> GraphModel:
             value_source[(key, name)] = b.node(
                 name, "initializer", group=group, detail=view.type_str(key, name), ref=("init", key, i),
                 constant=True, dtype=_dtype(view, key, name), parameter_bytes=_tensor_bytes(tensor),
+                value=Deferred(("value", key, ("init", key, i))) if _elements(tensor) <= SHOWN_VALUES else "",
             )  # fmt: skip
         # the op nodes in bulk, from what the index read in its one pass (no second walk of the protobuf)
         names, ops, firsts = info.node_names, info.node_ops, info.node_first_output
@@ -51,6 +57,7 @@ def onnx_graph(view: Any) -> GraphModel:
             constants=[op == "Constant" for op in ops],  # the ops a reader folds, with what they feed alone
             dtype=[Deferred(("dtype", key, out)) if out else "" for out in firsts],
             parameter_bytes=[0] * len(names),
+            value=[Deferred(("value", key, ("node", key, n))) if op == "Constant" else "" for n, op in enumerate(ops)],
         )
         node_ids[key] = first_id
         for name, n in info.producer.items():
@@ -134,3 +141,13 @@ def _roles(index: Any, refs: list[Any]) -> Any:
         return slot, formal(proto.op_type, proto.domain, slot)
 
     return role_of
+
+
+SHOWN_VALUES = 4  # a folded constant of at most this many elements shows its values on its reader's box
+
+
+def _elements(tensor: Any) -> int:
+    count = 1
+    for dim in tensor.dims:
+        count *= dim
+    return count
