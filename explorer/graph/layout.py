@@ -173,6 +173,7 @@ class ItemTexts:
     details: list[str]
     extras: list[str]
     compacts: list[str]  # a one-line box: the op type of a node, the label of a group
+    floors: list[int] = field(default_factory=list)  # the least width of a full box: its op type is never cut
 
 
 def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
@@ -189,6 +190,7 @@ def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
             texts.labels.append(label)
             texts.ops.append(op)
             texts.titles.append(mark + label)
+            texts.floors.append(0)
             texts.details.append(f"{op} {model.group_detail[ident]}".strip())
             texts.extras.append("")
             texts.compacts.append(label)
@@ -197,6 +199,7 @@ def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
             held = int(sizes[ident])
             texts.ops.append(f"▸ {held:,} node{'' if held == 1 else 's'}")
             texts.titles.append(mark + model.group_label[ident])
+            texts.floors.append(0)
             texts.details.append(texts.ops[-1])
             texts.extras.append("")
             texts.compacts.append(model.group_label[ident])
@@ -205,6 +208,7 @@ def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
             texts.labels.append(label)
             texts.ops.append(op)
             texts.titles.append(mark + title(op, label))
+            texts.floors.append(len(mark) + len(op) + 4)
             texts.details.append(shape_text(model.node_detail[ident], usual))
             texts.extras.append(weights_text(model, ident, usual) if folded else "")
             texts.compacts.append(mark + (op or label))
@@ -225,6 +229,8 @@ def box_sizes(texts: ItemTexts, level: int) -> tuple[np.ndarray, np.ndarray]:
                                                                       strict=True)]  # fmt: skip
         heights = [height + (1 if c else 0) for c in texts.extras]
     w = np.clip(np.asarray(widths, dtype=np.int64), low, high) if widths else np.zeros(0, dtype=np.int64)
+    if level != COMPACT and texts.floors:  # a node's op type is never cut: its box grows to hold a long one
+        w = np.maximum(w, np.asarray(texts.floors, dtype=np.int64))
     return w, np.asarray(heights, dtype=np.int64)
 
 

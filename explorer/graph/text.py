@@ -61,7 +61,21 @@ def _dim(dim: str) -> str:
     return "?" if _PLACEHOLDER.match(dim) else dim
 
 
-def title(op: str, label: str) -> str:
+TITLE_ROOM = 26  # the characters a full box's title line holds at its widest (30 cells less borders and padding)
+
+
+def title(op: str, label: str, room: int = TITLE_ROOM) -> str:
+    """`title_of` within `room` characters: the op type whole, always (a box grows to hold it), the name after
+    it cut in the middle, or left out where too little of it would show (`LayerNormalization …layer_norm`)."""
+    full = title_of(op, label)
+    if len(full) <= room or not op or full == op:
+        return full
+    name = full[len(op) + 1 :]
+    rest = room - len(op) - 1
+    return f"{op} {shorten_middle(name, rest)}" if rest >= 8 else op
+
+
+def title_of(op: str, label: str) -> str:
     """The op type, and the node's own name after it when the name says more than the op (`Reshape node_view`,
     not `Conv Conv_12`): the frames around a box already show its scope."""
     short = label.rstrip("/").rsplit("/", 1)[-1]

@@ -113,6 +113,8 @@ def test_snapshot(snap_compare, monkeypatch, case, state=None, size=SIZE):
                 pilot.app.post_message(RevealRef((kind, int(value))))
                 await pilot.pause()
             elif key == "no-toasts":  # a notification's arrival depends on the machine's load: not pictured
+                await pilot.app.workers.wait_for_complete()  # a worker's late notice (seen under load) first
+                await pilot.pause()
                 pilot.app.clear_notifications()
                 await pilot.pause()
             elif key == "wait-compare":  # both panes of a comparison laid out

@@ -368,3 +368,22 @@ def test_a_small_folded_constant_shows_its_values_as_netron_does():
     extras = item_texts(model, visible_graph(model, expand_all(model))).extras
     assert "indices = 1" in extras and any("start = 0 · delta = 1" in line for line in extras)
     assert any(line.startswith("data 320×96") for line in extras)  # a weight keeps its shape
+
+
+def test_a_box_title_never_cuts_its_op_type():
+    """Issue #40: dynamo exports read `LayerNormaliz…de_layer_norm`; the op type stays whole (the box grows for a
+    long one, as TVM's fused operators), the name after it is cut or left out."""
+    from explorer.graph.layout import FULL, box_sizes, item_texts
+    from explorer.graph.text import TITLE_ROOM, title
+
+    said = title("LayerNormalization", "/layers.0/node_native_layer_norm_default")
+    assert said.split(" ")[0] == "LayerNormalization" and len(said) <= TITLE_ROOM
+    assert title("SplitToSequence", "node_split_with_sizes_long_name") == "SplitToSequence node…_name"
+    fused = "conv2d+add+cast+multiply+add+right_shift+cast+add+clip+cast+clip"
+    assert title(fused, "fused_nn_conv2d_add_cast") == fused
+    b = GraphBuilder()
+    b.node("fused_nn_conv2d_add_cast", fused)
+    model = b.build()
+    texts = item_texts(model, visible_graph(model, expand_all(model)))
+    width, _ = box_sizes(texts, FULL)
+    assert int(width[0]) >= len(fused) + 4
