@@ -69,6 +69,12 @@ def test_nested_blocks_blobs_and_quantized_constants(built):
     assert ("kind", "compressed constant (decompressed when the model loads)") in doc.describe(("op", main, constexpr))[
         0
     ].rows
+    # the graph folds the compressed weight into the linear that reads it, as it folds a const (issue #40: an
+    # int8 or palettized model's constexpr_* ops stood as source boxes above every conv)
+    model = view.graph_model()
+    node = next(n for n in range(model.n_nodes) if model.node_op[n].startswith("constexpr"))
+    assert model.node_constant[node] and model.node_folded_into[node] >= 0
+    assert model.node_op[int(model.node_folded_into[node])] == "linear"
     # the tree reaches the innermost block, and a binding jumps to the op producing it
     path = view.ancestors(("op", f"{main}.operations[1].blocks[1].operations[4].blocks[0]", 0))
     assert path[0] == ("function", "main") and len(path) == 6

@@ -43,7 +43,7 @@ def _program(view: Any, b: GraphBuilder) -> None:
             blob = model.blobs.get((key, i))
             op_ids[(key, i)] = b.node(
                 op_name(op) or f"{op.type}_{i}", op.type, group=group, detail=detail, ref=("op", key, i),
-                constant=op.type == "const", dtype=getattr(blob, "dtype", ""),
+                constant=is_constant(op.type), dtype=getattr(blob, "dtype", ""),
                 parameter_bytes=getattr(blob, "size", 0) if blob is not None else 0,
             )  # fmt: skip
     inputs: dict[tuple[str, str], int] = {}  # (function, input name) → its node
@@ -116,3 +116,10 @@ def _layers(view: Any, b: GraphBuilder) -> None:
                 b.edge(producer[name], node, name)
             else:
                 b.dangling.append((node, name))
+
+
+def is_constant(op_type: str) -> bool:
+    """`const`, and the `constexpr_*` ops that make a weight from compressed data at load time (an int8 or
+    palettized model's `constexpr_affine_dequantize`, `constexpr_lut_to_dense`, `constexpr_sparse_to_dense`):
+    they fold into their readers like constants, instead of standing as source boxes above every conv."""
+    return op_type == "const" or op_type.startswith("constexpr_")
