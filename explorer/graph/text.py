@@ -90,20 +90,21 @@ def title_of(op: str, label: str) -> str:
 
 def weights_text(model: GraphModel, node: int, usual: str, width: int = WEIGHTS_WIDTH) -> str:
     """The constants a box folds, by role where the format names them, within `width` cells: `W 64×3×7×7 · B 64`,
-    a small one by its values (`axes = [0, 2]`), the tensors of the graph's usual dtype first (weights and biases
-    before int shapes and string options),
+    a small one by its values (`axes = [0, 2]`), the largest tensors first whatever their dtype (an int8 weight
+    before a float bias, shapes and options last),
     the rest counted (`+3`)."""
     parts = []
     values = model.node_values.get("value")  # a small constant's values, where the format gives them
     for _, source, role in model.folded_inputs(node):
-        shape = shape_text(model.node_detail[source], usual) or model.node_op[source]
-        secondary = bool(usual) and not _starts_with_digit(shape)  # another dtype, or no shape at all
+        detail = model.node_detail[source]
+        shape = shape_text(detail, usual) or model.node_op[source]
+        size = _elements(detail)  # the weights first, whatever their dtype (an int8 W before a float bias)
         value = values[source] if values is not None else ""
         if value:  # as Netron says it: `indices = 1`, `axes = [0, 2]`
-            parts.append((secondary, f"{role} = {value}" if role else f"= {value}"))
+            parts.append((-size, f"{role} = {value}" if role else f"= {value}"))
             continue
-        parts.append((secondary, f"{role} {shape}" if role else shape))
-    parts.sort(key=lambda part: part[0])  # stable: the inputs' own order within each kind
+        parts.append((-size, f"{role} {shape}" if role else shape))
+    parts.sort(key=lambda part: part[0])  # the largest first; stable: the inputs' own order among equals
     line = ""
     for k, (_, text) in enumerate(parts):
         candidate = f"{line} · {text}" if line else text
@@ -114,8 +115,19 @@ def weights_text(model: GraphModel, node: int, usual: str, width: int = WEIGHTS_
     return line
 
 
-def _starts_with_digit(text: str) -> bool:
-    return bool(text) and (text[0].isdigit() or text == "scalar")
+def _elements(detail: str) -> int:
+    """How many elements a typed shape holds (`float32[64, 3, 7, 7]` → 9408); 0 when it says no numbers (a
+    string option, an unknown shape): those come last."""
+    found = _TYPED.match(detail)
+    if not found:
+        return 0
+    dims = [d.strip() for d in found.group(2).split(",") if d.strip()]
+    count = 1
+    for dim in dims:
+        if not dim.isdigit():
+            return 1  # symbolic: a real tensor, size unknown
+        count *= int(dim)
+    return count
 
 
 def folded_section(model: GraphModel, ref: object, preview: Callable[[object], str]) -> tuple[str, tuple, list] | None:

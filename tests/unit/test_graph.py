@@ -387,3 +387,19 @@ def test_a_box_title_never_cuts_its_op_type():
     texts = item_texts(model, visible_graph(model, expand_all(model)))
     width, _ = box_sizes(texts, FULL)
     assert int(width[0]) >= len(fused) + 4
+
+
+def test_a_boxs_weights_line_puts_the_weights_first_whatever_their_dtype():
+    """Issue #40: a quantized conv read `bias 16 · +6` with its int8 W hidden behind the float bias; the largest
+    tensors come first, options and unknown shapes last."""
+    from explorer.graph.text import weights_text
+
+    b = GraphBuilder()
+    conv = b.node("conv", "QLinearConv", detail="float32[1, 16, 8, 8]")
+    for name, detail, role in (("bias", "float32[16]", "B"), ("scale", "float32[]", "x_scale"),
+                               ("w", "int8[16, 3, 3, 3]", "w"), ("mode", "?", "pads")):  # fmt: skip
+        constant = b.node(name, "initializer", detail=detail, constant=True)
+        b.edge(constant, conv, name, role, 0)
+    model = b.build()
+    line = weights_text(model, 0, "float32", width=60)
+    assert line.startswith("w int8 16×3×3×3 · B 16"), line
