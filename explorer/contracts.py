@@ -154,6 +154,9 @@ class GraphNode(_Box):
     folded_into: str | None = Field(
         None, description="a folded constant: the id of the box it is drawn in (its first reader); it has no box "
         "of its own (w = h = 0); null for drawn nodes and unread constants")  # fmt: skip
+    inside: str | None = Field(
+        None, description="a node inside a closed group: the id of that group, whose box holds it; it has no box "
+        "of its own (w = h = 0); absent for drawn nodes")  # fmt: skip
     problem: Literal["error", "warning"] | None = Field(
         None, description="the worst problem found on this node (its box starts with ✗ or ⚠); absent for none"
     )
@@ -168,6 +171,9 @@ class GraphEdge(_Closed):
     kind: Literal["routed", "stub", "back", "bundle", "folded"]
     count: int = Field(ge=1, description="model edges drawn by this one")
     folded: bool | None = Field(None, description="true: the source is a folded constant, drawn in the target")
+    points: list[tuple[int, int]] = Field(
+        description="the drawn route in cells, [x, y] each, as the TUI and the SVG draw it: a routed edge's "
+        "orthogonal polyline; a stub, back or bundled edge's own short piece out of its source box; [] for folded")
 
 
 class GraphGroup(_Box):
@@ -192,7 +198,7 @@ class Dangling(_Closed):
 class GraphOutput(_Closed):
     """`ir-explorer graph FILE --json`: the graph view's layout in terminal cells."""
 
-    schema_version: Literal[3] = 3
+    schema_version: Literal[4] = 4
     direction: Literal["TB", "LR"]
     width: int
     height: int

@@ -30,8 +30,10 @@ def item_key(layout: Layout, item: int) -> str:
 def graph_json(
     model: GraphModel, expand: str = "auto", direction: str = "TB", level: int = FULL, constants: bool = False
 ) -> dict[str, Any]:
-    """The layout of what the view shows for `expand`; every op node is listed (counts equal the file's): a
-    folded constant with `folded_into` and no box, unless `constants` lays them out as boxes (the view's `i`)."""
+    """The layout of what the view shows for `expand`; every op node is listed under every expansion (counts
+    equal the file's): a folded constant with `folded_into` and no box, unless `constants` lays them out as
+    boxes (the view's `i`); a node inside a closed group with `inside` (that group's id) and no box. Every edge
+    carries its drawn route (`points`)."""
     expanded = expansion(model, expand)
     layout = layout_graph(model, visible_graph(model, expanded, show_constants=constants), level, direction)
     visible = layout.visible
@@ -53,6 +55,16 @@ def graph_json(
         nodes.append({"id": f"n{ident}", "label": model.node_label[ident], "op": model.node_op[ident],
                       "group": f"g{group}" if group != ROOT else None, **box,
                       **_annotations(model.node_values, model, ident)})  # fmt: skip
+    # every op node of the file is listed whatever the expansion: a node inside a closed group carries the id of
+    # the closed group whose box holds it ("inside") and no box
+    item_of = visible.node_item
+    drawn_elsewhere = item_of >= 0
+    drawn_elsewhere[drawn_elsewhere] = visible.item_kind[item_of[drawn_elsewhere]] == 1  # its closed group's box
+    for node in np.flatnonzero(drawn_elsewhere).tolist():
+        group = int(model.node_group[node])
+        nodes.append({"id": f"n{node}", "label": model.node_label[node], "op": model.node_op[node],
+                      "group": f"g{group}" if group != ROOT else None, "x": None, "y": None, "w": 0, "h": 0,
+                      "inside": item_key(layout, int(item_of[node]))})  # fmt: skip
     folded_ids = []
     if not constants:  # folded constants: listed, drawn in their reader's box
         for node in np.flatnonzero(model.node_constant & (visible.node_item < 0)).tolist():
@@ -79,7 +91,7 @@ def graph_json(
                        "parent": f"g{parent}" if parent != ROOT else None,
                        "expanded": g in expanded, **box, **_annotations(model.group_values, model, g)})  # fmt: skip
     edges = [{"source": item_key(layout, e.source), "target": item_key(layout, e.target), "kind": e.kind,
-              "count": e.count} for e in layout.edges]  # fmt: skip
+              "count": e.count, "points": _points(layout, e)} for e in layout.edges]  # fmt: skip
     if folded_ids:  # the edges out of folded constants: each into the box it is drawn in, marked
         folded = np.zeros(model.n_nodes, dtype=bool)
         folded[folded_ids] = True
@@ -90,7 +102,7 @@ def graph_json(
             item = int(visible.node_item[target])
             key = (f"n{int(model.edge_src[e])}", item_key(layout, item) if item >= 0 else f"n{target}")
             pairs[key] = pairs.get(key, 0) + 1
-        edges += [{"source": a, "target": b, "kind": "folded", "count": c, "folded": True}
+        edges += [{"source": a, "target": b, "kind": "folded", "count": c, "folded": True, "points": []}
                   for (a, b), c in pairs.items()]  # fmt: skip
     return {
         "direction": direction,
@@ -102,6 +114,18 @@ def graph_json(
         "edges": edges,
         "groups": groups,
     }
+
+
+def _points(layout: Layout, edge: Any) -> list[list[int]]:
+    """An edge's drawn route in cells, as the TUI and the SVG draw it: a routed edge's polyline; a stub, back
+    or bundled edge's own short piece (one cell out of its source box, where its label starts)."""
+    if edge.points:
+        return [[int(x), int(y)] for x, y in edge.points]
+    x, y = int(layout.x[edge.source]), int(layout.y[edge.source])
+    w, h = int(layout.w[edge.source]), int(layout.h[edge.source])
+    if layout.direction == "TB":
+        return [[x, y + h], [x, y + h + 1]]
+    return [[x + w, y], [x + w + 1, y]]
 
 
 PROBLEM_NAMES = {2.0: "error", 1.0: "warning"}

@@ -28,7 +28,7 @@ LIMITS = (  # the README's Limits section lists these (tested)
     (
         "graph: 256 MiB and 8,000,000 JSON values per graph file (counted before decoding), 1,000,000 nodes, "
         "1,000,000 node outputs, 32 dimensions per tensor, storage ids below 2^31; refused (the bundle still "
-        "opens) when its JSON objects at 1,700 bytes each pass the memory available"
+        "opens) when its JSON objects at 5,000 bytes each pass the memory available"
     ),
 )
 

@@ -24,9 +24,10 @@ MAX_STORAGE_ID = 1 << 31
 MAX_GRAPH_BYTES = 256 << 20
 MAX_GRAPH_VALUES = 8_000_000
 MAX_GRAPH_NODES = 1_000_000  # real graph-executor graphs hold thousands; a 38 KB .tar.gz held 2,000,000 empty ones
-# What a node costs once read, drawn and laid out (`graph --json`), at most: measured on graphs of empty nodes
-# (200,000 `{}`: 348 MiB at peak for `graph --json`, about 1.55 KB a node beyond the interpreter)
-MEMORY_PER_OBJECT = 1_700
+# What a node costs once read, drawn, laid out and written by `graph --json` (which lists every node, each
+# validated against the output contract), at most: measured on graphs of empty nodes (200,000 `{}`: 854 MiB more
+# than a graph of one, about 4.5 KB a node)
+MEMORY_PER_OBJECT = 5_000
 MAX_ENTRIES = 1_000_000  # node outputs in one graph: far above real models, far below what exhausts memory
 MAX_ENTRY_BYTES = 1 << 48  # 256 TiB: anything larger is a broken shape, and sums of it would overflow int64
 _DTYPE = re.compile(r"^(u?int|float|bfloat)(\d+)(?:x(\d+))?$")
