@@ -46,6 +46,10 @@ JSON_MEMORY_LIMIT = (
     "what the reader builds of each object, counted before decoding) passes the memory available "
     "(`IR_EXPLORER_MEMORY_GUARD=off` overrides)"
 )
+PROTOBUF_MEMORY_LIMIT = (
+    "memory: refused before parsing when its messages at 200 bytes each (counted on the wire, only when even a "
+    "message every 2 bytes might not fit) pass the memory available"
+)
 JSON_NESTING_LIMIT = (
     "nesting: about 1,000 levels of JSON arrays and objects (the interpreter's recursion limit); deeper is "
     'refused as "nested too deeply"'

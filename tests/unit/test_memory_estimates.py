@@ -29,7 +29,7 @@ def peak_of(*args: str) -> int:
     done = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "explorer", *args], cwd=ROOT,
                           capture_output=True, text=True, check=True)  # fmt: skip
     status, peak = map(int, done.stdout.split())
-    assert status in (0, 1), done.stderr
+    assert status in (0, 1, 2) and "internal error" not in done.stderr, done.stderr  # 2: refused in words
     return peak
 
 
@@ -60,6 +60,37 @@ def hostile_file(folder: Path, reader: str, count: int) -> tuple[int, tuple[str,
         path = folder / f"empty_nodes_{count}.json"
         path.write_bytes(data)
         return json_memory_bound(data, MEMORY_PER_OBJECT), ("info", str(path))
+    if reader in ("onnx", "coreml"):
+        from explorer.protobuf_guard import BYTES_PER_MESSAGE, count_messages
+
+        if reader == "onnx":
+            import onnx
+
+            message = onnx.ModelProto()
+            message.graph.name = "g"
+            for _ in range(count):
+                message.graph.node.add()
+            path = folder / f"empty_nodes_{count}.onnx"
+        else:
+            from explorer.formats.coreml.proto import proto_module
+
+            message = proto_module("Model_pb2").Model()
+            message.specificationVersion = 4
+            for _ in range(count):
+                message.neuralNetwork.layers.add()
+            path = folder / f"empty_layers_{count}.mlmodel"
+        data = message.SerializeToString()
+        path.write_bytes(data)
+        return len(data) + count_messages(data, message.DESCRIPTOR) * BYTES_PER_MESSAGE, ("info", str(path))
+    if reader in ("gemini-trace", "gemini-asm"):
+        from explorer.formats.gemini_trace.lines import MEMORY_PER_LINE, MEMORY_PER_TEXT_BYTE
+
+        real = (SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_sim.txt").read_text().splitlines()[0]
+        # a trace of real lines (the text's own cost), an assembly of one-character lines (the per-line floor)
+        text = (real + "\n") * max(count // 20, 1) if reader == "gemini-trace" else "x\n" * count
+        path = folder / (f"t{count}_sim.txt" if reader == "gemini-trace" else f"a{count}_asm.txt")
+        path.write_text(text)
+        return len(text) * MEMORY_PER_TEXT_BYTE + MEMORY_PER_LINE * (text.count("\n") + 1), ("info", str(path))
     if reader == "gemini-frontend":
         from explorer.formats.gemini_frontend.reader import MEMORY_PER_OBJECT
 
@@ -93,7 +124,9 @@ def hostile_file(folder: Path, reader: str, count: int) -> tuple[int, tuple[str,
 
 
 @pytest.mark.parametrize("reader, count", [("ark", OBJECTS), ("gemini-frontend", OBJECTS), ("tvm-mlf", OBJECTS),
-                                           ("scheduler-ir", 5 * OBJECTS), ("node-data-csv", 5 * OBJECTS)])  # fmt: skip
+                                           ("scheduler-ir", 5 * OBJECTS), ("node-data-csv", 5 * OBJECTS),
+                                           ("onnx", 5 * OBJECTS), ("coreml", 5 * OBJECTS),
+                                           ("gemini-trace", 5 * OBJECTS), ("gemini-asm", 5 * OBJECTS)])  # fmt: skip
 def test_the_estimate_covers_the_real_peak_on_a_file_of_empty_objects(tmp_path, reader, count):
     """What a file of empty objects adds to the process (its peak less the same command's on a file of one) is
     within what the reader estimates for it beyond BASE_BYTES (the interpreter and its libraries)."""
@@ -131,3 +164,26 @@ def test_a_file_of_empty_workloads_under_a_tight_limit_is_refused_with_both_numb
                           text=True, preexec_fn=limit, env={"IR_EXPLORER_WORKERS": "0", "PATH": ""})  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "8,000,00" in done.stderr and "needs about" in done.stderr and "is available" in done.stderr, done.stderr
+
+
+def test_a_protobuf_of_empty_messages_under_a_tight_limit_is_refused_before_parsing(tmp_path):
+    """An ONNX file of 8,000,000 empty nodes (16 MB; about 1.2 GB once parsed) under ulimit -v 1 GiB: the messages
+    are counted on the wire before parsing and the file refused with both numbers, not a killed process."""
+    import resource
+
+    import onnx
+
+    message = onnx.ModelProto()
+    for _ in range(8_000_000):
+        message.graph.node.add()
+    path = tmp_path / "empty_nodes.onnx"
+    path.write_bytes(message.SerializeToString())
+    del message
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "explorer", "info", str(path)], cwd=ROOT, capture_output=True,
+                          text=True, preexec_fn=limit, env={"PATH": ""})  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "messages at" in done.stderr and "is available" in done.stderr, done.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from explorer.format import Format, lazy
+from explorer.format import PROTOBUF_MEMORY_LIMIT, Format, lazy
 
 
 def match(path: Path, head: bytes) -> bool:
@@ -25,6 +25,7 @@ LIMITS = (  # the README's Limits section lists these (tested)
         "links: a package file or weights folder that a symbolic link takes outside the package (or round a "
         "loop) is not read"
     ),
+    PROTOBUF_MEMORY_LIMIT,
 )
 
 FORMATS = (

@@ -16,6 +16,7 @@ from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.formats.coreml.model import CoreMLModel, index_program, read_blob_record
 from explorer.gc_pause import collector_paused
+from explorer.protobuf_guard import ensure_messages_fit
 
 MAX_SPEC_BYTES = 2**31 - 1
 
@@ -58,6 +59,7 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
     if not data:
         raise LoadError(spec_path, "byte 0", "the model file is empty")
     spec = model_pb2.Model()
+    ensure_messages_fit(spec_path, data, spec.DESCRIPTOR, "Core ML model")  # counted before parsing
     try:
         spec.ParseFromString(data)
     except Exception as error:  # protobuf's DecodeError, or RecursionError on absurd nesting

@@ -12,7 +12,9 @@ _LINE = re.compile(rb"^\s*\[\s*[A-Za-z_]\w*\s*,\s*\{\s*'slyr'")
 _TIMED = re.compile(rb"^\s*\[[^\n]*\{\s*'inst_idx'")
 
 LIMITS = (  # the README's Limits section lists these (tested)
-    "lines: a line that does not read is reported with its line and column, and the others are kept",
+    "lines: a line that does not read is reported with its line and column (10,000 located, the rest counted), and "
+    "the others are kept",
+    "memory: refused before decoding when 8× the text plus 300 bytes a line passes the memory available",
     "problems: 1,000 reversed times and 10,000 unknown enum values listed, the rest counted",
 )
 

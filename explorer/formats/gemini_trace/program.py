@@ -10,7 +10,14 @@ import msgspec
 import numpy as np
 
 from explorer.errors import LoadError, Problem
-from explorer.formats.gemini_trace.lines import ENUM, decode_lines
+from explorer.formats.gemini_trace.lines import (
+    ENUM,
+    MAX_BAD_LINES,
+    MEMORY_PER_LINE,
+    MEMORY_PER_TEXT_BYTE,
+    decode_lines,
+)
+from explorer.memory_guard import ensure_fits
 
 # Units in pipeline order; an instruction's unit comes from the prefix of its name.
 UNITS = ("CT", "LD", "LW", "PE", "VP", "DT", "ST", "SI", "SO")
@@ -65,10 +72,18 @@ class Program:
 def read_program(path: Path, data: bytes, timed: bool) -> Program:
     if not data.strip():
         raise LoadError(path, "byte 0", "the file is empty")
+    # what the lines become: about 7× the text for real lines (decoded mappings), plus a floor per line that a file
+    # of one-character lines reaches (tests/unit/test_memory_estimates.py)
+    lines = data.count(b"\n") + 1
+    ensure_fits(path, len(data), MEMORY_PER_TEXT_BYTE + MEMORY_PER_LINE * lines / len(data), "instruction file")
     decoded, bad = decode_lines(data, timed)
     numbers = [k + 1 for k, line in enumerate(data.split(b"\n")) if line.strip()]
     problems = [Problem("error", "malformed-line", f"line {b.line} cannot be read: {b.message}",
-                        f"line {b.line}, column {b.column}", {"line": b.line}) for b in bad]  # fmt: skip
+                        f"line {b.line}, column {b.column}", {"line": b.line})
+                for b in bad[:MAX_BAD_LINES]]  # fmt: skip
+    if len(bad) > MAX_BAD_LINES:
+        problems.append(Problem("error", "malformed-line", f"{len(bad) - MAX_BAD_LINES:,} more lines cannot be read "
+                                f"({len(bad):,} in all)", f"line {bad[MAX_BAD_LINES].line}"))  # fmt: skip
     kept = [(number, row) for number, row in zip(numbers, decoded, strict=True) if row is not None]
     if not kept:
         raise LoadError(path, "line 1", "no line reads as an instruction [name, {mapping}, ...]")

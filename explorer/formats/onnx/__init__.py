@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from explorer.format import Format, lazy
+from explorer.format import PROTOBUF_MEMORY_LIMIT, Format, lazy
 
 LFS_POINTER = b"version https://git-lfs.github.com/spec"
 
@@ -17,6 +17,7 @@ LIMITS = (  # the README's Limits section lists these (tested)
     "size: 2 GiB − 1 byte per protobuf (protobuf's own limit); larger weights go in external data files",
     "weights: tensors over 256 MiB are not summarised (min/max/mean), only described",
     "external data: a tensor reads exactly the bytes its dims declare (a `length` that says otherwise is refused)",
+    PROTOBUF_MEMORY_LIMIT,
 )
 
 FORMATS = (

@@ -15,6 +15,7 @@ from typing import Any
 from explorer.document import ProgressCallback
 from explorer.errors import LoadError, Problem
 from explorer.formats.onnx import LFS_POINTER
+from explorer.protobuf_guard import ensure_messages_fit
 
 MAX_BYTES = 2**31 - 1  # protobuf's own limit for one message
 
@@ -40,6 +41,7 @@ def read_model(path: Path, progress: ProgressCallback) -> tuple[Any, list[Proble
             path, "byte 0", "this is a Git LFS pointer, not a model: fetch the real file with `git lfs pull`"
         )
     model = onnx.ModelProto()
+    ensure_messages_fit(path, data, model.DESCRIPTOR, "ONNX model")  # a message costs ~150 B parsed, however small
     try:
         model.ParseFromString(data)
     except (DecodeError, RecursionError, ValueError) as error:
