@@ -55,6 +55,11 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
     Screen.-narrow #tabs { width: 66%; }  /* every view's tab stays readable at 80 columns */
     #right { width: 1fr; }
     #details { height: 1fr; }
+    /* z: the maximised panel fills the screen (a panel's own height or max-height, the problems list's 12 rows
+       and 45%, made it a box in hatching) */
+    Screen.-maximized-view .-maximized {
+        height: 1fr !important; max-height: 100% !important; width: 1fr !important; max-width: 100% !important;
+    }
     """
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal")]
     BINDINGS = [
@@ -236,12 +241,17 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         """The focused panel takes the whole screen, or everything comes back (Textual's maximize)."""
         screen = self.screen
         if screen.maximized is not None:
+            panel = screen.maximized
             screen.minimize()
         elif self.focused is not None:
-            target = self.focused
-            target.ALLOW_MAXIMIZE = True  # every panel of ours may fill the screen when asked
-            if not screen.maximize(target, container=False):
+            panel = self.focused
+            panel.ALLOW_MAXIMIZE = True  # every panel of ours may fill the screen when asked
+            if not screen.maximize(panel, container=False):
                 self.notify("this panel cannot be maximised")
+        else:
+            return
+        if isinstance(panel, ProblemsTable):  # it sizes itself to its rows: told to fill the screen, or not
+            panel.fit_height()
 
     def help_keys(self) -> list[tuple[str, str, str]]:
         return help_keys(self)

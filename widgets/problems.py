@@ -164,6 +164,11 @@ class ProblemsTable(DataTable):
         if self.lines:
             self.show_row(min(max(cursor, 0), len(self.lines) - 1))
 
+    def fit_height(self) -> None:
+        """As tall as its rows (border and header included, at most MAX_HEIGHT), or the whole screen while
+        maximised (`z`): the height set here is inline, which a stylesheet cannot override."""
+        self.styles.height = "1fr" if self.has_class("-maximized") else min(self._added_height + 3, MAX_HEIGHT)
+
     def _add_rows(self, count: int) -> None:
         """The next `count` lines as table rows; the rest are added after the next paint."""
         start = self.row_count
@@ -173,7 +178,7 @@ class ProblemsTable(DataTable):
             height = wrapped_height(cells[2 if self._wide else 1], self._text_width, self.app.console)
             self.add_row(*cells, height=height)
             self._added_height += height
-        self.styles.height = min(self._added_height + 3, MAX_HEIGHT)  # border and header
+        self.fit_height()
         if self.row_count < len(self.lines) and self._more_for != self._drawing:
             self._more_for = self._drawing
             self.call_after_refresh(self._add_more, self._drawing)

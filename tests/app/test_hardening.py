@@ -149,3 +149,23 @@ async def test_tabs_of_one_serve_load_one_at_a_time(tmp_path, monkeypatch):
         if not released:
             fcntl.flock(held, fcntl.LOCK_UN)
         os.close(held)
+
+
+async def test_z_maximises_the_problems_panel_to_the_whole_screen():
+    """Issue #45 item 8: `z` on the problems panel made it a box of a third (160×48) or half (80×24) of the
+    height in hatching; a maximised panel fills the screen at both sizes."""
+    from tests.conftest import SAMPLE_DATA
+    from widgets.problems import ProblemsTable
+
+    for size in ((160, 48), (80, 24)):
+        app = make_app(SAMPLE_DATA / "planted_problems_2x2_stschedule.json")
+        async with app.run_test(size=size) as pilot:
+            await wait_loaded(pilot)
+            await pilot.press("p", "z")
+            await pilot.pause()
+            table = app.query_one(ProblemsTable)
+            assert app.screen.maximized is table
+            assert table.region.height >= size[1] - 2 and table.region.width >= size[0] - 2, table.region
+            await pilot.press("z")  # and back
+            await pilot.pause()
+            assert app.screen.maximized is None and table.region.height <= 12
