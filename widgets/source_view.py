@@ -76,7 +76,7 @@ class SourceView(ScrollView, can_focus=True):
         index = int(self.scroll_offset.y) + y
         width = self.size.width
         if self.member is None:  # the hint once, on the first line
-            hint = "Select a source file, or a graph node's → C source item, in the tree." if y == 0 else ""
+            hint = "Select a source file in the tree." if y == 0 else ""  # any format's: TVM's C, Core ML's MIL
             return Strip([Segment(hint[:width].ljust(width), GUTTER)])
         if index >= len(self._lines):
             return Strip.blank(width)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from explorer.errors import LoadError, Problem
+from explorer.formatting import human_bytes, number
 from explorer.graph.model import ROOT, GraphModel, first_nodes
 from explorer.memory_guard import ensure_fits, ensure_json_fits
 
@@ -393,6 +394,16 @@ def top_nodes(model: GraphModel, data: NodeDataSet, count: int = 20) -> list[tup
 
 def value_of(data: NodeDataSet, node: int, unit: int) -> float:
     return float(data.unit_values[unit] if unit != ROOT else data.values[node])
+
+
+def value_text(name: str, value: float) -> str:
+    """A value of the top list as people read it: grouped digits (`9,437,184`, never `9.43718e+06`), and the size
+    in words for a mode that counts bytes (`L2 peak`, `parameter bytes`)."""
+    said = number(value) if float(value).is_integer() or abs(value) >= 1000 else f"{value:.4g}"
+    lowered = name.lower()
+    if float(value).is_integer() and ("bytes" in lowered or "l2" in lowered) and abs(value) >= 1024:
+        said += f" ({human_bytes(value)})"
+    return said
 
 
 def numeric_mode_set(model: GraphModel, mode: str) -> NodeDataSet | None:

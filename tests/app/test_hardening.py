@@ -169,3 +169,22 @@ async def test_z_maximises_the_problems_panel_to_the_whole_screen():
             await pilot.press("z")  # and back
             await pilot.pause()
             assert app.screen.maximized is None and table.region.height <= 12
+
+
+
+async def test_the_source_views_placeholder_names_no_format():
+    """Issue #45 item 5: the placeholder spoke of TVM's "→ C source" item on a Core ML model too."""
+    from textual.app import App
+
+    from widgets.source_view import SourceView
+
+    class Host(App):
+        def compose(self):
+            yield SourceView(id="source")
+
+    app = Host()
+    async with app.run_test(size=(100, 10)) as pilot:
+        await pilot.pause()
+        view = app.query_one(SourceView)
+        first = "".join(segment.text for segment in view.render_line(0))
+        assert "Select a source file in the tree" in first and "C source" not in first

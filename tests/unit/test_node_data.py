@@ -226,3 +226,12 @@ def test_the_cli_and_a_loaded_document_take_hostile_node_data_as_a_problem(tmp_p
     said = load_node_data(document, [files["graph_ids.json"], files["digits_5000.json"]])
     assert all(": not read (" in line for line in said), said
     assert codes(document.problems).count("node-data-unreadable") == 2
+
+
+def test_the_top_list_says_values_as_people_read_them():
+    """Issue #45 item 5: `T` printed bytes as `9.43718e+06`."""
+    from explorer.graph.node_data import value_text
+
+    assert value_text("L2 peak", 9437184.0) == "9,437,184 (9.0 MiB)"
+    assert value_text("data: profile", 9437184.0) == "9,437,184"
+    assert value_text("data: ratio", 0.125) == "0.125" and value_text("time", 12345678.5) == "12,345,678.50"

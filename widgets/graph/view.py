@@ -38,6 +38,7 @@ from explorer.graph.node_data import (
     set_aggregate,
     top_nodes,
     value_of,
+    value_text,
 )
 from explorer.graph.problems import mark_problems
 from explorer.graph.search import matched_by_unit, search_nodes
@@ -723,7 +724,7 @@ class GraphView(FrameWidget, can_focus=True):
         for node, unit in top:
             label, op = (model.group_label[unit], model.group_op[unit]) if unit != ROOT else (
                 model.node_label[node], model.node_op[node])  # fmt: skip
-            labels.append(f"{value_of(data, node, unit):>12,.6g}  {label}  ({op})")
+            labels.append(f"{value_text(name, value_of(data, node, unit)):>22}  {label}  ({op})")
 
         def jump(index: int | None) -> None:
             if index is not None:  # a layer the file gave a value itself stays one box
