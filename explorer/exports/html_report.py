@@ -455,7 +455,11 @@ def figures(
 
 def _builders(document: Document) -> list[Callable[[Document], go.Figure | None]]:
     if document.is_schedule and document.offers(Capability.TIMELINE):
-        return [gantt, measured_gantt, measured_scatter, occupancy_animation, memory_map_figure, occupancy_curve]
+        from explorer.companions import companions_of
+
+        measured = [measured_gantt, measured_scatter] if companions_of(document).measured is not None else []
+        # the figures a measurement draws only when a trace was joined: the progress never announces one it skips
+        return [gantt, *measured, occupancy_animation, memory_map_figure, occupancy_curve]
     builders = [op_histogram, parameter_bytes, memory_plan_figure]
     if document.offers(Capability.TIMELINE) and not document.offers(Capability.BUFFERS):
         builders.append(gantt)  # lanes without an address space: an instruction trace

@@ -235,3 +235,14 @@ def test_reports_of_the_real_samples(tmp_path, kind, pattern, plots):
         assert page.count('class="plotly-graph-div"') >= plots, path.name
         if document.schedule is not None and kind == "scheduler_ir":
             check_trace_rules(trace_events(document))
+
+
+def test_the_report_announces_only_the_figures_it_draws(tmp_path):
+    """Issue #45 item 5: a schedule with no trace was announced `measured gantt (2/7)` while exporting."""
+    from explorer.exports.html_report import figures
+
+    said: list[str] = []
+    document = open_document(SAMPLE_DATA / "clean_2x2_stschedule.json")
+    drawn = figures(document, lambda done, total, name: said.append(f"{name} ({done + 1}/{total})"))
+    assert not any(name.startswith("measured") for name in said), said
+    assert len(said) == len(drawn)
