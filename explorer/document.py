@@ -430,6 +430,5 @@ def _visible_values(value: Any) -> Any:
     if isinstance(value, dict):
         return {_visible_values(k) if isinstance(k, str) else k: _visible_values(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(_visible_values(v) for v in value) if isinstance(value, list) else tuple(
-            _visible_values(v) for v in value)
+        return type(value)(_visible_values(v) for v in value)
     return value

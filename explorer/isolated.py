@@ -24,10 +24,19 @@ class ChildResult:
     failure: str  # "" when it exited 0; else what happened, in words ("crashed (SIGSEGV)", "took over 600 s")
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask Linux to kill this child when its parent goes, however it goes (a `preexec_fn`)."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def signal_name(returncode: int) -> str:
+    """The signal a negative exit status stands for (`SIGSEGV`), or `signal N` for one Python does not name."""
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
 
 
 def run_python(code: str, args: list[str], timeout: float) -> ChildResult:
@@ -36,18 +45,14 @@ def run_python(code: str, args: list[str], timeout: float) -> ChildResult:
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-c", code, *args], capture_output=True, timeout=timeout,
-            preexec_fn=_die_with_parent, stdin=subprocess.DEVNULL,
+            preexec_fn=die_with_parent, stdin=subprocess.DEVNULL,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return ChildResult(b"", f"took over {timeout:.0f} s and was stopped")
     except OSError as error:
         return ChildResult(b"", f"could not start a child process: {error.strerror or error}")
     if done.returncode < 0:
-        try:
-            name = signal.Signals(-done.returncode).name
-        except ValueError:
-            name = f"signal {-done.returncode}"
-        return ChildResult(b"", f"crashed ({name})")
+        return ChildResult(b"", f"crashed ({signal_name(done.returncode)})")
     if done.returncode != 0:
         lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return ChildResult(b"", lines[-1][:300] if lines else f"exited with status {done.returncode}")

@@ -12,22 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import json
 import logging
 import os
 import signal
-import sys
 from typing import Any
 
 from textual_serve.app_service import AppService
+
+from explorer.isolated import die_with_parent, signal_name
 
 MAX_WIDTH, MAX_HEIGHT = 400, 200  # cells: a 4K screen at a small font; a 2000x2000 frame is 4M cells a refresh
 MIN_WIDTH, MIN_HEIGHT = 10, 4
 MAX_INPUT_CHARS = 65_536  # one websocket message of keys or paste
 QUIT_GRACE_SECONDS = 2.0  # asked to quit, then SIGTERM; as long again, then SIGKILL
-PR_SET_PDEATHSIG = 1
-
 log = logging.getLogger("ir-explorer.serve")
 
 
@@ -50,21 +48,11 @@ def ended_by_signal(returncode: int | None) -> str:
     """What a child's negative exit status says, in words ("" for a normal end)."""
     if returncode is None or returncode >= 0:
         return ""
-    try:
-        name = signal.Signals(-returncode).name
-    except ValueError:
-        name = f"signal {-returncode}"
+    name = signal_name(returncode)
     if -returncode == signal.SIGKILL:
         return (f"was killed ({name}): most likely the machine or its container ran out of memory; close other "
                 "tabs, or open a smaller file")  # fmt: skip
     return f"ended by {name}"
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask Linux to kill this child when `serve` goes, however it goes (elsewhere: the stop paths below)."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class Session(AppService):
@@ -83,7 +71,7 @@ class Session(AppService):
             stderr=asyncio.subprocess.PIPE,
             env=self._build_environment(width=width, height=height),
             start_new_session=True,  # its own process group: its helpers (worker pools) end with it
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,  # even a killed `serve` leaves no child
         )
         self._stdin = process.stdin
         return process
