@@ -90,8 +90,9 @@ def graph_json(
         groups.append({"id": f"g{g}", "label": model.group_label[g], "kind": model.group_kind[g],
                        "parent": f"g{parent}" if parent != ROOT else None,
                        "expanded": g in expanded, **box, **_annotations(model.group_values, model, g)})  # fmt: skip
-    edges = [{"source": item_key(layout, e.source), "target": item_key(layout, e.target), "kind": e.kind,
-              "count": e.count, "points": _points(layout, e)} for e in layout.edges]  # fmt: skip
+    edges = [{"source": item_key(layout, e.source), "target": item_key(layout, e.target),
+              "kind": "owner" if e.owner else e.kind, "count": e.count, "points": _points(layout, e)}
+             for e in layout.edges]  # fmt: skip
     if folded_ids:  # the edges out of folded constants: each into the box it is drawn in, marked
         folded = np.zeros(model.n_nodes, dtype=bool)
         folded[folded_ids] = True

@@ -105,7 +105,8 @@ def _edges(layout: Layout) -> list[str]:
                 else f"{(end[0] + 1) * CELL_W:g},{(end[1] + 0.5) * CELL_H:g}")  # fmt: skip
         points = f"{start} {middle} {into}"
         width = 1.2 if edge.count == 1 else 2.2
-        out.append(f'<polyline points="{points}" fill="none" stroke="#666" stroke-width="{width}" '
+        dash = ' stroke-dasharray="2 3"' if edge.owner else ""  # an op's link to its closed branch
+        out.append(f'<polyline points="{points}" fill="none" stroke="#666" stroke-width="{width}"{dash} '
                    'marker-end="url(#arrow)"/>')  # fmt: skip
     return out
 

@@ -53,6 +53,7 @@ class GraphBuilder:
         self.group_units: list[bool] = []
         self.group_ops: list[str] = []
         self.group_details: list[str] = []
+        self.group_owners: dict[int, int] = {}  # group → the node that owns it (see `owned_by`)
         self.group_value_columns: dict[str, list[Any]] = {}
         self.dangling: list[tuple[int, str]] = []
         self.values: dict[str, list[Any]] = {}
@@ -86,6 +87,11 @@ class GraphBuilder:
             if len(column) <= g:
                 column.append(None)
         return g
+
+    def owned_by(self, group: int, node: int) -> None:
+        """Say that `group` is a subgraph or block of the op `node` (an If's branch): drawn closed, it hangs
+        off its owner by a dotted link instead of floating unconnected."""
+        self.group_owners[group] = node
 
     def scope(self, name: str, parent: int = ROOT) -> int:
         """The group of a name's scope: `/model/layers.0/attn/MatMul` → model › layers.0 › attn (created once).
@@ -201,6 +207,9 @@ class GraphBuilder:
         )
         model.role_of = self.role_of
         model.node_lane = np.asarray(self.lanes, dtype=np.int64)
+        model.group_owner = np.full(len(self.group_labels), -1, dtype=np.int64)
+        for group, node in self.group_owners.items():
+            model.group_owner[group] = node
         if model.role_of is None and self._roles:
             roles = self._roles
             model.role_of = lambda node, value: roles.get((node, value), (0, ""))

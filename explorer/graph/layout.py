@@ -52,6 +52,8 @@ class VisibleGraph:
     open_groups: list[int]  # expanded groups that have something visible (drawn as frames)
     folded: np.ndarray  # per item: constants folded into it
     dangling: list[tuple[int, str]]  # (item, value nobody produces)
+    # per edge: an owner → closed branch link (an If and its closed then-branch), drawn dotted
+    owner_link: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property
     def n_items(self) -> int:
@@ -80,13 +82,19 @@ def visible_graph(model: GraphModel, expanded: set[int], show_constants: bool = 
     del item_of_key
     src_item = node_item[model.edge_src] if model.edge_src.size else np.zeros(0, dtype=np.int64)
     dst_item = node_item[model.edge_dst] if model.edge_dst.size else np.zeros(0, dtype=np.int64)
+    links = _owner_links(model, node_item, lookup, n)
+    if links:  # a closed branch's captured values are read by its owner, which the branch hangs off
+        dst_item = dst_item.copy()
+        for owner_item, branch_item in links:
+            dst_item[(dst_item == branch_item) & (src_item != branch_item)] = owner_item
     folded = np.zeros(shown.size, dtype=np.int64)
     from_constant = (src_item < 0) & (dst_item >= 0)
     if from_constant.any():
         np.add.at(folded, dst_item[from_constant], 1)
     keep = (src_item >= 0) & (dst_item >= 0) & (src_item != dst_item)
     pairs = src_item[keep] * max(shown.size, 1) + dst_item[keep]
-    unique, counts = np.unique(pairs, return_counts=True)
+    link_pairs = np.asarray([a * max(shown.size, 1) + b for a, b in links], dtype=np.int64)
+    unique, counts = np.unique(np.concatenate([pairs, link_pairs]), return_counts=True)
     open_groups = sorted(
         {int(g) for g in model.node_group[hidden_by < 0].tolist() if g >= 0}
         | _open_ancestors(model, expanded, closed_at)
@@ -102,7 +110,18 @@ def visible_graph(model: GraphModel, expanded: set[int], show_constants: bool = 
         open_groups=open_groups,
         folded=folded,
         dangling=dangling,
+        owner_link=np.isin(unique, link_pairs),
     )
+
+
+def _owner_links(model: GraphModel, node_item: np.ndarray, lookup: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """(owner item, branch item) for every owned group drawn closed apart from its owner."""
+    links = []
+    for g in np.flatnonzero(model.group_owner >= 0).tolist() if model.group_owner.size else []:
+        branch, owner = int(lookup[n + g]), int(node_item[model.group_owner[g]])
+        if branch >= 0 and owner >= 0 and owner != branch:
+            links.append((owner, branch))
+    return links
 
 
 def _open_ancestors(model: GraphModel, expanded: set[int], closed_at: np.ndarray) -> set[int]:
@@ -123,6 +142,7 @@ class Edge:
     count: int
     kind: str  # "routed", "stub" (too long), "back" (closes a cycle), "bundle" (huge fan-out)
     points: list[tuple[int, int]] = field(default_factory=list)  # orthogonal polyline, cells
+    owner: bool = False  # the dotted link from an op to its closed branch or body (not a value)
 
 
 @dataclass
@@ -602,7 +622,8 @@ def _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level
             points = simplify(points)
         if not tb:
             points = [(b, a) for a, b in points]
-        edges.append(Edge(src[e], dst[e], counts[e], "routed", points))
+        owner = bool(visible.owner_link[e]) if visible.owner_link.size else False
+        edges.append(Edge(src[e], dst[e], counts[e], "routed", points, owner))
     width = int(max((x + w).max(initial=0), max((f[0] + f[2] for f in frames.values()), default=0))) + 2
     height = int(max((y + h).max(initial=0), max((f[1] + f[3] for f in frames.values()), default=0))) + 3
     result = Layout(visible, level, direction, x, y, w, h, major.copy(), edges, frames, width, height,

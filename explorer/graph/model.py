@@ -93,6 +93,10 @@ class GraphModel:
     # the user's per-node data sets (explorer.graph.node_data), by mode name; their columns are in
     # node_values / group_values under the same name
     data_sets: dict[str, Any] = field(default_factory=dict)
+    # per group: the node that owns it (an If's branch, a Loop's body, a while_loop's block), -1 for none. A
+    # closed owned group is drawn beside its owner with a dotted link, and the values it captures go into the
+    # owner (explorer.graph.layout.visible_graph)
+    group_owner: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     _ref_to_node: dict[Any, int] | None = None
     _group_depth: np.ndarray | None = None
     _inputs: tuple[np.ndarray, np.ndarray] | None = None

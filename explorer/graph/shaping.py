@@ -59,11 +59,14 @@ def fold_constants(model: GraphModel) -> None:
             if waiting[t] == 0 and not blocked_list[t] and not constant[t]:
                 constant[t] = True
                 work.append(t)
-    model.node_constant = constant
-    # where each constant is drawn: readers first (reverse topological order), the earliest drawn one
+    # where each constant is drawn: readers first (reverse topological order), the earliest drawn one. An op
+    # computed from constants whose value reaches no drawn reader (an `Identity` of a constant that is a
+    # branch's output, read only by the subgraph's end) would vanish if folded: it is drawn instead, and what
+    # it reads folds into it.
     rank = model.topo_rank.tolist()
     into = model.node_folded_into.tolist()
     is_constant = constant.tolist()
+    computed = indegree.tolist()
     for c in sorted(np.flatnonzero(constant).tolist(), key=lambda v: -rank[v]):
         best = -1
         for k in range(ptr[c], ptr[c + 1]):
@@ -71,7 +74,11 @@ def fold_constants(model: GraphModel) -> None:
             drawn = into[t] if is_constant[t] else t
             if drawn >= 0 and (best < 0 or rank[drawn] < rank[best]):
                 best = drawn
+        if best < 0 and computed[c] and not model.node_constant[c]:
+            is_constant[c] = False
+            continue
         into[c] = best
+    model.node_constant = np.asarray(is_constant, dtype=bool)
     model.node_folded_into = np.asarray(into, dtype=np.int64)
 
 
@@ -159,6 +166,8 @@ def _drop_groups(model: GraphModel, kept: np.ndarray) -> None:
     model.group_ref = [model.group_ref[g] for g in kept.tolist()]
     model.group_kind = [model.group_kind[g] for g in kept.tolist()]
     model.group_unit = model.group_unit[kept]
+    if model.group_owner.size:
+        model.group_owner = model.group_owner[kept]
     model.group_op = [model.group_op[g] for g in kept.tolist()]
     model.group_detail = [model.group_detail[g] for g in kept.tolist()]
     model.group_values = {
@@ -250,6 +259,8 @@ def _chunk_group(model: GraphModel, group: int) -> None:
                 np.append(column, np.nan) if isinstance(column, np.ndarray) else LazyText([*column, ""])
             )
         model.group_parent = np.append(model.group_parent, group)
+        if model.group_owner.size:
+            model.group_owner = np.append(model.group_owner, -1)
     model.node_group[nodes] = first_chunk + chunk_of_member[index[nodes]]
     model.group_parent[subgroups] = first_chunk + chunk_of_member[index[n + subgroups]]
     # folded constants directly in the group: with the chunk of the node they are drawn in

@@ -202,3 +202,46 @@ def test_coremltools_converters_are_not_imported():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.stdout.split() == ["False", "False"] and "Failed to load" not in result.stderr
+
+
+LOOP_MIL = (
+    "program(1.0)\n[buildInfo = dict<tensor<string, []>, tensor<string, []>>({{\"coremlc-version\", \"1\"}})]\n{\n"
+    "  func main<ios16>(tensor<fp32, [1, 4]> x) {\n"
+    '    tensor<int32, []> k = const()[name = tensor<string, []>("k"), val = tensor<int32, []>(3)];\n'
+    '    tensor<fp32, [1, 4]> y = relu(x = x)[name = tensor<string, []>("y")];\n'
+    '    tensor<int32, [1]> i_out, tensor<fp32, [1, 4]> y_out = while_loop(loop_vars = (k, y))'
+    '[name = tensor<string, []>("loop")]\n'
+    "     loop_cond(tensor<int32, [1]> i, tensor<fp32, [1, 4]> v) {\n"
+    '        tensor<bool, [1]> go = less(x = i, y = k)[name = tensor<string, []>("go")];\n'
+    "     } -> (go);\n"
+    "     loop_body(tensor<int32, [1]> i_1, tensor<fp32, [1, 4]> v_1) {\n"
+    '        tensor<fp32, [1, 4]> twice = mul(x = v_1, y = y)[name = tensor<string, []>("twice")];\n'
+    "     } -> (i_1, twice);\n"
+    '    tensor<fp32, [1, 4]> z = add(x = y_out, y = ghost)[name = tensor<string, []>("z")];\n'
+    "  } -> (z);\n}\n"
+)
+
+
+def test_a_compiled_ml_program_draws_its_model_mil_ops(tmp_path, capsys):
+    """An .mlmodelc has no protobuf program: its graph comes from model.mil's text, as an .mlpackage's would
+    (constants folded with their value, a loop's blocks hanging off it, each box's ref its line)."""
+    folder = write_compiled(tmp_path / "loop.mlmodelc")
+    (folder / "model.mil").write_text(LOOP_MIL)
+    doc = open_document(folder)
+    assert doc.offers("graph")
+    model = doc.view.graph_model()
+    ops = dict(zip(model.node_label, model.node_op, strict=True))
+    assert {ops["y"], ops["loop"], ops["go"], ops["twice"], ops["z"]} == {"relu", "while_loop", "less", "mul", "add"}
+    loop = model.node_label.index("loop")
+    assert model.node_ref[loop] == ("source", "model.mil", 7)  # the tree's item for that line
+    k = model.node_label.index("k")
+    assert model.node_constant[k] and model.node_folded_into[k] == loop
+    edges = {(model.node_label[a], model.node_label[b]) for a, b in zip(model.edge_src, model.edge_dst, strict=True)}
+    assert {("x", "y"), ("y", "loop"), ("loop", "z"), ("v_1", "twice"), ("y", "twice"), ("k", "go")} <= edges
+    assert [name for _, name in model.dangling] == ["ghost"]
+    owned = {model.group_label[g]: model.node_label[o] for g, o in enumerate(model.group_owner.tolist()) if o >= 0}
+    assert owned == {"loop › loop_cond": "loop", "loop › loop_body": "loop"}
+    assert cli.main(["graph", "--json", "--expand", "none", str(folder)]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert {n["op"] for n in payload["nodes"]} >= {"relu", "while_loop", "add", "mul"}
+    assert "owner" in {e["kind"] for e in payload["edges"]}

@@ -428,3 +428,66 @@ def test_graph_json_edges_carry_their_drawn_route():
         for (ax, ay), (bx, by) in zip(edge["points"], edge["points"][1:], strict=False):
             assert ax == bx or ay == by  # orthogonal
     assert all(e["points"] == [] for e in payload["edges"] if e["kind"] == "folded")
+
+
+def _branch_model():
+    """x → If (owner of a then-branch that reads x, captured) → out; the branch ends in an Identity of a
+    constant that nothing drawn reads (the branch's own output)."""
+    b = GraphBuilder()
+    x = b.node("x", "input")
+    owner = b.node("choose", "If")
+    out = b.node("out", "output")
+    branch = b.group("then_branch", kind="subgraph")
+    b.owned_by(branch, owner)
+    inner = b.node("then_add", "Add", group=branch)
+    constant = b.node("one", "Constant", group=branch, constant=True)
+    identity = b.node("keep", "Identity", group=branch)
+    b.edge(x, owner)
+    b.edge(owner, out)
+    b.edge(x, inner, "x")  # captured from the enclosing graph
+    b.edge(constant, identity, "one")
+    return b.build(), x, owner, branch, inner, identity
+
+
+def test_closed_branch_hangs_off_its_owner_and_its_captured_values_go_into_the_owner():
+    model, x, owner, branch, inner, _ = _branch_model()
+    visible = visible_graph(model, set())
+    layout = layout_graph(model, visible)
+    item = visible.node_item
+    branch_item = int(np.flatnonzero((visible.item_kind == 1) & (visible.item_id == branch))[0])
+    pairs = {(e.source, e.target): e for e in layout.edges}
+    assert (int(item[x]), branch_item) not in pairs  # the captured x is drawn into the If, not the closed box
+    link = pairs[(int(item[owner]), branch_item)]
+    assert link.owner and link.kind == "routed" and len(link.points) >= 2
+    assert layout.layer[branch_item] > layout.layer[item[owner]]  # beside the owner's readers, below it
+    payload = graph_json(model, "none")
+    kinds = {(e["source"], e["target"]): e["kind"] for e in payload["edges"]}
+    assert kinds[(f"n{owner}", f"g{branch}")] == "owner"
+    opened = layout_graph(model, visible_graph(model, {branch}))
+    ends = {(opened.visible.node_item[a], opened.visible.node_item[b]) for a, b in ((x, inner),)}
+    assert ends <= {(e.source, e.target) for e in opened.edges}  # open: the captured value reaches its reader
+    assert not any(e.owner for e in opened.edges)
+
+
+def test_an_op_computed_from_constants_that_nothing_drawn_reads_is_drawn_not_lost():
+    model, *_, identity = _branch_model()
+    assert not model.node_constant[identity] and model.node_folded_into[identity] == -1
+    visible = visible_graph(model, {model.node_group[identity]})
+    assert visible.node_item[identity] >= 0
+    constant = next(n for n in range(model.n_nodes) if model.node_op[n] == "Constant")
+    assert model.node_folded_into[constant] == identity
+
+
+def test_loop_if_sample_draws_its_branch_identity_and_owner_links():
+    path = SAMPLES / "onnx" / "loop_if_scripted_opset16.onnx"
+    if not path.exists():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    document = open_document(str(path))
+    model = document.view.graph_model()
+    identity = model.node_op.index("Identity")
+    assert not model.node_constant[identity]
+    payload = graph_json(model, "none")
+    assert [e["kind"] for e in payload["edges"]].count("owner") == 1  # the Loop → its closed body
+    payload = graph_json(model, "all")
+    drawn = {n["id"] for n in payload["nodes"] if n["w"]}
+    assert f"n{identity}" in drawn

@@ -157,8 +157,13 @@ def _draw_frame_labels(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None
             canvas.text(fx - ox + 2, fy - oy, f" ▾ {shorten(label, max(fw - 8, 4))} ", FRAME_LABEL)
 
 
+DOTTED = {ord("│"): ord("┊"), ord("─"): ord("┈")}  # an owner → branch link's straight runs
+
+
 def _draw_edges(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
+    """Values as solid lines; an op's link to its closed branch or body dotted, under the solid ones."""
     bits = np.zeros((canvas.height, canvas.width), dtype=np.int8)
+    links = np.zeros_like(bits)
     heads: list[tuple[int, int, str]] = []
     tb = layout.direction == "TB"
     for edge in layout.edges:
@@ -170,16 +175,23 @@ def _draw_edges(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None:
         if max(xs) < ox or min(xs) >= ox + canvas.width or max(ys) < oy or min(ys) >= oy + canvas.height:
             continue
         for (ax, ay), (bx, by) in zip(points[:-1], points[1:], strict=True):
-            _segment(bits, ax - ox, ay - oy, bx - ox, by - oy)
+            _segment(links if edge.owner else bits, ax - ox, ay - oy, bx - ox, by - oy)
         last = points[-1]
-        heads.append((last[0] - ox, last[1] - oy, "▼" if tb else "▶"))
+        heads.append((last[0] - ox, last[1] - oy, ("▽" if tb else "▷") if edge.owner else ("▼" if tb else "▶")))
+    table = np.full(16, ord(" "), dtype=np.int32)
+    for key, char in JUNCTIONS.items():
+        table[key] = ord(char)
+    flat_chars = canvas.chars.ravel()
+    flat_styles = canvas.styles.ravel()
+    dotted = np.flatnonzero((links.ravel() != 0) & (bits.ravel() == 0))
+    if dotted.size:
+        chars = table[links.ravel()[dotted]]
+        for solid, dots in DOTTED.items():
+            chars[chars == solid] = dots
+        flat_chars[dotted] = chars
+        flat_styles[dotted] = EDGE
     drawn = np.flatnonzero(bits.ravel())
     if drawn.size:
-        table = np.full(16, ord(" "), dtype=np.int32)
-        for key, char in JUNCTIONS.items():
-            table[key] = ord(char)
-        flat_chars = canvas.chars.ravel()
-        flat_styles = canvas.styles.ravel()
         flat_chars[drawn] = table[bits.ravel()[drawn]]
         flat_styles[drawn] = EDGE
     for x, y, char in heads:

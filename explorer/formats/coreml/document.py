@@ -26,6 +26,7 @@ from explorer.document import (
     describe_by_kind,
 )
 from explorer.errors import Problem
+from explorer.formats.coreml.mil_text import MilProgram, read_mil
 from explorer.formats.coreml.model import CoreMLModel, blob_stats, op_name, type_text, value_text
 from explorer.formatting import human, human_bytes
 
@@ -37,7 +38,7 @@ def build_document(path: Path, model: CoreMLModel, problems: list[Problem]) -> D
     view = CoreMLView(model)
     summary = view.summary()
     capabilities = {Capability.TREE, Capability.DETAILS}
-    if model.blocks or view.layers():
+    if model.blocks or view.layers() or (model.model is None and view.mil_program().ops):
         capabilities.add(Capability.GRAPH)
     if model.mil_text is not None:
         capabilities.add(Capability.SOURCE)
@@ -60,6 +61,7 @@ class CoreMLView(DocumentView):
     def __init__(self, model: CoreMLModel) -> None:
         self.model = model
         self._mil = None
+        self._mil_program: MilProgram | None = None
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
@@ -161,6 +163,12 @@ class CoreMLView(DocumentView):
         return getattr(self.spec, self.model.model_type)
 
     # ---- model.mil (compiled folders) --------------------------------------------------------------------
+    def mil_program(self) -> MilProgram:
+        """model.mil's ops and blocks, read once (the graph of a compiled ML Program)."""
+        if self._mil_program is None:
+            self._mil_program = read_mil(self.model.mil_text or "")
+        return self._mil_program
+
     def mil_ops(self) -> list[tuple[str, str, int]]:
         """(function, op type, line) for each op line of model.mil that can be read."""
         ops, function = [], "?"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from explorer.formats.coreml.mil_text import MilProgram
 from explorer.formats.coreml.model import op_name, type_text
 from explorer.graph.builder import GraphBuilder
 from explorer.graph.model import ROOT, GraphModel
@@ -16,6 +17,8 @@ def coreml_graph(view: Any) -> GraphModel:
     model = view.model
     if model.blocks:
         _program(view, b)
+    elif model.model is None and model.mil_text:
+        _compiled(view.mil_program(), b)
     else:
         _layers(view, b)
     return b.build()
@@ -46,6 +49,9 @@ def _program(view: Any, b: GraphBuilder) -> None:
                 constant=is_constant(op.type), dtype=getattr(blob, "dtype", ""),
                 parameter_bytes=getattr(blob, "size", 0) if blob is not None else 0,
             )  # fmt: skip
+    for key, block in model.blocks.items():  # a while_loop's cond and body, a cond's branches hang off their op
+        if block.parent is not None and tuple(block.parent) in op_ids:
+            b.owned_by(block_group[key], op_ids[tuple(block.parent)])
     inputs: dict[tuple[str, str], int] = {}  # (function, input name) → its node
     for name, function in _functions(view).items():
         top = next((k for k, blk in model.blocks.items() if blk.function == name and blk.parent is None), None)
@@ -116,6 +122,52 @@ def _layers(view: Any, b: GraphBuilder) -> None:
                 b.edge(producer[name], node, name)
             else:
                 b.dangling.append((node, name))
+
+
+def _compiled(program: MilProgram, b: GraphBuilder) -> None:
+    """A compiled folder's model.mil drawn as an .mlpackage's program is: the same ops, constants folded, a
+    loop's or cond's blocks as groups hanging off their op. Each box's ref is its line of model.mil, the
+    tree's item for that op."""
+    functions = {block.function for block in program.blocks}
+    group_of: list[int] = []
+    defined: list[dict[str, int]] = []  # per block: value name → the node defining it
+    for k, block in enumerate(program.blocks):
+        if block.parent < 0:
+            group = ROOT if len(functions) == 1 else b.group(block.function, ROOT, kind="function",
+                                                             ref=("mil-function", block.function))  # fmt: skip
+        else:
+            group = b.group(block.title, group_of[block.parent], kind="block", ref=None)
+        group_of.append(group)
+        defined.append({})
+        kind = "input" if block.parent < 0 else "block input"
+        for name, type_name in block.inputs:
+            defined[k][name] = b.node(name, kind, group=group, detail=type_name, ref=("description",))
+    op_ids = []
+    for op in program.ops:
+        node = b.node(op.name or op.outputs[0], op.op, group=group_of[op.block], detail=op.output_type,
+                      ref=("source", "model.mil", op.line), constant=is_constant(op.op),
+                      dtype=op.output_type.partition("[")[0], value=op.value)  # fmt: skip
+        op_ids.append(node)
+        for slot, (role, name) in enumerate(sorted(op.inputs, key=_input_order)):
+            source = _defined_in(program, defined, op.block, name)
+            if source is None:
+                b.dangling.append((node, name))  # a name nothing defines
+            else:
+                b.edge(source, node, name, role, slot)
+        for name in op.outputs:
+            defined[op.block][name] = node
+    for k, block in enumerate(program.blocks):
+        if block.owner >= 0:
+            b.owned_by(group_of[k], op_ids[block.owner])
+
+
+def _defined_in(program: MilProgram, defined: list[dict[str, int]], block: int, name: str) -> int | None:
+    while block >= 0:
+        found = defined[block].get(name)
+        if found is not None:
+            return found
+        block = program.blocks[block].parent
+    return None
 
 
 def is_constant(op_type: str) -> bool:

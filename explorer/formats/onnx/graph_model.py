@@ -62,6 +62,9 @@ def onnx_graph(view: Any) -> GraphModel:
         node_ids[key] = first_id
         for name, n in info.producer.items():
             value_source[(key, name)] = first_id + n
+    for key, info in index.graphs.items():  # an If's branches and a Loop's body hang off their op
+        if info.kind == "subgraph" and info.parent in node_ids and info.owner is not None:
+            b.owned_by(graph_group[key], node_ids[info.parent] + info.owner)
     parameter_bytes = b.values["parameter_bytes"]
     constants = {i for i, constant in enumerate(b.constants) if constant}
     src, dst, labels = b.src, b.dst, b.edge_labels  # appended to directly: this loop sees every edge
