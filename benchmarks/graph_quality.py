@@ -65,6 +65,90 @@ def densenet_like(path: Path, blocks: int = 4, layers: int = 12) -> None:
     onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def gpt_like(path: Path, blocks: int = 8, heads: int = 8, dynamic: bool = True) -> None:
+    """A GPT as torch's TorchScript exporter writes one with constant folding off: per block LayerNorm, one
+    MatMul to q/k/v, and for each of q, k, v (and the merge after attention) the shape computed at run time
+    (Shape → Gather → Unsqueeze → Concat → Reshape) when the sequence is dynamic, a constant shape when not;
+    scores, Softmax, the residual Adds and the MLP. More blocks and heads than the real samples (the heads are
+    the Reshape's split; the shape web grows with blocks)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    d = 16 * heads
+    nodes, inits = [], []
+
+    def const(name: str, values: list[int]) -> str:
+        inits.append(helper.make_tensor(name, TensorProto.INT64, [len(values)] if len(values) != 1 else [],
+                                        values))  # fmt: skip
+        return name
+
+    def weight(name: str, shape: list[int]) -> str:
+        inits.append(helper.make_tensor(name, TensorProto.FLOAT, shape, [0.0] * int(np.prod(shape))))
+        return name
+
+    def op(kind: str, inputs: list[str], scope: str, tag: str, **attrs) -> str:
+        out = f"{scope}/{tag}_output_0"
+        nodes.append(helper.make_node(kind, inputs, [out], name=f"{scope}/{tag}", **attrs))
+        return out
+
+    def shape_of(x: str, scope: str, tag: str, tail: list[int], dims: list[str]) -> str:
+        """torch's `x.view(b, t, *tail)`: b and t read once per block from the block input's shape at run time
+        (`dims`, shared by q, k, v and the merge, as the exporter shares them), the rest constants."""
+        if not dynamic:
+            return const(f"{scope}.{tag}.shape", [1, 32, *tail])
+        rest = [const(f"{scope}.{tag}.t{k}", [v]) for k, v in enumerate(tail)]
+        return op("Concat", [*dims, *rest], scope, f"{tag}_Concat", axis=0)
+
+    def batch_and_sequence(x: str, scope: str) -> list[str]:
+        if not dynamic:
+            return []
+        shape = op("Shape", [x], scope, "Shape")
+        dims = []
+        for k in range(2):
+            picked = op("Gather", [shape, const(f"{scope}.i{k}", [k])], scope, f"Gather_{k}", axis=0)
+            dims.append(op("Unsqueeze", [picked, const(f"{scope}.a{k}", [0])], scope, f"Unsqueeze_{k}"))
+        return dims
+
+    x = op("Gather", [weight("wte", [256, d]), "tokens"], "/wte", "Gather", axis=0)
+    for b in range(blocks):
+        scope = f"/h.{b}"
+        ln = op("LayerNormalization", [x, weight(f"h{b}.ln1.w", [d]), weight(f"h{b}.ln1.b", [d])],
+                f"{scope}/ln_1", "LayerNormalization", axis=-1)  # fmt: skip
+        qkv = op("MatMul", [ln, weight(f"h{b}.attn.w", [d, 3 * d])], f"{scope}/attn/c_attn", "MatMul")
+        dims = batch_and_sequence(ln, f"{scope}/attn")
+        parts = []
+        for k, name in enumerate("qkv"):
+            part = op("Slice", [qkv, const(f"{scope}.s{k}", [k * d]), const(f"{scope}.e{k}", [(k + 1) * d]),
+                                const(f"{scope}.ax{k}", [2])], f"{scope}/attn", f"Slice_{name}")  # fmt: skip
+            view = op("Reshape", [part, shape_of(part, f"{scope}/attn", name, [heads, 16], dims)], f"{scope}/attn",
+                      f"Reshape_{name}")  # fmt: skip
+            parts.append(op("Transpose", [view], f"{scope}/attn", f"Transpose_{name}",
+                            perm=[0, 2, 3, 1] if name == "k" else [0, 2, 1, 3]))  # fmt: skip
+        scores = op("MatMul", [parts[0], parts[1]], f"{scope}/attn", "MatMul_qk")
+        scaled = op("Div", [scores, weight(f"h{b}.scale", [])], f"{scope}/attn", "Div")
+        attn = op("Softmax", [scaled], f"{scope}/attn", "Softmax", axis=-1)
+        mixed = op("MatMul", [attn, parts[2]], f"{scope}/attn", "MatMul_v")
+        back = op("Transpose", [mixed], f"{scope}/attn", "Transpose_merge", perm=[0, 2, 1, 3])
+        merged = op("Reshape", [back, shape_of(back, f"{scope}/attn", "merge", [d], dims)], f"{scope}/attn",
+                    "Reshape_merge")  # fmt: skip
+        proj = op("MatMul", [merged, weight(f"h{b}.proj.w", [d, d])], f"{scope}/attn/c_proj", "MatMul")
+        x = op("Add", [x, proj], scope, "Add")
+        ln2 = op("LayerNormalization", [x, weight(f"h{b}.ln2.w", [d]), weight(f"h{b}.ln2.b", [d])],
+                 f"{scope}/ln_2", "LayerNormalization", axis=-1)  # fmt: skip
+        up = op("MatMul", [ln2, weight(f"h{b}.fc.w", [d, 4 * d])], f"{scope}/mlp/c_fc", "MatMul")
+        act = op("Gelu", [up], f"{scope}/mlp", "Gelu", domain="com.microsoft")
+        down = op("MatMul", [act, weight(f"h{b}.mlp.w", [4 * d, d])], f"{scope}/mlp/c_proj", "MatMul")
+        x = op("Add", [x, down], scope, "Add_1")
+    logits = op("MatMul", [x, weight("lm_head", [d, 256])], "/lm_head", "MatMul")
+    seq = "seq" if dynamic else 32
+    graph = helper.make_graph(nodes, "gpt_like", [helper.make_tensor_value_info("tokens", TensorProto.INT64,
+                              [1, seq])], [helper.make_tensor_value_info(logits, TensorProto.FLOAT, [1, seq, 256])],
+                              inits)  # fmt: skip
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    onnx.save_model(model, path)
+
+
 def wide_readers(path: Path, nodes_total: int = 10_000, width: int = 16) -> None:
     """10,000 ops in layers of 16, each reading its own column and one other op of the layer above: 16 readers
     per layer, every gap between layers crossed by 32 edges. Name scopes every 25 layers (groups)."""
@@ -108,6 +192,12 @@ def inputs(out: Path) -> list[tuple[str, Path]]:
     wide = out / "bench_wide_16_readers.onnx"
     if not wide.exists():
         wide_readers(wide)
+    for blocks, heads, dynamic in ((8, 8, True), (12, 12, True), (8, 8, False)):
+        gpt = out / f"bench_gpt_like_{blocks}x{heads}_{'dynamic' if dynamic else 'fixed'}.onnx"
+        if not gpt.exists():
+            gpt_like(gpt, blocks, heads, dynamic)
+        shapes = "shapes computed from a dynamic sequence" if dynamic else "fixed shapes"
+        found.append((f"torch-style GPT, {blocks} blocks × {heads} heads, {shapes} (generated)", gpt))
     found.append(("DenseNet-style, 4×12 layers (generated)", dense))
     found.append(("10,000 nodes, 16 readers a layer (generated)", wide))
     return found

@@ -564,6 +564,8 @@ def _assign_tracks(connections, paths, columns, v_layer, cap) -> tuple[dict, dic
                 if other != j:
                     below[j].append(other)
                     above_count[other] += 1
+        if len(keys) <= PREFERRED_NETS:
+            _prefer_fewer_crossings([nets[k] for k in keys], below, above_count)
         # Kahn over the constraints, ties by the left end; a cycle is broken at its leftmost net
         ready = [j for j in range(len(keys)) if above_count[j] == 0]
         heapq.heapify(ready)
@@ -604,6 +606,63 @@ def _assign_tracks(connections, paths, columns, v_layer, cap) -> tuple[dict, dic
             runs = rows[busiest]
             shared[gap_layer] = (busiest, min(a for a, _ in runs), max(b for _, b in runs), overflow)
     return track_of, tracks_in, shared
+
+
+PREFERRED_NETS = 96  # a gap with at most this many nets also orders them for fewer crossings (quadratic in nets)
+
+
+def _prefer_fewer_crossings(nets: list[dict], below: list[list[int]], above_count: list[int]) -> None:
+    """Add "sits above" constraints between nets whose spans overlap, for the order that crosses less.
+
+    Net A above net B: A's drops to its targets pass B's track (a crossing each where B's run spans them) and
+    B's rise from its source does not meet A's run; B above A, the other way round. Each overlapping pair
+    prefers the cheaper order; preferences are added by how much they save, and one that would close a cycle
+    with the constraints already there (the must-not-overlap ones first) is dropped, so Kahn's order stays
+    total. Reachability is kept as bit sets: adding a constraint is linear in the gap's nets."""
+    count = len(nets)
+    order = _topological(count, below, above_count)
+    if order is None:  # the hard constraints already hold a cycle (broken later at its leftmost net)
+        return
+    reach = [0] * count  # j → nets that must sit below j, transitively (bit set)
+    for j in reversed(order):
+        for other in below[j]:
+            reach[j] |= reach[other] | (1 << other)
+    wishes = []
+    for a in range(count):
+        lo_a, hi_a = nets[a]["span"]
+        for b in range(a + 1, count):
+            lo_b, hi_b = nets[b]["span"]
+            if hi_a < lo_b or hi_b < lo_a:
+                continue
+            a_above = sum(lo_b < x < hi_b for x in nets[a]["bottoms"]) + (lo_a < nets[b]["top"] < hi_a)
+            b_above = sum(lo_a < x < hi_a for x in nets[b]["bottoms"]) + (lo_b < nets[a]["top"] < hi_b)
+            if a_above != b_above:
+                upper, lower = (a, b) if a_above < b_above else (b, a)
+                wishes.append((-abs(a_above - b_above), upper, lower))
+    wishes.sort()
+    for _, upper, lower in wishes:
+        if reach[upper] >> lower & 1 or reach[lower] >> upper & 1:
+            continue  # already implied, or the other way round is
+        below[upper].append(lower)
+        above_count[lower] += 1
+        gained = reach[lower] | (1 << lower)
+        for j in range(count):
+            if j == upper or reach[j] >> upper & 1:
+                reach[j] |= gained
+
+
+def _topological(count: int, below: list[list[int]], above_count: list[int]) -> list[int] | None:
+    waiting = above_count[:]
+    ready = [j for j in range(count) if waiting[j] == 0]
+    order = []
+    while ready:
+        j = ready.pop()
+        order.append(j)
+        for other in below[j]:
+            waiting[other] -= 1
+            if waiting[other] == 0:
+                ready.append(other)
+    return order if len(order) == count else None
 
 
 def _polyline(path, cols, rows, v_major, major_size, dx) -> list[tuple[int, int]]:
