@@ -43,6 +43,7 @@ from explorer.graph.node_data import (
 from explorer.graph.problems import mark_problems
 from explorer.graph.search import matched_by_unit, search_nodes
 from explorer.graph.shaping import reading_path
+from explorer.graph.walk import SHAPE_READERS, above_or_below, beside, item_ranks, next_along, side_branch
 from widgets.frame_widget import FrameWidget
 from widgets.graph.canvas import (
     BACK,
@@ -90,6 +91,7 @@ class GraphView(FrameWidget, can_focus=True):
         Binding("down", "move('down')", "Consumer", show=False),
         Binding("left", "move('left')", "Left", show=False),
         Binding("right", "move('right')", "Right", show=False),
+        Binding("o", "other_branch", "Other branch", show=False),
         Binding("shift+up", "pan(0, -1)", "Pan up", show=False),
         Binding("shift+down", "pan(0, 1)", "Pan down", show=False),
         Binding("shift+left", "pan(-1, 0)", "Pan left", show=False),
@@ -158,6 +160,8 @@ class GraphView(FrameWidget, can_focus=True):
         self._scroll_pending = ""  # "center" or "start": a scroll asked for before the widget had a size
         self._building = False
         self.show_minimap = True
+        # the last ↓/↑ that had a choice: (the box it left, the boxes it could go to, which one it took, arrow)
+        self._fork: tuple[tuple[int, int], list[tuple[int, int]], int, str] | None = None
         self.overview = False  # `f` on a graph bigger than the panel even as dots: the whole of it in braille
         self._previous: Layout | None = None  # the layout before a group opened or closed: where things were
         self.given_model: GraphModel | None = None  # a model to show instead of the document's (a comparison's)
@@ -229,6 +233,7 @@ class GraphView(FrameWidget, can_focus=True):
         self.ready = True
         self._scroll_to_start()
         self.refresh()
+        self._announce_selection()  # the details describe the first screen's box, not what the tree had
         gc.freeze()  # the graph lives as long as the view: no full collection rescans it mid-frame (see app.py)
 
     # ---- layout cache -------------------------------------------------------------------------------------
@@ -285,7 +290,7 @@ class GraphView(FrameWidget, can_focus=True):
     def frame_key(self) -> tuple:
         return (self.ready, self.error, self._layout_key(), self.origin, self.selected_key, self.mode,
                 tuple(self.matches[:64]), self.match_index, self.has_focus, self.show_minimap,
-                self.overview)  # fmt: skip
+                self.overview, self._fork)  # fmt: skip
 
     def render_frame(self) -> list[Strip]:
         width, height = self.size.width, self.size.height
@@ -400,6 +405,9 @@ class GraphView(FrameWidget, can_focus=True):
             parts.append(f"▶ {shorten(layout.labels[selected], 32)} ({shorten(layout.ops[selected], 16)})")
         if self.overview:
             parts.append("overview: any key returns")
+        fork = self._fork_text(layout)
+        if fork:
+            parts.append(fork)
         if self.matches:
             parts.append(f"match {self.match_index + 1}/{len(self.matches)}")
         if layout.back_edges:
@@ -423,6 +431,20 @@ class GraphView(FrameWidget, can_focus=True):
             used += 1 + len(piece)
         return [status, Strip(segments).crop(0, width)]
 
+    def _fork_text(self, layout: Layout) -> str:
+        """`↓ 1 of 2: LayerNormalization · other: Add (o)` while the selection is the branch ↓ took at a fork."""
+        if self._fork is None:
+            return ""
+        _, choices, taken, arrow = self._fork
+        if self.selected_key != choices[taken]:
+            return ""
+        names = []
+        for key in choices:
+            item = self._item_of_key(layout, key)
+            names.append(layout.ops[item] if item >= 0 else "?")
+        others = ", ".join(shorten(n, 20) for k, n in enumerate(names) if k != taken)
+        return f"{arrow} {taken + 1} of {len(choices)}: {shorten(names[taken], 24)} · other: {others} (o)"
+
     # ---- selection ----------------------------------------------------------------------------------------
     def select_item(self, item: int, *, announce: bool = True) -> None:
         layout = self.layout
@@ -434,6 +456,16 @@ class GraphView(FrameWidget, can_focus=True):
         self._scroll_to_selection()
         self.refresh()
         if announce and changed:
+            ref = self._ref_of(layout, item)
+            if ref is not None:
+                self.post_message(Selected(ref, self))
+
+    def _announce_selection(self) -> None:
+        """Tell the app (details, tree, status) what is selected now, after a change made without select_item
+        (Enter, open all, the first screen): one selection, never a details panel describing the last box."""
+        layout = self.layout
+        item = self.selected_item
+        if layout is not None and item >= 0:
             ref = self._ref_of(layout, item)
             if ref is not None:
                 self.post_message(Selected(ref, self))
@@ -546,29 +578,46 @@ class GraphView(FrameWidget, can_focus=True):
 
     # ---- actions ------------------------------------------------------------------------------------------
     def action_move(self, where: str) -> None:
+        """↓/↑ along the reading path (explorer.graph.walk): at a fork, the consumer first in the model's order,
+        and the status line says which of how many (`o` takes the next); ←/→ to the neighbour on the same rows.
+        A box with no edge that way moves to the nearest box that way. ↓ on a closed group reads on inside it:
+        the group opens (as Enter opens it) and the cursor goes to its first member."""
         layout = self.layout
         item = self.selected_item
-        if layout is None or item < 0:
+        if layout is None or item < 0 or self.model is None:
             return
         tb = self.direction == "TB"
-        if where in ("up", "down") if tb else where in ("left", "right"):
-            forward = where in ("down", "right")
-            edges = [e for e in layout.edges if (e.source == item if forward else e.target == item)]
-            others = [e.target if forward else e.source for e in edges]
-            if not others:
-                return
-            across = layout.x if tb else layout.y
-            here = int(across[item])
-            self.select_item(min(others, key=lambda o: (abs(int(across[o]) - here), o)))
+        along = where in ("up", "down") if tb else where in ("left", "right")
+        forward = where in ("down", "right")
+        self._fork = None
+        closed_group = layout.visible.item_kind[item] == 1 and not (layout.unit.size and layout.unit[item])
+        if along and forward and closed_group:
+            self.action_toggle_group()
             return
-        # neighbours in the same layer, by position across it
-        same = np.flatnonzero(layout.layer == layout.layer[item])
-        across = layout.x if tb else layout.y
-        order = same[np.argsort(across[same], kind="stable")].tolist()
-        k = order.index(item)
-        step = 1 if where in ("right", "down") else -1
-        if 0 <= k + step < len(order):
-            self.select_item(order[k + step])
+        if along:
+            choices = next_along(layout, item_ranks(self.model, layout), item, forward, side_branch(self.model, layout))
+            if choices:
+                if len(choices) > 1:
+                    arrow = {"down": "↓", "up": "↑", "left": "←", "right": "→"}[where]
+                    self._fork = (self._key_of(layout, item), [self._key_of(layout, c) for c in choices], 0, arrow)
+                self.select_item(choices[0])
+                return
+            target = above_or_below(layout, item, forward) if tb else beside(layout, item, 1 if forward else -1)
+        else:
+            target = beside(layout, item, 1 if forward else -1) if tb else above_or_below(layout, item, forward)
+        if target >= 0:
+            self.select_item(target)
+
+    def action_other_branch(self) -> None:
+        """At the last fork ↓/↑ met, go to its next branch instead (round the branches)."""
+        if self._fork is None or self.layout is None:
+            return
+        origin, choices, taken, arrow = self._fork
+        taken = (taken + 1) % len(choices)
+        self._fork = (origin, choices, taken, arrow)
+        item = self._item_of_key(self.layout, choices[taken])
+        if item >= 0:
+            self.select_item(item)
 
     def action_pan(self, dx: int, dy: int) -> None:
         ox, oy = self.origin
@@ -631,15 +680,26 @@ class GraphView(FrameWidget, can_focus=True):
         self._keep_in_place(layout, after, group)
         self._scroll_to_selection()
         self.refresh()
+        self._announce_selection()
 
     def _first_member(self, layout: Layout, group: int) -> tuple[int, int] | None:
         """The drawn item inside an opened group that comes first in the model's order (a node, or a closed
-        group when the group holds only groups), so Enter always leaves a selection."""
+        group when the group holds only groups), so Enter always leaves a selection. Folded weights do not count:
+        they sit in a closed subgroup's box (the first one in the model's order would pick that box)."""
         inside = list({group} | self._descendants(group))
-        nodes = np.flatnonzero(np.isin(self.model.node_group, inside) & (layout.visible.node_item >= 0))
+        drawn = ~self.model.node_constant if not self.show_constants else np.ones(self.model.n_nodes, dtype=bool)
+        nodes = np.flatnonzero(np.isin(self.model.node_group, inside) & (layout.visible.node_item >= 0) & drawn)
         if nodes.size == 0:
             return None
-        first = int(nodes[np.argmin(self.model.topo_rank[nodes])])
+        # where reading enters: a member fed from outside the group that reads data, not only its shape
+        model = self.model
+        member = np.zeros(model.n_nodes, dtype=bool)
+        member[nodes] = True
+        from_outside = member[model.edge_dst] & ~np.isin(model.node_group[model.edge_src], inside)
+        entries = {int(n) for n in model.edge_dst[from_outside].tolist() if model.node_op[n] not in SHAPE_READERS}
+        if entries:
+            nodes = np.asarray(sorted(entries), dtype=np.int64)
+        first = int(nodes[np.argmin(model.topo_rank[nodes])])
         return self._key_of(layout, int(layout.visible.node_item[first]))
 
     def _descendants(self, group: int) -> set[int]:
@@ -677,6 +737,7 @@ class GraphView(FrameWidget, can_focus=True):
             self.selected_key = self._first_member(self.layout, key[1]) or key
         self._scroll_to_selection(center=True)
         self.refresh()
+        self._announce_selection()
 
     def add_data_sets(self, names: list[str]) -> None:
         """Per-node data added to the model after it was shown: each set a mode, the first shown now."""

@@ -1,0 +1,93 @@
+"""Where the arrow keys go in a drawn graph: the reading path a person follows through a model.
+
+↓/↑ step to a consumer/producer along the drawn edges: routed edges before stubs and bundles (a stub jumps far
+away), and at a fork the consumer that comes first in the model's topological order, so a residual `Add` read by
+the next block's `LayerNormalization` and by the next `Add` leads into the block, not past it. ←/→ step to the
+neighbour on the same rows, across frames. A box with no edge that way steps to the nearest box in that
+direction instead, so every box is reachable with the arrow keys alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.graph.layout import Layout
+from explorer.graph.model import GraphModel
+
+# ops that read only a value's shape, not its data: a fork into one is a side branch (the shape computations
+# torch exports keep), taken after the data's readers
+SHAPE_READERS = frozenset({"Shape", "Size", "sym_size", "sym_size.int", "aten::sym_size"})
+
+
+def side_branch(model: GraphModel, layout: Layout) -> np.ndarray:
+    """Per drawn item: True for a node that reads only a shape (see SHAPE_READERS)."""
+    visible = layout.visible
+    kinds, ids = visible.item_kind.tolist(), visible.item_id.tolist()
+    return np.asarray([k == 0 and model.node_op[i] in SHAPE_READERS for k, i in zip(kinds, ids, strict=True)],
+                      dtype=bool)  # fmt: skip
+
+
+def item_ranks(model: GraphModel, layout: Layout) -> np.ndarray:
+    """Per drawn item: the topological rank of the earliest node it shows (a closed group: its first member)."""
+    visible = layout.visible
+    ranks = np.full(visible.n_items, np.iinfo(np.int64).max, dtype=np.int64)
+    shown = visible.node_item >= 0
+    if shown.any() and model.topo_rank.size:
+        np.minimum.at(ranks, visible.node_item[shown], model.topo_rank[shown])
+    return ranks
+
+
+def next_along(
+    layout: Layout, ranks: np.ndarray, item: int, forward: bool, side: np.ndarray | None = None
+) -> list[int]:
+    """The items one edge away (consumers when `forward`, producers otherwise), in reading order: routed
+    edges first, readers of the data before readers of its shape only (`side`), then by topological rank,
+    then across the screen. The first is where the key goes; the others are the fork's other branches."""
+    found: dict[int, tuple[int, int, int]] = {}
+    for edge in layout.edges:
+        if (edge.source if forward else edge.target) != item:
+            continue
+        other = edge.target if forward else edge.source
+        away = edge.kind != "routed" or edge.owner or (side is not None and bool(side[other]))
+        key = (int(away), int(ranks[other]), int(layout.x[other]))
+        if other not in found or key < found[other]:
+            found[other] = key
+    if not forward:  # producers: the latest one first (the value just computed, not a weight from the start)
+        return sorted(found, key=lambda o: (found[o][0], -found[o][1], found[o][2]))
+    return sorted(found, key=lambda o: found[o])
+
+
+def beside(layout: Layout, item: int, step: int) -> int:
+    """The nearest item left (step -1) or right (+1) whose rows overlap this one's, in any frame; else the
+    nearest item that way at all (by rows apart, then columns); -1 when there is none."""
+    x, y, w, h = (layout.x.astype(np.int64), layout.y.astype(np.int64), layout.w.astype(np.int64),
+                  layout.h.astype(np.int64))  # fmt: skip
+    centre = x + w // 2
+    here = int(centre[item])
+    way = (centre - here) * step > 0
+    way[item] = False
+    if not way.any():
+        return -1
+    overlap = (y < y[item] + max(h[item], 1)) & (y + np.maximum(h, 1) > y[item])
+    pick = np.flatnonzero(way & overlap)
+    if pick.size:
+        return int(pick[np.argmin(np.abs(centre[pick] - here))])
+    pick = np.flatnonzero(way)
+    rows_apart = np.abs(y[pick] - y[item])
+    return int(pick[np.lexsort((np.abs(centre[pick] - here), rows_apart))[0]])
+
+
+def above_or_below(layout: Layout, item: int, down: bool) -> int:
+    """The nearest item below (or above) this one: first among those whose columns overlap it, else any;
+    -1 when there is none. For a box no edge leaves that way (an opened schedule layer's workloads)."""
+    x, y, w = layout.x.astype(np.int64), layout.y.astype(np.int64), layout.w.astype(np.int64)
+    way = (y > y[item]) if down else (y < y[item])
+    if not way.any():
+        return -1
+    overlap = (x < x[item] + max(int(w[item]), 1)) & (x + np.maximum(w, 1) > x[item])
+    for pick in (np.flatnonzero(way & overlap), np.flatnonzero(way)):
+        if pick.size:
+            distance = np.abs(y[pick] - y[item])
+            across = np.abs(x[pick] + w[pick] // 2 - (x[item] + w[item] // 2))
+            return int(pick[np.lexsort((across, distance))[0]])
+    return -1

@@ -1,0 +1,156 @@
+"""Walking a model with the arrow keys alone (issue #41): ↓ follows the reading path into every block, a fork
+says which of how many and `o` takes the other branch, ←/→ move along the rows, and every box is reachable."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.graph.builder import GraphBuilder
+from explorer.graph.layout import layout_graph, visible_graph
+from explorer.graph.walk import above_or_below, beside, item_ranks, next_along
+from tests.app.helpers import wait_loaded
+from tests.conftest import SAMPLES
+from widgets.app import make_app
+
+GPT = SAMPLES / "onnx" / "minigpt4_dynaxes_torchscript_opset17_noconstfold.onnx"
+RESNET = SAMPLES / "onnx" / "resnet18_narrow_torchscript_opset17.onnx"
+
+
+def _residual():
+    """x → Add0; Add0 read by the block's LayerNorm (first in order) and by the next Add (the skip)."""
+    b = GraphBuilder()
+    x = b.node("x", "input")
+    add0 = b.node("add0", "Add")
+    norm = b.node("norm", "LayerNormalization")
+    mm = b.node("mm", "MatMul")
+    add1 = b.node("add1", "Add")
+    for s, t in ((x, add0), (add0, norm), (norm, mm), (mm, add1), (add0, add1)):
+        b.edge(s, t)
+    return b.build(), (x, add0, norm, mm, add1)
+
+
+def test_down_at_a_fork_goes_into_the_block_not_past_it():
+    model, (x, add0, norm, mm, add1) = _residual()
+    layout = layout_graph(model, visible_graph(model, set()))
+    item = layout.visible.node_item
+    ranks = item_ranks(model, layout)
+    assert next_along(layout, ranks, int(item[add0]), True) == [int(item[norm]), int(item[add1])]
+    assert next_along(layout, ranks, int(item[add1]), False)[0] == int(item[mm])  # ↑: the value just computed
+
+
+def test_left_right_and_the_nearest_box_reach_what_no_edge_does():
+    b = GraphBuilder()
+    ids = [b.node(f"n{k}", "Relu") for k in range(4)]  # no edges: one row
+    model = b.build()
+    layout = layout_graph(model, visible_graph(model, set()))
+    order = sorted(range(4), key=lambda i: int(layout.x[i]))
+    assert beside(layout, order[0], 1) == order[1] and beside(layout, order[1], -1) == order[0]
+    assert beside(layout, order[-1], 1) == -1
+    assert above_or_below(layout, order[0], True) == -1
+    del ids
+
+
+async def _walk_down(path, presses: int) -> list[str]:
+    app = make_app(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("6")
+        graph = pilot.app.query_one("#graph")
+        for _ in range(800):
+            if graph.ready:
+                break
+            await pilot.pause(0.01)
+        seen = []
+        for _ in range(presses):
+            layout = graph.layout
+            seen.append(layout.labels[graph.selected_item] + " " + layout.ops[graph.selected_item])
+            await pilot.press("down")
+        return seen
+
+
+@pytest.mark.skipif(not GPT.exists(), reason="real samples not found (a user's clone has no ../shared)")
+async def test_down_alone_visits_a_matmul_of_every_gpt_block():
+    seen = await _walk_down(GPT, 120)
+    blocks = {label.split("/")[1] for label in seen if label.endswith(" MatMul") and label.startswith("/layers.")}
+    assert blocks == {"layers.0", "layers.1", "layers.2", "layers.3"}, seen
+
+
+@pytest.mark.skipif(not RESNET.exists(), reason="real samples not found (a user's clone has no ../shared)")
+async def test_down_alone_visits_the_first_conv_of_every_resnet_block():
+    seen = await _walk_down(RESNET, 80)
+    blocks = {label.split("/")[2] for label in seen if label.endswith("/conv1/Conv Conv")}
+    assert blocks == {f"stages.{k}" for k in range(8)}, seen
+
+
+async def test_a_fork_says_which_of_how_many_and_o_takes_the_other_branch():
+    from tests.conftest import SAMPLE_DATA
+
+    app = make_app(SAMPLE_DATA / "residual_blocks.onnx")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("6")
+        graph = pilot.app.query_one("#graph")
+        for _ in range(400):
+            if graph.ready:
+                break
+            await pilot.pause(0.01)
+        for _ in range(40):  # ↓ until a fork
+            await pilot.press("down")
+            if graph._fork is not None:
+                break
+        assert graph._fork is not None
+        _, choices, taken, _ = graph._fork
+        status = "\n".join(strip.text for strip in graph.render_frame())
+        assert f"↓ 1 of {len(choices)}: " in status and "(o)" in status
+        first = graph.selected_key
+        await pilot.press("o")
+        assert graph.selected_key == choices[1] != first
+        assert f"↓ 2 of {len(choices)}: " in "\n".join(strip.text for strip in graph.render_frame())
+        await pilot.pause()
+        assert graph.layout.labels[graph.selected_item] in _details_text(pilot.app)
+
+
+def _details_text(app) -> str:
+    from widgets.details import DetailsPanel
+
+    return "\n".join(f"{s.title} {s.rows}" for s in app.query_one(DetailsPanel).sections)
+
+
+async def test_the_details_follow_enter_into_a_group():
+    """Enter opens a group and moves the cursor inside: the details describe that box at once (they lagged one
+    selection behind, until the next arrow)."""
+    if not GPT.exists():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    app = make_app(GPT)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("6")
+        graph = pilot.app.query_one("#graph")
+        for _ in range(800):
+            if graph.ready:
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
+        assert graph.layout.labels[graph.selected_item] in _details_text(pilot.app)  # the first screen's box
+        while graph.layout.visible.item_kind[graph.selected_item] != 1:
+            await pilot.press("down")
+        await pilot.press("enter")
+        await pilot.pause()
+        label = graph.layout.labels[graph.selected_item]
+        assert graph.layout.visible.item_kind[graph.selected_item] in (0, 1) and label in _details_text(pilot.app)
+
+
+def test_a_reader_of_only_the_shape_is_a_side_branch():
+    from explorer.graph.walk import side_branch
+
+    b = GraphBuilder()
+    x = b.node("x", "input")
+    shape = b.node("shape", "Shape")  # first in the model's order, as torch exports put it
+    norm = b.node("norm", "LayerNormalization")
+    b.edge(x, shape)
+    b.edge(x, norm)
+    model = b.build()
+    layout = layout_graph(model, visible_graph(model, set()))
+    item = layout.visible.node_item
+    choices = next_along(layout, item_ranks(model, layout), int(item[x]), True, side_branch(model, layout))
+    assert choices == [int(item[norm]), int(item[shape])]
