@@ -165,6 +165,9 @@ class ReviewActions:
     def go_to_bookmark(self, bookmark: Any) -> None:
         self.post_message(RevealRef(bookmark.ref))
         if bookmark.view != "tree" and bookmark.view in self.views_for(self.document):
+            if bookmark.view == "graph":  # its box, with the groups hiding it opened (now, or once built)
+                for graph in self.query("#graph"):
+                    graph.reveal_ref(bookmark.ref)
             self.call_after_refresh(self.action_view, bookmark.view)
 
     def action_export_report(self) -> None:

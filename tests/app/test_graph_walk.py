@@ -154,3 +154,101 @@ def test_a_reader_of_only_the_shape_is_a_side_branch():
     item = layout.visible.node_item
     choices = next_along(layout, item_ranks(model, layout), int(item[x]), True, side_branch(model, layout))
     assert choices == [int(item[norm]), int(item[shape])]
+
+
+async def test_a_bookmark_made_in_the_graph_reopens_on_its_box(tmp_path):
+    """Made on a box inside a group, reopened in a fresh session where the graph is built after the jump: the
+    graph selects that box (its groups opened), not the model's first layer."""
+    import shutil
+
+    from explorer.bookmarks import add_bookmark, new_bookmark, sidecar_path
+    from tests.conftest import SAMPLE_DATA
+
+    source = tmp_path / "residual_blocks.onnx"
+    shutil.copy(SAMPLE_DATA / "residual_blocks.onnx", source)
+    app = make_app(source)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("6")
+        graph = pilot.app.query_one("#graph")
+        for _ in range(400):
+            if graph.ready:
+                break
+            await pilot.pause(0.01)
+        model = graph.model
+        deep = max((n for n in range(model.n_nodes) if not model.node_constant[n] and model.node_group[n] >= 0),
+                   key=lambda n: int(model.topo_rank[n]))  # fmt: skip
+        ref, label = model.node_ref[deep], model.node_label[deep]
+    add_bookmark(sidecar_path(source), source, new_bookmark(ref, "graph", "look here", label, "test"))
+    app = make_app(source, bookmarks=sidecar_path(source))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("B")
+        await pilot.pause()
+        await pilot.press("enter")
+        graph = pilot.app.query_one("#graph")
+        for _ in range(400):
+            if graph.ready and app.query_one("#tabs").active == "tab-graph":
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
+        assert graph.selected_key == (0, deep)
+        assert graph.layout.labels[graph.selected_item] == label  # its own box, its groups opened
+        assert label in _details_text(pilot.app)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_minimap_covers_no_box_on_any_first_screen(size):
+    from tests.conftest import SAMPLE_DATA
+
+    files = [*sorted((SAMPLES / "onnx").glob("*.onnx")), SAMPLE_DATA / "residual_blocks.onnx"]
+    files = [f for f in files if f.exists()]
+    drawn = 0
+    for path in files:
+        app = make_app(path)
+        async with app.run_test(size=size) as pilot:
+            await wait_loaded(pilot)
+            await pilot.press("6")
+            graph = pilot.app.query_one("#graph")
+            for _ in range(800):
+                if graph.ready:
+                    break
+                await pilot.pause(0.01)
+            await pilot.pause()
+            graph.render_frame()
+            if graph.minimap_box is None:
+                continue
+            drawn += 1
+            x0, y0, mw, mh = graph.minimap_box
+            layout, (ox, oy) = graph.layout, graph.origin
+            for item in range(layout.visible.n_items):
+                x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
+                w, h = int(layout.w[item]), int(layout.h[item])
+                assert not (x < x0 + mw and x + w > x0 and y < y0 + mh and y + h > y0), (path.name, item)
+    assert drawn or not files or size[0] < 100  # at 80x24 the panel has no cells to spare for it
+
+
+@pytest.mark.skipif(not GPT.exists(), reason="real samples not found (a user's clone has no ../shared)")
+async def test_f_on_a_deep_model_draws_a_picture_not_a_column_and_any_key_only_leaves_it():
+    app = make_app(GPT)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("6")
+        graph = pilot.app.query_one("#graph")
+        for _ in range(800):
+            if graph.ready:
+                break
+            await pilot.pause(0.01)
+        await pilot.press("X")  # every group open: a model 1,200 rows deep
+        await pilot.pause()
+        level, mode = graph.level, graph.mode
+        await pilot.press("f")
+        assert graph.overview
+        lines = [strip.text for strip in graph.render_frame()][:-2]
+        columns = {x for line in lines for x, ch in enumerate(line) if ch in "█■"}
+        assert max(columns) - min(columns) > graph.size.width // 4  # spread over the panel, not one column
+        canvas = graph.render_frame()
+        coloured = {seg.style.color for strip in canvas[:-2] for seg in strip if "█" in seg.text and seg.style}
+        assert len(coloured) > 2  # boxes in the colour mode's colours
+        await pilot.press("c")  # leaves the overview and does nothing else
+        assert not graph.overview and graph.mode == mode and graph.level == level

@@ -313,47 +313,69 @@ _BRAILLE_BITS = np.array([[0x01, 0x08], [0x02, 0x10], [0x04, 0x20], [0x40, 0x80]
 MAX_OVERVIEW_EDGES = 20_000  # beyond this the overview draws the boxes only
 
 
-def overview(layout: Layout, width: int, height: int, selected: int = -1, matches: set[int] | None = None) -> Canvas:
-    """The whole layout at the panel's size in braille dots (2×4 per cell, square on a terminal), boxes bright and
-    edges dim, the selection and the matches marked: what `f` shows when even one-dot boxes do not fit."""
+def overview(
+    layout: Layout,
+    width: int,
+    height: int,
+    selected: int = -1,
+    matches: set[int] | None = None,
+    colour_of_item: np.ndarray | None = None,
+) -> Canvas:
+    """The whole layout as a picture at the panel's size: what `f` shows when even one-dot boxes do not fit.
+
+    Columns and rows are scaled each on its own, so a deep model fills the panel instead of standing as one
+    column of dots; boxes are blocks in the colour mode's colours, open groups' frames outlined, edges dim
+    braille dots, the selection and the matches marked."""
     canvas = Canvas(width, height)
-    gw, gh = width * 2, height * 4
-    scale = max(layout.width / max(width, 1), layout.height / max(height, 1), 1e-9)  # layout cells per cell
+    if layout.visible.n_items == 0 or width <= 0 or height <= 0:
+        return canvas
+    sx = max(layout.width / width, 1.0)  # layout cells per panel cell, across and down, each on its own
+    sy = max(layout.height / height, 1.0)
+    pad_x = max((width - int(np.ceil(layout.width / sx))) // 2, 0)  # centred where the layout is smaller
+    pad_y = 0
 
-    pad_x = max(int((gw - layout.width * 2 / scale) / 2), 0)  # centred in the panel, whichever side has room
-    pad_y = max(int((gh - layout.height * 4 / scale) / 2), 0)
+    def cell_x(v: np.ndarray) -> np.ndarray:
+        return np.clip((v / sx).astype(np.int64) + pad_x, 0, width - 1)
 
-    def dots_x(v: np.ndarray) -> np.ndarray:
-        return np.clip((v * 2 / scale).astype(np.int64) + pad_x, 0, gw - 1)
+    def cell_y(v: np.ndarray) -> np.ndarray:
+        return np.clip((v / sy).astype(np.int64) + pad_y, 0, height - 1)
 
-    def dots_y(v: np.ndarray) -> np.ndarray:
-        return np.clip((v * 4 / scale).astype(np.int64) + pad_y, 0, gh - 1)
-
-    boxes = np.zeros((gh, gw), dtype=bool)
-    lines = np.zeros((gh, gw), dtype=bool)
-    if len(layout.edges) <= MAX_OVERVIEW_EDGES:
+    if len(layout.edges) <= MAX_OVERVIEW_EDGES:  # edges: braille dots, 2×4 a cell
+        gw, gh = width * 2, height * 4
+        lines = np.zeros((gh, gw), dtype=bool)
         for edge in layout.edges:
             for (ax, ay), (bx, by) in zip(edge.points[:-1], edge.points[1:], strict=False):
-                steps = max(abs(bx - ax), abs(by - ay), 1) * 4
-                t = np.linspace(0.0, 1.0, int(min(steps, 4 * (gw + gh))))
-                lines[dots_y(ay + (by - ay) * t), dots_x(ax + (bx - ax) * t)] = True
-    x0, y0 = dots_x(layout.x.astype(np.float64)), dots_y(layout.y.astype(np.float64))
-    x1, y1 = dots_x((layout.x + layout.w - 1).astype(np.float64)), dots_y((layout.y + layout.h - 1).astype(np.float64))
-    small = (x0 == x1) & (y0 == y1)
-    boxes[y0[small], x0[small]] = True
-    for k in np.flatnonzero(~small).tolist():
-        boxes[y0[k] : y1[k] + 1, x0[k] : x1[k] + 1] = True
-    for grid, style in ((lines, EDGE), (boxes, TEXT)):
+                steps = max(abs(bx - ax) * 2 / sx, abs(by - ay) * 4 / sy, 1)
+                t = np.linspace(0.0, 1.0, int(min(steps + 1, 4 * (gw + gh))))
+                xs = np.clip(((ax + (bx - ax) * t) * 2 / sx).astype(np.int64) + 2 * pad_x, 0, gw - 1)
+                ys = np.clip(((ay + (by - ay) * t) * 4 / sy).astype(np.int64) + 4 * pad_y, 0, gh - 1)
+                lines[ys, xs] = True
         code = np.zeros((height, width), dtype=np.int32)
         for r in range(4):
             for c in range(2):
-                code |= np.where(grid[r::4, c::2][:height, :width], _BRAILLE_BITS[r, c], 0)
+                code |= np.where(lines[r::4, c::2][:height, :width], _BRAILLE_BITS[r, c], 0)
         drawn = code > 0
         canvas.chars[drawn] = 0x2800 + code[drawn]
-        canvas.styles[drawn] = style
+        canvas.styles[drawn] = EDGE
+    for fx, fy, fw, fh in layout.frames.values():  # open groups: outlined
+        x0, x1 = int(cell_x(np.float64(fx))), int(cell_x(np.float64(fx + fw - 1)))
+        y0, y1 = int(cell_y(np.float64(fy))), int(cell_y(np.float64(fy + fh - 1)))
+        if x1 > x0:
+            canvas.chars[[y0, y1], x0 : x1 + 1] = ord("┄")
+            canvas.styles[[y0, y1], x0 : x1 + 1] = FRAME
+        if y1 > y0:
+            canvas.chars[y0 : y1 + 1, [x0, x1]] = ord("┆")
+            canvas.styles[y0 : y1 + 1, [x0, x1]] = FRAME
+    x0, y0 = cell_x(layout.x.astype(np.float64)), cell_y(layout.y.astype(np.float64))
+    x1 = cell_x((layout.x + layout.w - 1).astype(np.float64))
+    y1 = cell_y((layout.y + layout.h - 1).astype(np.float64))
+    colours = colour_of_item if colour_of_item is not None else np.zeros(layout.visible.n_items, dtype=np.int64)
+    for k in range(layout.visible.n_items):
+        style = FIRST_COLOUR + int(colours[k])
+        canvas.chars[y0[k] : y1[k] + 1, x0[k] : x1[k] + 1] = ord("█" if x1[k] > x0[k] or y1[k] > y0[k] else "■")
+        canvas.styles[y0[k] : y1[k] + 1, x0[k] : x1[k] + 1] = style
     marks = [(item, MATCH) for item in sorted(matches or ())] + ([(selected, SELECTED)] if selected >= 0 else [])
     for item, style in marks:
-        cx = int(x0[item] + x1[item]) // 4
-        cy = int(y0[item] + y1[item]) // 8
-        canvas.text(cx, cy, "◆" if style == SELECTED else "●", style)
+        canvas.text(int(x0[item] + x1[item]) // 2, int(y0[item] + y1[item]) // 2, "◆" if style == SELECTED else "●",
+                    style)  # fmt: skip
     return canvas

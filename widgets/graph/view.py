@@ -113,12 +113,15 @@ class GraphView(FrameWidget, can_focus=True):
         Binding("m", "minimap", "Minimap", show=False),
     ]
     HELP_KEYS = [
-        ("Graph", "↑ / ↓", "go to a producer / a consumer of the selection"),
-        ("Graph", "← / →", "go to the neighbour in the same layer"),
+        ("Graph", "↑ / ↓", "producer / consumer along the reading path (a fork: the data's first reader in the "
+                           "model's order; ↓ on a closed group reads on inside it)"),
+        ("Graph", "o", "at a fork ↓/↑ met (the status line says `↓ 1 of 2`): take the next branch"),
+        ("Graph", "← / →", "go to the neighbour on the same rows, across frames"),
         ("Graph", "Shift+arrows", "pan"),
         ("Graph", "Enter", "open or close the selected group (on a node: close its group)"),
         ("Graph", "+ / -", "zoom levels: full boxes, one-line boxes, dots"),
-        ("Graph", "f", "fit the whole graph on screen (an overview in braille dots when even dots do not fit)"),
+        ("Graph", "f", "fit the whole graph on screen (a scaled picture of it when even dots do not fit; any key "
+                       "leaves it, and does nothing else)"),
         ("Graph", "/", "find nodes by name or op type: every match is marked"),
         ("Graph", "[ / ]", "previous / next match (opens the groups that hide it)"),
         ("Graph", "c", "next colour mode: op type, then what the nodes carry (dtype, bytes, time...)"),
@@ -128,7 +131,7 @@ class GraphView(FrameWidget, can_focus=True):
         ("Graph", "X", "open every group (up to 5,000 boxes)"),
         ("Graph", "a", "per-node data: what a closed group shows (sum, max, mean)"),
         ("Graph", "T", "the top 20 boxes by the per-node data or numeric mode shown; Enter jumps"),
-        ("Graph", "m", "show or hide the minimap (it moves to the corner away from the selection)"),
+        ("Graph", "m", "show or hide the minimap (it takes a corner that covers no box, else waits for one)"),
         ("Graph", "click / wheel", "select a box / scroll"),
     ]
     DEFAULT_CSS = """
@@ -160,6 +163,9 @@ class GraphView(FrameWidget, can_focus=True):
         self._scroll_pending = ""  # "center" or "start": a scroll asked for before the widget had a size
         self._building = False
         self.show_minimap = True
+        self._overview_from: tuple[int, tuple[int, int]] | None = None  # zoom level and place `f` left
+        self.minimap_box: tuple[int, int, int, int] | None = None  # where the last frame drew it, None: hidden
+        self._pending: tuple[Any, bool] | None = None  # (ref, True): a box to reveal once the graph is built
         # the last ↓/↑ that had a choice: (the box it left, the boxes it could go to, which one it took, arrow)
         self._fork: tuple[tuple[int, int], list[tuple[int, int]], int, str] | None = None
         self.overview = False  # `f` on a graph bigger than the panel even as dots: the whole of it in braille
@@ -174,6 +180,7 @@ class GraphView(FrameWidget, can_focus=True):
         self.document = document
         self.ready = False
         self.model = None
+        self._pending = None
         self._layouts.clear()
         self._placements.clear()
         self._colours.clear()
@@ -233,6 +240,12 @@ class GraphView(FrameWidget, can_focus=True):
         self.ready = True
         self._scroll_to_start()
         self.refresh()
+        pending, self._pending = self._pending, None
+        node = model.ref_to_node.get(pending[0]) if pending is not None else None
+        if pending is not None and node is not None:  # a bookmark opened before the graph was built: its box
+            self.reveal_node(node, announce=False)
+            self._scroll_to_selection(center=True)
+            return
         self._announce_selection()  # the details describe the first screen's box, not what the tree had
         gc.freeze()  # the graph lives as long as the view: no full collection rescans it mid-frame (see app.py)
 
@@ -309,9 +322,10 @@ class GraphView(FrameWidget, can_focus=True):
         colours, legend = self.colours()
         match_items = {int(layout.visible.node_item[n]) for n in self.matches if layout.visible.node_item[n] >= 0}
         if self.overview:
-            canvas = overview(layout, width, body, self.selected_item, match_items)
+            canvas = overview(layout, width, body, self.selected_item, match_items, colours)
         else:
             canvas = draw(layout, width, body, self.origin, colours, self.selected_item, match_items)
+            self.minimap_box = None
             if self.show_minimap and (layout.width > width or layout.height > body):
                 self._draw_minimap(canvas, layout, width, body)
             self._label_selected_edges(canvas, layout)  # after the minimap: labels go on free cells only
@@ -320,21 +334,23 @@ class GraphView(FrameWidget, can_focus=True):
         return lines
 
     def _draw_minimap(self, canvas: Any, layout: Layout, width: int, body: int) -> None:
-        """The minimap in a corner of the panel that does not hold the selection (none when every corner would
-        cover it, or the terminal is too small to spare the cells)."""
+        """The minimap in a corner of the panel that covers no box (the selection included); none while every
+        corner would cover one, or the terminal is too small to spare the cells: it comes back when the view
+        moves to where a corner is free. Edge labels are written after it, on free cells only."""
         mw, mh = MINIMAP
+        self.minimap_box = None
         if width < mw * 3 or body < mh * 2:
             return
-        item = self.selected_item
         ox, oy = self.origin
-        box = None
-        if item >= 0:
-            box = (int(layout.x[item]) - ox, int(layout.y[item]) - oy, int(layout.w[item]), int(layout.h[item]))
+        x, y = layout.x.astype(np.int64) - ox, layout.y.astype(np.int64) - oy
+        w, h = layout.w.astype(np.int64), layout.h.astype(np.int64)
         for x0, y0 in ((width - mw, 0), (width - mw, body - mh), (0, body - mh), (0, 0)):
-            if box is None or not _overlaps(box, (x0, y0, mw, mh)):
+            covered = (x < x0 + mw) & (x + w > x0) & (y < y0 + mh) & (y + h > y0)
+            if not covered.any():
                 break
         else:
             return
+        self.minimap_box = (x0, y0, mw, mh)  # on the panel, for tests and the help
         rows = minimap(layout, mw - 2, mh - 2, (ox, oy, width, body))
         canvas.text(x0, y0, "┌" + "─" * (mw - 2) + "┐", FRAME)
         for k, row in enumerate(rows):
@@ -475,14 +491,16 @@ class GraphView(FrameWidget, can_focus=True):
         return self.model.node_ref[ident] if kind == 0 else self.model.group_ref[ident]
 
     def select_ref(self, ref: Any) -> bool:
-        """Select the node showing a tree ref (or the collapsed group hiding it); False when none does."""
+        """Select the node showing a tree ref (or the collapsed group hiding it); False when none does (also
+        before the graph is built: it opens on its first screen, the tree then follows it)."""
         if self.model is None:
             return False
         node = self.model.ref_to_node.get(ref)
         if node is None:
             return False
-        if self.selected_key == (0, node):
-            return True
+        key = self.selected_key
+        if key == (0, node) or (key is not None and key[0] == 0 and self.model.node_ref[key[1]] == ref):
+            return True  # already there (boxes that share a tree item, such as a function's inputs, stay put)
         self.selected_key = (0, node)
         self._scroll_to_selection()
         self.refresh()
@@ -635,6 +653,7 @@ class GraphView(FrameWidget, can_focus=True):
         """The most detailed level whose layout fits the view, the whole graph centred; when even dots do not
         fit, an overview of the whole graph in braille dots at the panel's size (any key leaves it)."""
         width, body = self.size.width, max(self.size.height - STATUS_LINES, 1)
+        came_from = (self.level, self.origin)
         for level in (FULL, 1, DOTS):
             self.level = level
             layout = self.layout
@@ -644,13 +663,20 @@ class GraphView(FrameWidget, can_focus=True):
         if layout is not None:
             self.overview = layout.width > width or layout.height > body
             self.origin = ((layout.width - width) // 2, max((layout.height - body) // 2, 0))
+            if self.overview:  # the picture stands for no zoom level: leaving it goes back where `f` was pressed
+                self.level, self.origin = came_from
+                self._overview_from = came_from
         self.refresh()
 
     def on_key(self, event: events.Key) -> None:
-        """Any key leaves the overview (and then does what it does)."""
-        if self.overview and event.key != "f":
+        """Any key leaves the overview, back to the zoom level and place `f` was pressed at, and does nothing
+        else (a `c` that leaves it does not change the colours)."""
+        if self.overview:
             self.overview = False
-            self._scroll_to_selection(center=True)
+            if self._overview_from is not None:
+                self.level, self.origin = self._overview_from
+            event.stop()
+            event.prevent_default()
             self.refresh()
 
     def action_toggle_group(self) -> None:
@@ -831,6 +857,18 @@ class GraphView(FrameWidget, can_focus=True):
         unit = matched_by_unit(self.model, node, self.match_text)  # a layer found by its name stays one box
         self.reveal_node(node, unit)
 
+    def reveal_ref(self, ref: Any) -> bool:
+        """Select the box of a tree ref, opening every group that hides it (a bookmark's box); kept until the
+        graph is built when it is not yet."""
+        if self.model is None:
+            self._pending = (ref, True)
+            return True
+        node = self.model.ref_to_node.get(ref)
+        if node is None:
+            return False
+        self.reveal_node(node, announce=False)
+        return True
+
     def reveal_node(self, node: int, unit: int = ROOT, announce: bool = True) -> None:
         """Select `node`, opening every group that hides it (a `unit` group, such as a schedule layer, stays one
         box and is selected instead); a folded constant shows the constants to be reached."""
@@ -871,10 +909,6 @@ class GraphView(FrameWidget, can_focus=True):
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         self.action_pan(0, -1)
-
-
-def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
-    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
 
 
 def _label_spots(points: list[tuple[int, int]], leaving: bool, length: int, tb: bool) -> list[tuple[int, int]]:
