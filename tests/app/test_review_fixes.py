@@ -248,3 +248,30 @@ async def test_cores_of_about_the_same_length_open_alike_in_the_memory_map(write
             first, last = memory.steps_shown()
             shown.append(last - first)
         assert shown == [28, 28]  # both one step a column (the shorter one used to open whole)
+
+
+async def test_the_address_zoom_follows_the_incident_n_moves_to():
+    """Issue #45, item 1: after `I`, `n` kept the old window for every incident (a later one's overlap was off
+    the map); the window now fits the selected incident's ranges, in the buffers view and the memory map."""
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        for view_key, view in (("3", app.buffers), ("7", app.memory_map)):
+            await pilot.press(view_key, "I")
+            await pilot.pause()
+            assert view.addresses is not None
+            fitted = 0
+            for _ in range(6):  # on through the incidents: each one's overlap whole in the window, or all shown
+                await pilot.press("n")
+                await pilot.pause()
+                ranges = view._highlighted_ranges()
+                if ranges is None:
+                    assert view.addresses is None  # an incident with no overlap here: every address
+                    continue
+                lo, hi = view.addresses
+                assert lo <= ranges[0] and hi >= ranges[1], (view_key, (lo, hi), ranges)
+                fitted += 1
+            assert fitted >= 2  # the zoom came back for the next incident that overlaps here
+            await pilot.press(*"oooo")

@@ -77,7 +77,8 @@ class BufferView(LaneFrameWidget, can_focus=True):
         ("Buffers", "[ / ]", "select the previous / next tensor of the snapshot"),
         ("Buffers", "click", "select the tensor under the mouse"),
         ("Buffers", "i / o", "zoom the addresses in / out around the selected tensor (else the overlap, the middle)"),
-        ("Buffers", "I", "zoom the addresses to this snapshot's first overlap (o back out)"),
+        ("Buffers", "I", "zoom the addresses to the selected incident's overlap (else every overlap of the snapshot), "
+                         "whole; n / N then fit each incident's (o back out)"),
     ]
     DEFAULT_CSS = """
     BufferView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
@@ -101,6 +102,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
         self._l2_geometry: tuple[int, int, int, int, np.ndarray] | None = None
         self._wl0_capacity: dict[int, int] = {}  # per core: scanning its WL0 entries once is enough
         self.addresses: tuple[int, int] | None = None  # the L2 address window shown (None: all of it)
+        self._zoom_follows = False  # after `I`: n/N re-fit the window to each incident (until zoomed all out)
 
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
@@ -125,6 +127,9 @@ class BufferView(LaneFrameWidget, can_focus=True):
             self.highlight = ()
         if moved:
             self.selected_entry = -1
+        if self._zoom_follows and highlight is not None and not self.grid:  # `I`'s zoom follows the incident
+            ranges = self._highlighted_ranges()
+            self.addresses = window_around(*ranges, max(s.buffersize, 1)) if ranges is not None else None
 
     def _announce(self) -> None:
         self.post_message(Selected(("workload", self.row), self))
@@ -204,22 +209,38 @@ class BufferView(LaneFrameWidget, can_focus=True):
         elif (overlap := self._first_overlap()) is not None:
             focus = (overlap[0] + overlap[1]) // 2
         self.addresses = address_window(max(s.buffersize, 1), self.addresses, factor, focus)
+        self._zoom_follows = self._zoom_follows and self.addresses is not None  # all of L2 again: done following
         self.refresh()
 
     def action_zoom_to_overlap(self) -> None:
+        """The addresses of the selected incident's tensors in this snapshot (all of their ranges, whole),
+        else every overlap of the snapshot."""
         s = self.schedule
-        overlap = self._first_overlap() if s is not None and not self.grid else None
+        overlap = (self._highlighted_ranges() or self._first_overlap()) if s is not None and not self.grid else None
         if overlap is None:
             self.notify("no overlap in this snapshot", severity="warning")
             return
         self.addresses = window_around(*overlap, max(s.buffersize, 1))
+        self._zoom_follows = True
         self.refresh()
 
     def _first_overlap(self) -> tuple[int, int] | None:
-        """[lo, hi) of the first overlapping pair in the snapshot shown."""
+        """[lo, hi) around every overlapping pair in the snapshot shown (none cut in half), None for none."""
         s = self.schedule
         cells = l2_cell_map(s, self.row, 1, self.document.schedule_analysis.placement)
-        return (cells.overlaps[0][2], cells.overlaps[0][3]) if cells.overlaps else None
+        if not cells.overlaps:
+            return None
+        return min(o[2] for o in cells.overlaps), max(o[3] for o in cells.overlaps)
+
+    def _highlighted_ranges(self) -> tuple[int, int] | None:
+        """[lo, hi) around the overlaps of the highlighted tensors (an incident's) in the snapshot shown, all of
+        them whole; None when they overlap nothing here."""
+        s = self.schedule
+        if s is None or not self.highlight:
+            return None
+        cells = l2_cell_map(s, self.row, 1, self.document.schedule_analysis.placement)
+        mine = [o for o in cells.overlaps if o[0] in self.highlight or o[1] in self.highlight]
+        return (min(o[2] for o in mine), max(o[3] for o in mine)) if mine else None
 
     def on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)  # mouse offsets include the border; the drawing does not

@@ -83,7 +83,8 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         ("Memory map", "w / s, a / d, 0", "zoom in / out, pan left / right, the whole run"),
         ("Memory map", "Home / End", "first / last {block}"),
         ("Memory map", "i / o", "zoom the addresses in / out around the selected band (else the overlap, the middle)"),
-        ("Memory map", "I", "zoom the addresses to the first overlap at the cursor (o back out)"),
+        ("Memory map", "I", "zoom the addresses to the selected incident's overlap (else every overlap at the "
+                            "cursor), whole; n / N then fit each incident's (o back out)"),
     ]
     DEFAULT_CSS = """
     MemoryMapView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
@@ -107,6 +108,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         self._columns = 0  # the map's width at the last frame: the default window is one step a column
         self.whole_run = False  # `0` was pressed: the whole run, however many steps a column
         self._addresses: dict[tuple[int, str], tuple[int, int]] = {}  # per (core, memory): the address zoom
+        self._zoom_follows = False  # after `I`: n/N re-fit the window to each incident (until zoomed all out)
 
     @property
     def addresses(self) -> tuple[int, int] | None:
@@ -169,6 +171,9 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         self.selected_band = -1
         self.highlight = tuple(highlight) if highlight is not None else ()
         self._keep_cursor_in_window()
+        if self._zoom_follows and highlight is not None:  # `I`'s address zoom follows the incident
+            ranges = self._highlighted_ranges()
+            self.addresses = window_around(*ranges, self.map.top) if ranges is not None else None
 
     def _keep_cursor_in_window(self) -> None:
         first, last = self.steps_shown()
@@ -306,24 +311,48 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         elif (overlap := self._overlap_here()) is not None:
             focus = sum(overlap) // 2
         self.addresses = address_window(m.top, self.addresses, factor, focus)
+        self._zoom_follows = self._zoom_follows and self.addresses is not None  # all addresses: done following
         self.refresh()
 
     def action_zoom_to_overlap(self) -> None:
-        overlap = self._overlap_here() if self.schedule is not None else None
+        """The addresses of the selected incident's tensors at the cursor's step (all its ranges, whole), else
+        of every overlap at that step, else the run's first overlap."""
+        if self.schedule is None:
+            return
+        overlap = self._highlighted_ranges() or self._overlap_here()
         if overlap is None:
             self.notify("no overlap at this step", severity="warning")
             return
         self.addresses = window_around(*overlap, self.map.top)
+        self._zoom_follows = True
         self.refresh()
 
+    def _highlighted_ranges(self) -> tuple[int, int] | None:
+        """[lo, hi) around where the highlighted tensors' bands (an incident's) overlap another band at the
+        cursor's step, all of it whole; None when they overlap nothing there."""
+        m = self.map
+        if not self.highlight or not m.tensor.size:
+            return None
+        live = np.flatnonzero((m.first <= self.frame) & (m.last >= self.frame))
+        mine = live[np.isin(m.tensor[live], np.asarray(self.highlight))]
+        lo, hi = None, None
+        for band in mine.tolist():
+            others = live[(live != band) & (m.lo[live] < m.hi[band]) & (m.hi[live] > m.lo[band])]
+            if others.size:
+                a = max(int(m.lo[band]), int(m.lo[others].min()))
+                b = min(int(m.hi[band]), int(m.hi[others].max()))
+                lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
+        return (lo, hi) if lo is not None and hi > lo else None
+
     def _overlap_here(self) -> tuple[int, int] | None:
-        """[lo, hi) of the first overlap at the cursor's step, or of the run's first one."""
+        """[lo, hi) around every overlap at the cursor's step (so none is cut in half), or the run's first one."""
         m = self.map
         if not m.overlap_step.size:
             return None
         here = np.flatnonzero(m.overlap_step == self.frame)
-        k = int(here[0]) if here.size else 0
-        return int(m.overlap_lo[k]), int(m.overlap_hi[k])
+        if not here.size:
+            return int(m.overlap_lo[0]), int(m.overlap_hi[0])
+        return int(m.overlap_lo[here].min()), int(m.overlap_hi[here].max())
 
     # ---- rendering ----------------------------------------------------------------------------------------
     def frame_key(self) -> tuple:
