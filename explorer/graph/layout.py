@@ -347,7 +347,11 @@ def layout_graph(
     # only runs back because a closed group holds nodes from before and after its other end (a stub)
     kind[position[src] > position[dst]] = BACK if model.cyclic else STUB
     tree = containers_of(model, visible)
-    first = _first_positions(tree, position)
+    # ties in each container's order broken by the model's own order, not by the drawn order of everything:
+    # that one changes when any other group opens, and a container whose content did not change must be placed
+    # as it was (the cache finds it, nothing in it moves)
+    model_rank = _model_rank(model, visible)
+    first = _first_positions(tree, model_rank)
     # every drawn edge belongs to the innermost container that holds both ends; a bundled edge is drawn as one
     # stub with a count, but still layers its target below its source (so nothing points up)
     edges_in: dict[int, list[tuple[int, int, int]]] = {c: [] for c in tree.order}  # (edge, element, element)
@@ -372,7 +376,7 @@ def layout_graph(
         pair_dst = np.asarray([x[2] for x in members], dtype=np.int64)
         codes, inverse = np.unique(pair_src * max(n, 1) + pair_dst, return_inverse=True)
         u, v = codes // max(n, 1), codes % max(n, 1)
-        base = np.concatenate([position[tree.items[c]], [first[g] for g in tree.children[c]]]).astype(np.int64)
+        base = np.concatenate([model_rank[tree.items[c]], [first[g] for g in tree.children[c]]]).astype(np.int64)
         local_position, layer, back = order_and_layers(n, u, v, base)
         grid = _lane_layers(model, visible, tree, c, layer)
         if grid is not None:  # one band of rows per lane (a schedule layer's cores); edges not running down: stubs
@@ -442,10 +446,12 @@ def layout_graph(
                minor_size.tobytes(), major_size.tobytes(), local_position.tobytes(), layer.tobytes(), routed_pairs,
                tuple(pieces_here), tuple(sorted((k, tuple(sorted(a.items())), tuple(sorted(b.items())))
                                                for k, (a, b) in port_cells.items())))  # fmt: skip
-        found = cache.get(key)
         element_keys = [*_item_keys(visible, members), *((1, g) for g in kids)] if before.boxes else []
+        wanted = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
+        found = cache.get(key)
+        if found is not None and not _keeps(found, wanted):  # the same expansion, reached from another picture
+            found = None
         if found is None:
-            wanted = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
             found = place_container(minor_size, major_size, layer, local_position, pieces_here, port_cells, gaps,
                                     framed, min_minor, wanted)  # fmt: skip
             laid_out += 1
@@ -536,7 +542,9 @@ class _Before:
     def wanted(self, container: int, keys: list[tuple[int, int]], sizes: np.ndarray, child_shifts: list,
                n_items: int) -> np.ndarray | None:  # fmt: skip
         """Each element's old first cell inside `container` (NaN where it was not there): a group that stays
-        open is placed so its content stays put; a box that changed size keeps its centre."""
+        open is placed so its content stays put; a group just opened puts its frame's corner where its box's was
+        (the frame grows right and down, so what is above and left of it stays), and one just closed puts its
+        box where its frame's corner was; a box that only changed size keeps its centre."""
         origin = self.origin(container)
         if origin is None:
             return None
@@ -546,9 +554,12 @@ class _Before:
             if e >= n_items and key[1] in self.frames and child_shift is not None:
                 wanted[e] = self.frames[key[1]][0] - origin - child_shift
                 continue
-            old = self.boxes.get(key) or (self.frames.get(key[1]) if key[0] == 1 else None)
-            if old is not None:
-                wanted[e] = old[0] - origin + (old[1] - int(sizes[e])) / 2.0
+            was_box = self.boxes.get(key)
+            old = was_box or (self.frames.get(key[1]) if key[0] == 1 else None)
+            if old is None:
+                continue
+            opened_or_closed = (e >= n_items) == (was_box is not None)
+            wanted[e] = old[0] - origin + (0.0 if opened_or_closed else (old[1] - int(sizes[e])) / 2.0)
         return None if np.isnan(wanted).all() else wanted
 
     def shift(self, container: int, keys: list[tuple[int, int]], placed: np.ndarray) -> float | None:
@@ -559,6 +570,14 @@ class _Before:
         moved = [int(placed[e]) - (self.boxes[key][0] - origin) for e, key in enumerate(keys[: placed.size])
                  if key in self.boxes]  # fmt: skip
         return float(np.median(moved)) if moved else None
+
+
+def _keeps(placement: Placement, wanted: np.ndarray | None) -> bool:
+    """Whether a cached placement puts every element that has a wanted place exactly there."""
+    if wanted is None:
+        return True
+    known = ~np.isnan(wanted)
+    return bool(np.all(placement.minor[: wanted.size][known] == np.floor(wanted[known])))
 
 
 def _first_positions(tree: Containers, position: np.ndarray) -> dict[int, int]:
@@ -646,6 +665,14 @@ def _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level
         elif edge.kind == "bundle":
             result.bundles[edge.source] = result.bundles.get(edge.source, 0) + 1
     return result
+
+
+def _model_rank(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
+    """Per item: the earliest topological rank in the model of the nodes it shows (distinct: nodes are)."""
+    best = np.full(visible.n_items, np.iinfo(np.int64).max, dtype=np.int64)
+    shown = visible.node_item >= 0
+    np.minimum.at(best, visible.node_item[shown], model.topo_rank[shown])
+    return best
 
 
 def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:

@@ -289,8 +289,8 @@ def test_opening_a_group_keeps_everything_outside_it_in_place():
     side_before, side_after = place(before, (1, group["side"])), place(after, (1, group["side"]))
     assert side_after[1] - dy == side_before[1]  # beside it: same row, moved right only as far as the frame grew
     fx, fy, fw, _ = after.frames[group["a"]]
-    assert 0 <= side_after[0] - dx - side_before[0] <= fw - (side_before[0] - a_box[0])
-    assert fy - dy == a_box[1]  # the opened group starts where its box was
+    assert (fx - dx, fy - dy) == a_box  # the opened group's frame starts where its box was: it grows right and down
+    assert side_after[0] - dx == max(side_before[0], fx - dx + fw + 2)  # pushed just clear of it (the minor gap)
 
 
 def _graph_json(path, seed):

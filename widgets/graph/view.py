@@ -506,9 +506,10 @@ class GraphView(FrameWidget, can_focus=True):
         self.refresh()
         return True
 
-    def _scroll_to_selection(self, center: bool = False) -> None:
+    def _scroll_to_selection(self, center: bool = False, keep: bool = False) -> None:
         """Keep the selection on screen (centred when asked); a graph that fits is centred across and top-aligned.
-        Before the widget has a size this waits for the first frame."""
+        With `keep` (a group just opened or closed in place) nothing is re-centred: the window moves only as far
+        as the selection needs to be on screen. Before the widget has a size this waits for the first frame."""
         layout = self.layout
         item = self.selected_item
         if layout is None or item < 0:
@@ -520,6 +521,11 @@ class GraphView(FrameWidget, can_focus=True):
         width, body = self.size.width, self.size.height - STATUS_LINES
         x, y, w, h = int(layout.x[item]), int(layout.y[item]), int(layout.w[item]), int(layout.h[item])
         ox, oy = self.origin
+        if keep:
+            ox = min(max(ox, x + w - width), x) if w <= width else x
+            oy = min(max(oy, y + h - body), y) if h <= body else y
+            self.origin = (ox, oy)
+            return
         if layout.width <= width:
             ox = (layout.width - width) // 2
         elif center or not (ox <= x and x + w <= ox + width):
@@ -704,7 +710,7 @@ class GraphView(FrameWidget, can_focus=True):
         else:
             self.selected_key = (1, group)
         self._keep_in_place(layout, after, group)
-        self._scroll_to_selection()
+        self._scroll_to_selection(keep=True)
         self.refresh()
         self._announce_selection()
 
