@@ -93,6 +93,9 @@ class GraphModel:
     # the user's per-node data sets (explorer.graph.node_data), by mode name; their columns are in
     # node_values / group_values under the same name
     data_sets: dict[str, Any] = field(default_factory=dict)
+    # whether a node's detail is its output's type (a model's ops), so an edge label can say `x : float32[2, 8]`;
+    # a schedule's workload detail is its time, which an edge label must not repeat as the type of what flows
+    detail_is_type: bool = True
     # per group: the node that owns it (an If's branch, a Loop's body, a while_loop's block), -1 for none. A
     # closed owned group is drawn beside its owner with a dotted link, and the values it captures go into the
     # owner (explorer.graph.layout.visible_graph)

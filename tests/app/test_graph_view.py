@@ -162,9 +162,13 @@ async def test_a_schedule_layer_opens_into_its_workloads_per_core():
         await pilot.press("enter")
         opened = graph.layout
         workloads = [label for label, unit in zip(opened.labels, opened.unit.tolist(), strict=True) if not unit]
-        assert sorted(workloads) == ["c0 (0,0) #0", "c1 (1,0) #0", "c2 (0,1) #0", "c3 (1,1) #0"]  # one per core
+        assert sorted(workloads) == ["c0 (0,0) · #0", "c1 (1,0) · #0", "c2 (0,1) · #0", "c3 (1,1) · #0"]  # a core each
         assert "Conv_0" in opened.frame_labels.values()
-        assert opened.labels[graph.selected_item] in workloads
+        selected = graph.selected_item  # the layer's first workload in the file, not any of them
+        model = graph.model
+        assert model.node_ref[graph.selected_key[1]] == model.group_ref[model.group_label.index("Conv_0")]
+        assert opened.titles[selected].startswith("pe c0 (0,0) · #0") and "cycles" in opened.details[selected]
+        assert "Conv_0" not in opened.details[selected]  # the frame's title says the layer: the box does not repeat it
         await pilot.press("enter")  # on a workload: the layer closes again
         assert graph.layout.labels[graph.selected_item] == "Conv_0"
 
@@ -188,3 +192,12 @@ async def test_big_graphs_are_built_in_the_background_once_the_file_is_shown(mon
     async with small.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)
         assert not small.document.view.graph_ready()  # small: built when the view is first shown
+
+
+def test_a_schedule_graph_names_what_flows_on_each_edge():
+    """Issue #41, item 8: an edge between workloads said its source again (`Conv_0 : Conv_0 · 154,590`); it now
+    names the transfers that make it."""
+    from explorer.api import open_document
+
+    model = open_document(SCHEDULE).view.graph_model()
+    assert model.edge_label and all(label.startswith("tensor ") for label in model.edge_label)

@@ -379,7 +379,7 @@ class GraphView(FrameWidget, can_focus=True):
             name = model.edge_label[first]
             if not name:  # an edge that carries no named value (schedule layers): the arrow says it all
                 continue
-            value_type = model.node_detail[int(model.edge_src[first])].split(" +")[0]
+            value_type = model.node_detail[int(model.edge_src[first])].split(" +")[0] if model.detail_is_type else ""
             text = f" {shorten(name, 24)}{' : ' + shorten(value_type, 24) if value_type else ''}"
             text += f" +{found.size - 1}" if found.size > 1 else ""
             short = f" {shorten(name, 24)}"  # the name alone where the type does not fit
@@ -718,6 +718,11 @@ class GraphView(FrameWidget, can_focus=True):
         """The drawn item inside an opened group that comes first in the model's order (a node, or a closed
         group when the group holds only groups), so Enter always leaves a selection. Folded weights do not count:
         they sit in a closed subgroup's box (the first one in the model's order would pick that box)."""
+        model = self.model
+        if model.group_unit.size and model.group_unit[group]:  # a schedule layer: its first workload in the file
+            first = model.ref_to_node.get(model.group_ref[group])
+            if first is not None and layout.visible.node_item[first] >= 0:
+                return self._key_of(layout, int(layout.visible.node_item[first]))
         inside = list({group} | self._descendants(group))
         drawn = ~self.model.node_constant if not self.show_constants else np.ones(self.model.n_nodes, dtype=bool)
         nodes = np.flatnonzero(np.isin(self.model.node_group, inside) & (layout.visible.node_item >= 0) & drawn)

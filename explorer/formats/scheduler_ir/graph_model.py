@@ -60,9 +60,11 @@ def schedule_graph(view: Any) -> GraphModel:
         )  # fmt: skip
         for row in rows:
             core = int(s.wl_core[row])
+            # what tells one workload box from its neighbours: core, mesh position, number, time (the layer is
+            # the frame's title, and the kind the box's colour and first word)
             node_of_row[row] = b.node(
-                f"{s.core_short(core)} #{int(s.wl_id[row])}", _kind(s, row), group=group,
-                detail=f"{s.layers[layer]} · {float(s.wl_time[row]):,.0f}", ref=("workload", row), lane=core,
+                f"{s.core_short(core)} · #{int(s.wl_id[row])}", _kind(s, row), group=group,
+                detail=f"{float(s.wl_time[row]):,.0f} cycles", ref=("workload", row), lane=core,
                 data_key=f"{core}/{int(s.wl_id[row])}",  # how per-node data names a workload
                 time=float(s.wl_time[row]), core=f"core {core}", l2_peak=float(l2[row]),
                 **{key: float(column[row]) for key, column in row_measure.items()},
@@ -70,14 +72,23 @@ def schedule_graph(view: Any) -> GraphModel:
     frontend = _joined_frontend(view)
     if frontend is not None:  # the network as the frontend IR draws it, its layers holding their workloads
         _frontend_edges(b, frontend, s, rows_of_layer, node_of_row)
-        return _with_trace_data(b.build(), measured is not None)
-    if analysis is not None:
+        return _with_trace_data(_times_not_types(b.build()), measured is not None)
+    if analysis is not None:  # each edge named by what flows: the transfers (tensor ids) that make it
         deps = analysis.deps
-        pairs = set(zip(deps.producer.tolist(), deps.consumer.tolist(), strict=True))
-        for producer, consumer in sorted(pairs):
+        flows: dict[tuple[int, int], list[str]] = {}
+        for producer, consumer, tid, dram in zip(deps.producer.tolist(), deps.consumer.tolist(), deps.tid.tolist(),
+                                                 deps.via_dram.tolist(), strict=True):  # fmt: skip
+            flows.setdefault((producer, consumer), []).append(f"tensor {tid}" + (" via DRAM" if dram else ""))
+        for (producer, consumer), what in sorted(flows.items()):
             if producer != consumer and node_of_row[producer] >= 0 and node_of_row[consumer] >= 0:
-                b.edge(int(node_of_row[producer]), int(node_of_row[consumer]))
-    return _with_trace_data(b.build(), measured is not None)
+                label = what[0] if len(what) == 1 else f"{what[0]} +{len(what) - 1}"
+                b.edge(int(node_of_row[producer]), int(node_of_row[consumer]), label)
+    return _with_trace_data(_times_not_types(b.build()), measured is not None)
+
+
+def _times_not_types(model: GraphModel) -> GraphModel:
+    model.detail_is_type = False  # a workload's detail is its time: edge labels name what flows, nothing more
+    return model
 
 
 def _with_trace_data(model: GraphModel, joined: bool) -> GraphModel:
