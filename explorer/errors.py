@@ -64,10 +64,20 @@ class Problem:
         }
 
 
+ADDED_FILE_CODES = ("node-data-",)  # problems of a file the user added to the model (per-node data), not its own
+
+
+def from_added_file(problem: Problem) -> bool:
+    """Whether `problem` is about a file the user added (a per-node data CSV), not the model: listed apart from
+    the model's own and never counted as the model's (a bad CSV does not turn the model red)."""
+    return problem.code.startswith(ADDED_FILE_CODES)
+
+
 def count_by_severity(problems: list[Problem]) -> dict[str, int]:
+    """The model's own errors and warnings (problems of files the user added are not the model's)."""
     counts = {"error": 0, "warning": 0}
     for problem in problems:
-        if problem.severity in counts:
+        if problem.severity in counts and not from_added_file(problem):
             counts[problem.severity] += 1
     return counts
 

@@ -17,7 +17,7 @@ from textual import events
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from explorer.errors import SEVERITY_RANK, Problem
+from explorer.errors import SEVERITY_RANK, Problem, from_added_file
 from explorer.formatting import plural
 from explorer.problem_groups import (
     ProblemFilter,
@@ -94,7 +94,8 @@ class ProblemsTable(DataTable):
     def show_problems(
         self, problems: list[Problem], incidents: list[Incident] = (), roles_pending: bool = False
     ) -> None:
-        self.problems = sorted(problems, key=lambda p: SEVERITY_RANK.get(p.severity, 3))
+        # the model's own first; a file the user added (per-node data) after them, apart
+        self.problems = sorted(problems, key=lambda p: (from_added_file(p), SEVERITY_RANK.get(p.severity, 3)))
         self.incidents = list(incidents)
         self.roles_pending = roles_pending
         self.chosen = ProblemFilter()
@@ -152,12 +153,15 @@ class ProblemsTable(DataTable):
         self._wide, self._text_width, self._added_height = wide, text_width, 0
         self._drawing += 1
         self._add_rows(FIRST_ROWS)
-        counts = {s: sum(p.severity == s for g in self.groups for p in g.problems) for s in ("error", "warning")}
+        everything = [p for g in self.groups for p in g.problems]
+        counts = {s: sum(p.severity == s and not from_added_file(p) for p in everything) for s in ("error", "warning")}
+        added = sum(from_added_file(p) for p in everything)
         if inner >= 60:
             title = f"Problems · {plural(counts['error'], 'error')} · {plural(counts['warning'], 'warning')}"
             title += f" · {plural(len(self.groups), 'group')}"
+            title += f" · {added:,} in added files" if added else ""
         else:
-            title = f"Problems ✗{counts['error']} ⚠{counts['warning']}"
+            title = f"Problems ✗{counts['error']} ⚠{counts['warning']}" + (f" +{added} added" if added else "")
         if self.chosen.active:
             title += f" · only {self.chosen.said()} (x: all)"
         self.border_title = title

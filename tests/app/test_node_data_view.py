@@ -113,3 +113,27 @@ async def test_t_lists_the_top_boxes_of_a_numeric_mode_too():
         values = [float(label.split()[0].replace(",", "")) for label in screen.labels]
         assert values == sorted(values, reverse=True)
         assert graph.model.data_sets == {}  # the mode keeps its own colours
+
+
+async def test_a_bad_node_data_file_does_not_turn_the_model_red(tmp_path):
+    """Issue #45, item 6: a CSV with unknown keys and words for numbers added 2 errors and a warning to the
+    model's count (`✗ 2 errors ⚠ 1 warning`); its problems are listed after the model's, counted apart."""
+    from widgets.summary_bar import SummaryBar
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("node,value\nConv_0,fast\nConv_1,slow\nno_such_layer,3\n")
+    app = make_app(CLEAN, node_data=[bad])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await open_graph(pilot)
+        await pilot.pause()
+        document = app.document
+        assert {p.code for p in document.problems} >= {"node-data-not-numeric", "node-data-unknown-key"}
+        summary = str(app.query_one(SummaryBar).render())
+        assert "✓ 0 errors" in summary and "0 warnings" in summary  # the model's own: none
+        table = app.query_one(ProblemsTable)
+        added = sum(p.code.startswith("node-data-") for p in document.problems)
+        title = str(table.border_title)
+        assert ("0 errors · 0 warnings" in title and f"{added} in added files" in title) or (
+            "✗0 ⚠0" in title and f"+{added} added" in title), title
+        codes = [p.code for p in table.problems]
+        assert all(code.startswith("node-data-") for code in codes[codes.index("node-data-not-numeric"):])
