@@ -138,6 +138,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
             "--token", help="the token every address requires (default: a random one per start; 16+ characters)"
         )
         parser.add_argument("--max-sessions", type=int, default=8, help="browser tabs open at once (default 8)")
+        _add_companion_flags(parser)
         return parser
     if command == "diff":
         parser.description = "What changed from A to B (two schedules, or two models of one format)."
@@ -158,6 +159,7 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         _add_force_flag(parser)
         _add_node_data_flag(parser)
+        _add_companion_flags(parser)
         parser.add_argument(
             "--compare",
             type=Path,
@@ -272,8 +274,9 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
 
         pick_format(args.file)  # a file nothing can open is refused here, not in every browser tab
         try:
+            companions = {kind: path.resolve() for kind, path in _companions(args).items() if path is not None}
             serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks, args.author,
-                  args.public_url, args.token, args.max_sessions)  # fmt: skip
+                  args.public_url, args.token, args.max_sessions, companions)  # fmt: skip
         except ServeRefused as refused:
             print(f"ir-explorer serve: {refused}", file=sys.stderr)
             return ExitCode.UNUSABLE
@@ -545,6 +548,7 @@ def _run_screenshot(args: argparse.Namespace) -> ExitCode:
         node_data=args.node_data,
         compare=args.compare,
         force=args.force,
+        companions=_companions(args),
     )
     print(f"wrote {args.output}", file=sys.stderr)
     return ExitCode.OK

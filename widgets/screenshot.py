@@ -26,14 +26,16 @@ def take_screenshot(
     node_data: list[Path] | None = None,
     compare: Path | None = None,
     force: bool = False,
+    companions: dict[str, Path | None] | None = None,
 ) -> None:
     """Open `path` headless at `size`, show `view` at (core, workload) or the source view at (member, line),
     and write the screen as SVG."""
     from explorer.writing import refuse_inputs, write_atomically
 
-    named = [path, *(node_data or []), *([compare] if compare else [])]
+    named = [path, *(node_data or []), *([compare] if compare else []), *(p for p in (companions or {}).values() if p)]
     refuse_inputs(output, named)  # before the work: FILE, the data and the compared file are known already
-    svg, read = asyncio.run(_render(path, view, core, workload, size, strict, (member, line), node_data, compare))
+    svg, read = asyncio.run(_render(path, view, core, workload, size, strict, (member, line), node_data, compare,
+                                    companions))  # fmt: skip
     refuse_inputs(output, [*named, *read])  # and what loading found beside them (companions, external weights)
     write_atomically(output, svg.encode("utf-8"), force)
 
@@ -48,8 +50,9 @@ async def _render(
     source: tuple[str | None, int] = (None, 1),
     node_data: list[Path] | None = None,
     compare: Path | None = None,
+    companions: dict[str, Path | None] | None = None,
 ) -> tuple[str, list[Path]]:
-    app = make_app(path, strict=strict, node_data=node_data, compare=compare)
+    app = make_app(path, strict=strict, node_data=node_data, compare=compare, companions=companions)
     async with app.run_test(size=size) as pilot:
         # the whole file: a big schedule's first core (its preview) is on screen first
         while (app.document is None or app.document.partial) and app.load_error is None:

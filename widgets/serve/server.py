@@ -60,8 +60,12 @@ def check_options(host: str, token: str | None, max_sessions: int, port: int = 8
         raise ServeRefused(f"--port {port} is not a port: give 1-65535 (or 0 for any free one)")
 
 
-def command_argv(path: Path, strict: bool, bookmarks: Path | None, author: str | None) -> list[str]:
+def command_argv(
+    path: Path, strict: bool, bookmarks: Path | None, author: str | None, companions: dict[str, Path] | None = None
+) -> list[str]:
     command = [sys.executable, "-m", "explorer", str(path)]
+    for kind, companion in sorted((companions or {}).items()):  # --frontend/--asm/--trace, as the TUI takes them
+        command += [f"--{kind}", str(companion)]
     if strict:
         command.append("--strict")
     if bookmarks:
@@ -206,11 +210,12 @@ def serve(
     public_url: str | None = None,
     token: str | None = None,
     max_sessions: int = MAX_SESSIONS,
+    companions: dict[str, Path] | None = None,
 ) -> None:
     """Run until Ctrl+C; raises ServeRefused (before binding) for options that would leave a session open."""
     check_options(host, token, max_sessions, port)
     token = token or secrets.token_urlsafe(24)
-    argv = command_argv(path, strict, bookmarks, author)
+    argv = command_argv(path, strict, bookmarks, author, companions)
     server = make_server(argv, host, port, f"ir-explorer {visible(path.name)}", public_url, token, max_sessions)
     server.initialize_logging()
 
