@@ -358,6 +358,14 @@ def _print_info(payload: dict[str, Any]) -> None:
             ]
             continue
         lines.append(f"  {key.replace('_', ' ')}: {human(value, key)}")
+    for kind, said in payload.get("companions", {}).items():  # what --json says, in words (it was --json only)
+        state = "joined" if said["joined"] else f"not joined: {said['why_not']}"
+        lines.append(f"  companion {kind}: {Path(said['file']).name} ({state})")
+    for key, value in payload.get("measured", {}).items():
+        if isinstance(value, list | dict):  # per layer: one line would be the whole model
+            lines.append(f"  measured {key.replace('_', ' ')}: {len(value):,} (listed by --json)")
+        elif key != "source":
+            lines.append(f"  measured {key.replace('_', ' ')}: {human(value, key)}")
     counts = payload["problems"]
     lines.append(f"  problems: {plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}")
     print("\n".join(lines))

@@ -169,9 +169,14 @@ def attach_companions(
             layer_names = None
         else:
             missing = sorted(set(document.schedule.layers) - set(layer_names))
+            ours, theirs = document.view.batch_size(), frontend.view.batch_size()
             if len(missing) > len(document.schedule.layers) * (1 - AGREEMENT):
                 companions.refused["frontend"] = (f"{len(missing)} of the schedule's {len(document.schedule.layers)} "
                                                   "layers are not in it: another model")  # fmt: skip
+                layer_names = None
+            elif ours is not None and theirs is not None and ours != theirs:  # same layers, another batch
+                companions.refused["frontend"] = (f"its shapes are batch {theirs}, the schedule's workloads cover "
+                                                  f"batch {ours}: another batch")  # fmt: skip
                 layer_names = None
     for kind in ("trace", "asm"):
         other = companions.documents.get(kind)

@@ -232,6 +232,11 @@ class DocumentView:
         """A layer graph's layer names in layer_index order (a frontend IR), for joining; [] elsewhere."""
         return []
 
+    def batch_size(self) -> int | None:
+        """How many samples one run covers (a frontend IR's shapes, a schedule's workload boxes), for joining
+        companions of one batch only; None when the file does not say."""
+        return None
+
     def graph_size_hint(self) -> int:
         """About how many nodes graph_model() will hold, known without building it (-1: unknown). The graph
         view builds small graphs at once and big ones in a worker."""

@@ -294,3 +294,27 @@ def test_screenshot_and_serve_take_the_companions_the_tui_takes(tmp_path, capsys
     out = tmp_path / "shot.svg"
     assert cli.main(["screenshot", str(schedule), "--frontend", str(frontend), "--view", "tree", "-o", str(out)]) == 0
     assert "companions: frontend ✓" in out.read_text().replace("&#160;", " ")
+
+
+def test_a_frontend_of_another_batch_is_refused_and_text_info_says_so(capsys):
+    """Issue #45, items 4 and 5: the b1 frontend IR was joined to the b4 schedule (`frontend ✓`, shapes of
+    batch 1 beside workload boxes 4 wide); text `info` said nothing of companions (only --json did)."""
+    import pytest
+
+    from explorer import cli
+    from tests.conftest import SAMPLES
+
+    pipeline = SAMPLES / "gemini_pipeline"
+    b4 = SAMPLES / "scheduler_ir" / "int8_resnet34.sim_quantized_b4_c1_bw16_stschedule.json"
+    if not b4.exists():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    document = open_document(b4, companions={"frontend": pipeline / "int8_resnet34.sim_quantized_b1.json"})
+    from explorer.companions import companions_of
+
+    assert "another batch" in companions_of(document).refused["frontend"]
+    assert any(p.code == "companion-mismatch" and "batch 1" in p.message for p in document.problems)
+    right = open_document(b4, companions={"frontend": pipeline / "int8_resnet34.sim_quantized_b4.json"})
+    assert "frontend" not in companions_of(right).refused  # the same model at its own batch is joined
+    cli.main(["info", str(b4), "--frontend", str(pipeline / "int8_resnet34.sim_quantized_b1.json")])
+    out = capsys.readouterr().out
+    assert "companion frontend: int8_resnet34.sim_quantized_b1.json (not joined: its shapes are batch 1" in out

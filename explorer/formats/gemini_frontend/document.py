@@ -68,6 +68,15 @@ class FrontendView(DocumentView):
     def layer_names(self) -> list[str]:
         return [layer.name for layer in self.ir.layers]
 
+    def batch_size(self) -> int | None:
+        """The batch dimension its layers' shapes agree on (the most common first dimension), None for none."""
+        counts: dict[int, int] = {}
+        for layer in self.ir.layers[:256]:
+            for shape in layer.shapes("output_shape")[:1]:
+                if shape and isinstance(shape[0], int) and shape[0] > 0:
+                    counts[shape[0]] = counts.get(shape[0], 0) + 1
+        return max(counts, key=lambda b: (counts[b], -b)) if counts else None
+
     def summary(self) -> dict[str, Any]:
         return self.facts
 

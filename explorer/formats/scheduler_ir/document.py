@@ -368,6 +368,18 @@ class ScheduleView(DocumentView):
                 self._role_answers.update(zip(rows, future.result(), strict=True))
         return self._role_answers.get(row)
 
+    def batch_size(self) -> int | None:
+        """The samples the workloads' boxes span (`workload: [[b0, ...], [b1, ...]]`, b1 - b0 + 1 at most), read
+        from the first workloads of the file (a few dozen decoded, whatever its size); None when none says."""
+        widest = 0
+        for row in range(min(self.s.n_workloads, 32)):
+            box = self.raw(row).get("workload")
+            try:
+                widest = max(widest, int(box[1][0]) - int(box[0][0]) + 1)
+            except (TypeError, ValueError, IndexError, KeyError):
+                continue
+        return widest or None
+
     def raw(self, row: int) -> dict:
         """The whole workload as JSON values, decoded on first use (and kept for the next look)."""
         cached = self._decoded.get(row)
