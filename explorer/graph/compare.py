@@ -34,8 +34,11 @@ class Comparison:
     def summary(self) -> str:
         counts = self.match.counts()
         by_name, by_structure = counts["matched_by_name"], counts["matched_by_structure"]
+        how = f"by name {by_name:,}, by structure {by_structure:,}"
+        if counts["matched_in_layer"]:
+            how = f"in their layers {counts['matched_in_layer']:,}, " + how
         return (f"{counts['changed']:,} changed, {counts['removed']:,} removed, {counts['added']:,} added · "
-                f"matched by name {by_name:,}, by structure {by_structure:,}")  # fmt: skip
+                f"matched {how}")  # fmt: skip
 
     def describe(self, side: str, node: int) -> str:
         """One line about a node of one side: its match, how it was matched, what changed."""
@@ -45,7 +48,7 @@ class Comparison:
         if other < 0:
             return f"{'removed' if side == 'a' else 'added'}: {name} is only in {side.upper()}"
         a_node = node if side == "a" else other
-        how = "by structure" if match.by_structure[a_node] else "by name"
+        how = match.how(a_node)
         what = match.what.get(a_node, "")
         said = f"changed: {what}" if what else "same"  # first: what a narrow terminal must still show
         return f"{said} · {name} ⇄ {there.node_label[other]} ({there.node_op[other]}) · matched {how}"

@@ -33,11 +33,21 @@ class GraphMatch:
     status_a: np.ndarray  # per node of A: SAME, CHANGED or ONLY (removed); -1 for folded constants
     status_b: np.ndarray  # per node of B: SAME, CHANGED or ONLY (added)
     what: dict[int, str] = field(default_factory=dict)  # node of A → what changed
+    # per node of A: paired inside its schedule layer of the same name, by order in it (a schedule's workloads)
+    in_layer: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def how(self, a_node: int) -> str:
+        """How a node of A was paired, in the words the compare screen prints."""
+        if self.in_layer.size and self.in_layer[a_node]:
+            return "in its layer, by order"
+        return "by structure" if self.by_structure[a_node] else "by name"
 
     def counts(self) -> dict[str, int]:
+        in_layer = self.in_layer if self.in_layer.size else np.zeros(self.a_to_b.size, dtype=bool)
         return {
-            "matched_by_name": int(((self.a_to_b >= 0) & ~self.by_structure).sum()),
-            "matched_by_structure": int(((self.a_to_b >= 0) & self.by_structure).sum()),
+            "matched_by_name": int(((self.a_to_b >= 0) & ~self.by_structure & ~in_layer).sum()),
+            "matched_by_structure": int(((self.a_to_b >= 0) & self.by_structure & ~in_layer).sum()),
+            "matched_in_layer": int(((self.a_to_b >= 0) & in_layer).sum()),
             "changed": int((self.status_a == CHANGED).sum()),
             "removed": int((self.status_a == ONLY).sum()),
             "added": int((self.status_b == ONLY).sum()),
@@ -59,9 +69,12 @@ def match_graphs(
         a_to_b[x], b_to_a[y] = y, x
         structure[x] = by_structure
 
+    # 0. schedules: a workload pairs only inside the layer of the same name, by its order there (two schedules
+    # of one model number their workloads alike, so names alone would pair Conv_15's with Conv_12's)
+    in_layer = _pair_in_layers(a, b, drawn_a, drawn_b, pair)
     # 1. by name (unique names on both sides)
-    names_a = _unique(a.node_label, drawn_a)
-    names_b = _unique(b.node_label, drawn_b)
+    names_a = _unique(a.node_label, drawn_a & (a_to_b < 0))
+    names_b = _unique(b.node_label, drawn_b & (b_to_a < 0))
     for name, x in names_a.items():
         y = names_b.get(name)
         if y is not None and a.node_op[x] == b.node_op[y]:
@@ -95,7 +108,30 @@ def match_graphs(
         status_a[x] = status_b[y] = CHANGED if differs else SAME
         if differs:
             what[x] = differs
-    return GraphMatch(a_to_b, b_to_a, structure, status_a, status_b, what)
+    return GraphMatch(a_to_b, b_to_a, structure, status_a, status_b, what, in_layer)
+
+
+def _pair_in_layers(a: GraphModel, b: GraphModel, drawn_a: np.ndarray, drawn_b: np.ndarray, pair) -> np.ndarray:
+    """Pair the members of unit groups (schedule layers) of the same name, in file order; per node of A, whether
+    it was paired so. Nothing when either side has no unit groups (a model's graph)."""
+    in_layer = np.zeros(a.n_nodes, dtype=bool)
+    if not (a.group_unit.size and a.group_unit.any() and b.group_unit.size and b.group_unit.any()):
+        return in_layer
+    layers_b = {b.group_label[g]: g for g in np.flatnonzero(b.group_unit).tolist()}
+    members_b: dict[int, list[int]] = {}
+    for n in np.flatnonzero(drawn_b & (b.node_group >= 0)).tolist():
+        members_b.setdefault(int(b.node_group[n]), []).append(n)
+    members_a: dict[int, list[int]] = {}
+    for n in np.flatnonzero(drawn_a & (a.node_group >= 0)).tolist():
+        members_a.setdefault(int(a.node_group[n]), []).append(n)
+    for g in np.flatnonzero(a.group_unit).tolist():
+        h = layers_b.get(a.group_label[g])
+        if h is None:
+            continue
+        for x, y in zip(members_a.get(g, []), members_b.get(h, []), strict=False):
+            pair(x, y, False)
+            in_layer[x] = True
+    return in_layer
 
 
 def _unique(labels, mask: np.ndarray) -> dict:
@@ -166,7 +202,8 @@ def _differences(a: GraphModel, b: GraphModel, x: int, y: int, attributes_x: str
     if a.node_op[x] != b.node_op[y]:
         found.append(f"op {a.node_op[x]} → {b.node_op[y]}")
     if a.node_detail[x] != b.node_detail[y]:
-        found.append(f"type {a.node_detail[x] or '?'} → {b.node_detail[y] or '?'}")
+        word = "type" if a.detail_is_type else "time"  # a schedule's workload detail is its time
+        found.append(f"{word} {a.node_detail[x] or '?'} → {b.node_detail[y] or '?'}")
     if attributes_x != attributes_y:
         names = _changed_attributes(attributes_x, attributes_y)
         found.append(f"attributes {names}" if names else "attributes")

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import onnx
 import pytest
 from onnx import helper
@@ -115,3 +116,30 @@ def test_every_formats_sample_compares_with_itself_takes_node_data_and_draws_as_
     (line,) = load_node_data(a, [data])
     assert line.startswith(f"d.json: {len(drawn)} of {len({model.node_label[n] for n in drawn})} keys matched")
     assert graph_svg(model, "auto").count("<title>") > 0
+
+
+def test_two_schedules_pair_workloads_inside_the_layer_of_the_same_name():
+    """Issue #45, item 2: ResNet-34 b1 against b4 (the same 69 layer names) paired workloads across layers
+    (`Conv_15 … ⇄ … Conv_12 … matched by name`); they pair within their layer, and the line says so."""
+    import pytest
+
+    from explorer.api import open_document
+    from explorer.graph.compare import compare_documents
+    from tests.conftest import SAMPLES
+
+    folder = SAMPLES / "scheduler_ir"
+    a_path = folder / "int8_resnet34.sim_quantized_b1_c1_bw16_stschedule.json"
+    if not a_path.exists():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    b_path = folder / "int8_resnet34.sim_quantized_b4_c1_bw16_stschedule.json"
+    comparison = compare_documents(open_document(a_path), open_document(b_path))
+    a, b, match = comparison.a, comparison.b, comparison.match
+    paired = np.flatnonzero(match.a_to_b >= 0)
+    assert paired.size == 69
+    for x in paired.tolist():
+        y = int(match.a_to_b[x])
+        assert a.group_label[a.node_group[x]] == b.group_label[b.node_group[y]]
+    assert "matched in their layers 69" in comparison.summary()
+    line = comparison.describe("a", int(paired[0]))
+    assert line.endswith("matched in its layer, by order") and "matched by name" not in line
+    assert " type " not in line  # a workload's detail is its time
