@@ -40,6 +40,7 @@ class MemoryMap:
     overlap_step: np.ndarray
     overlap_lo: np.ndarray
     overlap_hi: np.ndarray
+    overlap_ids: np.ndarray  # (pairs, 2): the tensor (or transfer) ids on each side of each overlap
     ring: list[tuple[int, int, int, int]]  # (first step, last step, lo, hi) of each run of a ring region
     used: np.ndarray  # bytes resident per step
     top: int  # the highest address drawn: the capacity, or beyond it when a band reaches further
@@ -114,6 +115,7 @@ def memory_map(s: Schedule, core: int, memory: str = "l2", placement=None) -> Me
         overlap_step=np.array([p.group for p in pairs], dtype=np.int64),
         overlap_lo=np.array([p.lo for p in pairs], dtype=np.int64),
         overlap_hi=np.array([p.hi for p in pairs], dtype=np.int64),
+        overlap_ids=np.array([(tensor[p.a], tensor[p.b]) for p in pairs], dtype=np.int64).reshape(-1, 2),
         ring=ring, used=used, top=top,
     )  # fmt: skip
 

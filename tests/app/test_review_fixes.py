@@ -318,3 +318,21 @@ def test_a_frontend_of_another_batch_is_refused_and_text_info_says_so(capsys):
     cli.main(["info", str(b4), "--frontend", str(pipeline / "int8_resnet34.sim_quantized_b1.json")])
     out = capsys.readouterr().out
     assert "companion frontend: int8_resnet34.sim_quantized_b1.json (not joined: its shapes are batch 1" in out
+
+
+async def test_the_buffers_view_and_the_memory_map_name_one_peak_in_the_same_words():
+    """Issue #45, item 5: `peak … at #82` in one view and `peak … at step 83` in the other for one point."""
+    import re
+
+    app = make_app(PLANTED)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("3")
+        await pilot.pause()
+        buffers = "\n".join(strip.text for strip in app.buffers.render_frame())
+        await pilot.press("7")
+        await pilot.pause()
+        memory = "\n".join(strip.text for strip in app.memory_map.render_frame())
+        pattern = re.compile(r"peak [\d.]+ \w?i?B before #\d+ \(step \d+\)")
+        said_buffers, said_memory = pattern.findall(buffers), pattern.findall(memory)
+        assert said_buffers and said_memory and said_buffers[0] == said_memory[0], (said_buffers, said_memory)

@@ -302,7 +302,9 @@ async def test_the_memory_map_shares_the_cursor_and_the_selection():
         await pilot.press("7")
         text = frame_text(memory)
         assert "core 1 (x1, y0) · L2 · workload #3 Add_3 · step 4/12" in text
-        assert "overlap at this step: 1 range, 128 B shared" in text and "▲" in text and "◆" in text
+        assert "1 range, 128 B shared" in text and "▲" in text and "◆" in text
+        # issue #45, item 5: the overlap names its tensors, where they meet, and which one moved
+        assert "90000 (moved)" in text and "36" in text and "0x1c40–0x1cc0 (128 B)" in text
         await pilot.press("right")  # the cursor is shared: the timeline and the buffers follow
         await pilot.pause()
         assert app.query_one(Timeline).selected == s.row_of(1, 4) == app.query_one(BufferView).row

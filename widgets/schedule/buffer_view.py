@@ -422,7 +422,9 @@ class BufferView(LaneFrameWidget, can_focus=True):
         )
         marks = [" "] * buckets
         marks[peak_col] = "▲"
-        text = f"peak {human_bytes(int(used[peak]))} at #{int(s.wl_id[s.core_rows(self.core).start + peak])}"
+        # the same words as the memory map's for the same point: the workload, and the step it is on the core
+        text = (f"peak {human_bytes(int(used[peak]))} before #{int(s.wl_id[s.core_rows(self.core).start + peak])} "
+                f"(step {peak + 1})")  # fmt: skip
         line = "".join(marks)
         if peak_col + 2 + len(text) <= buckets:  # the label right of the marker, or left when it does not fit
             line = line[: peak_col + 2] + text + line[peak_col + 2 + len(text) :]

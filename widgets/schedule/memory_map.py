@@ -464,7 +464,8 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         s, words = self.schedule, self.document.vocabulary
         band = self.selected_band
         peak = m.peak_step
-        peak_text = f"◆ peak {human_bytes(int(m.used[peak]))} at step {peak + 1}" if peak >= 0 else ""
+        peak_text = (f"◆ peak {human_bytes(int(m.used[peak]))} before #{int(s.wl_id[m.rows[peak]])} (step {peak + 1})"
+                     if peak >= 0 else "")  # the buffers view's words for the same point  # fmt: skip
         if band < 0 or band >= m.bands:
             return Strip([Segment(peak_text[:width].ljust(width), PEAK)])
         what = "tensor" if m.memory == "l2" else "transfer"
@@ -501,7 +502,20 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
                     f"{self.schedule and self.document.vocabulary.lane}")  # fmt: skip
             return Strip([Segment(text[:width].ljust(width), OVERLAP if total else DIM)])
         shared = int((m.overlap_hi[here] - m.overlap_lo[here]).sum())
-        text = f"overlap at this step: {plural(int(here.size), 'range')}, {human_bytes(shared)} shared"
+        moved = self.highlight[0] if self.highlight else None  # an incident's misplaced tensor comes first
+        word = "tensor" if self.memory == "l2" else "transfer"
+
+        def name(ident: int) -> str:
+            return f"{ident} (moved)" if ident == moved else str(ident)
+
+        said = []
+        for k in here[:2].tolist():  # the tensors on each side, where they meet, and which one moved
+            a, b = (int(v) for v in m.overlap_ids[k])
+            lo, hi = int(m.overlap_lo[k]), int(m.overlap_hi[k])
+            said.append(f"{word} {name(a)} ⇄ {name(b)} at {lo:#x}–{hi:#x} ({human_bytes(hi - lo)})")
+        more = f" · {here.size - 2:,} more" if here.size > 2 else ""
+        text = (f"overlap at this step: {'; '.join(said)}{more} · {plural(int(here.size), 'range')}, "
+                f"{human_bytes(shared)} shared")  # fmt: skip
         return Strip([Segment(text[:width].ljust(width), OVERLAP)])
 
 
