@@ -27,13 +27,16 @@ class NotComparable(ValueError):
 
 
 def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES) -> dict[str, Any]:
-    """What changed from `a` to `b`. A schedule's changes are listed up to `limit` of each kind (None: all);
+    """What changed from `a` to `b`. Changes are listed up to `limit` of each kind (None: all), for a schedule
+    and a model alike;
     `left_out` counts the rest by kind, so a reader knows the list is not the whole story."""
     if a.meta.format != b.meta.format:
         raise NotComparable(f"cannot compare {_article(a.meta.format)} file with {_article(b.meta.format)} file")
     left_out: dict[str, int] = {}
     if a.is_schedule and a.schedule is not None and b.schedule is not None:
         summary, changes = _schedule_diff(a, b, limit, left_out)
+    elif a.offers("graph") and b.offers("graph"):  # the compare screen's matcher: both say the same
+        summary, changes = _graph_diff(a, b, limit, left_out)
     else:
         summary, changes = _model_diff(a, b)
     return {
@@ -334,6 +337,57 @@ def _problem_changes(a: Document, b: Document) -> list[dict[str, Any]]:
     return changes
 
 
+def _graph_diff(
+    a: Document, b: Document, limit: int | None, left_out: dict[str, int]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Two models through the matcher `--compare` uses (explorer.graph.match: by name, else by structure), so
+    `diff` and the side-by-side screen find the same pairs, changes, removals and additions. Ops only: the
+    graph's input, output and folded constant boxes are not nodes of the file's op list."""
+    from explorer.graph.compare import compare_documents
+    from explorer.graph.match import CHANGED, ONLY
+    from explorer.graph.model import VALUE_OPS
+
+    comparison = compare_documents(a, b)
+    ga, gb, match = comparison.a, comparison.b, comparison.match
+    ops_a = [n for n in range(ga.n_nodes) if not ga.node_constant[n] and ga.node_op[n] not in VALUE_OPS]
+    ops_b = [n for n in range(gb.n_nodes) if not gb.node_constant[n] and gb.node_op[n] not in VALUE_OPS]
+    changed = [n for n in ops_a if match.status_a[n] == CHANGED]
+    removed = [n for n in ops_a if match.status_a[n] == ONLY]
+    added = [n for n in ops_b if match.status_b[n] == ONLY]
+    by_structure = [n for n in ops_a if match.a_to_b[n] >= 0 and match.by_structure[n]]
+    count_a, count_b = Counter(ga.node_op[n] for n in ops_a), Counter(gb.node_op[n] for n in ops_b)
+    params_a, params_b = a.view.parameter_bytes_by_dtype(), b.view.parameter_bytes_by_dtype()
+    summary = {
+        "nodes": [len(ops_a), len(ops_b)],
+        "nodes_added": len(added),
+        "nodes_removed": len(removed),
+        "nodes_changed": len(changed),
+        "nodes_matched_by_structure": len(by_structure),
+        "op_types_delta": {op: count_b[op] - count_a[op] for op in sorted(set(count_a) | set(count_b))
+                           if count_b[op] != count_a[op]},  # fmt: skip
+        "parameter_bytes": [sum(params_a.values()), sum(params_b.values())],
+        "parameter_bytes_delta": sum(params_b.values()) - sum(params_a.values()),
+    }
+    node_changes = []
+    for n in changed:
+        m = int(match.a_to_b[n])
+        node_changes.append({"kind": "node-changed", "name": gb.node_label[m], "name_a": ga.node_label[n],
+                             "op_a": ga.node_op[n], "op_b": gb.node_op[m], "what": match.what.get(n, ""),
+                             "matched_by": "structure" if match.by_structure[n] else "name"})  # fmt: skip
+    changes = _listed(node_changes, limit, left_out)
+    changes += _listed([{"kind": "node-added", "name": gb.node_label[n], "op": gb.node_op[n]} for n in added],
+                       limit, left_out)  # fmt: skip
+    changes += _listed([{"kind": "node-removed", "name": ga.node_label[n], "op": ga.node_op[n]} for n in removed],
+                       limit, left_out)  # fmt: skip
+    for op, delta in summary["op_types_delta"].items():
+        changes.append({"kind": "op-count", "op": op, "a": count_a[op], "b": count_b[op], "delta": delta})
+    for dtype in sorted(set(params_a) | set(params_b)):
+        before, after = params_a.get(dtype, 0), params_b.get(dtype, 0)
+        if before != after:
+            changes.append({"kind": "parameters", "dtype": dtype, "a": before, "b": after, "delta": after - before})
+    return summary, changes
+
+
 def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     ops_a = Counter(a.summary.get("op_types") or a.summary.get("layer_types") or {})
     ops_b = Counter(b.summary.get("op_types") or b.summary.get("layer_types") or {})
@@ -432,11 +486,21 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
 
     lines = [f"{result['a']}  →  {result['b']}  ({result['format']})"]
     for key, value in result["summary"].items():
-        lines.append(f"  {key.replace('_', ' ')}: {human(value, key)}")
+        if _pair(value):  # A → B, as every other before/after line reads (was `workloads: 69, 69`)
+            text = f"{human(value[0], key)} → {human(value[1], key)}"
+        elif isinstance(value, dict) and value and all(_pair(v) for v in value.values()):  # per core
+            text = ", ".join(f"core {k}: {human(v[0], key)} → {human(v[1], key)}" for k, v in value.items())
+        else:
+            text = human(value, key)
+        lines.append(f"  {key.replace('_', ' ')}: {text}")
     if result.get("left_out"):
         counts = ", ".join(f"{count:,} {kind}" for kind, count in result["left_out"].items())
         lines.append(f"  and {counts} changes more than are listed (`diff --all` lists every change)")
     return lines
+
+
+def _pair(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value)
 
 
 def change_lines(result: dict[str, Any]) -> list[str]:

@@ -75,9 +75,9 @@ def match_graphs(
     # 1. by name (unique names on both sides)
     names_a = _unique(a.node_label, drawn_a & (a_to_b < 0))
     names_b = _unique(b.node_label, drawn_b & (b_to_a < 0))
-    for name, x in names_a.items():
+    for name, x in names_a.items():  # one name on each side: the same node, its op changed or not
         y = names_b.get(name)
-        if y is not None and a.node_op[x] == b.node_op[y]:
+        if y is not None:
             pair(x, y, False)
     # 2. by structure: refined labels unique on both sides
     labels_a, labels_b = _refined_labels(a), _refined_labels(b)
@@ -140,9 +140,12 @@ def _unique(labels, mask: np.ndarray) -> dict:
 
 
 def _refined_labels(model: GraphModel) -> list[int]:
-    """Per node: a label from its op and, ROUNDS times over, the sorted labels of its producers and readers
-    (drawn nodes only; a folded constant shows through its reader's op)."""
-    labels = [hash(op) for op in model.node_op]
+    """Per node: a label from its op and the shapes of the weights folded into it (an embedding's 512×128 table
+    tells it from every other Gather, whatever the exporter named it), then, ROUNDS times over, the sorted
+    labels of its producers and readers (drawn nodes only)."""
+    drawn_nodes = ~model.node_constant
+    labels = [hash((op, tuple(sorted(detail for _, detail in _folded(model, n))) if drawn_nodes[n] else ()))
+              for n, op in enumerate(model.node_op)]  # fmt: skip
     drawn = ~model.node_constant
     keep = drawn[model.edge_src] & drawn[model.edge_dst]
     src, dst = model.edge_src[keep].tolist(), model.edge_dst[keep].tolist()

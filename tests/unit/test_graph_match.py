@@ -48,7 +48,7 @@ def test_renamed_nodes_match_by_structure_and_one_attribute_change_is_the_only_c
     result = diff_documents(a, b)
     nodes = [c for c in result["changes"] if c["kind"].startswith("node-")]
     assert nodes == [{"kind": "node-changed", "name": name_b, "name_a": name_a, "op_a": "LeakyRelu",
-                      "op_b": "LeakyRelu", "what": "attributes", "matched_by": "structure"}]  # fmt: skip
+                      "op_b": "LeakyRelu", "what": "attributes alpha", "matched_by": "structure"}]  # fmt: skip
 
 
 def test_an_inserted_node_is_added_and_the_rest_still_match(tmp_path):
@@ -143,3 +143,55 @@ def test_two_schedules_pair_workloads_inside_the_layer_of_the_same_name():
     line = comparison.describe("a", int(paired[0]))
     assert line.endswith("matched in its layer, by order") and "matched by name" not in line
     assert " type " not in line  # a workload's detail is its time
+
+
+def _two_gathers(order: list[int], names: list[str]):
+    from explorer.graph.builder import GraphBuilder
+
+    b = GraphBuilder()
+    tables = {0: "float32 512×128", 1: "float32 64×8"}
+    ids = {}
+    for k in order:  # the node order decides the topological order among equals
+        source = b.node(f"in{k}", "input")
+        table = b.node(f"table{k}", "initializer", constant=True, detail=tables[k])
+        ids[k] = b.node(names[k], "Gather")
+        b.edge(source, ids[k])
+        b.edge(table, ids[k], f"table{k}")
+    add = b.node("sum", "Add")
+    for k in order:
+        b.edge(ids[k], add)
+    return b.build(), ids
+
+
+def test_folded_weights_of_one_shape_are_evidence_for_a_pair():
+    """Issue #45, item 3: the embedding Gather with the same 512×128 table was 'removed' on one side and
+    'added' on the other; two Gathers alike but for their tables pair by their tables, named apart and listed
+    in another order."""
+    a, ids_a = _two_gathers([0, 1], ["/emb/Gather", "/pos/Gather"])
+    b, ids_b = _two_gathers([1, 0], ["node_Gather_7", "node_Gather_3"])
+    match = match_graphs(a, b)
+    assert match.a_to_b[ids_a[0]] == ids_b[0] and match.a_to_b[ids_a[1]] == ids_b[1]
+
+
+def test_diff_and_compare_agree_on_two_exports_of_one_model():
+    """Issue #45, item 3: `--compare` and `diff` disagreed on two exports of one model; `diff` now runs the
+    compare screen's matcher, so both count the same changed, removed and added ops."""
+    from explorer.graph.compare import compare_documents
+    from explorer.graph.match import CHANGED
+    from explorer.graph.model import VALUE_OPS
+    from tests.conftest import SAMPLES
+
+    a_path = SAMPLES / "onnx" / "minigpt4_dynaxes_torchscript_opset17_noconstfold.onnx"
+    if not a_path.exists():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    a, b = open_document(a_path), open_document(SAMPLES / "onnx" / "minigpt4_dynamo_dynseq_noopt.onnx")
+    comparison = compare_documents(a, b)
+    summary = diff_documents(a, b)["summary"]
+    ma, mb, match = comparison.a, comparison.b, comparison.match
+
+    def ops(model, status, value):
+        return sum(1 for n in range(model.n_nodes) if status[n] == value and model.node_op[n] not in VALUE_OPS)
+
+    assert summary["nodes_changed"] == ops(ma, match.status_a, CHANGED)
+    assert summary["nodes_removed"] == ops(ma, match.status_a, ONLY)
+    assert summary["nodes_added"] == ops(mb, match.status_b, ONLY)
