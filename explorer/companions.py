@@ -55,10 +55,13 @@ class Companions:
     measured: Measured | None = None
     refused: dict[str, str] = field(default_factory=dict)  # kind → why it was not joined
 
-    def said(self) -> str:
-        """One line for the summary bar: which companions were found and joined."""
+    def said(self, short: bool = False) -> str:
+        """One line for the summary bar: which companions were found and joined (`short`: for 80 columns,
+        `frontend✓ asm✓ trace✗`)."""
         if not self.paths:
             return ""
+        if short:
+            return " ".join(f"{kind}{'✗' if kind in self.refused else '✓'}" for kind in self.paths)
         parts = [f"{kind} ✓" if kind not in self.refused else f"{kind} ✗" for kind in self.paths]
         return "companions: " + ", ".join(parts)
 

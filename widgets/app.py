@@ -62,15 +62,17 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
     }
     """
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal")]
+    # the footer shows these in this order and an 80-column terminal cuts its end: the problem keys come before
+    # the view keys, which the tabs name anyway
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("p", "focus('problems')", "Problems"),
+        Binding("n", "next_problem(1)", "Next problem"),
         Binding("ctrl+f", "search", "Search"),
         *(Binding(spec.key, f"view('{spec.name}')", spec.title) for spec in ALL_VIEWS),
         Binding("t", "view('tree')", "Tree", show=False),
         Binding("e", "focus('details')", "Details", show=False),
-        Binding("p", "focus('problems')", "Problems"),
-        Binding("n", "next_problem(1)", "Next problem"),
         Binding("N", "next_problem(-1)", "Prev problem", show=False),
         Binding("h", "show_summary", "Summary", show=False),
         Binding("g", "links", "Go to linked", show=False),

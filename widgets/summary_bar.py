@@ -69,8 +69,23 @@ class SummaryBar(Static):
         if width > 0:  # too long: a long file name gives way first, from its middle, down to 28 characters
             total = sum(len(part[0] if isinstance(part, tuple) else part) for part in parts)
             name = document.meta.source.name
+            # what cannot be cut by whole fields (all but the headline) must fit: at 80 columns the companions say
+            # themselves in short words and no problems says so in fewer cells, rather than being cut off
+            fixed = sum(len(part[0]) for part in parts if isinstance(part, tuple)) + 1
+
+            def squeeze(at: int, text: str, style: str) -> int:
+                parts[at] = (text, style)
+                return sum(len(part[0]) for part in parts if isinstance(part, tuple)) + 1
+
+            if fixed > width and said:
+                at = next(k for k, part in enumerate(parts) if isinstance(part, tuple) and part[0] == f" │ {said}")
+                fixed = squeeze(at, f" │ {companions_of(document).said(short=True)}", "cyan")
+            if fixed > width and counts["error"] == counts["warning"] == 0 and not document.partial:
+                del parts[3]
+                fixed = squeeze(2, " ✓ no problems", "green")
+            total = sum(len(part[0] if isinstance(part, tuple) else part) for part in parts)
             if total > width:
-                parts[0] = (shorten_middle(name, max(len(name) - (total - width), 28)), "bold cyan")
+                parts[0] = (shorten_middle(name, max(len(name) - (total - width), 20)), "bold cyan")
                 total = sum(len(part[0] if isinstance(part, tuple) else part) for part in parts)
             if total > width and isinstance(parts[-1], str):  # then whole fields of the end, never half a number
                 parts[-1] = without_last_fields(parts[-1], len(parts[-1]) - (total - width), " │ | · ")

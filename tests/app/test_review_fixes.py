@@ -336,3 +336,28 @@ async def test_the_buffers_view_and_the_memory_map_name_one_peak_in_the_same_wor
         pattern = re.compile(r"peak [\d.]+ \w?i?B before #\d+ \(step \d+\)")
         said_buffers, said_memory = pattern.findall(buffers), pattern.findall(memory)
         assert said_buffers and said_memory and said_buffers[0] == said_memory[0], (said_buffers, said_memory)
+
+
+async def test_at_80_columns_the_companions_and_the_problem_keys_stay_on_screen():
+    """Issue #45, item 9 (two of its parts): at 80×24 the summary bar dropped the companions and the footer
+    stopped at `1 Tree 2▏`, so `p`/`n` were invisible."""
+    import pytest
+
+    from tests.conftest import SAMPLES
+    from widgets.summary_bar import SummaryBar
+
+    schedule = SAMPLES / "scheduler_ir" / "int8_resnet34.sim_quantized_b1_c1_bw16_stschedule.json"
+    pipeline = SAMPLES / "gemini_pipeline"
+    if not schedule.exists():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    companions = {"frontend": pipeline / "int8_resnet34.sim_quantized_b1.json",
+                  "trace": pipeline / "int8_resnet34.sim_quantized_b1_c1_bw16_sim.txt",
+                  "asm": pipeline / "int8_resnet34.sim_quanti_b1_c1_bw16_asm.txt"}  # fmt: skip
+    app = make_app(schedule, companions=companions)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        await pilot.pause()
+        bar = str(app.query_one(SummaryBar).render())
+        assert "frontend✓" in bar and "asm✓" in bar and "trace✓" in bar, bar
+        screen = app.export_screenshot().replace("&#160;", " ")
+        assert "Problems" in screen and "Next problem" in screen
