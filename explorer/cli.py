@@ -205,6 +205,12 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
             help="the SVG's colour mode (as the view's c names them: 'op type', 'dtype', 'time', a "
             "node-data file's name...; default: the node data, else measured time, else op type)",
         )
+        parser.add_argument(
+            "--open", action="append", default=[], metavar="G",
+            help="open group G as Enter does, after the expansion (repeatable, in order; G a graph --json id "
+            "like g12 or a path of labels like layers/layers.7): every box above it keeps its place",
+        )  # fmt: skip
+        parser.add_argument("--only", metavar="G", help="--svg: draw group G's inside alone, every group in it open")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         _add_force_flag(parser)
         _add_node_data_flag(parser)
@@ -491,11 +497,21 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
     model = document.view.graph_model()
     _read_node_data(document, args)
     mark_problems(model, document)  # the boxes the TUI draws carry their ✗/⚠, and are sized with them
+    from explorer.exports.graph_json import UnknownGroup, resolve_group
+
+    try:
+        opens = [resolve_group(model, spec) for spec in args.open]
+        only = resolve_group(model, args.only) if args.only else None
+    except UnknownGroup as error:
+        raise LoadError(args.file, "--open/--only", str(error)) from None
+    if only is not None and args.svg is None:
+        raise LoadError(args.file, "--only", "--only draws one group for --svg: give --svg OUT.svg")
     if args.svg is not None:
         from explorer.exports.graph_svg import UnknownColourMode, graph_svg
 
         try:
-            drawing = graph_svg(model, args.expand, args.colour, args.direction, title=args.file.name)
+            drawing = graph_svg(model, args.expand, args.colour, args.direction, title=args.file.name, opens=opens,
+                                only=only)  # fmt: skip
         except UnknownColourMode as error:
             raise LoadError(args.file, "--colour", str(error)) from None
         refuse_inputs(args.svg, _inputs_read(document, args))
@@ -503,7 +519,7 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
         print(f"wrote {args.svg}", file=sys.stderr)
         if not args.json:
             return ExitCode.OK
-    payload = graph_json(model, args.expand, args.direction, constants=args.constants)
+    payload = graph_json(model, args.expand, args.direction, constants=args.constants, opens=opens)
     if args.json:
         _print_json("graph", payload, indent=None)
         return ExitCode.OK

@@ -22,20 +22,55 @@ def expansion(model: GraphModel, expand: str) -> set[int]:
     return initial_expansion(model)
 
 
+class UnknownGroup(ValueError):
+    """--open/--only named no group of the graph: the message lists some that exist."""
+
+
+def resolve_group(model: GraphModel, spec: str) -> int:
+    """A group by its `graph --json` id (`g12`) or by its path of labels (`layers/layers.7`, or the view's
+    `layers › layers.7`)."""
+    if spec[:1] == "g" and spec[1:].isdigit() and int(spec[1:]) < model.n_groups:
+        return int(spec[1:])
+    wanted = [part.strip() for part in spec.replace("›", "/").split("/") if part.strip()]
+    for g in range(model.n_groups):
+        if [model.group_label[a] for a in model.ancestors(g)] == wanted:
+            return g
+    known = ", ".join(f"g{g} ({model.group_path(g).replace(' › ', '/')})" for g in range(min(model.n_groups, 8)))
+    raise UnknownGroup(f"no group {spec!r} in this graph (ids g0…g{model.n_groups - 1}: {known}…)")
+
+
+def opened_layout(model: GraphModel, expand: str, opens: list[int], direction: str = "TB", level: int = FULL,
+                  constants: bool = False) -> tuple[Layout, set[int]]:  # fmt: skip
+    """The layout the view shows after Enter opened `opens` one after the other from `expand`'s screen: each
+    step laid out with the one before as the picture to keep (the rule that keeps boxes in place), a group's
+    closed ancestors opened first as Enter would have to."""
+    expanded = expansion(model, expand)
+    cache: dict = {}
+    layout = layout_graph(model, visible_graph(model, expanded, show_constants=constants), level, direction, cache)
+    for group in opens:
+        for g in model.ancestors(group):  # outermost first, the group itself last
+            if g in expanded:
+                continue
+            expanded = expanded | {g}
+            layout = layout_graph(model, visible_graph(model, expanded, show_constants=constants), level, direction,
+                                  cache, previous=layout)  # fmt: skip
+    return layout, expanded
+
+
 def item_key(layout: Layout, item: int) -> str:
     kind = "g" if layout.visible.item_kind[item] == 1 else "n"
     return f"{kind}{int(layout.visible.item_id[item])}"
 
 
 def graph_json(
-    model: GraphModel, expand: str = "auto", direction: str = "TB", level: int = FULL, constants: bool = False
+    model: GraphModel, expand: str = "auto", direction: str = "TB", level: int = FULL, constants: bool = False,
+    opens: list[int] | None = None,
 ) -> dict[str, Any]:
     """The layout of what the view shows for `expand`; every op node is listed under every expansion (counts
     equal the file's): a folded constant with `folded_into` and no box, unless `constants` lays them out as
     boxes (the view's `i`); a node inside a closed group with `inside` (that group's id) and no box. Every edge
     carries its drawn route (`points`)."""
-    expanded = expansion(model, expand)
-    layout = layout_graph(model, visible_graph(model, expanded, show_constants=constants), level, direction)
+    layout, expanded = opened_layout(model, expand, opens or [], direction, level, constants)
     visible = layout.visible
     nodes, box_of_group = [], {}
     for item in range(visible.n_items):

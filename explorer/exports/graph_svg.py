@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from explorer.exports.graph_json import expansion
+from explorer.exports.graph_json import opened_layout
 from explorer.formatting import shorten_middle
 from explorer.graph.colours import COLOURS, colour_modes, item_colours
 from explorer.graph.layout import FULL, Layout, layout_graph, visible_graph
@@ -36,8 +36,9 @@ def best_mode(model: GraphModel) -> str:
 
 
 def graph_svg(model: GraphModel, expand: str = "auto", mode: str | None = None, direction: str = "TB",
-              title: str = "") -> str:  # fmt: skip
-    """The whole layout of what the view shows for `expand`, coloured by `mode` (default: best_mode)."""
+              title: str = "", opens: list[int] | None = None, only: int | None = None) -> str:  # fmt: skip
+    """The whole layout of what the view shows for `expand` after Enter opened `opens` one after the other,
+    coloured by `mode` (default: best_mode); `only`: one group's inside alone, every group in it open."""
     modes = colour_modes(model)
     mode = mode or best_mode(model)
     if mode not in modes:
@@ -45,15 +46,24 @@ def graph_svg(model: GraphModel, expand: str = "auto", mode: str | None = None, 
         if found is None:
             raise UnknownColourMode(f"no colour mode {mode!r} for this graph (it has: {', '.join(modes)})")
         mode = found
-    layout = layout_graph(model, visible_graph(model, expansion(model, expand)), FULL, direction)
+    if only is not None:
+        inside = {g for g in range(model.n_groups) if only in model.ancestors(g)}
+        layout = layout_graph(model, visible_graph(model, inside | set(model.ancestors(only))), FULL, direction)
+        caption = f"{title} · {model.group_path(only)} · colour: {mode}" if title else f"colour: {mode}"
+        colours, legend = item_colours(model, layout.visible, mode)
+        return draw_svg(model, layout, colours, legend, caption, crop=layout.frames[only])
+    layout, _ = opened_layout(model, expand, opens or [], direction)
     colours, legend = item_colours(model, layout.visible, mode)
     return draw_svg(model, layout, colours, legend, f"{title} · colour: {mode}" if title else f"colour: {mode}")
 
 
-def draw_svg(model: GraphModel, layout: Layout, colours: Any, legend: list[tuple[str, str]], caption: str) -> str:
-    width = max(layout.width * CELL_W + 2 * MARGIN, 480)
+def draw_svg(model: GraphModel, layout: Layout, colours: Any, legend: list[tuple[str, str]], caption: str,
+             crop: tuple[int, int, int, int] | None = None) -> str:  # fmt: skip
+    """The layout as SVG; `crop` (x, y, w, h in cells: an open group's frame) draws that part alone."""
+    cx, cy, cw, ch = crop if crop is not None else (0, 0, layout.width, layout.height)
+    width = max(cw * CELL_W + 2 * MARGIN, 480)
     top = MARGIN + 24  # the caption's row
-    graph_height = layout.height * CELL_H
+    graph_height = ch * CELL_H
     legend_rows = _legend_rows(legend, width - 2 * MARGIN)
     height = top + graph_height + MARGIN + len(legend_rows) * LEGEND_ROW + MARGIN
     out = [
@@ -63,13 +73,20 @@ def draw_svg(model: GraphModel, layout: Layout, colours: Any, legend: list[tuple
         "orient='auto-start-reverse'><path d='M 0 0 L 10 5 L 0 10 z' fill='#666'/></marker></defs>",
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
         f'<text x="{MARGIN}" y="{MARGIN + 12}" font-size="14" fill="#222">{escape(caption)}</text>',
-        f'<g transform="translate({MARGIN},{top})">',
+        f'<clipPath id="graph-area"><rect x="{MARGIN}" y="{top - 2}" width="{cw * CELL_W}" '
+        f'height="{graph_height + 4}"/></clipPath>',
+        f'<g clip-path="url(#graph-area)"><g transform="translate({MARGIN - cx * CELL_W},{top - cy * CELL_H})">',
     ]
-    out += _frames(model, layout)
-    out += _edges(layout)
-    out += _boxes(layout, colours)
-    out += _stubs(layout)
-    out.append("</g>")
+    shown = None
+    if crop is not None:  # only what lies in the cropped part is written (the rest would be clipped anyway)
+        x0, y0, x1, y1 = cx, cy, cx + cw, cy + ch
+        shown = {k for k in range(layout.visible.n_items) if x0 <= layout.x[k] and layout.x[k] + layout.w[k] <= x1
+                 and y0 <= layout.y[k] and layout.y[k] + layout.h[k] <= y1}  # fmt: skip
+    out += _frames(model, layout, crop)
+    out += _edges(layout, shown)
+    out += _boxes(layout, colours, shown)
+    out += _stubs(layout, shown)
+    out.append("</g></g>")
     out += _legend(legend_rows, top + graph_height + MARGIN)
     out.append("</svg>")
     return "\n".join(out) + "\n"
@@ -79,9 +96,12 @@ def _px(x: float, y: float) -> tuple[float, float]:
     return x * CELL_W, y * CELL_H
 
 
-def _frames(model: GraphModel, layout: Layout) -> list[str]:
+def _frames(model: GraphModel, layout: Layout, crop: tuple[int, int, int, int] | None = None) -> list[str]:
     out = []
     for group, (x, y, w, h) in layout.frames.items():
+        if crop is not None and not (crop[0] <= x and x + w <= crop[0] + crop[2] and crop[1] <= y
+                                     and y + h <= crop[1] + crop[3]):  # fmt: skip
+            continue
         px, py = _px(x, y + 0.5)
         label = escape(layout.frame_labels.get(group, model.group_label[group]))
         out.append(f'<rect x="{px:g}" y="{py:g}" width="{w * CELL_W:g}" height="{(h - 1) * CELL_H:g}" rx="6" '
@@ -91,10 +111,12 @@ def _frames(model: GraphModel, layout: Layout) -> list[str]:
     return out
 
 
-def _edges(layout: Layout) -> list[str]:
+def _edges(layout: Layout, shown: set[int] | None = None) -> list[str]:
     out = []
     for edge in layout.edges:
         if edge.kind != "routed" or len(edge.points) < 2:
+            continue
+        if shown is not None and edge.source not in shown and edge.target not in shown:
             continue
         # through the middle of their cells, from the source box's edge to the target box's
         tb = layout.direction == "TB"
@@ -111,10 +133,10 @@ def _edges(layout: Layout) -> list[str]:
     return out
 
 
-def _boxes(layout: Layout, colours: Any) -> list[str]:
+def _boxes(layout: Layout, colours: Any, shown: set[int] | None = None) -> list[str]:
     out = []
     visible = layout.visible
-    for item in range(visible.n_items):
+    for item in range(visible.n_items) if shown is None else sorted(shown):
         x, y = _px(int(layout.x[item]), int(layout.y[item]))
         w, h = int(layout.w[item]) * CELL_W, int(layout.h[item]) * CELL_H
         colour = COLOURS[int(colours[item])]
@@ -136,13 +158,15 @@ def _boxes(layout: Layout, colours: Any) -> list[str]:
     return out
 
 
-def _stubs(layout: Layout) -> list[str]:
+def _stubs(layout: Layout, shown: set[int] | None = None) -> list[str]:
     """Long edges as labelled stubs under their source and above their target; back edges marked ↺; a huge
     fan-out as one bundled count; a value nobody produces as ⚠ name?."""
     out = []
     tb = layout.direction == "TB"
 
     def label(item: int, text: str, below: bool, colour: str = "#7a5a00") -> None:
+        if shown is not None and item not in shown:
+            return
         x, y = _px(int(layout.x[item]), int(layout.y[item]))
         w, h = int(layout.w[item]) * CELL_W, int(layout.h[item]) * CELL_H
         if tb:

@@ -67,3 +67,34 @@ def test_opening_any_group_keeps_every_box_above_it(name):
             if name.startswith("minigpt6"):
                 assert corner == (0, 0) and not moved, (start, model.group_label[group])
     assert checked
+
+
+def test_graph_json_open_lays_out_as_enter_does_and_only_draws_one_group(tmp_path, capsys):
+    """`graph --json --open G` keeps every box above G in place relative to G's corner, as Enter does from the
+    first screen; `graph --svg --only G` draws G's inside alone; a group that does not exist exits 2."""
+    from explorer import cli
+    from explorer.exports.graph_json import graph_json, resolve_group
+    from explorer.exports.graph_svg import graph_svg
+
+    path = SAMPLES / "onnx" / "minigpt6_torchscript_opset17_noconstfold.onnx"
+    if not path.exists():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    document = open_document(path)
+    document.run_deep_checks()
+    model = document.view.graph_model()
+    group = resolve_group(model, "layers.3")
+    assert resolve_group(model, f"g{group}") == group and model.group_label[group] == "layers.3"
+    before, after = graph_json(model, "auto"), graph_json(model, "auto", opens=[group])
+    box = next(g for g in before["groups"] if g["id"] == f"g{group}")
+    frame = next(g for g in after["groups"] if g["id"] == f"g{group}")
+    assert frame["expanded"] and (frame["x"], frame["y"]) == (box["x"], box["y"])  # its corner where its box was
+    placed = {n["id"]: (n["x"], n["y"]) for n in after["nodes"] if n["w"]}
+    above = [n for n in before["nodes"] if n["w"] and n["y"] + n["h"] <= box["y"]]
+    assert above and all(placed[n["id"]] == (n["x"], n["y"]) for n in above)
+    drawing = graph_svg(model, only=group, title=path.name)
+    assert "layers.3" in drawing and "/layers.3/" in drawing
+    assert "tokens" not in drawing.split("</text>", 1)[1] and "/layers.2/" not in drawing  # nothing else written
+    out = tmp_path / "block.svg"
+    assert cli.main(["graph", str(path), "--svg", str(out), "--only", "layers.3"]) == 0 and out.exists()
+    assert cli.main(["graph", str(path), "--json", "--open", "no/such/group"]) == 2
+    assert "no group 'no/such/group'" in capsys.readouterr().err
