@@ -337,6 +337,24 @@ def _problem_changes(a: Document, b: Document) -> list[dict[str, Any]]:
     return changes
 
 
+def _nodes_summary(nodes: tuple[int, int], added: int, removed: int, changed: int, by_structure: int,
+                   ops: tuple[Counter, Counter], params: tuple[dict, dict]) -> dict[str, Any]:  # fmt: skip
+    """A model diff's summary (the `diff` contract's fields), however the nodes were matched."""
+    ops_a, ops_b = ops
+    params_a, params_b = params
+    return {
+        "nodes": list(nodes),
+        "nodes_added": added,
+        "nodes_removed": removed,
+        "nodes_changed": changed,
+        "nodes_matched_by_structure": by_structure,
+        "op_types_delta": {op: ops_b[op] - ops_a[op] for op in sorted(set(ops_a) | set(ops_b))
+                           if ops_b[op] != ops_a[op]},  # fmt: skip
+        "parameter_bytes": [sum(params_a.values()), sum(params_b.values())],
+        "parameter_bytes_delta": sum(params_b.values()) - sum(params_a.values()),
+    }
+
+
 def _graph_diff(
     a: Document, b: Document, limit: int | None, left_out: dict[str, int]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -357,17 +375,8 @@ def _graph_diff(
     by_structure = [n for n in ops_a if match.a_to_b[n] >= 0 and match.by_structure[n]]
     count_a, count_b = Counter(ga.node_op[n] for n in ops_a), Counter(gb.node_op[n] for n in ops_b)
     params_a, params_b = a.view.parameter_bytes_by_dtype(), b.view.parameter_bytes_by_dtype()
-    summary = {
-        "nodes": [len(ops_a), len(ops_b)],
-        "nodes_added": len(added),
-        "nodes_removed": len(removed),
-        "nodes_changed": len(changed),
-        "nodes_matched_by_structure": len(by_structure),
-        "op_types_delta": {op: count_b[op] - count_a[op] for op in sorted(set(count_a) | set(count_b))
-                           if count_b[op] != count_a[op]},  # fmt: skip
-        "parameter_bytes": [sum(params_a.values()), sum(params_b.values())],
-        "parameter_bytes_delta": sum(params_b.values()) - sum(params_a.values()),
-    }
+    summary = _nodes_summary((len(ops_a), len(ops_b)), len(added), len(removed), len(changed), len(by_structure),
+                             (count_a, count_b), (params_a, params_b))  # fmt: skip
     node_changes = []
     for n in changed:
         m = int(match.a_to_b[n])
@@ -397,18 +406,8 @@ def _model_diff(a: Document, b: Document) -> tuple[dict[str, Any], list[dict[str
     removed = sorted(set(nodes_a) - set(nodes_b) - {name_a for name_a, _ in renamed})
     changed = sorted(name for name in set(nodes_a) & set(nodes_b) if nodes_a[name] != nodes_b[name])
     params_a, params_b = a.view.parameter_bytes_by_dtype(), b.view.parameter_bytes_by_dtype()
-    summary = {
-        "nodes": [len(nodes_a), len(nodes_b)],
-        "nodes_added": len(added),
-        "nodes_removed": len(removed),
-        "nodes_changed": len(changed),
-        "nodes_matched_by_structure": len(renamed),
-        "op_types_delta": {
-            op: ops_b[op] - ops_a[op] for op in sorted(set(ops_a) | set(ops_b)) if ops_b[op] != ops_a[op]
-        },
-        "parameter_bytes": [sum(params_a.values()), sum(params_b.values())],
-        "parameter_bytes_delta": sum(params_b.values()) - sum(params_a.values()),
-    }
+    summary = _nodes_summary((len(nodes_a), len(nodes_b)), len(added), len(removed), len(changed), len(renamed),
+                             (ops_a, ops_b), (params_a, params_b))  # fmt: skip
     changes: list[dict[str, Any]] = []
     for name_a, name_b in renamed:  # the same place in the graph under another name: changed only if it differs
         if _attributes(nodes_a[name_a]) != _attributes(nodes_b[name_b]):

@@ -9,6 +9,7 @@ from explorer.graph.builder import GraphBuilder
 from explorer.graph.layout import layout_graph, visible_graph
 from explorer.graph.walk import above_or_below, beside, item_ranks, next_along
 from tests.app.helpers import wait_loaded
+from tests.app.test_graph_view import open_graph
 from tests.conftest import SAMPLES
 from widgets.app import make_app
 
@@ -53,13 +54,7 @@ def test_left_right_and_the_nearest_box_reach_what_no_edge_does():
 async def _walk_down(path, presses: int) -> list[str]:
     app = make_app(path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("6")
-        graph = pilot.app.query_one("#graph")
-        for _ in range(800):
-            if graph.ready:
-                break
-            await pilot.pause(0.01)
+        graph = await open_graph(pilot)
         seen = []
         for _ in range(presses):
             layout = graph.layout
@@ -87,13 +82,7 @@ async def test_a_fork_says_which_of_how_many_and_o_takes_the_other_branch():
 
     app = make_app(SAMPLE_DATA / "residual_blocks.onnx")
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("6")
-        graph = pilot.app.query_one("#graph")
-        for _ in range(400):
-            if graph.ready:
-                break
-            await pilot.pause(0.01)
+        graph = await open_graph(pilot)
         for _ in range(40):  # ↓ until a fork
             await pilot.press("down")
             if graph._fork is not None:
@@ -123,13 +112,7 @@ async def test_the_details_follow_enter_into_a_group():
         pytest.skip("real samples not found (a user's clone has no ../shared)")
     app = make_app(GPT)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("6")
-        graph = pilot.app.query_one("#graph")
-        for _ in range(800):
-            if graph.ready:
-                break
-            await pilot.pause(0.01)
+        graph = await open_graph(pilot)
         await pilot.pause()
         assert graph.layout.labels[graph.selected_item] in _details_text(pilot.app)  # the first screen's box
         while graph.layout.visible.item_kind[graph.selected_item] != 1:
@@ -168,13 +151,7 @@ async def test_a_bookmark_made_in_the_graph_reopens_on_its_box(tmp_path):
     shutil.copy(SAMPLE_DATA / "residual_blocks.onnx", source)
     app = make_app(source)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("6")
-        graph = pilot.app.query_one("#graph")
-        for _ in range(400):
-            if graph.ready:
-                break
-            await pilot.pause(0.01)
+        graph = await open_graph(pilot)
         model = graph.model
         deep = max((n for n in range(model.n_nodes) if not model.node_constant[n] and model.node_group[n] >= 0),
                    key=lambda n: int(model.topo_rank[n]))  # fmt: skip
@@ -207,13 +184,7 @@ async def test_the_minimap_covers_no_box_on_any_first_screen(size):
     for path in files:
         app = make_app(path)
         async with app.run_test(size=size) as pilot:
-            await wait_loaded(pilot)
-            await pilot.press("6")
-            graph = pilot.app.query_one("#graph")
-            for _ in range(800):
-                if graph.ready:
-                    break
-                await pilot.pause(0.01)
+            graph = await open_graph(pilot)
             await pilot.pause()
             graph.render_frame()
             if graph.minimap_box is None:
@@ -232,13 +203,7 @@ async def test_the_minimap_covers_no_box_on_any_first_screen(size):
 async def test_f_on_a_deep_model_draws_a_picture_not_a_column_and_any_key_only_leaves_it():
     app = make_app(GPT)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_loaded(pilot)
-        await pilot.press("6")
-        graph = pilot.app.query_one("#graph")
-        for _ in range(800):
-            if graph.ready:
-                break
-            await pilot.pause(0.01)
+        graph = await open_graph(pilot)
         await pilot.press("X")  # every group open: a model 1,200 rows deep
         await pilot.pause()
         level, mode = graph.level, graph.mode
