@@ -437,15 +437,7 @@ class GraphView(FrameWidget, can_focus=True):
             f"{len(self.expanded)}/{model.n_groups} groups open",
         ]
         status = Strip([Segment(fit_fields(parts, width).ljust(width), BASE_STYLES[TEXT])])  # whole fields
-        segments = [Segment("legend ", BASE_STYLES[DIM])]
-        used = 7
-        for text, colour in legend:
-            piece = f" {shorten(text, 18)}  "
-            if used + 1 + len(piece) > width:
-                break
-            segments += [Segment("█", Style(color=colour)), Segment(piece, BASE_STYLES[DIM])]
-            used += 1 + len(piece)
-        return [status, Strip(segments).crop(0, width)]
+        return [status, Strip(_legend_segments(legend, width)).crop(0, width)]
 
     def _fork_text(self, layout: Layout) -> str:
         """`↓ 1 of 2: LayerNormalization · other: Add (o)` while the selection is the branch ↓ took at a fork."""
@@ -920,6 +912,23 @@ class GraphView(FrameWidget, can_focus=True):
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         self.action_pan(0, -1)
+
+
+def _legend_segments(legend: list[tuple[str, str]], width: int) -> list[Segment]:
+    """The legend in one line: whole entries (a range is never cut inside), as many as fit, and what did not
+    fit said as `+N more` (the help's `c` cycles the modes; a wider panel shows them)."""
+    segments = [Segment("legend ", BASE_STYLES[DIM])]
+    used = 7
+    for k, (text, colour) in enumerate(legend):
+        piece = f" {shorten(text, 40)}  "
+        left = len(legend) - k - 1
+        more = len(f"+{left} more") if left else 0
+        if used + 1 + len(piece) + more > width:
+            segments.append(Segment(f"+{len(legend) - k} more", BASE_STYLES[DIM]))
+            break
+        segments += [Segment("█", Style(color=colour)), Segment(piece, BASE_STYLES[DIM])]
+        used += 1 + len(piece)
+    return segments
 
 
 def _label_spots(points: list[tuple[int, int]], leaving: bool, length: int, tb: bool) -> list[tuple[int, int]]:
