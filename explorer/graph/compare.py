@@ -51,7 +51,8 @@ class Comparison:
         how = match.how(a_node)
         what = match.what.get(a_node, "")
         said = f"changed: {what}" if what else "same"  # first: what a narrow terminal must still show
-        return f"{said} · {name} ⇄ {there.node_label[other]} ({there.node_op[other]}) · matched {how}"
+        # how it paired before the names: at 80 columns the names (long scoped paths) are what gives way
+        return f"{said} · matched {how} · {name} ⇄ {there.node_label[other]} ({there.node_op[other]})"
 
 
 def compare_documents(a: Any, b: Any) -> Comparison:

@@ -110,3 +110,15 @@ async def test_two_schedules_compare_their_layers_with_time_deltas():
         assert "data: time Δ" in screen.pane("a").modes and "data: L2 peak Δ" in screen.pane("a").modes
         delta = model_a.data_sets["data: time Δ"].unit_values
         assert (delta[model_a.group_unit] == delta[model_a.group_unit]).all()  # every layer has one (both have all)
+
+
+async def test_at_80_columns_the_change_line_still_says_how_the_box_was_matched():
+    """Issue #45, item 9: compare's change line lost how it matched at 80 columns (it came last)."""
+    app = make_app(A, compare=B)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_compare(pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        about = screen.query_one("#compare-about")
+        shown = str(about.render())[: about.size.width]
+        assert "matched by structure" in shown, shown

@@ -141,7 +141,7 @@ def test_two_schedules_pair_workloads_inside_the_layer_of_the_same_name():
         assert a.group_label[a.node_group[x]] == b.group_label[b.node_group[y]]
     assert "matched in their layers 69" in comparison.summary()
     line = comparison.describe("a", int(paired[0]))
-    assert line.endswith("matched in its layer, by order") and "matched by name" not in line
+    assert " · matched in its layer, by order · " in line and "matched by name" not in line
     assert " type " not in line  # a workload's detail is its time
 
 
