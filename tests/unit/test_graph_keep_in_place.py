@@ -15,6 +15,16 @@ FILES = ["resnet18_narrow_torchscript_opset17.onnx", "minigpt6_torchscript_opset
          "minigpt4_dynaxes_torchscript_opset17_noconstfold.onnx"]  # fmt: skip
 
 
+def _sample_model(name: str):
+    """A real sample's graph, shape inference run (as the TUI and `graph` draw it); skips without ../shared."""
+    path = SAMPLES / "onnx" / name
+    if not path.exists():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    document = open_document(path)
+    document.run_deep_checks()
+    return path, document.view.graph_model()
+
+
 def _opening_moves(model, expanded: set[int], group: int, cache: dict) -> tuple[tuple[int, int], list] | None:
     """(frame corner - box corner, [(box, moved by)] for every box above the group) when `group` opens."""
     before = layout_graph(model, visible_graph(model, expanded), cache=cache)
@@ -40,12 +50,7 @@ def _opening_moves(model, expanded: set[int], group: int, cache: dict) -> tuple[
 
 @pytest.mark.parametrize("name", FILES)
 def test_opening_any_group_keeps_every_box_above_it(name):
-    path = SAMPLES / "onnx" / name
-    if not path.exists():
-        pytest.skip("real samples not found (a user's clone has no ../shared)")
-    document = open_document(path)
-    document.run_deep_checks()
-    model = document.view.graph_model()
+    _, model = _sample_model(name)
     cache: dict = {}  # shared, as the view shares it: every state is reached from several pictures
     everything = expand_all(model)
     checked = 0
@@ -76,12 +81,7 @@ def test_graph_json_open_lays_out_as_enter_does_and_only_draws_one_group(tmp_pat
     from explorer.exports.graph_json import graph_json, resolve_group
     from explorer.exports.graph_svg import graph_svg
 
-    path = SAMPLES / "onnx" / "minigpt6_torchscript_opset17_noconstfold.onnx"
-    if not path.exists():
-        pytest.skip("real samples not found (a user's clone has no ../shared)")
-    document = open_document(path)
-    document.run_deep_checks()
-    model = document.view.graph_model()
+    path, model = _sample_model("minigpt6_torchscript_opset17_noconstfold.onnx")
     group = resolve_group(model, "layers.3")
     assert resolve_group(model, f"g{group}") == group and model.group_label[group] == "layers.3"
     before, after = graph_json(model, "auto"), graph_json(model, "auto", opens=[group])
@@ -120,10 +120,5 @@ def _crossings(layout) -> int:
 def test_tracks_are_ordered_for_fewer_crossings_than_dagre_draws():
     """Issue #40: the torch GPT that keeps its shape computations drew 116 crossings with every group open,
     dagre 89 on the same boxes (BENCHMARKS.md); ordering each gap's tracks for fewer crossings brings it under."""
-    path = SAMPLES / "onnx" / "minigpt4_dynaxes_torchscript_opset17_noconstfold.onnx"
-    if not path.exists():
-        pytest.skip("real samples not found (a user's clone has no ../shared)")
-    document = open_document(path)
-    document.run_deep_checks()
-    model = document.view.graph_model()
+    _, model = _sample_model("minigpt4_dynaxes_torchscript_opset17_noconstfold.onnx")
     assert _crossings(layout_graph(model, visible_graph(model, expand_all(model)))) <= 89
