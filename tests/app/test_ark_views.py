@@ -37,7 +37,7 @@ async def test_layout_follows_the_tree_and_moves_by_cells():
         assert grid.codes[0, first_data_col] & DATA and grid.codes[0, first_data_col] & OTHER
         lines = [app.layout.render_line(y).text for y in range(app.layout.size.height)]
         assert any("shares bytes with: t2, t3, t4, t7" in line for line in lines)
-        assert any("first byte = 2 × (0×12288 + 0×192 + 48×1) = 96" in line for line in lines)
+        assert any("first byte = 96 = 2 × (0×12288 + 0×192 + 48×1)" in line for line in lines)
 
 
 async def test_outer_dimension_keys_pick_the_plane():
@@ -93,3 +93,16 @@ async def test_plan_tree_has_processor_groups():
         found = app.document.search("Matmul")
         assert len(found) == 4 and all(ref[0] == "op" for _, ref in found)
         assert np.all([ref[1] < 8 for _, ref in found])
+
+
+async def test_at_80_columns_the_byte_formulas_say_their_value_and_cut_at_a_term():
+    """Issue #45, item 9: the layout view cut its formulas mid-expression at 80 columns; the value comes
+    first now, and what does not fit is cut between terms with `…`."""
+    from widgets.tensors.stride_map import _formula_strip
+
+    formula = "2 × (0×16384 + 63×256 + 255×1 + 1) = 32,768"
+    narrow = _formula_strip("end byte   = ", formula, 40).text
+    assert narrow.startswith("end byte   = 32,768 = 2 × (") and narrow.endswith("…)") and len(narrow) <= 40
+    assert "63×2" not in narrow.replace("63×256", "")  # no term cut inside
+    wide = _formula_strip("end byte   = ", formula, 120).text
+    assert wide == "end byte   = 32,768 = 2 × (0×16384 + 63×256 + 255×1 + 1)"

@@ -250,23 +250,17 @@ class StrideMap(FrameWidget, can_focus=True):
         terms = " + ".join(f"{i}×{p}" for i, p in zip(element, layout.pitches, strict=True))
         code = int(grid.codes[min(row // grid.row_block, grid.codes.shape[0] - 1), col // grid.col_block])
         under = _LEGEND[cell_kind(code)] + (" (in this cell)" if grid.row_block * grid.col_block > 1 else "")
-        cursor = Strip(
-            [
-                Segment("cursor ", DIM),
-                Segment(f"[{', '.join(map(str, element))}]", BOLD),
-                Segment(f"  byte {layout.element_bytes} × ({terms}) = ", TEXT),
-                Segment(f"{byte:,}", BOLD),
-                Segment(f"   {under}", DIM),
-            ]
-        )
+        where = f"cursor [{', '.join(map(str, element))}]  byte "
+        cursor = Strip([*_formula_strip(where, f"{layout.element_bytes} × ({terms}) = {byte:,}",
+                                        width - len(under) - 3), Segment(f"   {under}", DIM)])  # fmt: skip
         aliases = self.index.aliases_of(layout.tensor_id)
         twins = {o.tensor_id for o in others if same_placement(o, layout)}
         shared_text = ", ".join(f"t{t}" + (" (same bytes)" if t in twins else "") for t in aliases) or "none"
         return [
             Strip(legend),
             cursor,
-            Strip([Segment("first byte = ", DIM), Segment(layout.first_byte_formula(), TEXT)]),
-            Strip([Segment("end byte   = ", DIM), Segment(layout.end_byte_formula(), TEXT)]),
+            _formula_strip("first byte = ", layout.first_byte_formula(), width),
+            _formula_strip("end byte   = ", layout.end_byte_formula(), width),
             Strip(
                 [
                     Segment(f"shares bytes with: {shared_text}", TEXT),
@@ -274,6 +268,24 @@ class StrideMap(FrameWidget, can_focus=True):
                 ]
             ),
         ]
+
+
+def _formula_strip(label: str, formula: str, width: int) -> Strip:
+    """`end byte   = 32,768 = 2 × (0×16384 + 63×256 + …)`: the value first, then the expression, cut at a term
+    (never inside one) with `…` where the panel is too narrow for all of it."""
+    expression, _, value = formula.rpartition(" = ")
+    if not expression:
+        return Strip([Segment(label, DIM), Segment(formula, TEXT)])
+    room = width - len(label) - len(value) - 3
+    if len(expression) > room:
+        terms = expression.split(" + ")
+        kept = terms[0]
+        for term in terms[1:]:
+            if len(kept) + 3 + len(term) + 6 > room:
+                break
+            kept += " + " + term
+        expression = kept + (" + …)" if kept.count("(") > kept.count(")") else " …")
+    return Strip([Segment(label, DIM), Segment(value, BOLD), Segment(f" = {expression}", TEXT)])
 
 
 _LEGEND = {
