@@ -53,9 +53,10 @@ class SummaryBar(Static):
             else:
                 so_far = f"{fraction:.0%} loaded ({stage})" if stage else "loading"
             parts[2:] = [(f" ◐ {so_far} · showing {document.partial}", "bold yellow")]
-        said = companions_of(document).said()
-        if said:  # which pipeline files were found beside the schedule, and joined (✓) or refused (✗)
-            parts.append((f" │ {said}", "cyan"))
+        companions = companions_of(document)
+        companions_at = len(parts)  # which pipeline files were found beside the schedule, joined (✓) or not (✗)
+        if companions.said():
+            parts.append((f" │ {companions.said()}", "cyan"))
         if document.headline:
             parts.append(f" │ {document.headline}")
         else:  # model formats: their summary's counts, in the loader's order
@@ -66,27 +67,24 @@ class SummaryBar(Static):
             )
             parts.append(f" │ {counts_text}" if counts_text else "")
         width = self.size.width - 2  # the padding
-        if width > 0:  # too long: a long file name gives way first, from its middle, down to 28 characters
-            total = sum(len(part[0] if isinstance(part, tuple) else part) for part in parts)
+        if width > 0:
             name = document.meta.source.name
+
+            def length(fixed_only: bool = False) -> int:  # fixed: the fields that cannot be cut by whole words
+                return sum(len(p[0]) if isinstance(p, tuple) else 0 if fixed_only else len(p) for p in parts)
+
             # what cannot be cut by whole fields (all but the headline) must fit: at 80 columns the companions say
             # themselves in short words and no problems says so in fewer cells, rather than being cut off
-            fixed = sum(len(part[0]) for part in parts if isinstance(part, tuple)) + 1
-
-            def squeeze(at: int, text: str, style: str) -> int:
-                parts[at] = (text, style)
-                return sum(len(part[0]) for part in parts if isinstance(part, tuple)) + 1
-
-            if fixed > width and said:
-                at = next(k for k, part in enumerate(parts) if isinstance(part, tuple) and part[0] == f" │ {said}")
-                fixed = squeeze(at, f" │ {companions_of(document).said(short=True)}", "cyan")
-            if fixed > width and counts["error"] == counts["warning"] == 0 and not document.partial:
-                del parts[3]
-                fixed = squeeze(2, " ✓ no problems", "green")
-            total = sum(len(part[0] if isinstance(part, tuple) else part) for part in parts)
+            if length(fixed_only=True) + 1 > width and companions.said():
+                parts[companions_at] = (f" │ {companions.said(short=True)}", "cyan")
+            no_problems = counts["error"] == counts["warning"] == 0 and not document.partial
+            if length(fixed_only=True) + 1 > width and no_problems:
+                parts[2:4] = [(" ✓ no problems", "green")]
+            # too long: a long file name gives way first, from its middle, down to 20 characters
+            total = length()
             if total > width:
                 parts[0] = (shorten_middle(name, max(len(name) - (total - width), 20)), "bold cyan")
-                total = sum(len(part[0] if isinstance(part, tuple) else part) for part in parts)
+                total = length()
             if total > width and isinstance(parts[-1], str):  # then whole fields of the end, never half a number
                 parts[-1] = without_last_fields(parts[-1], len(parts[-1]) - (total - width), " │ | · ")
         self.update(Text.assemble(*parts), layout=False)  # one line whatever it says: no relayout of the screen

@@ -177,6 +177,9 @@ class Layout:
     unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # items that are closed unit groups
     laid_out: int = 0  # containers laid out by this call (the others came from the cache)
     first_item: int = -1  # where reading starts: the item showing the model's first input (reading_start)
+    # per item: the earliest topological rank in the model of the nodes it shows (the containers' order ties,
+    # and the reading order at a fork: explorer.graph.walk)
+    model_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def item_at(self, cx: int, cy: int) -> int:
         """The item whose box holds the cell (cx, cy), or -1."""
@@ -462,6 +465,7 @@ def layout_graph(
         shifts[c] = before.shift(c, element_keys, found.minor)
     result = _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level, direction, laid_out)
     start = reading_start(model)
+    result.model_rank = model_rank
     result.first_item = int(visible.node_item[start]) if start >= 0 and visible.node_item[start] >= 0 else -1
     if result.first_item < 0 and m:
         result.first_item = int(order[0])

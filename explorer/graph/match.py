@@ -118,12 +118,7 @@ def _pair_in_layers(a: GraphModel, b: GraphModel, drawn_a: np.ndarray, drawn_b: 
     if not (a.group_unit.size and a.group_unit.any() and b.group_unit.size and b.group_unit.any()):
         return in_layer
     layers_b = {b.group_label[g]: g for g in np.flatnonzero(b.group_unit).tolist()}
-    members_b: dict[int, list[int]] = {}
-    for n in np.flatnonzero(drawn_b & (b.node_group >= 0)).tolist():
-        members_b.setdefault(int(b.node_group[n]), []).append(n)
-    members_a: dict[int, list[int]] = {}
-    for n in np.flatnonzero(drawn_a & (a.node_group >= 0)).tolist():
-        members_a.setdefault(int(a.node_group[n]), []).append(n)
+    members_a, members_b = _members(a, drawn_a), _members(b, drawn_b)
     for g in np.flatnonzero(a.group_unit).tolist():
         h = layers_b.get(a.group_label[g])
         if h is None:
@@ -132,6 +127,14 @@ def _pair_in_layers(a: GraphModel, b: GraphModel, drawn_a: np.ndarray, drawn_b: 
             pair(x, y, False)
             in_layer[x] = True
     return in_layer
+
+
+def _members(model: GraphModel, drawn: np.ndarray) -> dict[int, list[int]]:
+    """Per group: its drawn member nodes, in file order."""
+    found: dict[int, list[int]] = {}
+    for n in np.flatnonzero(drawn & (model.node_group >= 0)).tolist():
+        found.setdefault(int(model.node_group[n]), []).append(n)
+    return found
 
 
 def _unique(labels, mask: np.ndarray) -> dict:
@@ -143,10 +146,9 @@ def _refined_labels(model: GraphModel) -> list[int]:
     """Per node: a label from its op and the shapes of the weights folded into it (an embedding's 512×128 table
     tells it from every other Gather, whatever the exporter named it), then, ROUNDS times over, the sorted
     labels of its producers and readers (drawn nodes only)."""
-    drawn_nodes = ~model.node_constant
-    labels = [hash((op, tuple(sorted(detail for _, detail in _folded(model, n))) if drawn_nodes[n] else ()))
-              for n, op in enumerate(model.node_op)]  # fmt: skip
     drawn = ~model.node_constant
+    labels = [hash((op, tuple(sorted(detail for _, detail in _folded(model, n))) if drawn[n] else ()))
+              for n, op in enumerate(model.node_op)]  # fmt: skip
     keep = drawn[model.edge_src] & drawn[model.edge_dst]
     src, dst = model.edge_src[keep].tolist(), model.edge_dst[keep].tolist()
     producers: list[list[int]] = [[] for _ in range(model.n_nodes)]

@@ -19,36 +19,19 @@ from explorer.graph.model import GraphModel
 SHAPE_READERS = frozenset({"Shape", "Size", "sym_size", "sym_size.int", "aten::sym_size"})
 
 
-def side_branch(model: GraphModel, layout: Layout) -> np.ndarray:
-    """Per drawn item: True for a node that reads only a shape (see SHAPE_READERS)."""
-    visible = layout.visible
-    kinds, ids = visible.item_kind.tolist(), visible.item_id.tolist()
-    return np.asarray([k == 0 and model.node_op[i] in SHAPE_READERS for k, i in zip(kinds, ids, strict=True)],
-                      dtype=bool)  # fmt: skip
-
-
-def item_ranks(model: GraphModel, layout: Layout) -> np.ndarray:
-    """Per drawn item: the topological rank of the earliest node it shows (a closed group: its first member)."""
-    visible = layout.visible
-    ranks = np.full(visible.n_items, np.iinfo(np.int64).max, dtype=np.int64)
-    shown = visible.node_item >= 0
-    if shown.any() and model.topo_rank.size:
-        np.minimum.at(ranks, visible.node_item[shown], model.topo_rank[shown])
-    return ranks
-
-
-def next_along(
-    layout: Layout, ranks: np.ndarray, item: int, forward: bool, side: np.ndarray | None = None
-) -> list[int]:
+def next_along(model: GraphModel, layout: Layout, item: int, forward: bool) -> list[int]:
     """The items one edge away (consumers when `forward`, producers otherwise), in reading order: routed
-    edges first, readers of the data before readers of its shape only (`side`), then by topological rank,
-    then across the screen. The first is where the key goes; the others are the fork's other branches."""
+    edges first, readers of the data before readers of its shape only (SHAPE_READERS), then by the model's
+    topological order (`layout.model_rank`), then across the screen. The first is where the key goes; the
+    others are the fork's other branches."""
+    visible, ranks = layout.visible, layout.model_rank
     found: dict[int, tuple[int, int, int]] = {}
     for edge in layout.edges:
         if (edge.source if forward else edge.target) != item:
             continue
         other = edge.target if forward else edge.source
-        away = edge.kind != "routed" or edge.owner or (side is not None and bool(side[other]))
+        shape_only = visible.item_kind[other] == 0 and model.node_op[int(visible.item_id[other])] in SHAPE_READERS
+        away = edge.kind != "routed" or edge.owner or shape_only
         key = (int(away), int(ranks[other]), int(layout.x[other]))
         if other not in found or key < found[other]:
             found[other] = key

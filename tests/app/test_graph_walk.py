@@ -7,7 +7,7 @@ import pytest
 
 from explorer.graph.builder import GraphBuilder
 from explorer.graph.layout import layout_graph, visible_graph
-from explorer.graph.walk import above_or_below, beside, item_ranks, next_along
+from explorer.graph.walk import above_or_below, beside, next_along
 from tests.app.helpers import wait_loaded
 from tests.app.test_graph_view import open_graph
 from tests.conftest import SAMPLES
@@ -34,9 +34,8 @@ def test_down_at_a_fork_goes_into_the_block_not_past_it():
     model, (x, add0, norm, mm, add1) = _residual()
     layout = layout_graph(model, visible_graph(model, set()))
     item = layout.visible.node_item
-    ranks = item_ranks(model, layout)
-    assert next_along(layout, ranks, int(item[add0]), True) == [int(item[norm]), int(item[add1])]
-    assert next_along(layout, ranks, int(item[add1]), False)[0] == int(item[mm])  # ↑: the value just computed
+    assert next_along(model, layout, int(item[add0]), True) == [int(item[norm]), int(item[add1])]
+    assert next_along(model, layout, int(item[add1]), False)[0] == int(item[mm])  # ↑: the value just computed
 
 
 def test_left_right_and_the_nearest_box_reach_what_no_edge_does():
@@ -88,7 +87,7 @@ async def test_a_fork_says_which_of_how_many_and_o_takes_the_other_branch():
             if graph._fork is not None:
                 break
         assert graph._fork is not None
-        _, choices, taken, _ = graph._fork
+        choices, taken, _ = graph._fork
         status = "\n".join(strip.text for strip in graph.render_frame())
         assert f"↓ 1 of {len(choices)}: " in status and "(o)" in status
         first = graph.selected_key
@@ -124,8 +123,6 @@ async def test_the_details_follow_enter_into_a_group():
 
 
 def test_a_reader_of_only_the_shape_is_a_side_branch():
-    from explorer.graph.walk import side_branch
-
     b = GraphBuilder()
     x = b.node("x", "input")
     shape = b.node("shape", "Shape")  # first in the model's order, as torch exports put it
@@ -135,7 +132,7 @@ def test_a_reader_of_only_the_shape_is_a_side_branch():
     model = b.build()
     layout = layout_graph(model, visible_graph(model, set()))
     item = layout.visible.node_item
-    choices = next_along(layout, item_ranks(model, layout), int(item[x]), True, side_branch(model, layout))
+    choices = next_along(model, layout, int(item[x]), True)
     assert choices == [int(item[norm]), int(item[shape])]
 
 

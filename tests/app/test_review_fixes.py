@@ -266,7 +266,7 @@ async def test_the_address_zoom_follows_the_incident_n_moves_to():
             for _ in range(6):  # on through the incidents: each one's overlap whole in the window, or all shown
                 await pilot.press("n")
                 await pilot.pause()
-                ranges = view._highlighted_ranges()
+                ranges = view.incident_overlap()
                 if ranges is None:
                     assert view.addresses is None  # an incident with no overlap here: every address
                     continue

@@ -43,7 +43,7 @@ from explorer.graph.node_data import (
 from explorer.graph.problems import mark_problems
 from explorer.graph.search import matched_by_unit, search_nodes
 from explorer.graph.shaping import reading_path
-from explorer.graph.walk import SHAPE_READERS, above_or_below, beside, item_ranks, next_along, side_branch
+from explorer.graph.walk import SHAPE_READERS, above_or_below, beside, next_along
 from widgets.frame_widget import FrameWidget
 from widgets.graph.canvas import (
     BACK,
@@ -165,9 +165,9 @@ class GraphView(FrameWidget, can_focus=True):
         self.show_minimap = True
         self._overview_from: tuple[int, tuple[int, int]] | None = None  # zoom level and place `f` left
         self.minimap_box: tuple[int, int, int, int] | None = None  # where the last frame drew it, None: hidden
-        self._pending: tuple[Any, bool] | None = None  # (ref, True): a box to reveal once the graph is built
-        # the last ↓/↑ that had a choice: (the box it left, the boxes it could go to, which one it took, arrow)
-        self._fork: tuple[tuple[int, int], list[tuple[int, int]], int, str] | None = None
+        self._pending_ref: Any = None  # a bookmark's box to reveal once the graph is built
+        # the last ↓/↑ that had a choice: (the boxes it could go to, which one it took, its arrow)
+        self._fork: tuple[list[tuple[int, int]], int, str] | None = None
         self.overview = False  # `f` on a graph bigger than the panel even as dots: the whole of it in braille
         self._previous: Layout | None = None  # the layout before a group opened or closed: where things were
         self.given_model: GraphModel | None = None  # a model to show instead of the document's (a comparison's)
@@ -180,7 +180,7 @@ class GraphView(FrameWidget, can_focus=True):
         self.document = document
         self.ready = False
         self.model = None
-        self._pending = None
+        self._pending_ref = None
         self._layouts.clear()
         self._placements.clear()
         self._colours.clear()
@@ -240,9 +240,9 @@ class GraphView(FrameWidget, can_focus=True):
         self.ready = True
         self._scroll_to_start()
         self.refresh()
-        pending, self._pending = self._pending, None
-        node = model.ref_to_node.get(pending[0]) if pending is not None else None
-        if pending is not None and node is not None:  # a bookmark opened before the graph was built: its box
+        pending, self._pending_ref = self._pending_ref, None
+        node = model.ref_to_node.get(pending) if pending is not None else None
+        if node is not None:  # a bookmark opened before the graph was built: its box
             self.reveal_node(node, announce=False)
             self._scroll_to_selection(center=True)
             return
@@ -443,7 +443,7 @@ class GraphView(FrameWidget, can_focus=True):
         """`↓ 1 of 2: LayerNormalization · other: Add (o)` while the selection is the branch ↓ took at a fork."""
         if self._fork is None:
             return ""
-        _, choices, taken, arrow = self._fork
+        choices, taken, arrow = self._fork
         if self.selected_key != choices[taken]:
             return ""
         names = []
@@ -611,11 +611,11 @@ class GraphView(FrameWidget, can_focus=True):
             self.action_toggle_group()
             return
         if along:
-            choices = next_along(layout, item_ranks(self.model, layout), item, forward, side_branch(self.model, layout))
+            choices = next_along(self.model, layout, item, forward)
             if choices:
                 if len(choices) > 1:
                     arrow = {"down": "↓", "up": "↑", "left": "←", "right": "→"}[where]
-                    self._fork = (self._key_of(layout, item), [self._key_of(layout, c) for c in choices], 0, arrow)
+                    self._fork = ([self._key_of(layout, c) for c in choices], 0, arrow)
                 self.select_item(choices[0])
                 return
             target = above_or_below(layout, item, forward) if tb else beside(layout, item, 1 if forward else -1)
@@ -628,9 +628,9 @@ class GraphView(FrameWidget, can_focus=True):
         """At the last fork ↓/↑ met, go to its next branch instead (round the branches)."""
         if self._fork is None or self.layout is None:
             return
-        origin, choices, taken, arrow = self._fork
+        choices, taken, arrow = self._fork
         taken = (taken + 1) % len(choices)
-        self._fork = (origin, choices, taken, arrow)
+        self._fork = (choices, taken, arrow)
         item = self._item_of_key(self.layout, choices[taken])
         if item >= 0:
             self.select_item(item)
@@ -716,12 +716,11 @@ class GraphView(FrameWidget, can_focus=True):
             if first is not None and layout.visible.node_item[first] >= 0:
                 return self._key_of(layout, int(layout.visible.node_item[first]))
         inside = list({group} | self._descendants(group))
-        drawn = ~self.model.node_constant if not self.show_constants else np.ones(self.model.n_nodes, dtype=bool)
-        nodes = np.flatnonzero(np.isin(self.model.node_group, inside) & (layout.visible.node_item >= 0) & drawn)
+        drawn = ~model.node_constant if not self.show_constants else np.ones(model.n_nodes, dtype=bool)
+        nodes = np.flatnonzero(np.isin(model.node_group, inside) & (layout.visible.node_item >= 0) & drawn)
         if nodes.size == 0:
             return None
         # where reading enters: a member fed from outside the group that reads data, not only its shape
-        model = self.model
         member = np.zeros(model.n_nodes, dtype=bool)
         member[nodes] = True
         from_outside = member[model.edge_dst] & ~np.isin(model.node_group[model.edge_src], inside)
@@ -864,7 +863,7 @@ class GraphView(FrameWidget, can_focus=True):
         """Select the box of a tree ref, opening every group that hides it (a bookmark's box); kept until the
         graph is built when it is not yet."""
         if self.model is None:
-            self._pending = (ref, True)
+            self._pending_ref = ref
             return True
         node = self.model.ref_to_node.get(ref)
         if node is None:

@@ -128,7 +128,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
         if moved:
             self.selected_entry = -1
         if self._zoom_follows and highlight is not None and not self.grid:  # `I`'s zoom follows the incident
-            ranges = self._highlighted_ranges()
+            ranges = self.incident_overlap()
             self.addresses = window_around(*ranges, max(s.buffersize, 1)) if ranges is not None else None
 
     def _announce(self) -> None:
@@ -206,7 +206,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
         focus = (lo + hi) // 2
         if self.selected_entry >= 0:
             focus = int(s.buf_addr[self.selected_entry] + s.buf_size[self.selected_entry] // 2)
-        elif (overlap := self._first_overlap()) is not None:
+        elif (overlap := self._overlap_span()) is not None:
             focus = (overlap[0] + overlap[1]) // 2
         self.addresses = address_window(max(s.buffersize, 1), self.addresses, factor, focus)
         self._zoom_follows = self._zoom_follows and self.addresses is not None  # all of L2 again: done following
@@ -216,7 +216,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
         """The addresses of the selected incident's tensors in this snapshot (all of their ranges, whole),
         else every overlap of the snapshot."""
         s = self.schedule
-        overlap = (self._highlighted_ranges() or self._first_overlap()) if s is not None and not self.grid else None
+        overlap = (self.incident_overlap() or self._overlap_span()) if s is not None and not self.grid else None
         if overlap is None:
             self.notify("no overlap in this snapshot", severity="warning")
             return
@@ -224,23 +224,19 @@ class BufferView(LaneFrameWidget, can_focus=True):
         self._zoom_follows = True
         self.refresh()
 
-    def _first_overlap(self) -> tuple[int, int] | None:
-        """[lo, hi) around every overlapping pair in the snapshot shown (none cut in half), None for none."""
-        s = self.schedule
-        cells = l2_cell_map(s, self.row, 1, self.document.schedule_analysis.placement)
-        if not cells.overlaps:
-            return None
-        return min(o[2] for o in cells.overlaps), max(o[3] for o in cells.overlaps)
+    def incident_overlap(self) -> tuple[int, int] | None:
+        """[lo, hi) around the overlaps of the highlighted tensors (an incident's) in the snapshot shown."""
+        return self._overlap_span(self.highlight)
 
-    def _highlighted_ranges(self) -> tuple[int, int] | None:
-        """[lo, hi) around the overlaps of the highlighted tensors (an incident's) in the snapshot shown, all of
-        them whole; None when they overlap nothing here."""
+    def _overlap_span(self, tensors: tuple | None = None) -> tuple[int, int] | None:
+        """[lo, hi) around the overlapping pairs in the snapshot shown, all of them whole (none cut in half); with
+        `tensors` (an incident's), only the pairs involving one of them. None when there is none."""
         s = self.schedule
-        if s is None or not self.highlight:
+        if s is None or tensors == ():
             return None
         cells = l2_cell_map(s, self.row, 1, self.document.schedule_analysis.placement)
-        mine = [o for o in cells.overlaps if o[0] in self.highlight or o[1] in self.highlight]
-        return (min(o[2] for o in mine), max(o[3] for o in mine)) if mine else None
+        found = [o for o in cells.overlaps if tensors is None or o[0] in tensors or o[1] in tensors]
+        return (min(o[2] for o in found), max(o[3] for o in found)) if found else None
 
     def on_click(self, event: events.Click) -> None:
         at = event.get_content_offset(self)  # mouse offsets include the border; the drawing does not

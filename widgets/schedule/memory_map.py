@@ -172,7 +172,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         self.highlight = tuple(highlight) if highlight is not None else ()
         self._keep_cursor_in_window()
         if self._zoom_follows and highlight is not None:  # `I`'s address zoom follows the incident
-            ranges = self._highlighted_ranges()
+            ranges = self.incident_overlap()
             self.addresses = window_around(*ranges, self.map.top) if ranges is not None else None
 
     def _keep_cursor_in_window(self) -> None:
@@ -319,7 +319,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         of every overlap at that step, else the run's first overlap."""
         if self.schedule is None:
             return
-        overlap = self._highlighted_ranges() or self._overlap_here()
+        overlap = self.incident_overlap() or self._overlap_here()
         if overlap is None:
             self.notify("no overlap at this step", severity="warning")
             return
@@ -327,22 +327,14 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         self._zoom_follows = True
         self.refresh()
 
-    def _highlighted_ranges(self) -> tuple[int, int] | None:
-        """[lo, hi) around where the highlighted tensors' bands (an incident's) overlap another band at the
-        cursor's step, all of it whole; None when they overlap nothing there."""
+    def incident_overlap(self) -> tuple[int, int] | None:
+        """[lo, hi) around the overlaps at the cursor's step that involve a highlighted tensor (an incident's),
+        all of them whole (the map's own overlap pairs); None when they overlap nothing there."""
         m = self.map
-        if not self.highlight or not m.tensor.size:
+        if not self.highlight or not m.overlap_step.size:
             return None
-        live = np.flatnonzero((m.first <= self.frame) & (m.last >= self.frame))
-        mine = live[np.isin(m.tensor[live], np.asarray(self.highlight))]
-        lo, hi = None, None
-        for band in mine.tolist():
-            others = live[(live != band) & (m.lo[live] < m.hi[band]) & (m.hi[live] > m.lo[band])]
-            if others.size:
-                a = max(int(m.lo[band]), int(m.lo[others].min()))
-                b = min(int(m.hi[band]), int(m.hi[others].max()))
-                lo, hi = (a, b) if lo is None else (min(lo, a), max(hi, b))
-        return (lo, hi) if lo is not None and hi > lo else None
+        mine = (m.overlap_step == self.frame) & np.isin(m.overlap_ids, np.asarray(self.highlight)).any(axis=1)
+        return (int(m.overlap_lo[mine].min()), int(m.overlap_hi[mine].max())) if mine.any() else None
 
     def _overlap_here(self) -> tuple[int, int] | None:
         """[lo, hi) around every overlap at the cursor's step (so none is cut in half), or the run's first one."""

@@ -7,7 +7,6 @@ Refs: ("description",), ("feature", section, k), ("function", name), ("block", k
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -29,9 +28,6 @@ from explorer.errors import Problem
 from explorer.formats.coreml.mil_text import MilProgram, read_mil
 from explorer.formats.coreml.model import CoreMLModel, blob_stats, op_name, type_text, value_text
 from explorer.formatting import human, human_bytes
-
-_MIL_FUNC = re.compile(r"^\s*func\s+(\w+)")
-_MIL_OP = re.compile(r"^\s*(?:[\w<>\[\], ]+?)\s+(\S+)\s*=\s*(\w+)\(")
 
 
 def build_document(path: Path, model: CoreMLModel, problems: list[Problem]) -> Document:
@@ -170,17 +166,9 @@ class CoreMLView(DocumentView):
         return self._mil_program
 
     def mil_ops(self) -> list[tuple[str, str, int]]:
-        """(function, op type, line) for each op line of model.mil that can be read."""
-        ops, function = [], "?"
-        for number, line in enumerate((self.model.mil_text or "").splitlines(), start=1):
-            found = _MIL_FUNC.match(line)
-            if found:
-                function = found.group(1)
-                continue
-            found = _MIL_OP.match(line)
-            if found:
-                ops.append((function, found.group(2), number))
-        return ops
+        """(function, op type, line) for each op line of model.mil that can be read: the graph's one parse."""
+        program = self.mil_program()
+        return [(program.blocks[op.block].function, op.op, op.line) for op in program.ops]
 
     def source_text(self, member: str) -> str:
         return self.model.mil_text or ""

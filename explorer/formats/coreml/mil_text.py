@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_FUNCTION = re.compile(r"^\s*func\s+(\w+)\s*(?:<[^>]*>)?\s*\((.*)\)\s*\{\s*$")
+_FUNCTION = re.compile(r"^\s*func\s+(\w+)\s*(?:<[^>]*>)?\s*(?:\((.*)\))?")  # inputs when on the same line
 _BLOCK = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*\{\s*$")  # a nested block's header with its inputs: body(...) {
 _CALL = re.compile(r"=\s*([A-Za-z_]\w*)\s*\(")
 _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -61,7 +61,8 @@ def read_mil(text: str) -> MilProgram:
             continue
         found = _FUNCTION.match(line)
         if found:
-            program.blocks.append(MilBlock(found.group(1), found.group(1), -1, -1, _typed_names(found.group(2))))
+            inputs = _typed_names(found.group(2) or "")
+            program.blocks.append(MilBlock(found.group(1), found.group(1), -1, -1, inputs))
             stack = [len(program.blocks) - 1]
             continue
         if not stack:
