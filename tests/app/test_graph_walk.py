@@ -214,3 +214,40 @@ async def test_f_on_a_deep_model_draws_a_picture_not_a_column_and_any_key_only_l
         assert len(coloured) > 2  # boxes in the colour mode's colours
         await pilot.press("c")  # leaves the overview and does nothing else
         assert not graph.overview and graph.mode == mode and graph.level == level
+
+
+@pytest.mark.skipif(not GPT.exists(), reason="real samples not found (a user's clone has no ../shared)")
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_enter_on_a_block_moves_nothing_on_screen_above_it(size):
+    """Issue #41: Enter keeps the picture in the view too: the cursor goes to the frame's top-left member, where
+    the box was, so the window does not scroll sideways to a member far to the right (it did: a 229-column
+    block frame sent every box above off screen)."""
+    app = make_app(GPT)
+    async with app.run_test(size=size) as pilot:
+        graph = await open_graph(pilot)
+        layout = graph.layout
+        block = next(i for i in range(layout.visible.n_items)
+                     if layout.visible.item_kind[i] == 1 and layout.labels[i] == "layers.0")  # fmt: skip
+        graph.select_item(block)
+        await pilot.pause()
+        ox, oy = graph.origin
+        width, body = graph.size.width, graph.size.height - 2
+        top = int(layout.y[block])
+        above = {graph._key_of(layout, i): (int(layout.x[i]) - ox, int(layout.y[i]) - oy)
+                 for i in range(layout.visible.n_items) if layout.y[i] + layout.h[i] <= top
+                 and 0 <= layout.x[i] - ox < width and 0 <= layout.y[i] - oy < body}  # fmt: skip
+        assert above or size[1] < 30  # at 80×24 the block, centred, may have nothing above it on screen
+        corner = (int(layout.x[block]) - ox, int(layout.y[block]) - oy)
+        await pilot.press("enter")
+        await pilot.pause()
+        after, (ox, oy) = graph.layout, graph.origin
+        fx, fy, _, _ = after.frames[int(layout.visible.item_id[block])]
+        if size[0] >= 160:
+            assert (fx - ox, fy - oy) == corner  # the frame's corner where the box was, on screen
+        else:  # at 80 columns no member of the 225-column frame is on screen: the window moves across, never down
+            assert fy - oy == corner[1]
+        for key, place in above.items():
+            i = graph._item_of_key(after, key)
+            assert (int(after.x[i]) - ox, int(after.y[i]) - oy) == place, key
+        item = graph.selected_item
+        assert 0 <= after.x[item] - ox < width and 0 <= after.y[item] - oy < body  # the cursor is on screen

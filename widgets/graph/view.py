@@ -19,6 +19,7 @@ from textual import events, work
 from textual.binding import Binding
 from textual.strip import Strip
 
+from explorer.arrays import distinct
 from explorer.graph.colours import COLOURS, colour_modes, item_colours
 from explorer.graph.layout import (
     DOTS,
@@ -500,8 +501,9 @@ class GraphView(FrameWidget, can_focus=True):
 
     def _scroll_to_selection(self, center: bool = False, keep: bool = False) -> None:
         """Keep the selection on screen (centred when asked); a graph that fits is centred across and top-aligned.
-        With `keep` (a group just opened or closed in place) nothing is re-centred: the window moves only as far
-        as the selection needs to be on screen. Before the widget has a size this waits for the first frame."""
+        With `keep` (a group just opened or closed in place) nothing is re-centred: the window moves only when the
+        selection's top-left corner (its title) is off screen, and then only as far as that needs. Before the
+        widget has a size this waits for the first frame."""
         layout = self.layout
         item = self.selected_item
         if layout is None or item < 0:
@@ -514,8 +516,8 @@ class GraphView(FrameWidget, can_focus=True):
         x, y, w, h = int(layout.x[item]), int(layout.y[item]), int(layout.w[item]), int(layout.h[item])
         ox, oy = self.origin
         if keep:
-            ox = min(max(ox, x + w - width), x) if w <= width else x
-            oy = min(max(oy, y + h - body), y) if h <= body else y
+            ox = min(max(ox, x + min(w, width) - width), x) if not ox <= x < ox + width else ox
+            oy = min(max(oy, y + min(h, body) - body), y) if not oy <= y < oy + body else oy
             self.origin = (ox, oy)
             return
         if layout.width <= width:
@@ -608,7 +610,7 @@ class GraphView(FrameWidget, can_focus=True):
         self._fork = None
         closed_group = layout.visible.item_kind[item] == 1 and not (layout.unit.size and layout.unit[item])
         if along and forward and closed_group:
-            self.action_toggle_group()
+            self.action_toggle_group(reading=True)
             return
         if along:
             choices = next_along(self.model, layout, item, forward)
@@ -677,9 +679,11 @@ class GraphView(FrameWidget, can_focus=True):
             event.prevent_default()
             self.refresh()
 
-    def action_toggle_group(self) -> None:
-        """Enter: open the selected group (the cursor moves onto its first member, at any depth) or close the
-        selected node's group; everything outside it stays where it was on screen."""
+    def action_toggle_group(self, reading: bool = False) -> None:
+        """Enter: open the selected group (the cursor moves onto the frame's top-left member, which is on screen
+        where the box was, so the window need not move) or close the selected node's group; everything outside
+        it stays where it was on screen. `reading` (↓ into a closed group): the cursor goes to where reading
+        enters it instead (the first data reader fed from outside), and the window follows it."""
         layout = self.layout
         item = self.selected_item
         if layout is None or item < 0 or self.model is None:
@@ -697,14 +701,39 @@ class GraphView(FrameWidget, can_focus=True):
             self.expanded = self.expanded - {group} - self._descendants(group)
         after = self.layout
         self._previous = None
+        self._keep_in_place(layout, after, group)  # the window first: the cursor then goes where it can be seen
         if kind == 1:
-            self.selected_key = self._first_member(after, ident) or (1, ident)
+            entry = self._first_member(after, ident) if reading else self._top_left_member(after, ident)
+            self.selected_key = entry or (1, ident)
         else:
             self.selected_key = (1, group)
-        self._keep_in_place(layout, after, group)
         self._scroll_to_selection(keep=True)
         self.refresh()
         self._announce_selection()
+
+    def _top_left_member(self, layout: Layout, group: int) -> tuple[int, int] | None:
+        """The drawn item of an opened group at its top left (a node, or a closed subgroup): of those whose
+        corner is on screen now, the topmost, then leftmost, so the window need not move (a frame wider than the
+        panel holds its first row far to the right); else the leftmost of its first row. A schedule layer: its
+        first workload (its own rule, see _first_member)."""
+        model = self.model
+        if model.group_unit.size and model.group_unit[group]:
+            return self._first_member(layout, group)
+        inside = list({group} | self._descendants(group))
+        drawn = ~model.node_constant if not self.show_constants else np.ones(model.n_nodes, dtype=bool)
+        items = distinct(layout.visible.node_item[np.isin(model.node_group, inside) & drawn])
+        items = items[items >= 0]
+        if items.size == 0:
+            return None
+        ox, oy = self.origin
+        width, body = self.size.width, self.size.height - STATUS_LINES
+        seen = items[(layout.x[items] >= ox) & (layout.x[items] < ox + width) & (layout.y[items] >= oy)
+                     & (layout.y[items] < oy + body)]  # fmt: skip
+        if seen.size:
+            return self._key_of(layout, int(seen[np.lexsort((layout.x[seen], layout.y[seen]))[0]]))
+        top = int(layout.y[items].min())  # the first row of boxes (a layer's boxes may sit a row or two apart)
+        row = items[layout.y[items] < top + int(layout.h[items].max(initial=1))]
+        return self._key_of(layout, int(row[np.lexsort((layout.y[row], layout.x[row]))[0]]))
 
     def _first_member(self, layout: Layout, group: int) -> tuple[int, int] | None:
         """The drawn item inside an opened group that comes first in the model's order (a node, or a closed
