@@ -67,6 +67,17 @@ with contextlib.redirect_stdout(io.StringIO()):
 elapsed = time.perf_counter() - t
 assert code in (0, 1), code
 """,
+    "check_without_room": """
+import io, contextlib, time
+import explorer.schedule.pressure as pressure
+pressure.Pressure.explain = lambda self, incidents: {}  # check --json as it was before issue #42: no context, no room
+from explorer.cli import main
+t = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["check", PATH, "--json"])
+elapsed = time.perf_counter() - t
+assert code in (0, 1), code
+""",
     "check_analyses_only": """
 import time
 from explorer.formats.scheduler_ir.reader import load_schedule
@@ -371,7 +382,7 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "—"
 
 
-SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "pipeline", "review")
+SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "pipeline", "review", "scale")
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -392,6 +403,10 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
             from review_bench import section as review_section
 
             lines += review_section(OUT, PROBES, run_probe, ratio, big_schedule())
+        if "scale" in sections:
+            from scale_bench import section as scale_section
+
+            lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, big_schedule())
         splice(ROOT / "BENCHMARKS.md", lines)
         print("updated BENCHMARKS.md")
         return
@@ -407,6 +422,9 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from review_bench import section as review_section
 
     lines += review_section(OUT, PROBES, run_probe, ratio, path)
+    from scale_bench import section as scale_section
+
+    lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, path)
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
     print("wrote BENCHMARKS.md")
 
@@ -474,6 +492,13 @@ def _schedule_lines(path: Path) -> list[str]:
         f"{ratio(one['peak_mib'], base['peak_mib'])} | |",
         f"| `ir-explorer check --json` | {chk['seconds']:.2f} s | {chk['peak_mib']:.0f} MiB | "
         f"{ratio(chk['seconds'], base['seconds'])} | {ratio(chk['peak_mib'], base['peak_mib'])} | |",
+        f"| `check --json` without the incidents' pressure context and room (as before issue #42) | "
+        f"{results['check_without_room']['seconds']:.2f} s | {results['check_without_room']['peak_mib']:.0f} MiB | "
+        f"{ratio(results['check_without_room']['seconds'], base['seconds'])} | "
+        f"{ratio(results['check_without_room']['peak_mib'], base['peak_mib'])} | |",
+        f"| `check --json` with them, against it (issue #42) | | | "
+        f"{ratio(chk['seconds'], results['check_without_room']['seconds'])} | "
+        f"{ratio(chk['peak_mib'], results['check_without_room']['peak_mib'])} | ≤ 1.2× time |",
         f"| `info` against the collector-off baseline | | | {ratio(inf['seconds'], fast['seconds'])} | "
         f"{ratio(inf['peak_mib'], fast['peak_mib'])} | |",
         f"| all analyses (timelines, L2/WL0 overlaps, transfers, snapshots) on {analyses['buffer_entries']:,} "

@@ -21,9 +21,9 @@ from explorer.errors import LoadError, count_by_severity
 from explorer.formatting import EscapingWriter, escape_controls
 from explorer.writing import refuse_inputs, write_atomically
 
-SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "serve", "screenshot", "schema")
+SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "relocate", "serve", "screenshot", "schema")
 # widgets.views names them too (tested)
-SCREENSHOT_VIEWS = ("tree", "timeline", "buffers", "layout", "source", "graph", "memory")
+SCREENSHOT_VIEWS = ("tree", "timeline", "buffers", "layout", "source", "graph", "memory", "mesh")
 
 
 class ExitCode(IntEnum):
@@ -215,6 +215,21 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         _add_force_flag(parser)
         _add_node_data_flag(parser)
         return parser
+    if command == "relocate":
+        parser.description = ("Write a copy of a schedule with one tensor moved for its residency (only its address "
+                              "fields change); check OUT proves the move.")  # fmt: skip
+        parser.add_argument("--core", type=int, required=True, help="the core the tensor is on")
+        parser.add_argument("--tensor", type=int, required=True, help="the tensor's id")
+        parser.add_argument(
+            "--to", required=True, metavar="ADDRESS",
+            help="the new address (744 or 0x2e8), or 'suggested' (where check says it would fit)",
+        )  # fmt: skip
+        parser.add_argument("--workload", type=int, help="the residency around this workload (default: the tensor's "
+                            "first incident on the core, else its first snapshot there)")  # fmt: skip
+        parser.add_argument("-o", "--output", type=Path, required=True, help="the schedule to write (never the input)")
+        parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        _add_force_flag(parser)
+        return parser
     if command == "tensor":
         parser.description = "Where an ARK tensor's bytes sit in its buffer: first/end byte, runs, padding, aliases."
         parser.add_argument("tensor_id", type=int, help="the tensor's Id")
@@ -301,6 +316,8 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         return _run_tensor(document, args)
     if command == "graph":
         return _run_graph(document, args)
+    if command == "relocate":
+        return _run_relocate(document, args)
     if command == "check":
         document.run_deep_checks()
     counts = count_by_severity(document.problems)
@@ -321,14 +338,23 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
                                      for kind, path in companions.paths.items()}  # fmt: skip
         if companions.measured is not None:
             payload["measured"] = measured_summary(document)
+        from explorer.schedule.pressure import pressure_of
+
+        pressure = pressure_of(document)
+        if pressure is not None:
+            payload["memory"] = {"l2": {"cores": {str(c.core): c.to_json() for c in pressure.cores}}}
         if args.json:
             _print_json("info", payload)
         else:
             _print_info(payload)
         return ExitCode.OK
     from explorer.schedule.incidents import incidents_of
+    from explorer.schedule.pressure import pressure_of
 
     incidents = incidents_of(document)
+    pressure = pressure_of(document) if incidents else None
+    if pressure is not None:
+        pressure.explain(incidents)
     if args.json:
         problems = [p.to_json() for p in document.problems]
         payload = {"format": document.meta.format, "file": str(args.file), "problems": problems,
@@ -372,6 +398,11 @@ def _print_info(payload: dict[str, Any]) -> None:
             lines.append(f"  measured {key.replace('_', ' ')}: {len(value):,} (listed by --json)")
         elif key != "source":
             lines.append(f"  measured {key.replace('_', ' ')}: {human(value, key)}")
+    memory = payload.get("memory")
+    if memory and memory["l2"]["cores"]:
+        from explorer.schedule.pressure import worst_line
+
+        lines.append(f"  L2 at its fullest: {worst_line(memory['l2']['cores'])}")
     counts = payload["problems"]
     lines.append(f"  problems: {plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}")
     print("\n".join(lines))
@@ -532,6 +563,24 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
           f"{payload['width']}×{payload['height']} cells")  # fmt: skip
     if payload["back_edges"]:
         print(f"  {payload['back_edges']} edges close a cycle (drawn as back edges)")
+    return ExitCode.OK
+
+
+def _run_relocate(document: Any, args: argparse.Namespace) -> ExitCode:
+    """Move one tensor for its residency and write the copy; any refusal is one line and exit 2, nothing written."""
+    from explorer.schedule.incidents import incidents_of
+    from explorer.schedule.relocate import plan_move, relocated_bytes, summary
+
+    schedule = document.schedule
+    if schedule is None or document.schedule_analysis is None:
+        raise LoadError(args.file, "", f"relocate needs a schedule, and this {document.meta.format} file has none")
+    refuse_inputs(args.output, _inputs_read(document, args))
+    incidents = incidents_of(document, with_roles=False)
+    move = plan_move(schedule, document.schedule_analysis.placement, incidents, args.core, args.tensor, args.to,
+                     args.workload)  # fmt: skip
+    data = relocated_bytes(schedule, move)
+    write_atomically(args.output, data, force=args.force)
+    print(f"{summary(move, args.tensor, args.core)}; wrote {args.output}", file=sys.stderr)
     return ExitCode.OK
 
 

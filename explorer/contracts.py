@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -49,10 +50,38 @@ class MeasuredSummary(_Closed):
     per_layer: dict[str, LayerTimes]
 
 
+class LiveTensor(_Closed):
+    tensor_id: int
+    bytes: int
+    address: int
+    role: str = Field(description="what the tensor is, as the incidents name it")
+
+
+class CorePressure(_Closed):
+    """One core's L2 at its fullest (the README defines each number)."""
+
+    capacity: int = Field(description="the L2 buffer's size (buffersize; 0 when unknown)")
+    peak_bytes: int = Field(description="the largest live bytes of a snapshot on the core")
+    peak_workload: int = Field(description="the first workload whose snapshot reaches the peak")
+    high_water: int = Field(description="the largest end address of a placed piece on the core")
+    packing: float = Field(description="peak_bytes / high_water (1.0: nothing tighter was possible)")
+    live_at_peak: list[LiveTensor] = Field(description="the peak snapshot's tensors, largest first, ties by id")
+    max_fragmentation: float = Field(description="the largest 1 - largest free block / free bytes of a snapshot")
+    max_fragmentation_workload: int
+
+
+class L2Memory(_Closed):
+    cores: dict[str, CorePressure] = Field(description="core id → its pressure")
+
+
+class Memory(_Closed):
+    l2: L2Memory
+
+
 class InfoOutput(_Closed):
     """`ir-explorer info FILE --json`."""
 
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     format: str = Field(description="the format's name, as `--version` lists them")
     file: str
     summary: dict[str, Any] = Field(description="the format's facts (the README lists them per format)")
@@ -62,6 +91,7 @@ class InfoOutput(_Closed):
         default_factory=dict, description="a schedule's pipeline files (frontend, asm, trace) and whether joined"
     )
     measured: MeasuredSummary | None = Field(None, description="the trace joined to the schedule, if any")
+    memory: Memory | None = Field(None, description="schedules: L2 pressure per core")
 
 
 class Problem(_Open):
@@ -71,6 +101,19 @@ class Problem(_Open):
     code: str
     message: str
     location: str = Field(description="where: a JSON path, a protobuf field or a tar member ('' for the file)")
+
+
+class IncidentContext(_Closed):
+    capacity: int
+    live_bytes: int = Field(description="the sum of the snapshot's entry sizes")
+    largest_free_block: int = Field(description="the largest free block of the snapshot's regions")
+    largest_live: list[LiveTensor] = Field(description="the five largest live tensors")
+
+
+class Suggestion(_Closed):
+    address: int = Field(description="the lowest 8-aligned address in its region free in every snapshot")
+    end: int = Field(description="address + its size")
+    residency: list[int] = Field(description="[first, last] workload it stays at its address")
 
 
 class Incident(_Closed):
@@ -87,12 +130,19 @@ class Incident(_Closed):
     ranges: list[list[int]] = Field(description="merged overlapping byte ranges [lo, hi)")
     roles: dict[str, str] = Field(description="id → its kind, and who made it or that it is read from DRAM")
     pairs: int = Field(ge=1, description="per-pair problems (one per pair and snapshot) behind it")
+    context: IncidentContext | None = Field(None, description="L2: the pressure at the first workload")
+    suggestion: Suggestion | None = Field(
+        None, description="L2: where the misplaced tensor fits for its whole residency (absent when it does not)"
+    )
+    shortfall_bytes: int | None = Field(
+        None, description="L2, when there is no suggestion: its size - the largest block free in all its snapshots"
+    )
 
 
 class CheckOutput(_Closed):
     """`ir-explorer check FILE --json`: every problem, and (schedules) the overlaps grouped into incidents."""
 
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     format: str
     file: str
     problems: list[Problem]
@@ -256,10 +306,11 @@ def schema_text(name: str) -> str:
 
 
 def dump(name: str, payload: dict[str, Any], indent: int | None = 2) -> str:
-    """Build the contract from what a command computed (validating it) and serialise it. The payload goes
-    through plain JSON first, so numpy numbers and tuples arrive as JSON values."""
-    plain = json.loads(json.dumps(payload, default=_plain_json))
-    model = CONTRACTS[name].model_validate({"schema_version": version(name), **plain})
+    """Build the contract from what a command computed (validating it) and serialise it. The payload is encoded
+    as JSON first (numpy numbers and tuples become JSON values) and validated from those bytes: with 9,000
+    incidents, pydantic's JSON path took 0.9 s where json.dumps, json.loads and validating the objects took 1.5."""
+    raw = msgspec.json.encode({"schema_version": version(name), **payload}, enc_hook=_plain_json)
+    model = CONTRACTS[name].model_validate_json(raw)
     return model.model_dump_json(indent=indent)
 
 

@@ -93,6 +93,7 @@ class Capability(StrEnum):
     LAYOUT = "layout"  # needs Document.layouts (strided tensors inside buffers)
     SOURCE = "source"  # needs Document.sources (text members: Relay, TIR, C, MIL)
     GRAPH = "graph"  # needs DocumentView.graph_model()
+    MESH = "mesh"  # needs Document.schedule's lanes placed on a mesh (xlen × ylen), more than one of them
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,13 +43,17 @@ class FileSpans:
             status = os.fstat(self._fd[0])
             if (status.st_size, status.st_mtime_ns) != self.stamp:
                 raise FileChanged(self.path, "", "the file changed on disk since it was loaded: reopen it")
-            return os.pread(self._fd[0], length, offset)
+            return read_fully(self._fd[0], offset, length)
         except OSError as error:
             raise FileChanged(self.path, "", f"cannot read the file again: {error.strerror or error}") from None
 
     def item(self, key: int, index: int) -> bytes:
         """The raw JSON of item `index` of the array at span `key`. The first look at an array reads it whole
         once to find where its items lie; each item is then read alone."""
+        return self.read(*self.item_span(key, index))
+
+    def item_span(self, key: int, index: int) -> tuple[int, int]:
+        """Where item `index` of the array at span `key` lies in the file: (offset, length)."""
         found = self._items.get(key)
         if found is None:
             offset, length = self.spans[key]
@@ -58,7 +62,7 @@ class FileSpans:
             lengths = np.fromiter(map(len, items), np.int64, len(items))
             found = self._items[key] = (_item_starts(array, lengths) + offset, lengths)
         starts, lengths = found
-        return self.read(int(starts[index]), int(lengths[index]))
+        return int(starts[index]), int(lengths[index])
 
 
 _BETWEEN = frozenset(b" \t\r\n,")  # what may lie between two items of a JSON array
@@ -75,6 +79,31 @@ def _item_starts(array: bytes, lengths: np.ndarray) -> np.ndarray:
         starts[k] = at
         at += length
     return starts
+
+
+_ONE_READ = 1 << 30  # the most asked of one read: below Linux's cap of 2,147,479,552 bytes per call
+
+
+def read_fully(fd: int, offset: int, length: int) -> bytes | bytearray:
+    """`length` bytes from `offset`, in as many reads as it takes: one `pread` returns at most 2,147,479,552 bytes
+    on Linux (and may return fewer on a signal), so a big span read in one call came back cut. Fewer bytes only
+    at the end of the file. A big span is filled in place (a bytearray): no second copy of its size."""
+    if length <= _ONE_READ:
+        first = os.pread(fd, length, offset)
+        if len(first) == length or not first:
+            return first
+        return first + read_fully(fd, offset + len(first), length - len(first))
+    whole = bytearray(length)
+    got = 0
+    with memoryview(whole) as view:
+        while got < length:
+            read = os.preadv(fd, [view[got : got + _ONE_READ]], offset + got)
+            if read <= 0:
+                break
+            got += read
+    if got < length:
+        del whole[got:]
+    return whole
 
 
 def _close(fds: list[int]) -> None:

@@ -20,8 +20,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Input, TabbedContent, TabPane, TextArea
 
-from explorer.document import Capability, Document
+from explorer.document import Capability, Document, Section
 from explorer.errors import LoadError, Problem
+from explorer.formatting import human_bytes
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.document_loading import DocumentLoading
@@ -186,6 +187,10 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         return self._view("memory")
 
     @property
+    def mesh(self) -> Any:
+        return self._view("mesh")
+
+    @property
     def layout(self) -> Any:
         return self._view("layout")
 
@@ -235,9 +240,17 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
             return
         self.post_message(ProblemChosen(*stepped))
 
+    def action_go_to_core(self) -> None:
+        """The timeline, asking for a core by number (the palette's "Go to core")."""
+        if self.timeline is None:
+            return
+        self.action_view("timeline")
+        self.timeline.action_go_to_core()
+
     def action_show_summary(self) -> None:
         if self.document is not None:
-            self.query_one(DetailsPanel).show_sections(self.document.describe(("summary",)))
+            self.query_one(DetailsPanel).show_sections([*self.document.describe(("summary",)),
+                                                        *pressure_sections(self.document)])  # fmt: skip
 
     def action_maximize(self) -> None:
         """The focused panel takes the whole screen, or everything comes back (Textual's maximize)."""
@@ -261,6 +274,23 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield from system_commands(self)
+
+
+def pressure_sections(document: Document) -> list[Section]:
+    """A schedule's L2 per core at its fullest (what `info` says of the worst), for the summary (`h`)."""
+    from explorer.schedule.pressure import pressure_of
+
+    pressure = pressure_of(document) if document.schedule is not None and not document.partial else None
+    if pressure is None:
+        return []
+    rows = []
+    for core in pressure.cores:
+        share = f" ({core.peak_bytes / core.capacity:.0%})" if core.capacity > 0 else ""
+        peak = f"{human_bytes(core.peak_bytes)}{share} at #{core.peak_workload}"
+        rows.append((document.schedule.core_label(core.core), peak, f"{core.high_water:#x}", f"{core.packing:.2f}",
+                     f"{core.max_fragmentation:.2f} at #{core.max_fragmentation_workload}"))  # fmt: skip
+    columns = ("core", "peak", "high water", "packing", "worst fragmentation")
+    return [Section(f"{document.vocabulary.memory} at its fullest, per core", columns, rows)]
 
 
 def make_app(

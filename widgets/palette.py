@@ -52,6 +52,9 @@ def system_commands(app: Any) -> Iterable[SystemCommand]:
     yield SystemCommand("Export HTML report", "A self-contained report with plots", app.action_export_report)
     if app.document is not None and app.document.offers(Capability.TIMELINE):
         yield SystemCommand("Export Chrome trace", "Trace Event JSON for Perfetto", app.action_export_trace)
+        lane = app.document.vocabulary.lane
+        yield SystemCommand(f"Go to {lane}", f"Select a {lane} by its number in the timeline (J there)",
+                            app.action_go_to_core)  # fmt: skip
     yield SystemCommand("Screenshot", "Save an SVG of the screen", app.action_screenshot_svg)
     yield SystemCommand("Diff with another file", "What changed from this file to another", app.action_diff)
     if app.document is not None and app.document.offers(Capability.GRAPH):

@@ -14,13 +14,14 @@ from textual.widgets import TabbedContent
 
 from explorer.document import Document, Section
 from explorer.errors import Problem
+from explorer.formatting import human_bytes
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.messages import ItemActivated, ProblemChosen, RevealRef, Selected
 
 WORKLOAD_REFS = ("workload", "ifmap", "ofmap", "weight", "buffer", "wl0", "buffer-entry", "wl0-entry")
 BUFFER_PROBLEMS = ("l2-overlap", "wl0-overlap", "l2-out-of-range", "l2-over-capacity")
-VIEWS_WITH_SELECTION = ("tree", "timeline", "buffers", "memory", "graph")
+VIEWS_WITH_SELECTION = ("tree", "timeline", "buffers", "memory", "graph", "mesh")
 
 
 def label_of(document: Document, ref: Any) -> str:
@@ -65,6 +66,36 @@ def problem_section(problem: Problem) -> Section:
     return Section("Problem", ("property", "value"), rows)
 
 
+def room_section(document: Document, incidents: list[Any], problem: Problem) -> list[Section]:
+    """For a problem of an L2 incident: the pressure where it starts, and where its tensor would have fitted
+    (or how short memory was). Worked out when first shown (the load does not pay for it)."""
+    incident = next((i for i in incidents if i.code == "l2-overlap" and any(m is problem for m in i.members)), None)
+    if incident is None:
+        return []
+    from explorer.schedule.pressure import live_tensors, pressure_of
+
+    pressure = pressure_of(document)
+    if pressure is None:
+        return []
+    if incident.context is None:
+        pressure.explain([incident])
+    context = incident.context or {}
+    words = incident.room_words() or "no snapshot holds the tensor where its incident starts"
+    rows: list[tuple[str, Any]] = [("was there room?", words)]
+    if context:
+        capacity = context["capacity"]
+        share = f" of {human_bytes(capacity)} ({context['live_bytes'] / capacity:.0%})" if capacity > 0 else ""
+        rows += [("live bytes", f"{human_bytes(context['live_bytes'])}{share}"),
+                 ("largest free block", human_bytes(context["largest_free_block"]))]  # fmt: skip
+        s = document.schedule
+        row = s.row_of(incident.core, incident.first_workload)
+        if row is not None:  # named in words here: one incident at a time
+            for t in live_tensors(s, row, pressure.entry_role(), document.vocabulary.entry_kinds, limit=5):
+                rows.append((f"live: tensor {t['tensor_id']}", f"{human_bytes(t['bytes'])} at {t['address']:#x} "
+                             f"{t['role']}".rstrip()))  # fmt: skip
+    return [Section("Room for the misplaced tensor", ("property", "value"), rows)]
+
+
 class SelectionSync:
     """The app's part that routes selections (mixed into the App; handlers by Textual's naming convention).
 
@@ -87,7 +118,7 @@ class SelectionSync:
         kind = ref[0] if isinstance(ref, tuple) and ref else None
         if isinstance(view, DocumentTree):
             self._follow_tree(ref)
-        elif kind == "workload" and name in ("timeline", "buffers", "memory"):  # the shared time cursor
+        elif kind == "workload" and name in ("timeline", "buffers", "memory", "mesh"):  # the shared time cursor
             self.select_row(ref[1], source=view)
             self.show_details(ref)
         elif kind == "buffer-entry" and name == "buffers":
@@ -133,6 +164,9 @@ class SelectionSync:
         if self.memory_map is not None and self.memory_map is not source:
             self.memory_map.show_row(row, highlight=highlight)
             self.selections["memory"] = (("workload", row), "")
+        if self.mesh is not None and self.mesh is not source:
+            self.mesh.show_row(row)
+            self.selections["mesh"] = (("workload", row), "")
 
     def selected_item(self) -> tuple[Any, str]:
         """(ref, label) of what the view with the keyboard has selected: the tree's cursor in the tree; in the
@@ -158,7 +192,8 @@ class SelectionSync:
             return
         sections = self.document.describe(ref)
         if self._jump_reason is not None and self._jump_reason[0] == ref:
-            sections = [problem_section(self._jump_reason[1]), *sections]
+            room = room_section(self.document, getattr(self, "incidents", None) or [], self._jump_reason[1])
+            sections = [problem_section(self._jump_reason[1]), *room, *sections]
         self.query_one(DetailsPanel).show_sections(sections)
 
     def go_to_workload(self, row: int) -> None:

@@ -49,6 +49,8 @@ VIEWS: tuple[ViewSpec, ...] = (
              "widgets.graph.view:GraphView"),
     ViewSpec("memory", Capability.BUFFERS, "7", "Memory", "the memory map: {memory} over time, a band per tensor",
              "widgets.schedule.memory_map:MemoryMapView"),
+    ViewSpec("mesh", Capability.MESH, "8", "Mesh", "every {lane} on its mesh at the time cursor",
+             "widgets.schedule.mesh:MeshView"),
 )  # fmt: skip
 ALL_VIEWS = (TREE, *VIEWS)
 

@@ -113,13 +113,19 @@ def incidents_table(document: Document) -> str:
     from explorer.schedule.incidents import incidents_of
 
     words = document.vocabulary
+    from explorer.schedule.pressure import pressure_of
+
     found = incidents_of(document)
     if not found:
         return "<h2>Overlap incidents</h2><p>none</p>"
+    pressure = pressure_of(document)
+    if pressure is not None:
+        pressure.explain(found)
     rows = [[i.code, i.core, f"{i.introduced_by} ({i.roles.get(i.introduced_by, '')})",
              ", ".join(map(str, i.tensor_ids[1:])) or "itself", f"{i.first_workload}–{i.last_workload}",
-             i.snapshots, f"{i.bytes:,}"] for i in found]  # fmt: skip
-    columns = ["code", words.lane, "misplaced", "collides with", f"{words.block}s", "snapshots", "bytes"]
+             i.snapshots, f"{i.bytes:,}", i.room_words()] for i in found]  # fmt: skip
+    columns = ["code", words.lane, "misplaced", "collides with", f"{words.block}s", "snapshots", "bytes",
+               "was there room?"]  # fmt: skip
     return f"<h2>Overlap incidents ({len(found)})</h2>" + _table(columns, rows)
 
 
@@ -475,6 +481,27 @@ def _summary_value(key: str, value: Any) -> str:
     return human(value, key)
 
 
+def peak_table(document: Document) -> str:
+    """Each core's L2 at its fullest (`info`'s numbers), and what is live at the worst core's peak."""
+    from explorer.schedule.pressure import pressure_of
+
+    pressure = pressure_of(document) if document.schedule is not None else None
+    if pressure is None or not pressure.cores:
+        return ""
+    words = document.vocabulary
+    rows = [[c.core, f"{c.peak_bytes:,}", c.peak_workload, f"{c.high_water:#x}", f"{c.packing:.2f}",
+             f"{c.max_fragmentation:.2f} ({words.block} {c.max_fragmentation_workload})"]
+            for c in pressure.cores]  # fmt: skip
+    worst = max(pressure.cores, key=lambda c: (c.peak_bytes, -c.core))
+    live = [[t["tensor_id"], f"{t['bytes']:,}", f"{t['address']:#x}", t["role"]] for t in worst.live_at_peak]
+    return (f"<h2>{html.escape(words.memory)} at its fullest</h2>"
+            + _table([words.lane, "peak bytes", f"peak {words.block}", "high water", "packing", "worst fragmentation"],
+                     rows)
+            + f"<p>Live at the peak of {html.escape(words.lane)} {worst.core} (before {html.escape(words.block)} "
+              f"{worst.peak_workload}), largest first:</p>"
+            + _table(["tensor", "bytes", "address", "kind"], live))  # fmt: skip
+
+
 def _table(columns: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in rows)
@@ -498,6 +525,7 @@ def report_html(document: Document, progress: Callable[[int, int, str], None] | 
         _table(["property", "value"], summary_rows),
         f"<h2>Problems ({len(document.problems)})</h2>",
         _table(["severity", "code", "message", "location"], problem_rows) if problem_rows else "<p>none</p>",
+        peak_table(document),
     ]
     built = figures(document, progress, steps_after=int(document.offers(Capability.GRAPH)))  # the graph follows
     for index, figure in enumerate(built):

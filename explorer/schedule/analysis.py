@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from explorer.schedule.buffers import (
     wl0_problems,
 )
 from explorer.schedule.dependencies import Dependencies, dependencies
+from explorer.schedule.mesh import mesh_problems
 from explorer.schedule.model import Schedule
 from explorer.schedule.timeline import PendingTimeline, Timeline, start_timeline
 
@@ -31,6 +33,7 @@ class ScheduleAnalysis:
     peak_l2_row: int
     problems: list[Problem]
     timeline_problems: list[Problem] = field(default_factory=list)  # the format's checks that need the timeline
+    cached: dict[str, Any] = field(default_factory=dict, repr=False)  # worked out when first asked (pressure.py)
 
 
 def analyze_schedule(
@@ -55,6 +58,7 @@ def analyze_schedule(
     used = l2_bytes_per_workload(s)
     problems = l2_problems(s, placement, overlaps_found)
     problems += wl0_problems(s)
+    problems += mesh_problems(s)
     timeline_problems = timeline_checks(pending) if timeline_checks is not None else []
     peak_row = int(np.argmax(used)) if used.size else -1
     return ScheduleAnalysis(

@@ -76,9 +76,11 @@ def window_around(lo: int, hi: int, capacity: int) -> tuple[int, int] | None:
 
 
 def l2_cell_map(
-    s: Schedule, row: int, cells: int, placement=None, bytes_per_cell: int | None = None, base: int = 0
+    s: Schedule, row: int, cells: int, placement=None, bytes_per_cell: int | None = None, base: int = 0,
+    moved: tuple[np.ndarray, int] | None = None,
 ) -> CellMap:
-    """The L2 snapshot before `row` painted into `cells` cells from address `base` (0: the whole memory)."""
+    """The L2 snapshot before `row` painted into `cells` cells from address `base` (0: the whole memory).
+    `moved` (entries, an address) draws those entries there, whole: a preview of `relocate`."""  # fmt: skip
     capacity = max(s.buffersize, 1)
     bpc = bytes_per_cell or max(math.ceil(capacity / max(cells, 1)), 1)
     lo_e, hi_e = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
@@ -96,6 +98,11 @@ def l2_cell_map(
         )
     else:
         pieces = [(int(e), int(s.buf_addr[e]), int(s.buf_addr[e] + s.buf_size[e])) for e in entries]
+    if moved is not None:
+        shifted = set(moved[0].tolist())
+        pieces = [p for p in pieces if p[0] not in shifted] + [
+            (e, moved[1], moved[1] + int(s.buf_size[e])) for e in sorted(shifted) if lo_e <= e < hi_e
+        ]
     owner = _paint(cells, bpc, [(entry, lo - base, hi - base) for entry, lo, hi in pieces] if base else pieces)
     overlap = np.zeros(cells, dtype=bool)
     overlaps: list[tuple[int, int, int, int]] = []

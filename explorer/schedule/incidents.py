@@ -35,6 +35,11 @@ class Incident:
     roles: dict[int, str] = field(default_factory=dict)  # id → what it is (kind, layer, producer)
     pairs: int = 0  # per-pair problems behind it
     members: list[Problem] = field(default_factory=list, repr=False, compare=False)  # those problems themselves
+    # L2 only, filled by `explorer.schedule.pressure.explain_incidents`: the pressure at the first workload, and
+    # where the misplaced tensor would have fitted for its residency ({address, end, residency}) or how short
+    context: dict[str, Any] | None = None
+    suggestion: dict[str, Any] | None = None
+    shortfall_bytes: int | None = None
 
     @property
     def bytes(self) -> int:
@@ -46,7 +51,19 @@ class Incident:
             "tensor_ids": self.tensor_ids, "first_workload": self.first_workload,
             "last_workload": self.last_workload, "snapshots": self.snapshots, "bytes": self.bytes,
             "ranges": self.ranges, "roles": {str(k): v for k, v in self.roles.items()}, "pairs": self.pairs,
+        } | {
+            name: value for name, value in (("context", self.context), ("suggestion", self.suggestion),
+                                            ("shortfall_bytes", self.shortfall_bytes)) if value is not None
         }  # fmt: skip
+
+    def room_words(self) -> str:
+        """Where the misplaced tensor would have fitted, or how short memory was (empty until explained)."""
+        if self.suggestion is not None:
+            first, last = self.suggestion["residency"]
+            return f"would fit at {self.suggestion['address']:#x} for workloads {first}–{last}"
+        if self.shortfall_bytes is not None:
+            return f"no room: {self.shortfall_bytes:,} bytes short"
+        return ""
 
     def line(self) -> str:
         others = [t for t in self.tensor_ids if t != self.introduced_by]
@@ -57,11 +74,15 @@ class Incident:
         if not others:  # two entries of the same transfer: a duplicate lying on itself
             return (f"core {self.core}: {what} {self.introduced_by}{f' ({role})' if role else ''} is placed twice and "
                     f"overlaps itself, {self.bytes:,} bytes, seen in {self.snapshots} snapshot"
-                    f"{'s' if self.snapshots != 1 else ''} ({span})")  # fmt: skip
+                    f"{'s' if self.snapshots != 1 else ''} ({span}){self._room_suffix()}")  # fmt: skip
         return (f"core {self.core}: {what} {self.introduced_by}{f' ({role})' if role else ''} collides with "
                 f"{len(others)} {what}{'s' if len(others) != 1 else ''} ({', '.join(map(str, others[:6]))}"
                 f"{', …' if len(others) > 6 else ''}), {self.bytes:,} bytes, seen in {self.snapshots} "
-                f"snapshot{'s' if self.snapshots != 1 else ''} ({span})")  # fmt: skip
+                f"snapshot{'s' if self.snapshots != 1 else ''} ({span}){self._room_suffix()}")  # fmt: skip
+
+    def _room_suffix(self) -> str:
+        words = self.room_words()
+        return f"; {words}" if words else ""
 
 
 def find_incidents(

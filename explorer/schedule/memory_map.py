@@ -71,9 +71,12 @@ class MemoryMap:
         return int(hits[0]) if hits.size else -1
 
 
-def memory_map(s: Schedule, core: int, memory: str = "l2", placement=None) -> MemoryMap:
+def memory_map(
+    s: Schedule, core: int, memory: str = "l2", placement=None, moved: tuple[np.ndarray, int] | None = None
+) -> MemoryMap:
     """The bands, overlaps and ring regions of one core's L2 (`memory="l2"`, with the analysis's `placement`
-    so wrapped entries are drawn where they really sit) or WL0 (`"wl0"`)."""
+    so wrapped entries are drawn where they really sit) or WL0 (`"wl0"`). `moved` (L2: entries, an address)
+    draws those entries at that address, whole (a preview of `relocate`: nothing is changed)."""
     rows = s.core_rows(core)
     r0, r1 = rows.start, rows.stop
     steps = np.arange(r0, r1, dtype=np.int64)
@@ -85,6 +88,8 @@ def memory_map(s: Schedule, core: int, memory: str = "l2", placement=None) -> Me
             index = np.r_[np.arange(lo_e, hi_e), np.arange(a, b)]
             entry, lo, hi = placement.entry[index], placement.lo[index], placement.hi[index]
             half = (index >= n).astype(np.int64)
+            if moved is not None:
+                entry, lo, hi, half = _moved_pieces(s, entry, lo, hi, half, *moved)
         else:
             entry = np.arange(lo_e, hi_e)
             lo, hi = s.buf_addr[entry], s.buf_addr[entry] + s.buf_size[entry]
@@ -118,6 +123,17 @@ def memory_map(s: Schedule, core: int, memory: str = "l2", placement=None) -> Me
         overlap_ids=np.array([(tensor[p.a], tensor[p.b]) for p in pairs], dtype=np.int64).reshape(-1, 2),
         ring=ring, used=used, top=top,
     )  # fmt: skip
+
+
+def _moved_pieces(s: Schedule, entry, lo, hi, half, entries: np.ndarray, address: int):
+    """The pieces with `entries` at `address` in one piece each (a suggestion never wraps)."""
+    hit = np.isin(entry, entries)
+    keep = ~hit | (half == 0)
+    entry, lo, hi, half = entry[keep], lo[keep].copy(), hi[keep].copy(), half[keep]
+    hit = hit[keep]
+    lo[hit] = address
+    hi[hit] = address + s.buf_size[entry[hit]]
+    return entry, lo, hi, half
 
 
 def _bands(tensor, half, lo, hi, step, kind, entry) -> dict[str, np.ndarray]:

@@ -81,7 +81,7 @@ async def test_enter_on_a_problem_jumps_there():
         chosen = app.query_one(ProblemsTable).groups[0].first
         assert chosen.code == "l2-overlap"
         assert app.query_one(DocumentTree).cursor_node.data.ref == ("workload", app.document.schedule.row_of(1, 3))
-        assert titles(app)[:2] == ["Problem", "Workload core 1 workload 3"]
+        assert titles(app)[:3] == ["Problem", "Room for the misplaced tensor", "Workload core 1 workload 3"]
         assert "L2 snapshot before core 1 workload 3" in titles(app)
 
 

@@ -13,13 +13,13 @@ from widgets.help_screen import HelpScreen
 
 # sample → the tabs it must show, in order
 CASES = {
-    "clean_2x2_stschedule.json": ["tab-tree", "tab-timeline", "tab-buffers", "tab-graph", "tab-memory"],
+    "clean_2x2_stschedule.json": ["tab-tree", "tab-timeline", "tab-buffers", "tab-graph", "tab-memory", "tab-mesh"],
     "views_ark_model.json": ["tab-tree", "tab-layout", "tab-graph"],
     "two_modules_mlf.tar": ["tab-tree", "tab-timeline", "tab-buffers", "tab-source", "tab-graph", "tab-memory"],
     "subgraphs_functions.onnx": ["tab-tree", "tab-graph"],
 }
 VIEW_KEYS = {"tab-timeline": "2", "tab-buffers": "3", "tab-layout": "4", "tab-source": "5", "tab-graph": "6",
-             "tab-memory": "7"}  # fmt: skip
+             "tab-memory": "7", "tab-mesh": "8"}  # fmt: skip
 
 
 def tab_ids(app) -> list[str]:

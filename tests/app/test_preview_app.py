@@ -61,7 +61,7 @@ async def test_first_core_then_the_whole_file(monkeypatch):
         assert app.focused is timeline
         assert "error" in str(app.query_one(SummaryBar).render())
         tabs = [str(tab.label) for tab in app.query("#tabs Tab")]
-        assert tabs == ["1 Tree", "2 Timeline", "3 Buffers", "6 Graph", "7 Memory"]  # the graph came last, in place
+        assert tabs == ["1 Tree", "2 Timeline", "3 Buffers", "6 Graph", "7 Memory", "8 Mesh"]  # the graph in place
 
 
 async def test_a_whole_file_that_fails_after_its_first_core_shows_the_error(monkeypatch):

@@ -80,6 +80,14 @@ SIZE_CASES.update({f"graph_first_screen_{name}_{w}x{h}": (path, ("6", "wait-grap
 PROFILE = "sample_data/clean_2x2_layer_profile.csv"
 SIZE_CASES.update({f"graph_node_data_{w}x{h}": (f"{CLEAN}#node-data={PROFILE}", ("6", "wait-graph", "no-toasts"),
                                                  (w, h)) for w, h in ((80, 24), (160, 48))})  # fmt: skip
+# memory explained (issue #42): an incident's fix previewed in the buffers and the memory map; the peak's list
+SIZE_CASES.update({f"{name}_{w}x{h}": (PLANTED, keys, (w, h)) for name, keys in (
+    ("buffers_move_preview", ("n", "3", "v")), ("memory_move_preview", ("n", "7", "v")),
+    ("memory_peak_list", ("n", "7", "P"))) for w, h in ((80, 24), (160, 48))})  # fmt: skip
+# the core mesh (issue #43) on a generated 16-core schedule a few steps in, its cell (1, 1) selected
+MESH16 = "tests/app/data/mesh16_stschedule.json"
+SIZE_CASES.update({f"mesh_{w}x{h}": (MESH16, ("8", "full_stop", "full_stop", "full_stop", "right", "down"), (w, h))
+                   for w, h in ((80, 24), (160, 48))})  # fmt: skip
 # two graphs side by side (--compare), on the one change
 COMPARE = "sample_data/residual_blocks.onnx#compare=sample_data/residual_blocks_renamed.onnx"
 SIZE_CASES.update({f"graph_compare_{w}x{h}": (COMPARE, ("wait-compare", "n"), (w, h))

@@ -29,8 +29,10 @@ from explorer.schedule.buffer_view import (
     wl0_capacity,
     wl0_cell_map,
 )
+from explorer.schedule.pressure import preview_room, preview_words
 from widgets.frame_widget import LaneFrameWidget
 from widgets.messages import Selected
+from widgets.schedule.playback import SPEEDS, Playback
 from widgets.text_lines import flowed, folded
 
 RULER = 9  # "0x00000 │"
@@ -40,16 +42,16 @@ ENTRY_STYLES = (Style(color="#4cbf73"), Style(color="#b46be8"), Style(color="#e8
 SIDE_STYLE = Style(color="#4f8fe8")  # entries of the side memory (WL0)
 FREE = Style(color="#3a3a3a")
 OVERLAP = Style(color="#ff3030", bold=True)
+PREVIEW = Style(color="#101010", bgcolor="#e8c33d", bold=True)  # a move drawn that the file does not hold
 SELECTED = Style(color="#ffffff", bold=True)
 TEXT = Style(color="#d0d0d0")
 DIM = Style(color="#8a8a8a")
 SPARK = "▁▂▃▄▅▆▇█"
 SHOWN_OVERLAPS = 3  # L2 pairs listed under the map at least (more when the lines below it allow)
 SHOWN_SIDE_OVERLAPS = 2  # the side memory's (WL0)
-SPEEDS = (0.5, 1, 2, 4, 8, 16)
 
 
-class BufferView(LaneFrameWidget, can_focus=True):
+class BufferView(Playback, LaneFrameWidget, can_focus=True):
     BINDINGS = [
         Binding("space", "play", "Play/pause"),
         Binding("right", "step(1)", "Next frame", show=False),
@@ -66,6 +68,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
         Binding("i", "zoom_addresses(0.25)", "Zoom addresses in", show=False),
         Binding("o", "zoom_addresses(4)", "Zoom addresses out", show=False),
         Binding("I", "zoom_to_overlap", "Zoom to the overlap", show=False),
+        Binding("v", "preview_move", "Preview the move", show=False),
     ]
     HELP_KEYS = [
         ("Buffers", "Space", "play / pause the animation over the {lane}'s {block}s"),
@@ -79,6 +82,8 @@ class BufferView(LaneFrameWidget, can_focus=True):
         ("Buffers", "i / o", "zoom the addresses in / out around the selected tensor (else the overlap, the middle)"),
         ("Buffers", "I", "zoom the addresses to the selected incident's overlap (else every overlap of the snapshot), "
                          "whole; n / N then fit each incident's (o back out)"),
+        ("Buffers", "v", "preview the selected incident's fix: its tensor drawn where it would fit for its whole stay "
+                         "(nothing is written; v again: off)"),
     ]
     DEFAULT_CSS = """
     BufferView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
@@ -103,10 +108,12 @@ class BufferView(LaneFrameWidget, can_focus=True):
         self._wl0_capacity: dict[int, int] = {}  # per core: scanning its WL0 entries once is enough
         self.addresses: tuple[int, int] | None = None  # the L2 address window shown (None: all of it)
         self._zoom_follows = False  # after `I`: n/N re-fit the window to each incident (until zoomed all out)
+        self.preview: Any = None  # `v`: the incident's tensor drawn where it would fit (a pressure.Room)
 
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
         self.document = document
+        self.preview = None
         self._wl0_capacity = {}
         self.core_index, self.frame = 0, 0
         self.refresh()
@@ -135,20 +142,6 @@ class BufferView(LaneFrameWidget, can_focus=True):
         self.post_message(Selected(("workload", self.row), self))
 
     # ---- actions ------------------------------------------------------------------------------------------
-    def action_play(self) -> None:
-        self.playing = not self.playing
-
-    def watch_playing(self, playing: bool) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        if playing:
-            self._timer = self.set_interval(1 / SPEEDS[self.speed_index], self._tick)
-
-    def watch_speed_index(self) -> None:
-        if self.playing:
-            self.watch_playing(True)
-
     def _tick(self) -> None:
         if self.schedule is None:
             return
@@ -168,9 +161,6 @@ class BufferView(LaneFrameWidget, can_focus=True):
         if self.schedule is not None:
             self.frame = 0 if which == 0 else max(len(self.schedule.core_rows(self.core)) - 1, 0)
             self._announce()
-
-    def action_speed(self, delta: int) -> None:
-        self.speed_index = min(max(self.speed_index + delta, 0), len(SPEEDS) - 1)
 
     def action_core(self, delta: int) -> None:
         s = self.schedule
@@ -224,6 +214,22 @@ class BufferView(LaneFrameWidget, can_focus=True):
         self._zoom_follows = True
         self.refresh()
 
+    def action_preview_move(self) -> None:
+        """Draw the incident's misplaced tensor where it would fit for its whole stay (nothing is written); again:
+        back to the file as it is."""
+        if self.schedule is None:
+            return
+        if self.preview is not None:
+            self.preview = None
+            self.refresh()
+            return
+        room, why = preview_room(self.document, self.core, self.highlight, self.row)
+        if room is None:
+            self.notify(why, severity="warning")
+            return
+        self.preview = room
+        self.refresh()
+
     def incident_overlap(self) -> tuple[int, int] | None:
         """[lo, hi) around the overlaps of the highlighted tensors (an incident's) in the snapshot shown."""
         return self._overlap_span(self.highlight)
@@ -256,6 +262,7 @@ class BufferView(LaneFrameWidget, can_focus=True):
             self.grid,
             self.selected_entry,
             self.highlight,
+            id(self.preview),
             self.playing,
             self.speed_index,
             self.addresses,
@@ -287,13 +294,19 @@ class BufferView(LaneFrameWidget, can_focus=True):
             f"{' · ▶ playing ×' + str(SPEEDS[self.speed_index]) if self.playing else ''}"
         )
         lines = folded(header, width, TEXT)  # a narrow view folds the header at its fields, never mid-number
+        moved = None
+        if self.preview is not None:  # said first: the map shows a move that was not made
+            stay = self.preview.residency
+            lines = [*folded(preview_words(s, self.preview), width, PREVIEW), *lines]
+            if stay.core == self.core and stay.first_row <= row <= stay.last_row:
+                moved = (stay.entries, self.preview.address)
         legend = _legend(width, words)
         available = max(height - 11 - (len(lines) - 1) - (len(legend) - 1), 2)
         l2_cols, wl0_width = split_columns(width, bool(words.side_memory))
         base, end = self.addresses or (0, s.buffersize)
         bpc = round_cell_size(end - base, available * l2_cols)
         grid_rows = min(available, -(-max(end - base, 1) // (bpc * l2_cols)))
-        cells = l2_cell_map(s, row, grid_rows * l2_cols, analysis.placement, bytes_per_cell=bpc, base=base)
+        cells = l2_cell_map(s, row, grid_rows * l2_cols, analysis.placement, bytes_per_cell=bpc, base=base, moved=moved)
         wl0_cap = self._wl0_capacity.get(self.core)
         if wl0_cap is None:
             wl0_cap = self._wl0_capacity[self.core] = wl0_capacity(s, self.core)

@@ -26,6 +26,7 @@ from explorer.document import Document
 from explorer.formatting import human_bytes, plural
 from explorer.schedule.buffer_view import address_window, window_around
 from explorer.schedule.memory_map import FREE, MemoryMap, Pixels, memory_map, paint
+from explorer.schedule.pressure import preview_room, preview_words
 from widgets.frame_widget import LaneFrameWidget
 from widgets.messages import Selected
 from widgets.schedule.buffer_view import ENTRY_STYLES, OVERLAP, RULER, SIDE_STYLE, ruler_label
@@ -39,7 +40,9 @@ HIGHLIGHT = "#ffe066"
 TEXT = Style(color="#d0d0d0")
 DIM = Style(color="#8a8a8a")
 PEAK = Style(color="#ff9f43")
-FOOTER_LINES = 4  # axis, selection, legend, findings
+PREVIEW = Style(color="#101010", bgcolor="#e8c33d", bold=True)  # a move drawn that the file does not hold
+FOOTER_LINES = 5  # axis, fragmentation, selection, legend, findings
+SPARK = " ▁▂▃▄▅▆▇█"
 # pixel colours by palette index: empty, empty under the cursor, empty past the capacity, overlap, selection,
 # highlight, side memory, then one per entry type (as the buffer view colours them)
 PALETTE = (BACKGROUND, CURSOR_BACKGROUND, BEYOND, "#ff3030", SELECTED, HIGHLIGHT, SIDE_STYLE.color.name,
@@ -74,6 +77,8 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         Binding("I", "zoom_to_overlap", "Zoom to the overlap", show=False),
         Binding("home", "edge(0)", "First step", show=False),
         Binding("end", "edge(1)", "Last step", show=False),
+        Binding("v", "preview_move", "Preview the move", show=False),
+        Binding("P", "peak", "Peak", key_display="P"),
     ]
     HELP_KEYS = [
         ("Memory map", "← / →", "previous / next {block} (the cursor is shared with the timeline and buffers)"),
@@ -85,6 +90,9 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         ("Memory map", "i / o", "zoom the addresses in / out around the selected band (else the overlap, the middle)"),
         ("Memory map", "I", "zoom the addresses to the selected incident's overlap (else every overlap at the "
                             "cursor), whole; n / N then fit each incident's (o back out)"),
+        ("Memory map", "v", "preview the selected incident's fix: its tensor drawn where it would fit for its whole "
+                            "stay (nothing is written; v again: off)"),
+        ("Memory map", "P", "jump to the {lane}'s peak and list what is live there, largest first (Enter selects)"),
     ]
     DEFAULT_CSS = """
     MemoryMapView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
@@ -109,6 +117,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         self.whole_run = False  # `0` was pressed: the whole run, however many steps a column
         self._addresses: dict[tuple[int, str], tuple[int, int]] = {}  # per (core, memory): the address zoom
         self._zoom_follows = False  # after `I`: n/N re-fit the window to each incident (until zoomed all out)
+        self.preview: Any = None  # `v`: the incident's tensor drawn where it would fit (a pressure.Room)
 
     @property
     def addresses(self) -> tuple[int, int] | None:
@@ -130,15 +139,21 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         self.core_index, self.frame, self.window, self.selected_band = 0, 0, (0, 0), -1
         self.whole_run = False
         self._addresses.clear()
+        self.preview = None
         self.refresh()
 
     @property
     def map(self) -> MemoryMap:
-        key = (self.core, self.memory)
+        preview = self.preview if self.memory == "l2" and self.preview is not None else None
+        if preview is not None and preview.residency.core == self.core:  # drawn apart, never cached as the file's
+            key = (self.core, "preview", id(preview))
+            moved = (preview.residency.entries, preview.address)
+        else:
+            key, moved = (self.core, self.memory), None
         found = self._maps.get(key)
         if found is None:
             placement = self.document.schedule_analysis.placement if self.memory == "l2" else None
-            found = self._maps[key] = memory_map(self.schedule, self.core, self.memory, placement)
+            found = self._maps[key] = memory_map(self.schedule, self.core, self.memory, placement, moved)
         return found
 
     def steps_shown(self) -> tuple[int, int]:
@@ -349,7 +364,55 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
     # ---- rendering ----------------------------------------------------------------------------------------
     def frame_key(self) -> tuple:
         return (self.core_index, self.frame, self.memory, self.window, self.selected_band, self.highlight,
-                self.whole_run, self.addresses)  # fmt: skip
+                self.whole_run, self.addresses, id(self.preview))  # fmt: skip
+
+    def action_preview_move(self) -> None:
+        """Draw the incident's misplaced tensor where it would fit for its whole stay (nothing is written); again:
+        back to the file as it is."""
+        if self.schedule is None:
+            return
+        if self.preview is not None:
+            self.preview = None
+        else:
+            room, why = preview_room(self.document, self.core, self.highlight, self.row)
+            if room is None:
+                self.notify(why, severity="warning")
+                return
+            self.preview, self.memory = room, "l2"
+        self._pixels = None
+        self.refresh()
+
+    def action_peak(self) -> None:
+        """Go to the core's L2 peak and list the tensors live there, largest first; Enter selects one."""
+        if self.schedule is None:
+            return
+        from explorer.schedule.pressure import live_tensors, pressure_of
+        from widgets.review_screens import LinksScreen
+
+        self.memory = "l2"
+        m = self.map
+        if m.peak_step < 0:
+            return
+        self.frame = m.peak_step
+        self._keep_cursor_in_window()
+        self._announce()
+        s, row = self.schedule, self.row
+        pressure = pressure_of(self.document)
+        role = pressure.entry_role() if pressure is not None else None
+        live = live_tensors(s, row, role, self.document.vocabulary.entry_kinds)
+        labels = [f"{t['tensor_id']:>8}  {human_bytes(t['bytes']):>10}  at {t['address']:#x}  {t['role']}"
+                  for t in live]  # fmt: skip
+        title = (f"{s.core_label(self.core)} at its peak: {human_bytes(int(m.used[m.peak_step]))} live before "
+                 f"#{int(s.wl_id[row])}, {plural(len(live), 'tensor')}, largest first "
+                 "(Enter selects)")  # fmt: skip
+
+        def chosen(index: int | None) -> None:
+            if index is not None and index < len(live):
+                band = self.map.band_of(self.frame, live[index]["tensor_id"], live[index]["address"])
+                if band >= 0:
+                    self._select_band(band)
+
+        self.app.push_screen(LinksScreen(title, labels), chosen)
 
     def render_frame(self) -> list[Strip]:
         """Every line of the current frame. Public so the benchmark can time one frame."""
@@ -374,6 +437,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         self._geometry = (len(lines), RULER, drawn, columns)
         lines += self._map_lines(m, pixels, drawn, columns)
         lines.append(self._axis(m, pixels, columns))
+        lines.append(self._fragmentation_line(m, pixels, columns))
         lines.append(self._selection_line(width, m))
         lines += legend
         lines.append(self._findings(width, m))
@@ -393,6 +457,8 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
             f"{s.layers[s.wl_layer[row]]} · step {self.frame + 1}/{m.steps}{zoom} · {plural(int(live), 'tensor')}, "
             f"{human_bytes(int(m.used[self.frame]) if m.used.size else 0)} of {human_bytes(m.capacity)}"
         )
+        if self.preview is not None and self.memory == "l2":  # said first: the map shows a move not made
+            return [*folded(preview_words(s, self.preview), width, PREVIEW), *folded(text, width, TEXT)]
         return folded(text, width, TEXT)
 
     def _map_lines(self, m: MemoryMap, pixels: Pixels, lines: int, columns: int) -> list[Strip]:
@@ -452,6 +518,22 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
             segments.append(Segment(mark, DIM if mark == "─" else PEAK))
         return Strip(Segment.simplify(segments))
 
+    def _fragmentation_line(self, m: MemoryMap, pixels: Pixels, columns: int) -> Strip:
+        """L2's fragmentation per column (the worst of its steps): 1 − largest free block ÷ free bytes, as bars."""
+        from explorer.schedule.pressure import pressure_of
+
+        pressure = pressure_of(self.document) if m.memory == "l2" else None
+        if pressure is None:
+            return Strip([Segment("frag".ljust(RULER - 1) + "│", DIM), Segment("(L2 only)"[:columns], DIM)])
+        values = pressure.core_fragmentation(self.core)
+        step0 = pixels.step0
+        edges = step0 + np.arange(columns + 1) * pixels.steps_per_column
+        first = np.clip(np.floor(edges[:-1]).astype(np.int64), 0, max(values.size - 1, 0))
+        last = np.clip(np.ceil(edges[1:]).astype(np.int64), first + 1, values.size)
+        worst = [float(values[a:b].max()) if b > a else 0.0 for a, b in zip(first.tolist(), last.tolist(), strict=True)]
+        bars = "".join(SPARK[min(round(v * (len(SPARK) - 1)), len(SPARK) - 1)] for v in worst)
+        return Strip([Segment("frag".ljust(RULER - 1) + "│", DIM), Segment(bars[:columns], PEAK)])
+
     def _selection_line(self, width: int, m: MemoryMap) -> Strip:
         s, words = self.schedule, self.document.vocabulary
         band = self.selected_band
@@ -483,7 +565,9 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         items.append(("█", OVERLAP, "overlap  ", TEXT))
         if self.map.ring:
             items.append(("◆", DIM, "ring region start  ", TEXT))
-        items += [("▲", PEAK, "cursor  ", TEXT), ("◆", PEAK, "peak", TEXT)]
+        items += [("▲", PEAK, "cursor  ", TEXT), ("◆", PEAK, "peak (P lists it)  ", TEXT)]
+        if self.memory == "l2":
+            items.append(("▆", PEAK, "frag: 1 − largest free block ÷ free bytes", TEXT))
         return flowed(items, width, ("legend ", DIM))
 
     def _findings(self, width: int, m: MemoryMap) -> Strip:

@@ -71,6 +71,7 @@ class Timeline(FrameWidget, can_focus=True):
         Binding("l,L", "toggle_colors", "Colour by layer", show=False),
         Binding("m,M", "toggle_mode", "Sequential", show=False),
         Binding("0", "zoom_all", "Whole schedule", show=False),
+        Binding("j,J", "go_to_core", "Go to core", show=False, key_display="j"),
     ]
     HELP_KEYS = [  # letters work in either case, as in Perfetto
         ("Timeline", "W / S", "zoom in / out around the selection"),
@@ -80,6 +81,7 @@ class Timeline(FrameWidget, can_focus=True):
         ("Timeline", "0", "show everything"),
         ("Timeline", "Home / End", "go to the start / end"),
         ("Timeline", "↑ / ↓", "previous / next {lane}"),
+        ("Timeline", "J", "go to a {lane} by its number (the status line counts the {lane}s above and below)"),
         ("Timeline", "C", "highlight the critical path"),
         ("Timeline", "L", "colour by {block} kind / by layer"),
         ("Timeline", "M", "dependency-aware / sequential times"),
@@ -209,7 +211,36 @@ class Timeline(FrameWidget, can_focus=True):
         s = self.schedule
         if s is None or not s.core_ids.size:
             return
-        index = (self.core_index + delta) % s.core_ids.size
+        self.show_core((self.core_index + delta) % s.core_ids.size)
+
+    def action_go_to_core(self) -> None:
+        """Ask for a core by number and select its workload at the time cursor (`j`, and the palette)."""
+        s = self.schedule
+        if s is None or not s.core_ids.size:
+            return
+        from widgets.review_screens import PromptScreen
+
+        ids = s.core_ids.tolist()
+        lane = self.document.vocabulary.lane
+
+        def go(answer: str | None) -> None:
+            if answer is None or not answer.strip():
+                return
+            try:
+                wanted = int(answer.strip().lstrip("c"))
+            except ValueError:
+                self.notify(f"{answer!r} is not a {lane} number", severity="warning")
+                return
+            if wanted not in ids:
+                self.notify(f"no {lane} {wanted} (the {lane}s are {ids[0]}–{ids[-1]})", severity="warning")
+                return
+            self.show_core(ids.index(wanted))
+
+        self.app.push_screen(PromptScreen(f"Go to {lane} (number, {ids[0]}–{ids[-1]}):"), go)
+
+    def show_core(self, index: int) -> None:
+        """Select the workload of the core at `index` running at the time cursor (else the nearest before it)."""
+        s = self.schedule
         rows = s.core_rows(int(s.core_ids[index]))
         if not len(rows):
             return
@@ -476,12 +507,17 @@ class Timeline(FrameWidget, can_focus=True):
             )
         if self.show_critical:
             parts.append("critical path in red")
+        visible = self._visible_cores()
+        hidden = int(s.core_ids.size) - len(visible)
+        if hidden > 0:  # a tall mesh: where the rows on screen sit among all of them (j jumps to one)
+            above, below = visible[0], int(s.core_ids.size) - 1 - visible[-1]
+            parts.insert(0, f"↑{above} ↓{below} {self.document.vocabulary.lane}s (j: go to)")
         text = " · ".join(parts)
         if len(text) > width:  # narrow: the colours' names go first (the legend says "by type"), then the mode
             parts[2] = "by layer" if self.by_layer else "by type"
             text = " · ".join(parts)
         if len(text) > width:
-            text = " · ".join(parts[:1] + parts[2:])
+            text = " · ".join(parts[:1] + parts[2:]) if hidden <= 0 else " · ".join(parts[:2] + parts[3:])
         if len(text) > width:
             text = text[: width - 1] + "…"
         return Strip([Segment(text.ljust(width), Style(color="#d0d0d0", bgcolor="#262626"))])

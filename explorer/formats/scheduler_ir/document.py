@@ -56,7 +56,7 @@ def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document
         ),
         tree=view.tree(path.name),
         view=view,
-        capabilities=CAPABILITIES,
+        capabilities=CAPABILITIES | ({Capability.MESH} if s.core_ids.size > 1 else set()),
         vocabulary=vocabulary(s.wl0_key),
         problems=problems,
         schedule=s,

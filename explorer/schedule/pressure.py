@@ -1,0 +1,554 @@
+"""Memory pressure: why L2 is full at its peak, and where a misplaced tensor would have fitted.
+
+An overlap says two tensors share bytes; an allocator engineer asks next whether there was room. The numbers
+here answer it (the README states each definition, and tests hold the code to them):
+
+- live bytes of a snapshot: the sum of its entries' sizes; a core's peak is the largest, at the first workload
+  that reaches it;
+- high water: the largest end address of a placed piece on the core (entries outside every region are left out:
+  `l2-out-of-range` names them); packing = peak ÷ high water (1.0: nothing tighter was possible);
+- free blocks of a snapshot: each ring region (else the whole L2) minus the union of the pieces in it, a block
+  never spanning a region boundary; fragmentation = 1 − largest free block ÷ total free bytes (0 when nothing
+  is free);
+- a misplaced tensor's residency: the run of consecutive snapshots of its core that hold it at the address it
+  has where its incident starts; its suggestion: the lowest multiple of 8 inside its region where its size fits
+  without touching a byte of another entry in any snapshot of the residency (never wrapping); when there is
+  none, its shortfall: its size − the largest block free in all of them (counted from its first 8-aligned byte).
+
+Everything per snapshot is one vectorised pass over the placed pieces (a sort by region and address); the
+suggestions look only at the snapshots of each residency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from explorer.arrays import distinct
+from explorer.schedule.buffers import Placement, l2_bytes_per_workload
+from explorer.schedule.dependencies import rows_of_children
+from explorer.schedule.incidents import Incident
+from explorer.schedule.model import Schedule
+
+ALIGNMENT = 8  # the scheduler IR's default alignment: 64-bit words
+LARGEST_LISTED = 5  # live tensors an incident's context names
+
+
+@dataclass(frozen=True)
+class SnapshotFree:
+    """Per workload row: live bytes, total free bytes and the largest free block (see the module's definitions)."""
+
+    live: np.ndarray
+    free_total: np.ndarray
+    largest_free: np.ndarray
+
+    @property
+    def fragmentation(self) -> np.ndarray:
+        """1 − largest free block ÷ total free bytes; 0 where nothing is free."""
+        total = self.free_total.astype(np.float64)
+        out = np.zeros(total.size, dtype=np.float64)
+        has = total > 0
+        out[has] = 1.0 - self.largest_free[has] / total[has]
+        return out
+
+
+@dataclass(frozen=True)
+class CorePressure:
+    """One core's L2 pressure: what `info --json` lists under memory.l2.cores."""
+
+    core: int
+    capacity: int
+    peak_bytes: int
+    peak_workload: int
+    high_water: int
+    max_fragmentation: float
+    max_fragmentation_workload: int
+    live_at_peak: list[dict[str, Any]]
+
+    @property
+    def packing(self) -> float:
+        """Peak ÷ high water: 1.0 when nothing tighter was possible (and when nothing is placed)."""
+        return self.peak_bytes / self.high_water if self.high_water > 0 else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "capacity": self.capacity, "peak_bytes": self.peak_bytes, "peak_workload": self.peak_workload,
+            "high_water": self.high_water, "packing": round(self.packing, 4),
+            "live_at_peak": self.live_at_peak, "max_fragmentation": round(self.max_fragmentation, 4),
+            "max_fragmentation_workload": self.max_fragmentation_workload,
+        }  # fmt: skip
+
+
+def _regions(s: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every snapshot's regions, sorted by row then start: (row, lo, hi, each row's first region index). A row
+    without ring regions has one, [0, buffersize) (or up to its highest piece's end when L2's size is unknown)."""
+    n_rows = s.n_workloads
+    per_row = np.diff(s.ring_ptr) if s.ring_ptr.size else np.zeros(n_rows, dtype=np.int64)
+    ring_row = rows_of_children(s.ring_ptr) if s.ring_ptr.size else np.zeros(0, dtype=np.int64)
+    plain = np.flatnonzero(per_row == 0)
+    if s.buffersize > 0:
+        plain_hi = np.full(plain.size, s.buffersize, dtype=np.int64)
+    else:  # no capacity known: each snapshot's region ends where its pieces end
+        end = np.zeros(n_rows, dtype=np.int64)
+        row_of_entry = rows_of_children(s.buf_ptr)
+        if row_of_entry.size:
+            np.maximum.at(end, row_of_entry, np.maximum(s.buf_addr + s.buf_size, 0))
+        plain_hi = end[plain]
+    row = np.concatenate([ring_row, plain]).astype(np.int64)
+    lo = np.concatenate([s.ring_lo[: ring_row.size], np.zeros(plain.size, dtype=np.int64)]).astype(np.int64)
+    hi = np.concatenate([s.ring_hi[: ring_row.size], plain_hi]).astype(np.int64)
+    hi = np.maximum(hi, lo)  # a region given backwards holds nothing
+    order = np.lexsort((lo, row))
+    row, lo, hi = row[order], lo[order], hi[order]
+    first = np.searchsorted(row, np.arange(n_rows + 1))
+    return row, lo, hi, first
+
+
+def snapshot_free(s: Schedule, placement: Placement, rows: np.ndarray | None = None) -> SnapshotFree:
+    """Live bytes, total free bytes and the largest free block of every snapshot (one sort of the pieces); with
+    `rows`, of those snapshots only (the others' free bytes read 0)."""
+    n_rows = s.n_workloads
+    live = l2_bytes_per_workload(s)
+    reg_row, reg_lo, reg_hi, reg_first = _regions(s)
+    if rows is not None:
+        chosen = np.zeros(n_rows, dtype=bool)
+        chosen[rows] = True
+        reg_hi = np.where(chosen[reg_row], reg_hi, reg_lo)  # the other snapshots' regions hold nothing
+    n_regions = reg_row.size
+    region = _piece_regions(placement, reg_lo, reg_first, None if rows is None else chosen)
+    kept = np.flatnonzero(region >= 0)
+    g = region[kept]
+    lo = np.clip(placement.lo[kept], reg_lo[g], reg_hi[g]) - reg_lo[g]
+    hi = np.clip(placement.hi[kept], reg_lo[g], reg_hi[g]) - reg_lo[g]
+    order = np.lexsort((lo, g))
+    g, lo, hi = g[order], lo[order], hi[order]
+    covered = _running_max_by_group(g, hi)  # the end of the union of the pieces so far, within each region
+    first_in_group = np.ones(g.size, dtype=bool)
+    first_in_group[1:] = g[1:] != g[:-1]
+    before = np.zeros(g.size, dtype=np.int64)
+    before[1:] = covered[:-1]
+    before[first_in_group] = 0
+    gaps = np.maximum(lo - before, 0)
+    last_in_group = np.ones(g.size, dtype=bool)
+    last_in_group[:-1] = g[1:] != g[:-1]
+    size = reg_hi - reg_lo
+    tail = size.copy()  # a region without pieces is free whole
+    tail[g[last_in_group]] = size[g[last_in_group]] - covered[last_in_group]
+    tail = np.maximum(tail, 0)
+    free_by_region = tail + np.bincount(g, weights=gaps, minlength=n_regions).astype(np.int64)
+    largest_by_region = tail.copy()
+    if g.size:
+        np.maximum.at(largest_by_region, g, gaps)
+    free_total = np.bincount(reg_row, weights=free_by_region, minlength=n_rows).astype(np.int64)
+    largest_free = np.zeros(n_rows, dtype=np.int64)
+    if n_regions:
+        np.maximum.at(largest_free, reg_row, largest_by_region)
+    return SnapshotFree(live, free_total, largest_free)
+
+
+def _piece_regions(
+    placement: Placement, reg_lo: np.ndarray, reg_first: np.ndarray, chosen: np.ndarray | None = None
+) -> np.ndarray:
+    """The region index (into `_regions`) of each placed piece; -1 for pieces of entries out of range (and of
+    rows not `chosen`, when given)."""
+    entry = placement.entry
+    row = placement.row
+    wanted = placement.region_lo[entry]
+    answer = np.full(entry.size, -1, dtype=np.int64)
+    usable = ~placement.out_of_range[entry] & (wanted >= 0)
+    if chosen is not None:
+        usable &= chosen[row]
+    start, stop = reg_first[row], reg_first[row + 1]
+    most = int((reg_first[1:] - reg_first[:-1]).max()) if reg_first.size > 1 else 0
+    for k in range(most):  # rows hold a few regions each: one vectorised step per position
+        at = start + k
+        has = usable & (answer < 0) & (at < stop)
+        found = np.flatnonzero(has)
+        match = reg_lo[at[found]] == wanted[found]
+        answer[found[match]] = at[found[match]]
+    return answer
+
+
+def _running_max_by_group(group: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The running maximum of `values` restarting at each group (`group` sorted): values are ranked so that
+    group·ranks + rank fits an int64 whatever the addresses are."""
+    if values.size == 0:
+        return values.copy()
+    levels = distinct(values)
+    rank = np.searchsorted(levels, values)
+    stride = levels.size + 1
+    keyed = group * stride + rank
+    running = np.maximum.accumulate(keyed) - group * stride
+    return levels[running]
+
+
+def core_pressure(
+    s: Schedule,
+    placement: Placement,
+    free: SnapshotFree,
+    entry_role: Callable[[int, int], str] | None = None,
+    entry_kinds: tuple[str, ...] = (),
+) -> list[CorePressure]:
+    """Every core's peak, high water, packing and worst fragmentation; `entry_role(row, entry)` names the tensors
+    live at the peak (else their entry kind does)."""
+    placed = ~placement.out_of_range[placement.entry]
+    piece_core = s.wl_core[placement.row[placed]] if placed.any() else np.zeros(0, dtype=np.int64)
+    piece_hi = placement.hi[placed]
+    fragmentation = free.fragmentation
+    answer: list[CorePressure] = []
+    for core in s.core_ids.tolist():
+        rows = s.core_rows(int(core))
+        if len(rows) == 0:
+            continue
+        live = free.live[rows.start : rows.stop]
+        peak_row = rows.start + int(np.argmax(live))
+        worst_row = rows.start + int(np.argmax(fragmentation[rows.start : rows.stop]))
+        mine = piece_core == core
+        high_water = int(piece_hi[mine].max()) if mine.any() else 0
+        answer.append(
+            CorePressure(
+                core=int(core), capacity=int(s.buffersize), peak_bytes=int(free.live[peak_row]),
+                peak_workload=int(s.wl_id[peak_row]), high_water=high_water,
+                max_fragmentation=float(fragmentation[worst_row]),
+                max_fragmentation_workload=int(s.wl_id[worst_row]),
+                live_at_peak=live_tensors(s, peak_row, entry_role, entry_kinds),
+            )
+        )  # fmt: skip
+    return answer
+
+
+def live_tensors(
+    s: Schedule,
+    row: int,
+    entry_role: Callable[[int, int], str] | None = None,
+    entry_kinds: tuple[str, ...] = (),
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """The entries of `row`'s snapshot, largest first (ties by tensor id): tensor_id, bytes, address, role."""
+    lo, hi = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
+    entries = np.arange(lo, hi)
+    order = np.lexsort((s.buf_tensor[lo:hi], -s.buf_size[lo:hi]))
+    chosen = entries[order][:limit] if limit is not None else entries[order]
+    out = []
+    for e in chosen.tolist():
+        said = entry_role(row, e) if entry_role is not None else ""
+        kind = int(s.buf_type[e])
+        role = said or (entry_kinds[kind] if 0 <= kind < len(entry_kinds) else "")
+        out.append({"tensor_id": int(s.buf_tensor[e]), "bytes": int(s.buf_size[e]), "address": int(s.buf_addr[e]),
+                    "role": role})  # fmt: skip
+    return out
+
+
+@dataclass(frozen=True)
+class Residency:
+    """Where a misplaced tensor lies for the run of snapshots its incident starts in (rows first..last)."""
+
+    core: int
+    tensor: int
+    address: int
+    size: int
+    region_lo: int
+    region_hi: int
+    first_row: int
+    last_row: int
+    entries: np.ndarray  # the entries that hold it there (what `relocate` moves)
+
+
+@dataclass(frozen=True)
+class Room:
+    """Where the tensor would have fitted for its whole residency, or how many bytes were missing."""
+
+    residency: Residency
+    address: int | None  # the suggestion; None when there is no room
+    largest_free: int  # the largest block free in every snapshot of the residency (from an 8-aligned byte)
+
+    @property
+    def shortfall(self) -> int:
+        return max(self.residency.size - self.largest_free, 0) if self.address is None else 0
+
+
+def residency(s: Schedule, placement: Placement, core: int, tensor: int, row: int) -> Residency | None:
+    """The run of consecutive snapshots of `core` around `row`'s that hold `tensor` at the address it has there;
+    None when that snapshot does not hold it."""
+    return residencies(s, placement, [(core, tensor, row)])[0]
+
+
+def residencies(s: Schedule, placement: Placement, asked: list[tuple[int, int, int]]) -> list[Residency | None]:
+    """`residency` of many (core, tensor, row) at once: the entries of the tensors asked about are found in one
+    pass and grouped per core and tensor (a stay is a few snapshots; a core holds hundreds of thousands)."""
+    held = _entries_of(s, distinct(np.array([tensor for _, tensor, _ in asked], dtype=np.int64)))
+    answer: list[Residency | None] = []
+    for core, tensor, row in asked:
+        rows, addresses, entries = held.get((core, tensor), ((), (), ()))
+        at = next((k for k, r in enumerate(rows) if r == row), None)
+        if at is None:
+            answer.append(None)
+            continue
+        address = addresses[at]
+        mine = [(r, e) for r, a, e in zip(rows, addresses, entries, strict=True) if a == address]
+        run = [r for r, _ in mine]
+        k = run.index(row)
+        first = last = k
+        while first > 0 and run[first - 1] >= run[first] - 1:
+            first -= 1
+        while last + 1 < len(run) and run[last + 1] <= run[last] + 1:
+            last += 1
+        first_entry = entries[at]
+        answer.append(Residency(
+            core=core, tensor=tensor, address=address, size=int(s.buf_size[first_entry]),
+            region_lo=int(placement.region_lo[first_entry]), region_hi=int(placement.region_hi[first_entry]),
+            first_row=run[first], last_row=run[last],
+            entries=np.array([e for _, e in mine[first : last + 1]], dtype=np.int64),
+        ))  # fmt: skip
+    return answer
+
+
+def _entries_of(s: Schedule, tensors: np.ndarray) -> dict[tuple[int, int], tuple[list[int], list[int], list[int]]]:
+    """(core, tensor) → the rows, addresses and entries (in entry order) of every entry of those tensors."""
+    if tensors.size == 0 or s.buf_tensor.size == 0:
+        return {}
+    at = np.minimum(np.searchsorted(tensors, s.buf_tensor), tensors.size - 1)
+    found = np.flatnonzero(tensors[at] == s.buf_tensor)
+    rows = np.searchsorted(s.buf_ptr, found, side="right") - 1
+    cores = s.wl_core[rows]
+    ids = s.buf_tensor[found]
+    order = np.lexsort((found, ids, cores))
+    columns = [column[order].tolist() for column in (cores, ids, rows, s.buf_addr[found], found)]
+    grouped: dict[tuple[int, int], tuple[list[int], list[int], list[int]]] = {}
+    for core, tensor, row, address, entry in zip(*columns, strict=True):
+        lists = grouped.get((core, tensor))
+        if lists is None:
+            lists = grouped[(core, tensor)] = ([], [], [])
+        lists[0].append(row)
+        lists[1].append(address)
+        lists[2].append(entry)
+    return grouped
+
+
+def room_for(s: Schedule, placement: Placement, stay: Residency) -> Room:
+    """The lowest 8-aligned address in the tensor's region where it fits, clear of every other entry's bytes in
+    every snapshot of its residency, never wrapping past the region's end."""
+    return rooms_for(s, placement, [stay])[0]
+
+
+def rooms_for(s: Schedule, placement: Placement, stays: list[Residency]) -> list[Room]:
+    """`room_for` of many residencies at once: the pieces of every residency's snapshots in one array, grouped
+    by residency, sorted by address once, their gaps found together (9,000 incidents one by one took 0.5 s)."""
+    if not stays:
+        return []
+    n = s.buf_tensor.size
+    k = len(stays)
+    first_row = np.array([stay.first_row for stay in stays], dtype=np.int64)
+    last_row = np.array([stay.last_row for stay in stays], dtype=np.int64)
+    region_lo = np.array([stay.region_lo for stay in stays], dtype=np.int64)
+    region_hi = np.array([stay.region_hi for stay in stays], dtype=np.int64)
+    size = np.array([stay.size for stay in stays], dtype=np.int64)
+    usable = (region_lo >= 0) & (region_hi > region_lo) & (size > 0)
+    entry_lo, entry_hi = s.buf_ptr[first_row], s.buf_ptr[last_row + 1]
+    wrapped = placement.entry[n:]  # the second pieces, in entry order
+    second_lo, second_hi = np.searchsorted(wrapped, entry_lo), np.searchsorted(wrapped, entry_hi)
+    group_a, pieces_a = _ranges(entry_lo, entry_hi)
+    group_b, pieces_b = _ranges(n + second_lo, n + second_hi)
+    group = np.concatenate([group_a, group_b])
+    pieces = np.concatenate([pieces_a, pieces_b])
+    entry = placement.entry[pieces]
+    moving_group = np.repeat(np.arange(k), [stay.entries.size for stay in stays])
+    moving_key = np.sort(moving_group * (n + 1) + np.concatenate([stay.entries for stay in stays]))
+    key = group * (n + 1) + entry
+    at = np.minimum(np.searchsorted(moving_key, key), max(moving_key.size - 1, 0))
+    moving = moving_key[at] == key if moving_key.size else np.zeros(key.size, dtype=bool)
+    keep = ~(placement.out_of_range[entry] | moving) & usable[group]
+    group, pieces = group[keep], pieces[keep]
+    lo = np.maximum(placement.lo[pieces], region_lo[group])
+    hi = np.minimum(placement.hi[pieces], region_hi[group])
+    taken = hi > lo
+    group, lo, hi = group[taken], lo[taken], hi[taken]
+    order = np.lexsort((lo, group))
+    group, lo, hi = group[order], lo[order], hi[order]
+    covered = _running_max_by_group(group, hi)
+    first_in_group = np.ones(group.size, dtype=bool)
+    first_in_group[1:] = group[1:] != group[:-1]
+    gap_start = np.empty(group.size, dtype=np.int64)
+    gap_start[1:] = covered[:-1]
+    gap_start[first_in_group] = region_lo[group[first_in_group]]
+    tail_start = region_lo.copy()  # a residency without pieces: its region is free whole
+    last_in_group = np.ones(group.size, dtype=bool)
+    last_in_group[:-1] = group[1:] != group[:-1]
+    tail_start[group[last_in_group]] = covered[last_in_group]
+    block_group = np.concatenate([group, np.arange(k)])
+    block_start = np.concatenate([gap_start, tail_start])
+    block_end = np.concatenate([lo, region_hi])
+    usable_start = -(-block_start // ALIGNMENT) * ALIGNMENT  # each block from its first aligned byte
+    room = np.maximum(block_end - usable_start, 0)
+    room[~usable[block_group]] = 0
+    order = np.lexsort((block_start, block_group))
+    block_group, usable_start, room = block_group[order], usable_start[order], room[order]
+    largest = np.zeros(k, dtype=np.int64)
+    np.maximum.at(largest, block_group, room)
+    fits = np.flatnonzero(room >= size[block_group])
+    fitting_groups, first_fit = np.unique(block_group[fits], return_index=True)
+    address: list[int | None] = [None] * k
+    for g, start in zip(fitting_groups.tolist(), usable_start[fits[first_fit]].tolist(), strict=True):
+        address[g] = start
+    return [Room(stay, address[g], int(largest[g])) for g, stay in enumerate(stays)]
+
+
+def _ranges(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The integers of each [starts[k], stops[k]) laid end to end, and k for each."""
+    counts = np.maximum(stops - starts, 0)
+    group = np.repeat(np.arange(counts.size), counts)
+    offsets = np.arange(group.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    return group, np.repeat(starts, counts) + offsets
+
+
+def incident_context(s: Schedule, free: SnapshotFree, row: int, entry_kinds: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The pressure at an incident's first snapshot: capacity, live bytes, the largest free block and the five
+    largest live tensors (their role is their entry kind: naming each in words reads its workload again, and a
+    file holds thousands of incidents; the TUI's details name them when one is shown)."""
+    return {
+        "capacity": int(s.buffersize), "live_bytes": int(free.live[row]),
+        "largest_free_block": int(free.largest_free[row]),
+        "largest_live": live_tensors(s, row, None, entry_kinds, limit=LARGEST_LISTED),
+    }  # fmt: skip
+
+
+def explain_incidents(
+    s: Schedule,
+    placement: Placement,
+    incidents: list[Incident],
+    entry_kinds: tuple[str, ...] = (),
+    free: SnapshotFree | None = None,
+) -> dict[int, Room]:
+    """Fill each L2 incident's context and its suggestion or shortfall (WL0 incidents are left as they are);
+    the rooms found, by id(incident). Without `free`, only the incidents' first snapshots are measured."""
+    l2 = [i for i in incidents if i.code == "l2-overlap"]
+    rows = s.rows_of([i.core for i in l2], [i.first_workload for i in l2]).tolist()
+    if free is None:
+        free = snapshot_free(s, placement, rows=np.array([r for r in rows if r >= 0], dtype=np.int64))
+    asked = [(i, (i.core, i.introduced_by, row)) for i, row in zip(l2, rows, strict=True) if row >= 0]
+    found = residencies(s, placement, [ask for _, ask in asked])
+    stays = {id(incident): stay for (incident, _), stay in zip(asked, found, strict=True)}
+    found_rooms = rooms_for(s, placement, [stay for stay in found if stay is not None])
+    rooms = {id(incident): room for incident, room in zip(
+        [incident for (incident, _), stay in zip(asked, found, strict=True) if stay is not None], found_rooms,
+        strict=True)}  # fmt: skip
+    for incident, row in zip(l2, rows, strict=True):
+        if row < 0:
+            continue
+        incident.context = incident_context(s, free, row, entry_kinds)
+        stay = stays.get(id(incident))
+        if stay is None:
+            continue
+        room = rooms[id(incident)]
+        span = [int(s.wl_id[stay.first_row]), int(s.wl_id[stay.last_row])]
+        if room.address is not None:
+            incident.suggestion = {"address": room.address, "end": room.address + stay.size, "residency": span}
+            incident.shortfall_bytes = None
+        else:
+            incident.suggestion = None
+            incident.shortfall_bytes = room.shortfall
+    return rooms
+
+
+class Pressure:
+    """A document's L2 pressure, worked out once when first asked for (`pressure_of`): the per-snapshot free
+    space, the cores' numbers, and each incident's room on demand."""
+
+    def __init__(self, document: Any) -> None:
+        self.document = document
+        self.schedule: Schedule = document.schedule
+        self.placement: Placement = document.schedule_analysis.placement
+        self._free: SnapshotFree | None = None
+        self._cores: list[CorePressure] | None = None
+        self._by_core: dict[int, np.ndarray] = {}
+
+    @property
+    def free(self) -> SnapshotFree:
+        """Every snapshot's free space (one sort of all the pieces: worked out when first asked for)."""
+        if self._free is None:
+            self._free = snapshot_free(self.schedule, self.placement)
+        return self._free
+
+    def core_fragmentation(self, core: int) -> np.ndarray:
+        """Fragmentation of each snapshot of one core, in step order (its rows alone are measured unless every
+        snapshot already was): the memory map's strip."""
+        rows = self.schedule.core_rows(core)
+        if self._free is not None:
+            return self._free.fragmentation[rows.start : rows.stop]
+        kept = self._by_core.get(core)
+        if kept is None:
+            wanted = np.arange(rows.start, rows.stop, dtype=np.int64)
+            kept = self._by_core[core] = snapshot_free(self.schedule, self.placement, rows=wanted).fragmentation[
+                rows.start : rows.stop
+            ]
+        return kept
+
+    def entry_role(self) -> Callable[[int, int], str] | None:
+        """The document's words for an entry (what the incidents say), for the views that name a few."""
+        return getattr(self.document.view, "entry_role", None)
+
+    @property
+    def cores(self) -> list[CorePressure]:
+        """Each core's numbers; the tensors live at the peak are named by their entry kind (naming them in words
+        reads each core's workloads again: a second on a 500 MB file; the TUI's peak list names them)."""
+        if self._cores is None:
+            words = self.document.vocabulary
+            self._cores = core_pressure(self.schedule, self.placement, self.free, None, words.entry_kinds)
+        return self._cores
+
+    def core(self, core: int) -> CorePressure | None:
+        return next((c for c in self.cores if c.core == core), None)
+
+    def explain(self, incidents: list[Incident]) -> dict[int, Room]:
+        """Fill every L2 incident's context and suggestion or shortfall; the rooms found, by id(incident)."""
+        words = self.document.vocabulary
+        return explain_incidents(self.schedule, self.placement, incidents, words.entry_kinds, self._free)
+
+
+def pressure_of(document: Any) -> Pressure | None:
+    """The document's L2 pressure (kept on its analysis: worked out once); None without a schedule."""
+    analysis = getattr(document, "schedule_analysis", None)
+    if document.schedule is None or analysis is None or document.schedule.buf_ptr.size < 2:
+        return None
+    kept = analysis.cached.get("pressure")
+    if kept is None:
+        kept = analysis.cached["pressure"] = Pressure(document)
+    return kept
+
+
+def worst_line(cores: dict[str, dict[str, Any]]) -> str:
+    """The text `info`'s line: the core with the largest peak (from `info --json`'s memory.l2.cores), in words."""
+    core, said = max(cores.items(), key=lambda item: (item[1]["peak_bytes"], -int(item[0])))
+    capacity = said["capacity"]
+    share = f" of {capacity:,} ({said['peak_bytes'] / capacity:.0%})" if capacity > 0 else ""
+    return (f"core {core}, {said['peak_bytes']:,} bytes{share} at workload {said['peak_workload']} "
+            f"({len(said['live_at_peak'])} tensors live); high water {said['high_water']:#x}, packing "
+            f"{said['packing']:.2f}; fragmentation up to {said['max_fragmentation']:.2f} "
+            f"(workload {said['max_fragmentation_workload']})")  # fmt: skip
+
+
+def preview_room(document: Any, core: int, tensors: tuple[int, ...], row: int) -> tuple[Room | None, str]:
+    """Where the selected incident's misplaced tensor (`tensors[0]`, as the views highlight it) would go, for
+    the views' preview of `relocate`: the room found, or None and why in words."""
+    pressure = pressure_of(document)
+    if pressure is None or not tensors:
+        return None, "choose an overlap incident first (p: problems, n: next) to preview where its tensor fits"
+    s = pressure.schedule
+    [stay] = residencies(s, pressure.placement, [(core, int(tensors[0]), row)])
+    if stay is None:
+        return None, f"tensor {tensors[0]} is not in this snapshot of {s.core_label(core)}: step to the overlap"
+    room = room_for(s, pressure.placement, stay)
+    if room.address is None:
+        return None, (f"tensor {stay.tensor} fits nowhere in its region for workloads {int(s.wl_id[stay.first_row])}–"
+                      f"{int(s.wl_id[stay.last_row])}: {room.shortfall:,} bytes short")  # fmt: skip
+    return room, ""
+
+
+def preview_words(s: Schedule, room: Room) -> str:
+    """The preview's mark, said in every view that draws it."""
+    stay = room.residency
+    return (f"PREVIEW · tensor {stay.tensor} → {room.address:#x} (was {stay.address:#x}) · workloads "
+            f"{int(s.wl_id[stay.first_row])}–{int(s.wl_id[stay.last_row])} · nothing is written · v: off")  # fmt: skip

@@ -1,0 +1,123 @@
+"""A schedule with one misplaced tensor moved: the bytes of the input file with only that tensor's `address`
+fields changed, for the snapshots of its residency (`pressure.residency`), so that an engineer can hand the
+fixed schedule to the next tool and `check` proves the move (the incident gone, none added).
+
+The input is read, never written: the copy is assembled from the file's bytes (each workload's span is known
+from the load, `FileSpans.item_span`) with the few address values spliced in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+import numpy as np
+
+from explorer.errors import LoadError
+from explorer.file_spans import FileSpans, span_of
+from explorer.schedule.buffers import Placement
+from explorer.schedule.incidents import Incident
+from explorer.schedule.model import Schedule
+from explorer.schedule.pressure import Residency, residency, room_for
+
+_object = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_array = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+class RelocateRefused(LoadError):
+    """The move asked for cannot be made: the reason in one line, nothing written."""
+
+
+@dataclass(frozen=True)
+class Move:
+    stay: Residency
+    address: int
+    workloads: tuple[int, int]  # the residency as workload ids [first, last]
+
+
+def plan_move(
+    s: Schedule, placement: Placement, incidents: list[Incident], core: int, tensor: int, to: str,
+    workload: int | None = None,
+) -> Move:  # fmt: skip
+    """Which entries move where. The residency is the one around `workload`, else the tensor's first L2
+    incident on the core, else its first snapshot there; `to` is an address (decimal or 0x…) or `suggested`."""
+    path = getattr(s.core_raw, "path", "")
+    rows = s.core_rows(core)
+    if len(rows) == 0:
+        known = ", ".join(map(str, s.core_ids.tolist()[:16]))
+        raise RelocateRefused(path, "", f"core {core} is not in the schedule (cores: {known})")
+    if workload is None:
+        workload = next((i.first_workload for i in incidents
+                         if i.code == "l2-overlap" and i.core == core and i.introduced_by == tensor), None)  # fmt: skip
+    if workload is None:
+        lo, hi = int(s.buf_ptr[rows.start]), int(s.buf_ptr[rows.stop])
+        holding = np.flatnonzero(s.buf_tensor[lo:hi] == tensor)
+        if holding.size == 0:
+            raise RelocateRefused(path, "", f"tensor {tensor} is in no snapshot of core {core}")
+        workload = int(s.wl_id[int(np.searchsorted(s.buf_ptr, lo + int(holding[0]), side="right")) - 1])
+    row = s.row_of(core, workload)
+    stay = residency(s, placement, core, tensor, row) if row is not None else None
+    if stay is None:
+        raise RelocateRefused(path, "", f"tensor {tensor} is not in core {core}'s snapshot of workload {workload}")
+    if stay.region_lo < 0:
+        raise RelocateRefused(path, "", f"tensor {tensor} lies outside every region of core {core}: no region to "
+                                        "move it within")  # fmt: skip
+    if to == "suggested":
+        room = room_for(s, placement, stay)
+        if room.address is None:
+            raise RelocateRefused(path, "", f"tensor {tensor} ({stay.size:,} bytes) fits nowhere in its region for "
+                                            f"its residency: {room.shortfall:,} bytes short")  # fmt: skip
+        address = room.address
+    else:
+        try:
+            address = int(to, 0)
+        except ValueError:
+            raise RelocateRefused(
+                path, "", f"--to {to!r}: expected an address (like 744 or 0x2e8) or 'suggested'"
+            ) from None
+        if not (stay.region_lo <= address and address + stay.size <= stay.region_hi):
+            where = f"its region {stay.region_lo:#x}-{stay.region_hi:#x}"
+            raise RelocateRefused(path, "", f"--to {address:#x}: tensor {tensor} ({stay.size:,} bytes) must lie "
+                                            f"inside {where} without wrapping")  # fmt: skip
+    return Move(stay, address, (int(s.wl_id[stay.first_row]), int(s.wl_id[stay.last_row])))
+
+
+def relocated_bytes(s: Schedule, move: Move) -> bytes:
+    """The input file's bytes with the residency's entries at the new address; nothing else changed."""
+    spans = s.core_raw
+    if not isinstance(spans, FileSpans):
+        raise RelocateRefused("", "", "this schedule's addresses are not fields of its file: it cannot be relocated")
+    edits: list[tuple[int, int, bytes]] = []
+    row_of = np.searchsorted(s.buf_ptr, move.stay.entries, side="right") - 1
+    for entry, row in zip(move.stay.entries.tolist(), row_of.tolist(), strict=True):
+        offset, _ = spans.item_span(int(s.wl_core[row]), int(s.wl_pos[row]))
+        start, length = _address_span(spans.item(int(s.wl_core[row]), int(s.wl_pos[row])), int(s.buf_pos[entry]))
+        edits.append((offset + start, offset + start + length, str(move.address).encode()))
+    whole = spans.read(0, spans.stamp[0])
+    if len(whole) != spans.stamp[0]:
+        raise RelocateRefused(spans.path, "", "the file is shorter than when it was opened: reopen it")
+    pieces: list[bytes] = []
+    at = 0
+    for lo, hi, value in sorted(edits):
+        pieces += [whole[at:lo], value]
+        at = hi
+    pieces.append(whole[at:])
+    return b"".join(pieces)
+
+
+def _address_span(workload: bytes, position: int) -> tuple[int, int]:
+    """Where `buffer[position].address`'s value lies in one workload's JSON: (offset, length)."""
+    fields = _object.decode(workload)
+    buffer = fields["buffer"]
+    entries = _array.decode(buffer)
+    entry = entries[position]
+    address = _object.decode(entry)["address"]
+    base = span_of(buffer, workload)[0] + span_of(entry, buffer)[0]
+    start, length = span_of(address, entry)
+    return base + start, length
+
+
+def summary(move: Move, tensor: int, core: int) -> str:
+    first, last = move.workloads
+    return (f"core {core}: tensor {tensor} moved from {move.stay.address:#x} to {move.address:#x} for workloads "
+            f"{first}–{last} ({move.stay.entries.size} entries)")  # fmt: skip

@@ -1,0 +1,110 @@
+"""Memory explained in the TUI (issue #42): an incident's details say whether there was room, `v` previews the
+move in the buffers and the memory map (nothing written), `P` lists the core's peak, the map draws
+fragmentation, and the summary (`h`) shows packing per core."""
+
+from __future__ import annotations
+
+from textual.widgets import OptionList
+
+from explorer.schedule.pressure import pressure_of
+from tests.app.helpers import SIZE, wait_loaded
+from tests.conftest import SAMPLE_DATA
+from widgets.app import make_app
+from widgets.details import DetailsPanel
+from widgets.schedule.buffer_view import BufferView
+from widgets.schedule.memory_map import MemoryMapView
+
+PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+
+
+def text(widget) -> str:
+    return "\n".join(strip.text for strip in widget.render_frame())
+
+
+def details_text(app) -> str:
+    return "\n".join(" ".join(str(cell) for cell in row) for section in app.query_one(DetailsPanel).sections
+                     for row in [[section.title], *section.rows])  # fmt: skip
+
+
+async def test_the_incident_s_details_say_where_its_tensor_fits():
+    before = PLANTED.read_bytes()
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        said = details_text(app)
+        assert "Room for the misplaced tensor" in said and "would fit at 0x0 for workloads 3–3" in said
+        assert "live: tensor 36" in said and "ifmap from core 1 (Add_3)" in said  # named in words here
+        buffers = app.query_one(BufferView)
+        await pilot.press("3")
+        await pilot.pause()
+        assert "overlap: tensor 36 and 90000, bytes 0x1c40-0x1cc0" in text(buffers)
+        await pilot.press("v")
+        await pilot.pause()
+        frame = text(buffers)
+        assert "PREVIEW · tensor 90000 → 0x0 (was 0x1c40) · workloads 3–3 · nothing is written" in frame
+        assert "no overlap in this snapshot" in frame and "overlap: tensor 36" not in frame
+        await pilot.press("v")
+        await pilot.pause()
+        assert "PREVIEW" not in text(buffers)
+        await pilot.press("7", "v")
+        await pilot.pause()
+        memory = app.query_one(MemoryMapView)
+        frame = text(memory)
+        assert "PREVIEW · tensor 90000" in frame and "no overlap on this core" in frame
+        assert memory.map.overlap_step.size == 0  # the collision is gone from the preview
+        await pilot.press("v")
+        await pilot.pause()
+        assert memory.map.overlap_step.size == 1 and "PREVIEW" not in text(memory)
+    assert PLANTED.read_bytes() == before  # nothing written
+
+
+async def test_v_without_an_incident_says_what_to_do():
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7", "v")
+        await pilot.pause()
+        assert app.query_one(MemoryMapView).preview is None
+        assert any("choose an overlap incident first" in n.message for n in app._notifications)
+
+
+async def test_p_lists_the_peak_largest_first_and_enter_selects_one():
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7", "P")
+        await pilot.pause()
+        memory = app.query_one(MemoryMapView)
+        m = memory.map
+        assert memory.frame == m.peak_step
+        options = app.screen.query_one(OptionList)
+        labels = [str(options.get_option_at_index(k).prompt) for k in range(options.option_count)]
+        s, row = app.document.schedule, memory.row
+        sizes = sorted((int(v) for v in s.buf_size[s.buf_ptr[row] : s.buf_ptr[row + 1]]), reverse=True)
+        assert len(labels) == len(sizes)
+        assert any(word in labels[0] for word in ("from core", "DRAM"))  # named in words
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        band = memory.selected_band
+        assert band >= 0 and int(m.hi[band] - m.lo[band]) == sizes[1]
+        assert f"tensor {int(m.tensor[band])}" in details_text(app)
+
+
+async def test_the_fragmentation_strip_and_the_summary_s_packing():
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("7")
+        await pilot.pause()
+        memory = app.query_one(MemoryMapView)
+        strip = next(line for line in text(memory).splitlines() if line.startswith("frag"))
+        values = pressure_of(app.document).core_fragmentation(memory.core)
+        assert len(values) == memory.map.steps and values.max() > 0
+        assert set(strip.split("│", 1)[1].strip()) <= set(" ▁▂▃▄▅▆▇█") and strip.split("│", 1)[1].strip()
+        await pilot.press("h")
+        await pilot.pause()
+        said = details_text(app)
+        core = pressure_of(app.document).cores[0]
+        assert "L2 at its fullest, per core" in said and f"{core.packing:.2f}" in said
