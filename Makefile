@@ -54,6 +54,8 @@ docs: $(STAMP)
 		--workload 3 --size 160x40 -o docs/memory_map.svg
 	$(VENV)/bin/ir-explorer screenshot sample_data/planted_problems_2x2_stschedule.json --view timeline --core 1 \
 		--workload 3 --size 160x30 -o docs/labelled_timeline.svg
+	$(VENV)/bin/ir-explorer screenshot tests/app/data/mesh16_stschedule.json --view mesh --core 5 --workload 1 \
+		--size 160x40 -o docs/mesh.svg
 	# the graph view's first screens on the real torch exports and a scripted Loop/If model (needs ../shared)
 	$(VENV)/bin/ir-explorer screenshot ../shared/samples/onnx/resnet18_narrow_torchscript_opset17.onnx --view graph \
 		--size 160x48 -o docs/graph_resnet_first_screen.svg

@@ -109,6 +109,45 @@ async def measure():
 elapsed, pan_max, zoom_median, zoom_max, width, height = asyncio.run(measure())
 extra = {"pan_max": pan_max, "zoom_median": zoom_median, "zoom_max": zoom_max}
 """
+# Walking a model (issue #41) with the view's own actions: ↓ along the reading path, and Enter on every group of
+# the first screen (open, then close again), each followed by the frame it leads to.
+WALK = """
+import asyncio, time, statistics
+from widgets.app import make_app
+async def measure():
+    app = make_app(PATH)
+    async with app.run_test(size=(200, 60)) as pilot:
+        while app.document is None or app.document.partial or not app.views_ready:
+            await pilot.pause(0.005)
+        await pilot.press("6")
+        graph = app.query_one("#graph")
+        while not graph.ready:
+            await pilot.pause(0.005)
+        graph.render_frame()
+        steps = []
+        for _ in range(40):
+            t = time.perf_counter()
+            graph.action_move("down")
+            graph.render_frame()
+            steps.append(time.perf_counter() - t)
+        layout = graph.layout
+        keys = (graph._key_of(layout, item) for item in range(layout.visible.n_items))
+        groups = [key for key in keys if key[0] == 1]
+        opens, members = [], []
+        for key in groups[:12]:
+            graph.selected_key = key
+            t = time.perf_counter()
+            graph.action_toggle_group()
+            graph.render_frame()
+            opens.append(time.perf_counter() - t)
+            members.append(int(graph.layout.visible.n_items))
+            graph.action_toggle_group()  # close it again: the next group opens from the first screen
+        return (statistics.median(steps), max(steps), statistics.median(opens or [0]), max(opens or [0]),
+                len(opens), max(members or [0]))
+step, step_max, open_median, open_max, opened, most = asyncio.run(measure())
+elapsed = step
+extra = {"step_max": step_max, "open_median": open_median, "open_max": open_max, "opened": opened, "boxes": most}
+"""
 JSON_ALL = """
 import io, contextlib, os, time, resource
 from explorer.api import open_document
@@ -223,7 +262,7 @@ def section(out: Path, probes: dict, run_probe: Callable[[str, Path], dict], rat
             onnx_inputs: list[tuple[str, Path]]) -> list[str]:  # fmt: skip
     probes.update({"graph_first": FIRST_SCREEN, "graph_expand": EXPAND, "graph_frames": FRAMES,
                    "graph_json_all": JSON_ALL, "graph_first_built": FIRST_SCREEN_BUILT,
-                   "graph_build": BUILD_ALONE})  # fmt: skip
+                   "graph_build": BUILD_ALONE, "graph_walk": WALK})  # fmt: skip
     big = out / "bench_graph_100000.onnx"
     if not big.exists():
         hundred_thousand(big)
@@ -256,6 +295,21 @@ def section(out: Path, probes: dict, run_probe: Callable[[str, Path], dict], rat
             f"{frames['seconds'] * 1000:.1f} / {frames['pan_max'] * 1000:.1f} ms | "
             f"{frames['zoom_median'] * 1000:.1f} / {frames['zoom_max'] * 1000:.1f} ms | ≤ 16 ms |"
         )
+    samples = Path(__file__).resolve().parents[2] / "shared" / "samples" / "onnx"
+    names = ("minigpt4_dynaxes_torchscript_opset17_noconstfold.onnx", "minigpt6_torchscript_opset17_noconstfold.onnx",
+             "resnet18_narrow_torchscript_opset17.onnx")
+    walked = [samples / name for name in names if (samples / name).exists()]
+    if walked:
+        lines += ["", "Walking a model (issue #41), with the view's own actions at 200×60: 40 presses of ↓ along "
+                  "the reading path, and Enter on each group of the first screen (up to 12; opened with the "
+                  "picture kept in place, then closed), each with the frame it leads to.", "",
+                  "| input | ↓ (median / worst) | Enter opening a group (median / worst, groups, most boxes after) | "
+                  "target |", "| --- | --- | --- | --- |"]  # fmt: skip
+        for path in walked:
+            walk = run_probe("graph_walk", path)
+            lines.append(f"| `{path.name}` | {walk['seconds'] * 1000:.1f} / {walk['step_max'] * 1000:.1f} ms | "
+                         f"{walk['open_median'] * 1000:.0f} / {walk['open_max'] * 1000:.0f} ms ({walk['opened']}, "
+                         f"{walk['boxes']:,}) | ≤ 16 ms a key, ≤ 100 ms an Enter |")  # fmt: skip
     build = run_probe("graph_build", big)
     built = run_probe("graph_first_built", big)
     lines += [

@@ -166,6 +166,10 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
             metavar="OTHER",
             help="the two graphs side by side, on the first change (as ir-explorer FILE --compare)",
         )
+        parser.add_argument(
+            "--open", action="append", default=[], metavar="G",
+            help="--view graph: open group G as Enter does (repeatable, in order; as graph --open)",
+        )  # fmt: skip
         return parser
     if command == "export":
         parser.description = "Write a self-contained HTML report and/or a Chrome trace (Perfetto) of the file."
@@ -622,6 +626,7 @@ def _run_screenshot(args: argparse.Namespace) -> ExitCode:
         compare=args.compare,
         force=args.force,
         companions=_companions(args),
+        opens=args.open,
     )
     print(f"wrote {args.output}", file=sys.stderr)
     return ExitCode.OK

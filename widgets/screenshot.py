@@ -27,15 +27,19 @@ def take_screenshot(
     compare: Path | None = None,
     force: bool = False,
     companions: dict[str, Path | None] | None = None,
+    opens: list[str] | None = None,
 ) -> None:
     """Open `path` headless at `size`, show `view` at (core, workload) or the source view at (member, line),
-    and write the screen as SVG."""
+    the graph view after Enter opened `opens` one after the other (ids like g12 or paths of labels), and write
+    the screen as SVG."""
     from explorer.writing import refuse_inputs, write_atomically
 
     named = [path, *(node_data or []), *([compare] if compare else []), *(p for p in (companions or {}).values() if p)]
     refuse_inputs(output, named)  # before the work: FILE, the data and the compared file are known already
+    if opens and view != "graph":
+        raise LoadError(path, "--open", "--open opens groups of the graph view: give --view graph")
     svg, read = asyncio.run(_render(path, view, core, workload, size, strict, (member, line), node_data, compare,
-                                    companions))  # fmt: skip
+                                    companions, opens or []))  # fmt: skip
     refuse_inputs(output, [*named, *read])  # and what loading found beside them (companions, external weights)
     write_atomically(output, svg.encode("utf-8"), force)
 
@@ -51,6 +55,7 @@ async def _render(
     node_data: list[Path] | None = None,
     compare: Path | None = None,
     companions: dict[str, Path | None] | None = None,
+    opens: list[str] = (),
 ) -> tuple[str, list[Path]]:
     app = make_app(path, strict=strict, node_data=node_data, compare=compare, companions=companions)
     async with app.run_test(size=size) as pilot:
@@ -96,6 +101,8 @@ async def _render(
             while not widget.ready:
                 await pilot.pause(0.02)
             await pilot.pause()
+            _open_groups(widget, opens, path)
+            await pilot.pause()
         if compare is not None:  # the two graphs side by side, on the first change
             await _on_first_change(pilot, path)
         await pilot.pause()
@@ -106,6 +113,26 @@ async def _render(
         title = f"{path.name} ⇄ {Path(compare).name}" if compare is not None else f"{path.name} · {view}"
         read = app.document.files_read()
         return app.export_screenshot(title=f"ir-explorer {title}"), read
+
+
+def _open_groups(graph: Any, opens: list[str], path: Path) -> None:
+    """Enter on each group in turn, as a user opens them from the first screen, a group's closed ancestors first,
+    outermost first (`graph --open` lays out the same)."""
+    from explorer.exports.graph_json import UnknownGroup, resolve_group
+
+    for spec in opens:
+        try:
+            group = resolve_group(graph.model, spec)
+        except UnknownGroup as error:
+            raise LoadError(path, "--open", str(error)) from None
+        for g in graph.model.ancestors(group):  # outermost first, the group itself last
+            if g in graph.expanded:
+                continue
+            visible = graph.layout.visible
+            if not ((visible.item_kind == 1) & (visible.item_id == g)).any():
+                raise LoadError(path, "--open", f"group {spec!r} is not drawn (a group it is in is hidden)")
+            graph.selected_key = (1, g)
+            graph.action_toggle_group()
 
 
 async def _on_first_change(pilot: Any, path: Path) -> None:

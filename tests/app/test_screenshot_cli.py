@@ -55,3 +55,37 @@ def test_bad_requests_exit_2_without_traceback(tmp_path):
         assert result.returncode == 2, extra
         assert "Traceback" not in result.stderr and result.stderr.strip()
     assert not out.exists()
+
+
+def test_open_opens_groups_as_enter_does(tmp_path, monkeypatch, capsys):
+    """`screenshot --view graph --open G`: the graph view after Enter opened G (here a subgraph of the demo
+    model), the cursor on its first member; a group that is not there, or --open without the graph view, is one
+    line and exit 2."""
+    import widgets.screenshot as screenshot
+
+    seen = {}
+    real = screenshot._open_groups
+
+    def spy(graph, opens, path):
+        real(graph, opens, path)
+        seen["expanded"] = set(graph.expanded)
+        seen["selected"] = graph.selected_key
+        seen["model"] = graph.model
+
+    monkeypatch.setattr(screenshot, "_open_groups", spy)
+    model_file = SAMPLE_DATA / "subgraphs_functions.onnx"
+    out = tmp_path / "opened.svg"
+    from explorer.exports.graph_json import resolve_group
+
+    assert main(["screenshot", str(model_file), "--view", "graph", "--open", "g1", "-o", str(out)]) == 0
+    group = resolve_group(seen["model"], "g1")
+    model = seen["model"]
+    assert set(model.ancestors(group)) <= seen["expanded"]  # its closed parent was opened first, as Enter must
+    kind, node = seen["selected"]
+    assert kind == 0 and group in model.ancestors(int(model.node_group[node]))  # the cursor on one of its members
+    assert out.read_text().startswith("<svg")
+    capsys.readouterr()
+    assert main(["screenshot", str(model_file), "--view", "graph", "--open", "nothere", "-o", str(out)]) == 2
+    assert "no group 'nothere'" in capsys.readouterr().err
+    assert main(["screenshot", str(model_file), "--view", "tree", "--open", "g1", "-o", str(out)]) == 2
+    assert "give --view graph" in capsys.readouterr().err
