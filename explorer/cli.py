@@ -346,7 +346,12 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
 
         pressure = pressure_of(document)
         if pressure is not None:
+            from explorer.schedule.pressure import side_memory_pressure
+
             payload["memory"] = {"l2": {"cores": {str(c.core): c.to_json() for c in pressure.cores}}}
+            side = side_memory_pressure(document.schedule)
+            if side and document.vocabulary.side_memory:
+                payload["memory"]["wl0"] = {"name": document.vocabulary.side_memory, "cores": side}
         if args.json:
             _print_json("info", payload)
         else:

@@ -74,8 +74,23 @@ class L2Memory(_Closed):
     cores: dict[str, CorePressure] = Field(description="core id → its pressure")
 
 
+class SideCorePressure(_Closed):
+    """One core's WL0 (or WL1): the numbers that make sense without a capacity, regions or tensor ids."""
+
+    peak_bytes: int
+    peak_workload: int
+    high_water: int
+    packing: float
+
+
+class SideMemory(_Closed):
+    name: str = Field(description="what the file calls it: WL0 or WL1")
+    cores: dict[str, SideCorePressure]
+
+
 class Memory(_Closed):
     l2: L2Memory
+    wl0: SideMemory | None = Field(None, description="the side memory per core, when the file has entries in it")
 
 
 class InfoOutput(_Closed):

@@ -552,3 +552,27 @@ def preview_words(s: Schedule, room: Room) -> str:
     stay = room.residency
     return (f"PREVIEW · tensor {stay.tensor} → {room.address:#x} (was {stay.address:#x}) · workloads "
             f"{int(s.wl_id[stay.first_row])}–{int(s.wl_id[stay.last_row])} · nothing is written · v: off")  # fmt: skip
+
+
+def side_memory_pressure(s: Schedule) -> dict[str, dict[str, Any]]:
+    """WL0 (or WL1) per core, with the numbers that make sense there: its size is not in the file and its entries
+    have no regions nor tensor ids, so there is no capacity, fragmentation or suggestion; the peak of live bytes,
+    the high water and the packing are defined as for L2. Core id (as text) → numbers; cores without entries
+    are left out."""
+    if s.w0_size.size == 0:
+        return {}
+    row_of_entry = np.searchsorted(s.w0_ptr, np.arange(s.w0_size.size), side="right") - 1
+    live = np.bincount(row_of_entry, weights=s.w0_size, minlength=s.n_workloads).astype(np.int64)
+    ends = np.where(s.w0_addr >= 0, s.w0_addr + s.w0_size, 0)
+    out: dict[str, dict[str, Any]] = {}
+    for core in s.core_ids.tolist():
+        rows = s.core_rows(int(core))
+        lo, hi = int(s.w0_ptr[rows.start]), int(s.w0_ptr[rows.stop])
+        if len(rows) == 0 or hi <= lo:
+            continue
+        peak_row = rows.start + int(np.argmax(live[rows.start : rows.stop]))
+        high_water = int(ends[lo:hi].max())
+        peak = int(live[peak_row])
+        out[str(core)] = {"peak_bytes": peak, "peak_workload": int(s.wl_id[peak_row]), "high_water": high_water,
+                          "packing": round(peak / high_water, 4) if high_water > 0 else 1.0}  # fmt: skip
+    return out

@@ -270,3 +270,16 @@ def test_suggestions_match_a_byte_by_byte_search(data):
                 best = max((next((b for b in range(a, stay.region_hi) if taken[b]), stay.region_hi) - a
                             for a in runs if not taken[a]), default=0)  # fmt: skip
                 assert incident.suggestion is None and incident.shortfall_bytes == stay.size - best
+
+
+def test_info_json_gives_wl0_the_numbers_that_make_sense_there(write_json, capsys):
+    # WL0 of workload 0: [0, 32) and [64, 96): 64 live bytes; workload 1: [0, 48): 48. Peak 64 at workload 0, high
+    # water 96 (packing 64/96); no capacity, fragmentation or suggestion (WL0 has no size, regions nor ids).
+    value = one_core([[entry(1, 0, 100)], [entry(1, 0, 100)]])
+    value["0"][0]["wl0_buffer"] = [{"address": 0, "size": 32, "source": "DDR", "transfer_id": [7], "layer_name": "L0"},
+                                   {"address": 64, "size": 32, "source": "DDR", "transfer_id": [8], "layer_name": "L0"}]
+    value["0"][1]["wl0_buffer"] = [{"address": 0, "size": 48, "source": "DDR", "transfer_id": [9], "layer_name": "L1"}]
+    assert cli.main(["info", str(write_json(value)), "--json"]) == 0
+    side = json.loads(capsys.readouterr().out)["memory"]["wl0"]
+    assert side == {"name": "WL0", "cores": {"0": {"peak_bytes": 64, "peak_workload": 0, "high_water": 96,
+                                                   "packing": round(64 / 96, 4)}}}  # fmt: skip
