@@ -332,7 +332,9 @@ def big_schedule() -> Path:
     if not path.exists():
         print(f"generating {path.name} ...", flush=True)
         start = time.perf_counter()
-        size = write_streaming(path, Recipe(**BIG_RECIPE))
+        partial = path.with_name(path.name + ".partial")  # renamed when whole: an interrupted run leaves no
+        size = write_streaming(partial, Recipe(**BIG_RECIPE))  # file that a later run would take as done
+        partial.rename(path)
         print(f"  {size / 1e6:.0f} MB in {time.perf_counter() - start:.1f} s", flush=True)
     return path
 

@@ -70,15 +70,18 @@ class MeshTimes:
     def __init__(self, s: Schedule, start: np.ndarray, end: np.ndarray, l2_bytes: np.ndarray,
                  overlap_rows: set[int]) -> None:  # fmt: skip
         self.s = s
-        self.start, self.end = start, end
+        self.source = start  # the timeline's own arrays: a switch of its times is seen by identity
+        # float64 and contiguous once, so a search for a float time never converts a core's column
+        self.start = np.ascontiguousarray(start, dtype=np.float64)
+        self.end = np.ascontiguousarray(end, dtype=np.float64)
         self.l2_bytes = l2_bytes
         self.overlap_rows = overlap_rows
         self.wl0_bytes = np.bincount(np.searchsorted(s.w0_ptr, np.arange(s.w0_size.size), side="right") - 1,
                                      weights=s.w0_size, minlength=s.n_workloads).astype(np.int64)  # fmt: skip
         self._wl0_capacity: dict[int, int] = {}
-        self._dram_ids = np.sort(s.dout_tid) if s.dout_tid.size else np.zeros(0, dtype=np.int64)
+        self._dram_ids = np.sort(s.dout_tid).astype(s.in_tid.dtype) if s.dout_tid.size else s.in_tid[:0]
         # the events a step moves between: every distinct start time, sorted
-        known = start[~np.isnan(start)] if start.dtype.kind == "f" else start
+        known = self.start[~np.isnan(self.start)]
         self.events = distinct(known) if known.size else np.zeros(1)
 
     def state(self, core: int, time: float) -> CoreState:

@@ -377,3 +377,28 @@ def test_a_graph_legend_at_80_columns_keeps_whole_entries_and_says_what_it_dropp
     assert f"+{len(legend) - shown} more" in text and len(text) <= 78
     wide = "".join(segment.text for segment in _legend_segments(legend, 400))
     assert "more" not in wide and all(name in wide for name, _ in legend)
+
+
+async def test_at_80_columns_every_view_s_footer_keeps_p_and_n():
+    """Issue #45, item 9 (the rest of the footer): in a view with keys of its own the footer was cut before `n`
+    (`… p Problems n Next p▏`). The footer is compact and each view shows only a few of its keys (? lists all)."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    for path, keys in ((SAMPLE_DATA / "planted_problems_2x2_stschedule.json", "12367 8"),
+                       (SAMPLE_DATA / "views_ark_model.json", "146"),
+                       (SAMPLE_DATA / "subgraphs_functions.onnx", "16")):  # fmt: skip
+        app = make_app(path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_loaded(pilot)
+            for key in keys.replace(" ", ""):
+                await pilot.press(key)
+                await pilot.pause()
+                footer = app.query_one(Footer)
+                shown = [k for k in footer.query(FooterKey) if k.region.width > 0]
+                right = max(k.region.right for k in shown)
+                described = {k.key_display or k.key: k.region for k in shown}
+                for wanted in ("p", "n"):
+                    region = described.get(wanted)
+                    assert region is not None and region.right <= right and region.right <= 80 - 12, (
+                        f"{path.name} view {key}: `{wanted}` is cut from the footer")

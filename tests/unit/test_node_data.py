@@ -235,3 +235,31 @@ def test_the_top_list_says_values_as_people_read_them():
     assert value_text("L2 peak", 9437184.0) == "9,437,184 (9.0 MiB)"
     assert value_text("data: profile", 9437184.0) == "9,437,184"
     assert value_text("data: ratio", 0.125) == "0.125" and value_text("time", 12345678.5) == "12,345,678.50"
+
+
+def test_the_legend_of_plain_groups_follows_the_aggregate(tmp_path):
+    """Issue #45, item 9 (last part): closed plain groups (name scopes, not schedule layers) are coloured by their
+    aggregate; the legend named the sum's range after `a` switched to max or mean. It says the aggregate now."""
+    from explorer.api import open_document
+    from explorer.graph.colours import item_colours
+    from explorer.graph.layout import visible_graph
+    from explorer.graph.node_data import load_node_data, set_aggregate
+    from tests.conftest import SAMPLE_DATA
+
+    document = open_document(SAMPLE_DATA / "residual_blocks.onnx")
+    model = document.view.graph_model()
+    names = [label for label in model.node_label if "/blocks." in label]
+    profile = tmp_path / "times.json"
+    profile.write_text(json.dumps({label: float(k + 1) for k, label in enumerate(names)}))
+    load_node_data(document, [profile])
+    name = "data: times"
+    visible = visible_graph(model, set())  # every block closed: plain groups on screen
+    assert (visible.item_kind == 1).any() and not model.group_unit.any()
+    _, legend = item_colours(model, visible, name)
+    words = [text for text, _ in legend]
+    assert any(text.startswith("groups: sum ") for text in words)
+    for aggregate in ("max", "mean"):
+        set_aggregate(model, name, aggregate)
+        _, legend = item_colours(model, visible, name)
+        words = [text for text, _ in legend]
+        assert f"groups: {aggregate}" in words and not any("sum" in text for text in words)

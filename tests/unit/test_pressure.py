@@ -142,7 +142,7 @@ def test_a_residency_that_reaches_the_end_of_the_core(write_json):
 
 
 def test_hostile_sizes_and_addresses_are_numbers_not_crashes(write_json):
-    snapshots = [[entry(1, -50, 100), entry(2, 2**60, 2**61), entry(3, 0, 2**62), entry(4, 10, 20)],
+    snapshots = [[entry(1, -50, 100), entry(2, 2**60, 2**61), entry(3, 0, 2**62), entry(4, 10, 20), entry(6, 40, -16)],
                  [entry(4, 10, 20), entry(5, 10, 8, new=True)]]  # fmt: skip
     for ring in ([], [[0, 1024]], [[500, 100]]):
         document, pressure, incidents = opened(write_json, one_core(snapshots, ring=ring))

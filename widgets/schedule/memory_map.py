@@ -64,7 +64,7 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         Binding("left", "step(-1)", "Prev step", show=False),
         Binding("up", "core(-1)", "Core up", show=False),
         Binding("down", "core(1)", "Core down", show=False),
-        Binding("right_square_bracket", "tensor(1)", "Next tensor", key_display="]"),
+        Binding("right_square_bracket", "tensor(1)", "Next tensor", show=False, key_display="]"),
         Binding("left_square_bracket", "tensor(-1)", "Prev tensor", show=False, key_display="["),
         Binding("m", "toggle_memory", "Other memory"),
         Binding("w", "zoom(0.5)", "Zoom in", show=False),

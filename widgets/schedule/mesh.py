@@ -44,7 +44,7 @@ STATE_WORDS = {RUNNING: "", IDLE: "idle", WAITING_DRAM: "wait DRAM", DONE: "done
 
 class MeshView(Playback, FrameWidget, can_focus=True):
     BINDINGS = [
-        Binding("space", "play", "Play/pause"),
+        Binding("space", "play", "Play/pause", show=False),
         Binding("full_stop", "step(1)", "Next", key_display="."),
         Binding("comma", "step(-1)", "Prev", show=False, key_display=","),
         Binding("plus,equals_sign", "speed(1)", "Faster", show=False),
@@ -53,8 +53,8 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         Binding("right", "move(1, 0)", "Cell right", show=False),
         Binding("up", "move(0, -1)", "Cell up", show=False),
         Binding("down", "move(0, 1)", "Cell down", show=False),
-        Binding("enter", "open_buffers", "Buffers here"),
-        Binding("c", "colour", "Colour: heat/layer"),
+        Binding("enter", "open_buffers", "Buffers"),
+        Binding("c", "colour", "Colour"),
         Binding("home", "edge(0)", "Start", show=False),
         Binding("end", "edge(1)", "End", show=False),
     ]
@@ -115,7 +115,7 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         s = self.document.schedule if self.document else None
         if s is None or self.times is None or not 0 <= row < s.n_workloads:
             return
-        if self._timeline_times()[0] is not self.times.start:  # the timeline switched its times
+        if self._timeline_times()[0] is not self.times.source:  # the timeline switched its times
             self._rebuild_times()
         start = float(self.times.start[row])
         if not np.isnan(start):

@@ -56,8 +56,9 @@ class Timeline(FrameWidget, can_focus=True):
     """Keys: W/S zoom, A/D pan, ./, next/previous workload, F fit selection, Home/End, ↑/↓ core."""
 
     BINDINGS = [
-        Binding("w,W", "zoom(0.5)", "Zoom in", key_display="w"),
-        Binding("s,S", "zoom(2.0)", "Zoom out", key_display="s"),
+        # the footer shows few of a view's keys: at 80 columns the app's p and n must fit beside them (? lists all)
+        Binding("w,W", "zoom(0.5)", "Zoom in", key_display="w", show=False),
+        Binding("s,S", "zoom(2.0)", "Zoom out", key_display="s", show=False),
         Binding("a,A", "pan(-0.25)", "Pan left", show=False),
         Binding("d,D", "pan(0.25)", "Pan right", show=False),
         Binding("full_stop", "step(1)", "Next", key_display="."),
