@@ -149,7 +149,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
                 with Vertical(id="right"):
                     yield DetailsPanel(id="details")
                     yield ProblemsTable(id="problems")
-        yield Footer(compact=True)  # less padding: at 80 columns the view's keys, p and n all fit
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(SummaryBar).show_loading(self.path.name)

@@ -53,14 +53,14 @@ SHOWN_SIDE_OVERLAPS = 2  # the side memory's (WL0)
 
 class BufferView(Playback, LaneFrameWidget, can_focus=True):
     BINDINGS = [
-        Binding("space", "play", "Play/pause"),
+        Binding("space", "play", "Play"),
         Binding("right", "step(1)", "Next frame", show=False),
         Binding("left", "step(-1)", "Prev frame", show=False),
         Binding("plus,equals_sign", "speed(1)", "Faster", show=False),
         Binding("minus", "speed(-1)", "Slower", show=False),
         Binding("up", "core(-1)", "Core up", show=False),
         Binding("down", "core(1)", "Core down", show=False),
-        Binding("G", "toggle_grid", "All cores", key_display="G"),
+        Binding("G", "toggle_grid", "All cores", key_display="G", show=False),
         Binding("right_square_bracket", "tensor(1)", "Next tensor", show=False, key_display="]"),
         Binding("left_square_bracket", "tensor(-1)", "Prev tensor", show=False, key_display="["),
         Binding("home", "frame_edge(0)", "First frame", show=False),

@@ -54,7 +54,7 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         Binding("up", "move(0, -1)", "Cell up", show=False),
         Binding("down", "move(0, 1)", "Cell down", show=False),
         Binding("enter", "open_buffers", "Buffers"),
-        Binding("c", "colour", "Colour"),
+        Binding("c", "colour", "Colour", show=False),
         Binding("home", "edge(0)", "Start", show=False),
         Binding("end", "edge(1)", "End", show=False),
     ]
