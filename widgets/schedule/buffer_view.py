@@ -29,9 +29,10 @@ from explorer.schedule.buffer_view import (
     wl0_capacity,
     wl0_cell_map,
 )
-from explorer.schedule.pressure import preview_room, preview_words
+from explorer.schedule.pressure import preview_words
 from widgets.frame_widget import LaneFrameWidget
 from widgets.messages import Selected
+from widgets.schedule.move_preview import MovePreview
 from widgets.schedule.playback import SPEEDS, Playback
 from widgets.text_lines import flowed, folded
 
@@ -51,7 +52,7 @@ SHOWN_OVERLAPS = 3  # L2 pairs listed under the map at least (more when the line
 SHOWN_SIDE_OVERLAPS = 2  # the side memory's (WL0)
 
 
-class BufferView(Playback, LaneFrameWidget, can_focus=True):
+class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
     BINDINGS = [
         Binding("space", "play", "Play"),
         Binding("right", "step(1)", "Next frame", show=False),
@@ -212,22 +213,6 @@ class BufferView(Playback, LaneFrameWidget, can_focus=True):
             return
         self.addresses = window_around(*overlap, max(s.buffersize, 1))
         self._zoom_follows = True
-        self.refresh()
-
-    def action_preview_move(self) -> None:
-        """Draw the incident's misplaced tensor where it would fit for its whole stay (nothing is written); again:
-        back to the file as it is."""
-        if self.schedule is None:
-            return
-        if self.preview is not None:
-            self.preview = None
-            self.refresh()
-            return
-        room, why = preview_room(self.document, self.core, self.highlight, self.row)
-        if room is None:
-            self.notify(why, severity="warning")
-            return
-        self.preview = room
         self.refresh()
 
     def incident_overlap(self) -> tuple[int, int] | None:

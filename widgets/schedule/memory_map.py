@@ -26,10 +26,11 @@ from explorer.document import Document
 from explorer.formatting import human_bytes, plural
 from explorer.schedule.buffer_view import address_window, window_around
 from explorer.schedule.memory_map import FREE, MemoryMap, Pixels, memory_map, paint
-from explorer.schedule.pressure import preview_room, preview_words
+from explorer.schedule.pressure import preview_words
 from widgets.frame_widget import LaneFrameWidget
 from widgets.messages import Selected
 from widgets.schedule.buffer_view import ENTRY_STYLES, OVERLAP, RULER, SIDE_STYLE, ruler_label
+from widgets.schedule.move_preview import MovePreview
 from widgets.text_lines import flowed, folded
 
 BACKGROUND = "#262626"
@@ -58,7 +59,7 @@ def _pair_style(code: int) -> Style:
     return Style(color=PALETTE[upper], bgcolor=PALETTE[lower])
 
 
-class MemoryMapView(LaneFrameWidget, can_focus=True):
+class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
     BINDINGS = [
         Binding("right", "step(1)", "Next step", show=False),
         Binding("left", "step(-1)", "Prev step", show=False),
@@ -366,21 +367,10 @@ class MemoryMapView(LaneFrameWidget, can_focus=True):
         return (self.core_index, self.frame, self.memory, self.window, self.selected_band, self.highlight,
                 self.whole_run, self.addresses, id(self.preview))  # fmt: skip
 
-    def action_preview_move(self) -> None:
-        """Draw the incident's misplaced tensor where it would fit for its whole stay (nothing is written); again:
-        back to the file as it is."""
-        if self.schedule is None:
-            return
-        if self.preview is not None:
-            self.preview = None
-        else:
-            room, why = preview_room(self.document, self.core, self.highlight, self.row)
-            if room is None:
-                self.notify(why, severity="warning")
-                return
-            self.preview, self.memory = room, "l2"
+    def _preview_changed(self) -> None:
+        if self.preview is not None:  # a move in L2: shown in L2
+            self.memory = "l2"
         self._pixels = None
-        self.refresh()
 
     def action_peak(self) -> None:
         """Go to the core's L2 peak and list the tensors live there, largest first; Enter selects one."""
