@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.arrays import distinct
+from explorer.schedule.buffers import moved_pieces
 from explorer.schedule.model import Schedule
 from explorer.schedule.overlap import overlapping_pairs
 
@@ -80,7 +81,7 @@ def l2_cell_map(
     moved: tuple[np.ndarray, int] | None = None,
 ) -> CellMap:
     """The L2 snapshot before `row` painted into `cells` cells from address `base` (0: the whole memory).
-    `moved` (entries, an address) draws those entries there, whole: a preview of `relocate`."""  # fmt: skip
+    `moved` (entries, an address; with `placement`) draws those entries there, whole: a preview of relocate."""
     capacity = max(s.buffersize, 1)
     bpc = bytes_per_cell or max(math.ceil(capacity / max(cells, 1)), 1)
     lo_e, hi_e = int(s.buf_ptr[row]), int(s.buf_ptr[row + 1])
@@ -91,18 +92,12 @@ def l2_cell_map(
         n = s.buf_tensor.size
         a, b = np.searchsorted(placement.entry[n:], [lo_e, hi_e]) + n
         index = np.r_[np.arange(lo_e, hi_e), np.arange(a, b)]
-        pieces = list(
-            zip(
-                placement.entry[index].tolist(), placement.lo[index].tolist(), placement.hi[index].tolist(), strict=True
-            )
-        )
+        entry, lo, hi = placement.entry[index], placement.lo[index], placement.hi[index]
+        if moved is not None:
+            entry, lo, hi, _ = moved_pieces(s, entry, lo, hi, index >= n, *moved)
+        pieces = list(zip(entry.tolist(), lo.tolist(), hi.tolist(), strict=True))
     else:
         pieces = [(int(e), int(s.buf_addr[e]), int(s.buf_addr[e] + s.buf_size[e])) for e in entries]
-    if moved is not None:
-        shifted = set(moved[0].tolist())
-        pieces = [p for p in pieces if p[0] not in shifted] + [
-            (e, moved[1], moved[1] + int(s.buf_size[e])) for e in sorted(shifted) if lo_e <= e < hi_e
-        ]
     owner = _paint(cells, bpc, [(entry, lo - base, hi - base) for entry, lo, hi in pieces] if base else pieces)
     overlap = np.zeros(cells, dtype=bool)
     overlaps: list[tuple[int, int, int, int]] = []

@@ -211,6 +211,25 @@ def l2_bytes_per_workload(s: Schedule) -> np.ndarray:
     return np.bincount(row, weights=s.buf_size, minlength=s.n_workloads).astype(np.int64)
 
 
+def wl0_bytes_per_workload(s: Schedule) -> np.ndarray:
+    """Sum of the side memory's (WL0/WL1) entry sizes before each workload."""
+    return np.bincount(rows_of_children(s.w0_ptr), weights=s.w0_size, minlength=s.n_workloads).astype(np.int64)
+
+
+def moved_pieces(
+    s: Schedule, entry: np.ndarray, lo: np.ndarray, hi: np.ndarray, second: np.ndarray, entries: np.ndarray,
+    address: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """L2 pieces (entry, lo, hi, whether it is a wrapped second piece) with `entries` at `address` in one piece
+    each: a relocation drawn before it is made (a suggestion never wraps)."""
+    hit = np.isin(entry, entries)
+    keep = ~hit | ~second
+    entry, lo, hi, second, hit = entry[keep], lo[keep].copy(), hi[keep].copy(), second[keep], hit[keep]
+    lo[hit] = address
+    hi[hit] = address + s.buf_size[entry[hit]]
+    return entry, lo, hi, second
+
+
 def l2_problems(
     s: Schedule, placement: Placement | None = None, overlaps_found: Callable[[list[int]], None] | None = None
 ) -> list[Problem]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.schedule.buffer_view import wl0_capacity
+from explorer.schedule.buffers import moved_pieces
 from explorer.schedule.model import Schedule
 from explorer.schedule.overlap import overlapping_pairs
 
@@ -89,7 +90,8 @@ def memory_map(
             entry, lo, hi = placement.entry[index], placement.lo[index], placement.hi[index]
             half = (index >= n).astype(np.int64)
             if moved is not None:
-                entry, lo, hi, half = _moved_pieces(s, entry, lo, hi, half, *moved)
+                entry, lo, hi, second = moved_pieces(s, entry, lo, hi, half.astype(bool), *moved)
+                half = second.astype(np.int64)
         else:
             entry = np.arange(lo_e, hi_e)
             lo, hi = s.buf_addr[entry], s.buf_addr[entry] + s.buf_size[entry]
@@ -123,17 +125,6 @@ def memory_map(
         overlap_ids=np.array([(tensor[p.a], tensor[p.b]) for p in pairs], dtype=np.int64).reshape(-1, 2),
         ring=ring, used=used, top=top,
     )  # fmt: skip
-
-
-def _moved_pieces(s: Schedule, entry, lo, hi, half, entries: np.ndarray, address: int):
-    """The pieces with `entries` at `address` in one piece each (a suggestion never wraps)."""
-    hit = np.isin(entry, entries)
-    keep = ~hit | (half == 0)
-    entry, lo, hi, half = entry[keep], lo[keep].copy(), hi[keep].copy(), half[keep]
-    hit = hit[keep]
-    lo[hit] = address
-    hi[hit] = address + s.buf_size[entry[hit]]
-    return entry, lo, hi, half
 
 
 def _bands(tensor, half, lo, hi, step, kind, entry) -> dict[str, np.ndarray]:

@@ -15,6 +15,7 @@ import numpy as np
 from explorer.arrays import distinct
 from explorer.errors import Problem
 from explorer.schedule.buffer_view import wl0_capacity
+from explorer.schedule.buffers import wl0_bytes_per_workload
 from explorer.schedule.model import Schedule
 
 IDLE, RUNNING, WAITING_DRAM, DONE, BEFORE = "idle", "running", "waiting on DRAM", "done", "not started"
@@ -76,8 +77,7 @@ class MeshTimes:
         self.end = np.ascontiguousarray(end, dtype=np.float64)
         self.l2_bytes = l2_bytes
         self.overlap_rows = overlap_rows
-        self.wl0_bytes = np.bincount(np.searchsorted(s.w0_ptr, np.arange(s.w0_size.size), side="right") - 1,
-                                     weights=s.w0_size, minlength=s.n_workloads).astype(np.int64)  # fmt: skip
+        self.wl0_bytes = wl0_bytes_per_workload(s)
         self._wl0_capacity: dict[int, int] = {}
         self._dram_ids = np.sort(s.dout_tid).astype(s.in_tid.dtype) if s.dout_tid.size else s.in_tid[:0]
         # the events a step moves between: every distinct start time, sorted

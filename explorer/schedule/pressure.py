@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from explorer.arrays import distinct
-from explorer.schedule.buffers import Placement, l2_bytes_per_workload
+from explorer.schedule.buffers import Placement, l2_bytes_per_workload, wl0_bytes_per_workload
 from explorer.schedule.dependencies import rows_of_children
 from explorer.schedule.incidents import Incident
 from explorer.schedule.model import Schedule
@@ -107,46 +107,56 @@ def _regions(s: Schedule) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     return row, lo, hi, first
 
 
-def snapshot_free(s: Schedule, placement: Placement, rows: np.ndarray | None = None) -> SnapshotFree:
-    """Live bytes, total free bytes and the largest free block of every snapshot (one sort of the pieces); with
-    `rows`, of those snapshots only (the others' free bytes read 0)."""
+def snapshot_free(
+    s: Schedule, placement: Placement, rows: np.ndarray | None = None, live: np.ndarray | None = None
+) -> SnapshotFree:
+    """Live bytes (`live`: the analysis's L2 bytes per snapshot, when it has them), total free bytes and the
+    largest free block of every snapshot (one sort of the pieces); with `rows`, of those snapshots only (the
+    others' free bytes read 0)."""
     n_rows = s.n_workloads
-    live = l2_bytes_per_workload(s)
+    live = l2_bytes_per_workload(s) if live is None else live
     reg_row, reg_lo, reg_hi, reg_first = _regions(s)
     if rows is not None:
         chosen = np.zeros(n_rows, dtype=bool)
         chosen[rows] = True
         reg_hi = np.where(chosen[reg_row], reg_hi, reg_lo)  # the other snapshots' regions hold nothing
-    n_regions = reg_row.size
     region = _piece_regions(placement, reg_lo, reg_first, None if rows is None else chosen)
     kept = np.flatnonzero(region >= 0)
     g = region[kept]
-    lo = np.clip(placement.lo[kept], reg_lo[g], reg_hi[g]) - reg_lo[g]
-    hi = np.clip(placement.hi[kept], reg_lo[g], reg_hi[g]) - reg_lo[g]
-    order = np.lexsort((lo, g))
-    g, lo, hi = g[order], lo[order], hi[order]
-    covered = _running_max_by_group(g, hi)  # the end of the union of the pieces so far, within each region
-    first_in_group = np.ones(g.size, dtype=bool)
-    first_in_group[1:] = g[1:] != g[:-1]
-    before = np.zeros(g.size, dtype=np.int64)
-    before[1:] = covered[:-1]
-    before[first_in_group] = 0
-    gaps = np.maximum(lo - before, 0)
-    last_in_group = np.ones(g.size, dtype=bool)
-    last_in_group[:-1] = g[1:] != g[:-1]
-    size = reg_hi - reg_lo
-    tail = size.copy()  # a region without pieces is free whole
-    tail[g[last_in_group]] = size[g[last_in_group]] - covered[last_in_group]
-    tail = np.maximum(tail, 0)
-    free_by_region = tail + np.bincount(g, weights=gaps, minlength=n_regions).astype(np.int64)
-    largest_by_region = tail.copy()
-    if g.size:
-        np.maximum.at(largest_by_region, g, gaps)
+    lo = np.clip(placement.lo[kept], reg_lo[g], reg_hi[g])
+    hi = np.clip(placement.hi[kept], reg_lo[g], reg_hi[g])
+    block_group, block_start, block_end = _free_blocks(g, lo, hi, reg_lo, reg_hi)
+    block_size = block_end - block_start
+    free_by_region = np.bincount(block_group, weights=block_size, minlength=reg_row.size).astype(np.int64)
+    largest_by_region = np.zeros(reg_row.size, dtype=np.int64)
+    np.maximum.at(largest_by_region, block_group, block_size)
     free_total = np.bincount(reg_row, weights=free_by_region, minlength=n_rows).astype(np.int64)
     largest_free = np.zeros(n_rows, dtype=np.int64)
-    if n_regions:
-        np.maximum.at(largest_free, reg_row, largest_by_region)
+    np.maximum.at(largest_free, reg_row, largest_by_region)
     return SnapshotFree(live, free_total, largest_free)
+
+
+def _free_blocks(
+    group: np.ndarray, lo: np.ndarray, hi: np.ndarray, bound_lo: np.ndarray, bound_hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The free blocks (group, start, end) of each group k's span [bound_lo[k], bound_hi[k]) once the pieces
+    [lo, hi) of that group (inside its span) are taken: the gaps before each piece, and the tail after the last
+    (a group without pieces is free whole). Empty blocks are kept (size 0). One sort for every group."""
+    order = np.lexsort((lo, group))
+    group, lo, hi = group[order], lo[order], hi[order]
+    covered = _running_max_by_group(group, hi)  # the end of the union of the pieces so far, within each group
+    first_in_group = np.ones(group.size, dtype=bool)
+    first_in_group[1:] = group[1:] != group[:-1]
+    last_in_group = np.ones(group.size, dtype=bool)
+    last_in_group[:-1] = group[1:] != group[:-1]
+    gap_start = np.empty(group.size, dtype=np.int64)
+    gap_start[1:] = covered[:-1]
+    gap_start[first_in_group] = bound_lo[group[first_in_group]]
+    tail_start = bound_lo.astype(np.int64, copy=True)
+    tail_start[group[last_in_group]] = covered[last_in_group]
+    start = np.concatenate([gap_start, tail_start])
+    end = np.concatenate([lo, bound_hi])
+    return np.concatenate([group, np.arange(bound_lo.size)]), start, np.maximum(end, start)
 
 
 def _piece_regions(
@@ -365,22 +375,7 @@ def rooms_for(s: Schedule, placement: Placement, stays: list[Residency]) -> list
     lo = np.maximum(placement.lo[pieces], region_lo[group])
     hi = np.minimum(placement.hi[pieces], region_hi[group])
     taken = hi > lo
-    group, lo, hi = group[taken], lo[taken], hi[taken]
-    order = np.lexsort((lo, group))
-    group, lo, hi = group[order], lo[order], hi[order]
-    covered = _running_max_by_group(group, hi)
-    first_in_group = np.ones(group.size, dtype=bool)
-    first_in_group[1:] = group[1:] != group[:-1]
-    gap_start = np.empty(group.size, dtype=np.int64)
-    gap_start[1:] = covered[:-1]
-    gap_start[first_in_group] = region_lo[group[first_in_group]]
-    tail_start = region_lo.copy()  # a residency without pieces: its region is free whole
-    last_in_group = np.ones(group.size, dtype=bool)
-    last_in_group[:-1] = group[1:] != group[:-1]
-    tail_start[group[last_in_group]] = covered[last_in_group]
-    block_group = np.concatenate([group, np.arange(k)])
-    block_start = np.concatenate([gap_start, tail_start])
-    block_end = np.concatenate([lo, region_hi])
+    block_group, block_start, block_end = _free_blocks(group[taken], lo[taken], hi[taken], region_lo, region_hi)
     usable_start = -(-block_start // ALIGNMENT) * ALIGNMENT  # each block from its first aligned byte
     room = np.maximum(block_end - usable_start, 0)
     room[~usable[block_group]] = 0
@@ -415,19 +410,20 @@ def incident_context(s: Schedule, free: SnapshotFree, row: int, entry_kinds: tup
     }  # fmt: skip
 
 
+def _first_rows(s: Schedule, incidents: list[Incident]) -> np.ndarray:
+    """The rows of the L2 incidents' first snapshots (the only ones their context measures)."""
+    l2 = [i for i in incidents if i.code == "l2-overlap"]
+    rows = s.rows_of([i.core for i in l2], [i.first_workload for i in l2])
+    return rows[rows >= 0]
+
+
 def explain_incidents(
-    s: Schedule,
-    placement: Placement,
-    incidents: list[Incident],
-    entry_kinds: tuple[str, ...] = (),
-    free: SnapshotFree | None = None,
+    s: Schedule, placement: Placement, incidents: list[Incident], free: SnapshotFree, entry_kinds: tuple[str, ...] = ()
 ) -> dict[int, Room]:
-    """Fill each L2 incident's context and its suggestion or shortfall (WL0 incidents are left as they are);
-    the rooms found, by id(incident). Without `free`, only the incidents' first snapshots are measured."""
+    """Fill each L2 incident's context (from `free`, which must cover their first snapshots) and its suggestion
+    or shortfall (WL0 incidents are left as they are); the rooms found, by id(incident)."""
     l2 = [i for i in incidents if i.code == "l2-overlap"]
     rows = s.rows_of([i.core for i in l2], [i.first_workload for i in l2]).tolist()
-    if free is None:
-        free = snapshot_free(s, placement, rows=np.array([r for r in rows if r >= 0], dtype=np.int64))
     asked = [(i, (i.core, i.introduced_by, row)) for i, row in zip(l2, rows, strict=True) if row >= 0]
     found = residencies(s, placement, [ask for _, ask in asked])
     stays = {id(incident): stay for (incident, _), stay in zip(asked, found, strict=True)}
@@ -461,6 +457,7 @@ class Pressure:
         self.document = document
         self.schedule: Schedule = document.schedule
         self.placement: Placement = document.schedule_analysis.placement
+        self.live: np.ndarray = document.schedule_analysis.l2_bytes  # per snapshot, worked out by the analysis
         self._free: SnapshotFree | None = None
         self._cores: list[CorePressure] | None = None
         self._by_core: dict[int, np.ndarray] = {}
@@ -469,7 +466,7 @@ class Pressure:
     def free(self) -> SnapshotFree:
         """Every snapshot's free space (one sort of all the pieces: worked out when first asked for)."""
         if self._free is None:
-            self._free = snapshot_free(self.schedule, self.placement)
+            self._free = snapshot_free(self.schedule, self.placement, live=self.live)
         return self._free
 
     def core_fragmentation(self, core: int) -> np.ndarray:
@@ -481,9 +478,8 @@ class Pressure:
         kept = self._by_core.get(core)
         if kept is None:
             wanted = np.arange(rows.start, rows.stop, dtype=np.int64)
-            kept = self._by_core[core] = snapshot_free(self.schedule, self.placement, rows=wanted).fragmentation[
-                rows.start : rows.stop
-            ]
+            free = snapshot_free(self.schedule, self.placement, rows=wanted, live=self.live)
+            kept = self._by_core[core] = free.fragmentation[rows.start : rows.stop]
         return kept
 
     def entry_role(self) -> Callable[[int, int], str] | None:
@@ -499,13 +495,12 @@ class Pressure:
             self._cores = core_pressure(self.schedule, self.placement, self.free, None, words.entry_kinds)
         return self._cores
 
-    def core(self, core: int) -> CorePressure | None:
-        return next((c for c in self.cores if c.core == core), None)
-
     def explain(self, incidents: list[Incident]) -> dict[int, Room]:
         """Fill every L2 incident's context and suggestion or shortfall; the rooms found, by id(incident)."""
         words = self.document.vocabulary
-        return explain_incidents(self.schedule, self.placement, incidents, words.entry_kinds, self._free)
+        free = self._free or snapshot_free(self.schedule, self.placement, rows=_first_rows(self.schedule, incidents),
+                                           live=self.live)  # fmt: skip
+        return explain_incidents(self.schedule, self.placement, incidents, free, words.entry_kinds)
 
 
 def pressure_of(document: Any) -> Pressure | None:
@@ -561,8 +556,7 @@ def side_memory_pressure(s: Schedule) -> dict[str, dict[str, Any]]:
     are left out."""
     if s.w0_size.size == 0:
         return {}
-    row_of_entry = np.searchsorted(s.w0_ptr, np.arange(s.w0_size.size), side="right") - 1
-    live = np.bincount(row_of_entry, weights=s.w0_size, minlength=s.n_workloads).astype(np.int64)
+    live = wl0_bytes_per_workload(s)
     ends = np.where(s.w0_addr >= 0, s.w0_addr + s.w0_size, 0)
     out: dict[str, dict[str, Any]] = {}
     for core in s.core_ids.tolist():

@@ -87,15 +87,15 @@ def relocated_bytes(s: Schedule, move: Move) -> bytes:
     spans = s.core_raw
     if not isinstance(spans, FileSpans):
         raise RelocateRefused("", "", "this schedule's addresses are not fields of its file: it cannot be relocated")
+    whole = spans.read(0, spans.stamp[0])  # read once: the workloads edited are found in these bytes
+    if len(whole) != spans.stamp[0]:
+        raise RelocateRefused(spans.path, "", "the file is shorter than when it was opened: reopen it")
     edits: list[tuple[int, int, bytes]] = []
     row_of = np.searchsorted(s.buf_ptr, move.stay.entries, side="right") - 1
     for entry, row in zip(move.stay.entries.tolist(), row_of.tolist(), strict=True):
-        offset, _ = spans.item_span(int(s.wl_core[row]), int(s.wl_pos[row]))
-        start, length = _address_span(spans.item(int(s.wl_core[row]), int(s.wl_pos[row])), int(s.buf_pos[entry]))
-        edits.append((offset + start, offset + start + length, str(move.address).encode()))
-    whole = spans.read(0, spans.stamp[0])
-    if len(whole) != spans.stamp[0]:
-        raise RelocateRefused(spans.path, "", "the file is shorter than when it was opened: reopen it")
+        offset, length = spans.item_span(int(s.wl_core[row]), int(s.wl_pos[row]))
+        start, size = _address_span(bytes(whole[offset : offset + length]), int(s.buf_pos[entry]))
+        edits.append((offset + start, offset + start + size, str(move.address).encode()))
     pieces: list[bytes] = []
     at = 0
     for lo, hi, value in sorted(edits):

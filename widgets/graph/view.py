@@ -719,10 +719,7 @@ class GraphView(FrameWidget, can_focus=True):
         model = self.model
         if model.group_unit.size and model.group_unit[group]:
             return self._first_member(layout, group)
-        inside = list({group} | self._descendants(group))
-        drawn = ~model.node_constant if not self.show_constants else np.ones(model.n_nodes, dtype=bool)
-        items = distinct(layout.visible.node_item[np.isin(model.node_group, inside) & drawn])
-        items = items[items >= 0]
+        items = distinct(layout.visible.node_item[self._member_nodes(layout, group)])
         if items.size == 0:
             return None
         ox, oy = self.origin
@@ -745,8 +742,7 @@ class GraphView(FrameWidget, can_focus=True):
             if first is not None and layout.visible.node_item[first] >= 0:
                 return self._key_of(layout, int(layout.visible.node_item[first]))
         inside = list({group} | self._descendants(group))
-        drawn = ~model.node_constant if not self.show_constants else np.ones(model.n_nodes, dtype=bool)
-        nodes = np.flatnonzero(np.isin(model.node_group, inside) & (layout.visible.node_item >= 0) & drawn)
+        nodes = self._member_nodes(layout, group)
         if nodes.size == 0:
             return None
         # where reading enters: a member fed from outside the group that reads data, not only its shape
@@ -758,6 +754,14 @@ class GraphView(FrameWidget, can_focus=True):
             nodes = np.asarray(sorted(entries), dtype=np.int64)
         first = int(nodes[np.argmin(model.topo_rank[nodes])])
         return self._key_of(layout, int(layout.visible.node_item[first]))
+
+    def _member_nodes(self, layout: Layout, group: int) -> np.ndarray:
+        """The nodes of a group and of the groups inside it that are drawn (visible, folded weights left out
+        unless constants are shown), in node order: where Enter can put the cursor."""
+        model = self.model
+        inside = list({group} | self._descendants(group))
+        drawn = ~model.node_constant if not self.show_constants else np.ones(model.n_nodes, dtype=bool)
+        return np.flatnonzero(np.isin(model.node_group, inside) & (layout.visible.node_item >= 0) & drawn)
 
     def _descendants(self, group: int) -> set[int]:
         found: set[int] = set()

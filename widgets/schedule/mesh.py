@@ -83,7 +83,6 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         self.layout_: MeshLayout | None = None
         self.times: MeshTimes | None = None
         self._timer: Timer | None = None
-        self._sequential = False
 
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
@@ -97,12 +96,17 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         self.refresh()
 
     def _timeline_times(self) -> tuple[np.ndarray, np.ndarray]:
-        """The timeline's times (dependency-aware or sequential, as its `m` chose): one time cursor for both."""
-        timeline = self.app.query("#timeline").first() if self.is_mounted else None
-        sequential = bool(getattr(timeline, "sequential", False))
+        """The timeline's own times (dependency-aware or sequential, as its `m` chose): one time cursor for both."""
+        found = self.app.query("#timeline") if self.is_mounted else None
+        timeline = found.first() if found else None
+        if timeline is not None and timeline.document is self.document:
+            return timeline.times()
         t = self.document.schedule_analysis.timeline
-        self._sequential = sequential
-        return (t.start_sequential, t.end_sequential) if sequential else (t.start, t.end)
+        return t.start, t.end
+
+    @property
+    def _sequential(self) -> bool:
+        return self.times is not None and self.times.source is self.document.schedule_analysis.timeline.start_sequential
 
     def _rebuild_times(self) -> None:
         s = self.document.schedule
