@@ -283,3 +283,42 @@ def test_info_json_gives_wl0_the_numbers_that_make_sense_there(write_json, capsy
     side = json.loads(capsys.readouterr().out)["memory"]["wl0"]
     assert side == {"name": "WL0", "cores": {"0": {"peak_bytes": 64, "peak_workload": 0, "high_water": 96,
                                                    "packing": round(64 / 96, 4)}}}  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_residencies_follow_the_definition_on_random_snapshots(data):
+    """Many residencies asked at once (as check does for thousands of incidents) are each the run of consecutive
+    snapshots holding the tensor at the address its first entry has in the asked one: a tensor may move, leave and
+    come back, or sit twice in one snapshot."""
+    import tempfile
+
+    from explorer.schedule.pressure import residencies
+
+    def snapshot() -> list[dict]:
+        count = data.draw(st.integers(0, 4))
+        return [entry(data.draw(st.integers(1, 3)), data.draw(st.sampled_from([0, 64, 128])), 8) for _ in range(count)]
+
+    snapshots = [snapshot() for _ in range(data.draw(st.integers(1, 6)))]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "r_stschedule.json"
+        path.write_text(json.dumps(one_core(snapshots)))
+        document = open_document(path)
+        s, placement = document.schedule, document.schedule_analysis.placement
+        asked = [(0, tensor, row) for row in range(len(snapshots)) for tensor in (1, 2, 3, 4)]
+        for (_, tensor, row), stay in zip(asked, residencies(s, placement, asked), strict=True):
+            held = [[a["address"] for a in snapshot if a["tensor_id"] == tensor] for snapshot in snapshots]
+            if not held[row]:
+                assert stay is None
+                continue
+            address = held[row][0]
+            first = last = row
+            while first > 0 and address in held[first - 1]:
+                first -= 1
+            while last + 1 < len(snapshots) and address in held[last + 1]:
+                last += 1
+            assert (stay.address, stay.first_row, stay.last_row) == (address, first, last)
+            expected = [e for r in range(first, last + 1)
+                        for e in range(int(s.buf_ptr[r]), int(s.buf_ptr[r + 1]))
+                        if s.buf_tensor[e] == tensor and s.buf_addr[e] == address]  # fmt: skip
+            assert stay.entries.tolist() == expected
