@@ -36,6 +36,7 @@ from widgets.review_actions import ReviewActions
 from widgets.search_screen import SearchScreen
 from widgets.selection import SelectionSync
 from widgets.summary_bar import SummaryBar
+from widgets.tab_labels import FittingTabs
 from widgets.terminal_safety import InertText
 from widgets.views import ALL_VIEWS, TREE, spec_named
 
@@ -144,7 +145,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
             with Horizontal(id="main"):
                 # Only the tree at first: the other views are added as tabs once the document says it offers
                 # them; their modules (numpy and friends) are imported by the load worker, off the UI thread.
-                with TabbedContent(id="tabs"), TabPane(f"{TREE.key} {TREE.title}", id="tab-tree"):
+                with FittingTabs(id="tabs"), TabPane(f"{TREE.key} {TREE.title}", id="tab-tree"):
                     yield DocumentTree(id="tree")
                 with Vertical(id="right"):
                     yield DetailsPanel(id="details")

@@ -22,7 +22,8 @@ MAX_ROWS = 120  # the tree lists everything; the panel summarises (Rich tables c
 
 class DetailsPanel(ScrollableContainer):
     """Tables fit the panel's width where their words can wrap; a table whose numbers cannot fit (they are never
-    broken) makes the panel scroll sideways instead of losing its first or last column."""
+    broken) is written one record per row instead (its first cell, then each column's name and value), so no
+    column is lost at the panel's edge (a 64-core table in an 80-column terminal)."""
 
     DEFAULT_CSS = """
     DetailsPanel { border: round $primary-darken-2; border-title-color: $text-muted; scrollbar-gutter: stable; }
@@ -72,7 +73,11 @@ class DetailsPanel(ScrollableContainer):
                 static.update(_key_value(section, room, console))
                 continue
             least = Measurement.get(console, console.options.update_width(10_000), table).minimum
-            static.styles.width = max(least, room)
+            # Rich's minimum leaves out the columns' own minimum widths, which it then keeps (cutting the last
+            # column at the panel's edge): the table fits only when both do
+            least = max(least, sum(column.min_width or 1 for column in table.columns) + 3 * (len(table.columns) - 1))
+            static.styles.width = room
+            static.update(table if least <= room else _records(section, room, console))
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit_width()
@@ -117,6 +122,33 @@ def _key_value(section: Section, width: int, console: Any) -> Text:
         out.append(f"\n{len(section.rows) - MAX_ROWS} more rows not shown", style="dim")
     if not section.rows:
         out.append("\n(none)", style="dim")
+    return out
+
+
+def _records(section: Section, width: int, console: Any) -> Text:
+    """A table too wide for the panel, one record per row: the row's first cell, then `column value` pairs
+    under it, folded at the panel's width."""
+    out = Text(section.title, style="bold")
+    rows = section.rows[:MAX_ROWS]
+    for row in rows:
+        line = Text()
+        line.append(str(row[0]) if row and row[0] is not None else "", style="cyan")
+        indent = ""  # the record's first line starts with its first cell; the lines under it are indented
+        for name, value in zip(section.columns[1:], row[1:], strict=False):
+            pair = Text.assemble((str(name), "dim"), " ", "" if value is None else str(value))
+            if line.cell_len and len(indent) + line.cell_len + 3 + pair.cell_len > width:  # pairs stay whole
+                out.append("\n" + indent)
+                out.append_text(line)
+                line, indent = Text(), "  "
+            if line.cell_len:
+                line.append(" · ", style="dim")
+            line.append_text(pair)
+        for piece in line.wrap(console, max(width - len(indent), 4), overflow="fold"):
+            out.append("\n" + indent)
+            out.append_text(piece)
+            indent = "  "
+    if len(section.rows) > MAX_ROWS:
+        out.append(f"\n{len(section.rows) - MAX_ROWS} more rows not shown", style="dim")
     return out
 
 

@@ -219,6 +219,7 @@ class DocumentLoading:
             if spec.name == lead and self.document is document:
                 self.action_view(lead)
                 await self._painted()
+        tabs.fit_labels()
         self.views_ready = True
         # The document lives as long as the app: moved out of the collector's sight, so a full collection
         # during a pan or a zoom scans only what views make since (a 20,000-node model otherwise costs one

@@ -19,6 +19,7 @@ class ViewSpec:
     title: str
     about: str  # one line for the palette and the help
     widget: str  # "module:Class", imported by the load worker (off the UI thread)
+    short: str = ""  # the title when the tab row is narrower than the full titles (80 columns)
 
     def widget_class(self) -> Any:
         module_name, class_name = self.widget.split(":")
@@ -38,17 +39,17 @@ SYNC_GRAPH_NODES = 20_000
 TREE = ViewSpec("tree", Capability.TREE, "1", "Tree", "the document tree", "widgets.doc_tree:DocumentTree")
 VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("timeline", Capability.TIMELINE, "2", "Timeline", "{block}s per {lane} on a time axis",
-             "widgets.schedule.timeline:Timeline"),
+             "widgets.schedule.timeline:Timeline", "Time"),
     ViewSpec("buffers", Capability.BUFFERS, "3", "Buffers", "{memory} occupancy before each {block}, animated",
-             "widgets.schedule.buffer_view:BufferView"),
+             "widgets.schedule.buffer_view:BufferView", "Buf"),
     ViewSpec("layout", Capability.LAYOUT, "4", "Layout", "how a strided tensor sits in its buffer",
-             "widgets.tensors.stride_map:StrideMap"),
+             "widgets.tensors.stride_map:StrideMap", "Lay"),
     ViewSpec("source", Capability.SOURCE, "5", "Source", "source files with syntax highlighting",
-             "widgets.source_view:SourceView"),
+             "widgets.source_view:SourceView", "Src"),
     ViewSpec("graph", Capability.GRAPH, "6", "Graph", "the model as a graph, expandable by group",
              "widgets.graph.view:GraphView"),
     ViewSpec("memory", Capability.BUFFERS, "7", "Memory", "the memory map: {memory} over time, a band per tensor",
-             "widgets.schedule.memory_map:MemoryMapView"),
+             "widgets.schedule.memory_map:MemoryMapView", "Mem"),
     ViewSpec("mesh", Capability.MESH, "8", "Mesh", "every {lane} on its mesh at the time cursor",
              "widgets.schedule.mesh:MeshView"),
 )  # fmt: skip

@@ -166,3 +166,32 @@ async def test_the_timeline_at_64_cores_counts_the_hidden_ones_and_jumps_to_a_co
         assert mesh.selected_core == 40  # the shared cursor
         text = frame_text(mesh)
         assert "c40" in text and "showing x" in text  # 8×8 at 80×24 scrolls with the selection
+
+
+async def test_at_80_columns_every_tab_is_whole_and_the_core_table_keeps_every_column(tmp_path):
+    """Issue #43: a schedule's seven tabs need 58 cells of the 50 an 80-column terminal leaves them (the last
+    one, `8 Mesh`, was cut): they take short titles there, the full ones again when the terminal widens; the
+    details' core table, too wide for its panel, is written one record per core with every column named."""
+    from widgets.details import DetailsPanel
+
+    path = tmp_path / "mesh64_stschedule.json"
+    write_streaming(path, Recipe(xlen=8, ylen=8, layers=2, seed=5))
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_loaded(pilot)
+        tabs = app.query_one(TabbedContent)
+        row = tabs.query_one("Tabs")
+        labels = [tab.label_text for tab in row.query("Tab")]
+        assert labels == ["1 Tree", "2 Time", "3 Buf", "6 Graph", "7 Mem", "8 Mesh"]
+        right = max(tab.region.right for tab in row.query("Tab"))
+        assert right <= tabs.region.right  # the last tab drawn whole
+        details = app.query_one(DetailsPanel)
+        text = "\n".join(strip.text for static in details.query("Static.section") for strip in
+                         static.render_lines(static.region.reset_offset))  # fmt: skip
+        assert details.max_scroll_x == 0  # nothing to the side of the panel
+        for column in ("mesh x0, y0", "workloads", "busy", "ends at", "idle"):
+            assert column in text, column
+        assert "0 · mesh x0, y0" in text and "63 · mesh x7, y7" in text  # every core, its first cell leading
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        assert [tab.label_text for tab in row.query("Tab")][1] == "2 Timeline"
