@@ -96,6 +96,12 @@ class Placement:
     # gaps whose edges outnumber the track cap: (minor from, minor to, major of the shared track, sources
     # sharing), so the drawing can say that a run there carries more than one source
     shared_tracks: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # each long edge's dummies (one per layer it passes): their cells across, by the edge's two ends, each named
+    # ("e", element), ("in", entry port) or ("out", exit port): where they were, when a group opens beside them
+    chains: dict[tuple, list[int]] = field(default_factory=dict)
+
+
+PORT = ("port", 0)  # Placement.chains' first end for a frame's own port (its one cell)
 
 
 @dataclass
@@ -117,6 +123,8 @@ def place_container(
     framed: bool,
     min_minor: int = 0,
     wanted: np.ndarray | None = None,
+    wanted_chains: dict[tuple, list[int]] | None = None,
+    wanted_centres: np.ndarray | None = None,
 ) -> Placement:
     """Boxes and routes of one container.
 
@@ -124,6 +132,9 @@ def place_container(
     `port_cells[e]` holds the entry and exit port cells of element e when it is an open child group.
     `wanted[e]` is where element e's box should start across the layers (where it was before a group opened or
     closed; NaN for none): such elements keep their order and stay there unless a grown neighbour pushes them.
+    `wanted_chains` (keyed as `Placement.chains` is) gives a long edge's dummies their old cells too, when every
+    element has a wanted place: the edges above an opened group then cross each gap where they did, so those gaps
+    keep their tracks and the rows above stay. `wanted_centres` (the elements' old centres) order each layer.
     """
     n = int(minor_size.size)
     entries = sorted({-c.source - 1 for c in connections if c.source < 0})
@@ -173,7 +184,24 @@ def place_container(
     want = np.full(total, np.nan)
     if wanted is not None and n:
         want[:n] = wanted
-    keys = _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains)
+    entry_of_vertex = {v: e for e, v in vertex_of_entry.items()}
+    exit_of_vertex = {v: e for e, v in vertex_of_exit.items()}
+
+    def end_name(v: int) -> tuple[str, int]:  # a chain's end as the caller can name it across layouts
+        if v < n:
+            return ("e", v)
+        return ("in", entry_of_vertex[v]) if v in entry_of_vertex else ("out", exit_of_vertex[v])
+
+    if wanted_chains and n and not np.isnan(want[:n]).any():
+        for (a, b), chain in chains.items():
+            old = wanted_chains.get((end_name(a), end_name(b)))
+            if old is not None and len(old) == len(chain):
+                want[chain] = old
+        for v in range(n, base):  # the frame's own ports where they were too (their tracks below the border)
+            old = wanted_chains.get((PORT, end_name(v)))
+            if old is not None:
+                want[v] = old[0]
+    keys = _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, wanted_centres)
     slot = _slots(v_layer, keys) if keys is not None else _order_layers(total, v_layer, su, sv, rank)
     minor = _place(total, v_layer, slot, v_minor_size, gaps.minor, su, sv, want)
     # along the layers: each layer as thick as its thickest box; port layers are border rows
@@ -225,6 +253,8 @@ def place_container(
     minor = minor - lo
     v_major = v_major - top
     placement = Placement(minor[:n], v_major[:n], hi - lo + 1, bottom - top + 1)
+    placement.chains = {(end_name(a), end_name(b)): minor[chain].tolist() for (a, b), chain in chains.items() if chain}
+    placement.chains.update({(PORT, end_name(v)): [int(minor[v])] for v in range(n, base)})
     placement.entry_ports = {e: int(minor[vertex_of_entry[e]]) for e in entries}
     placement.exit_ports = {e: int(minor[vertex_of_exit[e]]) for e in exits}
     band_end = starts + thickness - top
@@ -239,7 +269,7 @@ def place_container(
     return placement
 
 
-def _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains) -> np.ndarray | None:
+def _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, centres=None) -> np.ndarray | None:
     """The order across each layer when every element has a wanted place: elements by their wanted centres,
     ports beside their element, a long edge's dummies spaced evenly between its two ends; None otherwise."""
     n = int(minor_size.size)
@@ -247,13 +277,18 @@ def _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains) -> n
         return None
     keys = want.copy()
     keys[:n] += minor_size / 2.0
+    if centres is not None:  # where they were: the order they had
+        keys[:n] = np.where(np.isnan(centres), keys[:n], centres)
     for e, v in vertex_of_entry.items():
         keys[v] = keys[e % n] - 0.25 + (e // n) * 1e-3
     for e, v in vertex_of_exit.items():
         keys[v] = keys[e] + 0.25
     for (a, b), chain in chains.items():
         for k, d in enumerate(chain, 1):
-            keys[d] = keys[a] + (keys[b] - keys[a]) * k / (len(chain) + 1)
+            if np.isnan(want[d]):  # a dummy without an old cell: spaced between its ends
+                keys[d] = keys[a] + (keys[b] - keys[a]) * k / (len(chain) + 1)
+            else:
+                keys[d] = want[d] + 0.5
     return keys
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from explorer.arrays import distinct
 from explorer.graph.layered import (
     MAX_SPAN,
+    PORT,
     Connection,
     Gaps,
     Placement,
@@ -177,6 +178,9 @@ class Layout:
     unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # items that are closed unit groups
     laid_out: int = 0  # containers laid out by this call (the others came from the cache)
     first_item: int = -1  # where reading starts: the item showing the model's first input (reading_start)
+    # per container: its long edges' dummies (Placement.chains, their ends named by key), so a group opened next
+    # keeps the edges above it where they were
+    chains: dict[int, dict[tuple, list[int]]] = field(default_factory=dict)
     # per item: the earliest topological rank in the model of the nodes it shows (the containers' order ties,
     # and the reading order at a fork: explorer.graph.walk)
     model_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -435,6 +439,7 @@ def layout_graph(
     laid_out = 0
     before = _Before(previous, tb, level, direction)
     shifts: dict[int, float] = {}  # per container: how far its content moved inside its box since `previous`
+    chains: dict[int, dict[tuple, list[int]]] = {}  # per container: its long edges' dummies, by their ends' keys
     for c in reversed(tree.order):
         members = tree.items[c]
         kids = tree.children[c]
@@ -449,21 +454,24 @@ def layout_graph(
                minor_size.tobytes(), major_size.tobytes(), local_position.tobytes(), layer.tobytes(), routed_pairs,
                tuple(pieces_here), tuple(sorted((k, tuple(sorted(a.items())), tuple(sorted(b.items())))
                                                for k, (a, b) in port_cells.items())))  # fmt: skip
-        element_keys = [*_item_keys(visible, members), *((1, g) for g in kids)] if before.boxes else []
-        wanted = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
+        element_keys = [*_item_keys(visible, members), *((1, g) for g in kids)]
+        wanted, centres = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
+        wanted_chains = before.wanted_chains(c, element_keys) if wanted is not None else None
         found = cache.get(key)
-        if found is not None and not _keeps(found, wanted):  # the same expansion, reached from another picture
+        if found is not None and not _keeps(found, wanted, wanted_chains):  # reached from another picture
             found = None
         if found is None:
             found = place_container(minor_size, major_size, layer, local_position, pieces_here, port_cells, gaps,
-                                    framed, min_minor, wanted)  # fmt: skip
+                                    framed, min_minor, wanted, wanted_chains, centres)  # fmt: skip
             laid_out += 1
             if len(cache) > 4096:
                 cache.clear()
             cache[key] = found
         placements[c] = found
+        chains[c] = _chains_by_key(found.chains, element_keys)
         shifts[c] = before.shift(c, element_keys, found.minor)
     result = _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level, direction, laid_out)
+    result.chains = chains
     start = reading_start(model)
     result.model_rank = model_rank
     result.first_item = int(visible.node_item[start]) if start >= 0 and visible.node_item[start] >= 0 else -1
@@ -528,6 +536,7 @@ class _Before:
     def __init__(self, previous: Layout | None, tb: bool, level: int, direction: str) -> None:
         self.boxes: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, id) → (first cell, size) across
         self.frames: dict[int, tuple[int, int]] = {}
+        self.chains: dict[int, dict[tuple, list[int]]] = {}
         if previous is None or previous.level != level or previous.direction != direction:
             return
         across, size = (previous.x, previous.w) if tb else (previous.y, previous.h)
@@ -536,6 +545,31 @@ class _Before:
             self.boxes[(kinds[k], ids[k])] = (a, b)
         for g, (fx, fy, fw, fh) in previous.frames.items():
             self.frames[g] = (fx, fw) if tb else (fy, fh)
+        self.chains = previous.chains
+
+    def wanted_chains(self, container: int, keys: list[tuple[int, int]]) -> dict[tuple, list[int]] | None:
+        """The container's long edges' dummies where they were (Placement.chains, named by its elements now)."""
+        old = self.chains.get(container)
+        if not old:
+            return None
+        local = {key: e for e, key in enumerate(keys)}
+        n = len(keys)
+
+        def end(name: tuple) -> tuple[str, int] | None:
+            if name[0] == "port":
+                return PORT
+            if name[0] == "in":
+                e = local.get(name[1])
+                return None if e is None else ("in", e + name[2] * n)
+            e = local.get(name[1])
+            return None if e is None else (name[0], e)
+
+        out = {}
+        for (a, b), cells in old.items():
+            ends = end(a), end(b)
+            if ends[0] is not None and ends[1] is not None:
+                out[ends] = cells
+        return out or None
 
     def origin(self, container: int) -> int | None:
         if container == ROOT:
@@ -544,19 +578,23 @@ class _Before:
         return frame[0] if frame else None
 
     def wanted(self, container: int, keys: list[tuple[int, int]], sizes: np.ndarray, child_shifts: list,
-               n_items: int) -> np.ndarray | None:  # fmt: skip
+               n_items: int) -> tuple[np.ndarray | None, np.ndarray | None]:  # fmt: skip
         """Each element's old first cell inside `container` (NaN where it was not there): a group that stays
         open is placed so its content stays put; a group just opened puts its frame's corner where its box's was
         (the frame grows right and down, so what is above and left of it stays), and one just closed puts its
-        box where its frame's corner was; a box that only changed size keeps its centre."""
+        box where its frame's corner was; a box that only changed size keeps its centre. Also each element's
+        old centre (what orders a layer: a just-opened group's frame, centred on its new size, would sort after
+        the edges that ran beside its box)."""
         origin = self.origin(container)
         if origin is None:
-            return None
+            return None, None
         wanted = np.full(len(keys), np.nan)
+        centres = np.full(len(keys), np.nan)
         for e, key in enumerate(keys):
             child_shift = child_shifts[e - n_items] if e >= n_items else None
             if e >= n_items and key[1] in self.frames and child_shift is not None:
                 wanted[e] = self.frames[key[1]][0] - origin - child_shift
+                centres[e] = wanted[e] + int(sizes[e]) / 2.0
                 continue
             was_box = self.boxes.get(key)
             old = was_box or (self.frames.get(key[1]) if key[0] == 1 else None)
@@ -564,7 +602,8 @@ class _Before:
                 continue
             opened_or_closed = (e >= n_items) == (was_box is not None)
             wanted[e] = old[0] - origin + (0.0 if opened_or_closed else (old[1] - int(sizes[e])) / 2.0)
-        return None if np.isnan(wanted).all() else wanted
+            centres[e] = old[0] - origin + old[1] / 2.0
+        return (None, None) if np.isnan(wanted).all() else (wanted, centres)
 
     def shift(self, container: int, keys: list[tuple[int, int]], placed: np.ndarray) -> float | None:
         """How far the container's elements moved inside its box (the median over those that were there)."""
@@ -576,12 +615,30 @@ class _Before:
         return float(np.median(moved)) if moved else None
 
 
-def _keeps(placement: Placement, wanted: np.ndarray | None) -> bool:
-    """Whether a cached placement puts every element that has a wanted place exactly there."""
+def _keeps(placement: Placement, wanted: np.ndarray | None, wanted_chains: dict | None = None) -> bool:
+    """Whether a cached placement puts every element that has a wanted place exactly there (and the long edges'
+    dummies where they were)."""
     if wanted is None:
         return True
     known = ~np.isnan(wanted)
-    return bool(np.all(placement.minor[: wanted.size][known] == np.floor(wanted[known])))
+    if not np.all(placement.minor[: wanted.size][known] == np.floor(wanted[known])):
+        return False
+    return not wanted_chains or all(placement.chains.get(ends, cells) == cells for ends, cells in wanted_chains.items())
+
+
+def _chains_by_key(chains: dict[tuple, list[int]], keys: list[tuple[int, int]]) -> dict[tuple, list[int]]:
+    """Placement.chains with each end named by its element's key (an entry port also by which of the element's
+    ports it is), so the next layout finds them whatever the elements' order."""
+    n = max(len(keys), 1)
+
+    def name(end: tuple[str, int]) -> tuple:
+        if end[0] == "port":
+            return end
+        if end[0] == "in":
+            return ("in", keys[end[1] % n], end[1] // n)
+        return (end[0], keys[end[1]])
+
+    return {(name(a), name(b)): cells for (a, b), cells in chains.items()}
 
 
 def _first_positions(tree: Containers, position: np.ndarray) -> dict[int, int]:
