@@ -6,13 +6,15 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import TabbedContent
 
-from widgets.views import ALL_VIEWS
+from widgets.views import spec_named
 
 TAB_PADDING = 2  # a tab's label has a cell of padding on each side
 
 
 def tab_label(name: str, short: bool) -> str:
-    spec = next(spec for spec in ALL_VIEWS if spec.name == name)
+    spec = spec_named(name)
+    if spec is None:
+        return name
     return f"{spec.key} {spec.short if short and spec.short else spec.title}"
 
 

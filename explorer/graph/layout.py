@@ -178,9 +178,9 @@ class Layout:
     unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # items that are closed unit groups
     laid_out: int = 0  # containers laid out by this call (the others came from the cache)
     first_item: int = -1  # where reading starts: the item showing the model's first input (reading_start)
-    # per container: its long edges' dummies (Placement.chains, their ends named by key), so a group opened next
-    # keeps the edges above it where they were
-    chains: dict[int, dict[tuple, list[int]]] = field(default_factory=dict)
+    # per container: its long edges' dummies and ports (Placement.chains) and its elements' keys, so a group opened
+    # next keeps the edges above it where they were
+    chains: dict[int, tuple[dict[tuple, list[int]], list[tuple[int, int]]]] = field(default_factory=dict)
     # per item: the earliest topological rank in the model of the nodes it shows (the containers' order ties,
     # and the reading order at a fork: explorer.graph.walk)
     model_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -439,7 +439,7 @@ def layout_graph(
     laid_out = 0
     before = _Before(previous, tb, level, direction)
     shifts: dict[int, float] = {}  # per container: how far its content moved inside its box since `previous`
-    chains: dict[int, dict[tuple, list[int]]] = {}  # per container: its long edges' dummies, by their ends' keys
+    element_keys_of: dict[int, list[tuple[int, int]]] = {}
     for c in reversed(tree.order):
         members = tree.items[c]
         kids = tree.children[c]
@@ -454,7 +454,7 @@ def layout_graph(
                minor_size.tobytes(), major_size.tobytes(), local_position.tobytes(), layer.tobytes(), routed_pairs,
                tuple(pieces_here), tuple(sorted((k, tuple(sorted(a.items())), tuple(sorted(b.items())))
                                                for k, (a, b) in port_cells.items())))  # fmt: skip
-        element_keys = [*_item_keys(visible, members), *((1, g) for g in kids)]
+        element_keys = element_keys_of[c] = [*_item_keys(visible, members), *((1, g) for g in kids)]
         wanted, centres = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
         wanted_chains = before.wanted_chains(c, element_keys) if wanted is not None else None
         found = cache.get(key)
@@ -468,10 +468,9 @@ def layout_graph(
                 cache.clear()
             cache[key] = found
         placements[c] = found
-        chains[c] = _chains_by_key(found.chains, element_keys)
         shifts[c] = before.shift(c, element_keys, found.minor)
     result = _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level, direction, laid_out)
-    result.chains = chains
+    result.chains = {c: (placements[c].chains, keys) for c, keys in element_keys_of.items()}
     start = reading_start(model)
     result.model_rank = model_rank
     result.first_item = int(visible.node_item[start]) if start >= 0 and visible.node_item[start] >= 0 else -1
@@ -536,7 +535,7 @@ class _Before:
     def __init__(self, previous: Layout | None, tb: bool, level: int, direction: str) -> None:
         self.boxes: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, id) → (first cell, size) across
         self.frames: dict[int, tuple[int, int]] = {}
-        self.chains: dict[int, dict[tuple, list[int]]] = {}
+        self.chains: dict[int, tuple[dict[tuple, list[int]], list[tuple[int, int]]]] = {}
         if previous is None or previous.level != level or previous.direction != direction:
             return
         across, size = (previous.x, previous.w) if tb else (previous.y, previous.h)
@@ -548,21 +547,22 @@ class _Before:
         self.chains = previous.chains
 
     def wanted_chains(self, container: int, keys: list[tuple[int, int]]) -> dict[tuple, list[int]] | None:
-        """The container's long edges' dummies where they were (Placement.chains, named by its elements now)."""
-        old = self.chains.get(container)
+        """The container's long edges' dummies and ports where they were (Placement.chains), their ends renamed
+        from the old layout's elements to the same elements now (an element's index changes when a group opens)."""
+        old, old_keys = self.chains.get(container, ({}, []))
         if not old:
             return None
         local = {key: e for e, key in enumerate(keys)}
-        n = len(keys)
+        n, n_old = len(keys), max(len(old_keys), 1)
 
-        def end(name: tuple) -> tuple[str, int] | None:
-            if name[0] == "port":
+        def end(name: tuple) -> tuple | None:
+            if name == PORT:
                 return PORT
-            if name[0] == "in":
-                e = local.get(name[1])
-                return None if e is None else ("in", e + name[2] * n)
-            e = local.get(name[1])
-            return None if e is None else (name[0], e)
+            element = name[1] % n_old if name[0] == "in" else name[1]
+            e = local.get(old_keys[element])
+            if e is None:
+                return None
+            return ("in", e + name[1] // n_old * n) if name[0] == "in" else (name[0], e)
 
         out = {}
         for (a, b), cells in old.items():
@@ -624,21 +624,6 @@ def _keeps(placement: Placement, wanted: np.ndarray | None, wanted_chains: dict 
     if not np.all(placement.minor[: wanted.size][known] == np.floor(wanted[known])):
         return False
     return not wanted_chains or all(placement.chains.get(ends, cells) == cells for ends, cells in wanted_chains.items())
-
-
-def _chains_by_key(chains: dict[tuple, list[int]], keys: list[tuple[int, int]]) -> dict[tuple, list[int]]:
-    """Placement.chains with each end named by its element's key (an entry port also by which of the element's
-    ports it is), so the next layout finds them whatever the elements' order."""
-    n = max(len(keys), 1)
-
-    def name(end: tuple[str, int]) -> tuple:
-        if end[0] == "port":
-            return end
-        if end[0] == "in":
-            return ("in", keys[end[1] % n], end[1] // n)
-        return (end[0], keys[end[1]])
-
-    return {(name(a), name(b)): cells for (a, b), cells in chains.items()}
 
 
 def _first_positions(tree: Containers, position: np.ndarray) -> dict[int, int]:
