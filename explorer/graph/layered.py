@@ -125,6 +125,7 @@ def place_container(
     wanted: np.ndarray | None = None,
     wanted_chains: dict[tuple, list[int]] | None = None,
     wanted_centres: np.ndarray | None = None,
+    entry_cells: dict[int, int] | None = None,
 ) -> Placement:
     """Boxes and routes of one container.
 
@@ -135,6 +136,9 @@ def place_container(
     `wanted_chains` (keyed as `Placement.chains` is) gives a long edge's dummies their old cells too, when every
     element has a wanted place: the edges above an opened group then cross each gap where they did, so those gaps
     keep their tracks and the rows above stay. `wanted_centres` (the elements' old centres) order each layer.
+    `entry_cells[port]` (a group just opened) is the cell across the top border, from the frame's left border,
+    where the edge from that port's source entered the group's closed box: the port goes there, so the edges above
+    drop where they did and the gap above needs no track more than before.
     """
     n = int(minor_size.size)
     entries = sorted({-c.source - 1 for c in connections if c.source < 0})
@@ -204,6 +208,16 @@ def place_container(
     keys = _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, wanted_centres)
     slot = _slots(v_layer, keys) if keys is not None else _order_layers(total, v_layer, su, sv, rank)
     minor = _place(total, v_layer, slot, v_minor_size, gaps.minor, su, sv, want)
+    # across: the frame's columns around everything (the top level: one column of margin)
+    if framed:
+        lo = int((minor).min()) - FRAME_PAD - 1 if total else 0
+        hi = int((minor + v_minor_size).max()) + FRAME_PAD if total else 2 * FRAME_PAD + 1
+        hi = max(hi, lo + min_minor - 1)
+    else:
+        lo = int(minor.min()) - 1 if total else 0
+        hi = int((minor + v_minor_size).max()) if total else 1
+    if entry_cells:
+        _put_entry_ports(minor, vertex_of_entry, entry_cells, lo, hi)
     # along the layers: each layer as thick as its thickest box; port layers are border rows
     layers = int(v_layer.max()) + 1 if total else 1
     thickness = np.zeros(layers, dtype=np.int64)
@@ -236,20 +250,15 @@ def place_container(
     fed[sv] = True
     sources = np.flatnonzero(~fed[:n])
     v_major[sources] += thickness[v_layer[sources]] - major_size[sources]
-    # the box: frame rows and columns around everything, stub labels inside
+    # along: the frame's rows (its title row, its bottom border), stub labels inside
     if framed:
         first_real = starts[shift] if n else 0
         last_real = starts[top_layer - 1] + thickness[top_layer - 1] if n else 0
         top = 0 if entries else int(first_real) - 2
         bottom = int(starts[top_layer]) if exits else int(last_real) + 1
-        lo = int((minor).min()) - FRAME_PAD - 1 if total else 0
-        hi = int((minor + v_minor_size).max()) + FRAME_PAD if total else 2 * FRAME_PAD + 1
-        hi = max(hi, lo + min_minor - 1)
     else:
         top = -1  # row 0: room for the stub labels above the first layer
         bottom = int(starts[-1] + thickness[-1])
-        lo = int(minor.min()) - 1 if total else 0
-        hi = int((minor + v_minor_size).max()) if total else 1
     minor = minor - lo
     v_major = v_major - top
     placement = Placement(minor[:n], v_major[:n], hi - lo + 1, bottom - top + 1)
@@ -267,6 +276,21 @@ def place_container(
                                      v_major, v_major_size, -lo) for c in connections}  # fmt: skip
     placement.shared_tracks = [(a - lo, b - lo, track_row[(k, t)], count) for k, (t, a, b, count) in shared.items()]
     return placement
+
+
+def _put_entry_ports(
+    minor: np.ndarray, vertex_of_entry: dict[int, int], cells: dict[int, int], lo: int, hi: int
+) -> None:
+    """Entry ports to the cells where their sources' edges entered the closed box, when each lies inside the
+    frame's top border and no two sources' ports would share a cell (ports of one source may: it is one trunk)."""
+    wanted = {v: lo + cells[e] for e, v in vertex_of_entry.items() if e in cells and lo < lo + cells[e] < hi}
+    if not wanted:
+        return
+    cell_of = {v: wanted.get(v, int(minor[v])) for v in vertex_of_entry.values()}
+    if len(set(cell_of.values())) < len({(cell, v in wanted) for v, cell in cell_of.items()}):
+        return  # a kept port on a moved one's cell
+    for v, cell in wanted.items():
+        minor[v] = cell
 
 
 def _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, centres=None) -> np.ndarray | None:

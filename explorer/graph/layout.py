@@ -450,10 +450,12 @@ def layout_graph(
         pieces_here = sorted(connections[c])
         framed = c != ROOT
         min_minor = min(len(model.group_label[c]), 30) + 8 if framed and tb else 0
+        entry_cells = before.entry_cells(c, entries.sources(c, visible)) if before.just_opened(c) else None
         key = (c, level, direction, visible.item_kind[members].tobytes(), visible.item_id[members].tobytes(),
                minor_size.tobytes(), major_size.tobytes(), local_position.tobytes(), layer.tobytes(), routed_pairs,
                tuple(pieces_here), tuple(sorted((k, tuple(sorted(a.items())), tuple(sorted(b.items())))
-                                               for k, (a, b) in port_cells.items())))  # fmt: skip
+                                               for k, (a, b) in port_cells.items())),
+               tuple(sorted(entry_cells.items())) if entry_cells else ())  # fmt: skip
         element_keys = element_keys_of[c] = [*_item_keys(visible, members), *((1, g) for g in kids)]
         wanted, centres = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
         wanted_chains = before.wanted_chains(c, element_keys) if wanted is not None else None
@@ -462,7 +464,7 @@ def layout_graph(
             found = None
         if found is None:
             found = place_container(minor_size, major_size, layer, local_position, pieces_here, port_cells, gaps,
-                                    framed, min_minor, wanted, wanted_chains, centres)  # fmt: skip
+                                    framed, min_minor, wanted, wanted_chains, centres, entry_cells)  # fmt: skip
             laid_out += 1
             if len(cache) > 4096:
                 cache.clear()
@@ -515,6 +517,12 @@ class _EntryPorts:
         self.ids: dict[tuple[int, int, int], int] = {}
         self.count: dict[tuple[int, int], int] = {}
 
+    def sources(self, container: int, visible: VisibleGraph) -> dict[int, tuple[int, int]]:
+        """The container's entry ports and the keys ((kind, id)) of the items that feed them."""
+        kinds, ids = visible.item_kind, visible.item_id
+        return {port: (int(kinds[source]), int(ids[source])) for (c, _, source), port in self.ids.items()
+                if c == container}  # fmt: skip
+
     def port(self, container: int, element: int, source: int) -> int:
         key = (container, element, source)
         found = self.ids.get(key)
@@ -536,6 +544,8 @@ class _Before:
         self.boxes: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, id) → (first cell, size) across
         self.frames: dict[int, tuple[int, int]] = {}
         self.chains: dict[int, tuple[dict[tuple, list[int]], list[tuple[int, int]]]] = {}
+        self.previous: Layout | None = None
+        self._entered = None
         if previous is None or previous.level != level or previous.direction != direction:
             return
         across, size = (previous.x, previous.w) if tb else (previous.y, previous.h)
@@ -545,6 +555,9 @@ class _Before:
         for g, (fx, fy, fw, fh) in previous.frames.items():
             self.frames[g] = (fx, fw) if tb else (fy, fh)
         self.chains = previous.chains
+        self.previous = previous
+        self.tb = tb
+        self._entered: dict[int, dict[tuple[int, int], int]] | None = None
 
     def wanted_chains(self, container: int, keys: list[tuple[int, int]]) -> dict[tuple, list[int]] | None:
         """The container's long edges' dummies and ports where they were (Placement.chains), their ends renamed
@@ -570,6 +583,26 @@ class _Before:
             if ends[0] is not None and ends[1] is not None:
                 out[ends] = cells
         return out or None
+
+    def just_opened(self, container: int) -> bool:
+        return self.previous is not None and container != ROOT and (1, container) in self.boxes
+
+    def entry_cells(self, group: int, sources: dict[int, tuple[int, int]]) -> dict[int, int] | None:
+        """For a group just opened: per entry port (`sources`: port → its source's key), the cell across its closed
+        box's near side, from the box's first cell, where that source's edge came in (None when it was not a box)."""
+        if self._entered is None:  # every closed group's incoming edges, indexed once per opening
+            previous, self._entered = self.previous, {}
+            kinds, ids = previous.visible.item_kind, previous.visible.item_id
+            for edge in previous.edges:
+                if edge.kind != "routed" or not edge.points or kinds[edge.target] != 1:
+                    continue
+                x, y = edge.points[-1]
+                first = previous.x[edge.target] if self.tb else previous.y[edge.target]
+                source = (int(kinds[edge.source]), int(ids[edge.source]))
+                self._entered.setdefault(int(ids[edge.target]), {})[source] = int((x if self.tb else y) - first)
+        entered = self._entered.get(group, {})
+        cells = {port: entered[key] for port, key in sources.items() if key in entered}
+        return cells or None
 
     def origin(self, container: int) -> int | None:
         if container == ROOT:
