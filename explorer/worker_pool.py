@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import ctypes
 import importlib
 import os
 import pickle
@@ -314,6 +315,25 @@ def _serve(preload: Sequence[str], lowered: bool) -> None:
             _write(answers, answer)
         except (pickle.PicklingError, TypeError, AttributeError):  # an answer that cannot travel: say why
             _write(answers, (False, RuntimeError(f"a worker's answer could not be sent: {answer[1]!r:.300}")))
+        del answer, args
+        _give_back_memory()
+
+
+def _give_back_memory() -> None:
+    """Return the heap a job freed to the system: a core's decode leaves about 100 MB of freed small blocks in
+    glibc's heap, which an idle worker would otherwise hold while its parent analyses what it sent (on the 480 MB
+    file the two idle workers held 220 MB at the parent's peak). glibc only; elsewhere nothing."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None
 
 
 if __name__ == "__main__":

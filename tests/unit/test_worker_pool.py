@@ -112,3 +112,20 @@ def test_an_urgent_job_goes_first_at_this_priority_and_the_rest_run_lower():
         assert finished == ["urgent", "later"]  # queued behind the busy worker, the urgent job went first
     finally:
         pool.stop()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads the resident set from /proc (Linux)")
+def test_a_worker_gives_back_the_memory_its_job_freed():
+    """A core's decode leaves freed blocks in the worker's heap; an idle worker must not hold them while its parent
+    analyses the answers (the 480 MB file's two idle workers held 220 MB at the parent's peak memory)."""
+    from tests import worker_jobs
+
+    single = WorkerPool(1)
+    try:
+        before = single.submit(worker_jobs.resident_mib).result(timeout=60)
+        peak = single.submit(worker_jobs.leave_freed_heap).result(timeout=60)
+        after = single.submit(worker_jobs.resident_mib).result(timeout=60)
+    finally:
+        single.stop()
+    assert peak - before > 80, (before, peak)  # the job did hold about 100 MB
+    assert after - before < 30, (before, peak, after)
