@@ -286,8 +286,8 @@ def _put_entry_ports(
     wanted = {v: lo + cells[e] for e, v in vertex_of_entry.items() if e in cells and lo < lo + cells[e] < hi}
     if not wanted:
         return
-    cell_of = {v: wanted.get(v, int(minor[v])) for v in vertex_of_entry.values()}
-    if len(set(cell_of.values())) < len({(cell, v in wanted) for v, cell in cell_of.items()}):
+    kept = {int(minor[v]) for v in vertex_of_entry.values() if v not in wanted}
+    if kept & set(wanted.values()):
         return  # a kept port on a moved one's cell
     for v, cell in wanted.items():
         minor[v] = cell

@@ -545,7 +545,8 @@ class _Before:
         self.frames: dict[int, tuple[int, int]] = {}
         self.chains: dict[int, tuple[dict[tuple, list[int]], list[tuple[int, int]]]] = {}
         self.previous: Layout | None = None
-        self._entered = None
+        self.tb = tb
+        self._entered: dict[int, dict[tuple[int, int], int]] | None = None  # built at the first just-opened group
         if previous is None or previous.level != level or previous.direction != direction:
             return
         across, size = (previous.x, previous.w) if tb else (previous.y, previous.h)
@@ -556,8 +557,6 @@ class _Before:
             self.frames[g] = (fx, fw) if tb else (fy, fh)
         self.chains = previous.chains
         self.previous = previous
-        self.tb = tb
-        self._entered: dict[int, dict[tuple[int, int], int]] | None = None
 
     def wanted_chains(self, container: int, keys: list[tuple[int, int]]) -> dict[tuple, list[int]] | None:
         """The container's long edges' dummies and ports where they were (Placement.chains), their ends renamed
@@ -585,12 +584,14 @@ class _Before:
         return out or None
 
     def just_opened(self, container: int) -> bool:
+        """Whether the container is a group that was a closed box in the previous layout."""
         return self.previous is not None and container != ROOT and (1, container) in self.boxes
 
     def entry_cells(self, group: int, sources: dict[int, tuple[int, int]]) -> dict[int, int] | None:
-        """For a group just opened: per entry port (`sources`: port → its source's key), the cell across its closed
-        box's near side, from the box's first cell, where that source's edge came in (None when it was not a box)."""
-        if self._entered is None:  # every closed group's incoming edges, indexed once per opening
+        """For a group just opened (`just_opened`): per entry port (`sources`: port → its source's key), the cell
+        across its closed box's near side, from the box's first cell, where that source's edge came in (None when no
+        source's edge did)."""
+        if self._entered is None:  # every closed group's incoming edges, indexed once per layout
             previous, self._entered = self.previous, {}
             kinds, ids = previous.visible.item_kind, previous.visible.item_id
             for edge in previous.edges:
