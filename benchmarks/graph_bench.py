@@ -322,7 +322,8 @@ def section(out: Path, probes: dict, run_probe: Callable[[str, Path], dict], rat
         for path in walked:
             walk = run_probe("graph_walk", path)
             lines.append(f"| `{path.name}` | {walk['seconds'] * 1000:.1f} / {walk['step_max'] * 1000:.1f} ms | "
-                         f"{walk['entering_max'] * 1000:.0f} ms ({walk['entered']}) | {walk['open_median'] * 1000:.0f} / {walk['open_max'] * 1000:.0f} ms ({walk['opened']}, "
+                         f"{walk['entering_max'] * 1000:.0f} ms ({walk['entered']}) | "
+                         f"{walk['open_median'] * 1000:.0f} / {walk['open_max'] * 1000:.0f} ms ({walk['opened']}, "
                          f"{walk['boxes']:,}) | ≤ 16 ms a key, ≤ 100 ms an Enter |")  # fmt: skip
     build = run_probe("graph_build", big)
     built = run_probe("graph_first_built", big)
