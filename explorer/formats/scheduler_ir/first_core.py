@@ -70,7 +70,8 @@ def first_core_part(path: Path, min_bytes: int | None = None) -> FirstCorePart |
         return None
     with reader.collector_paused():
         buffersize = first.scalars["buffersize"]  # from the file's last bytes: the full load checks it
-        part = reader.decode_core_part(path, first.key, first.raw, strict=False, buffersize=buffersize)
+        # counted (one core at a time here): the load adds its objects up as it would the workers' cores
+        part = reader.decode_core_part(path, first.key, first.raw, False, buffersize=buffersize, count_objects=1)
     if part.columns is None or any(problem.code == "bad-workload" for problem in part.problems):
         return None  # a workload dropped: not shown as if it were the core (bad list entries are only dropped)
     first.raw = b""

@@ -35,7 +35,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 import numpy as np
 
-from explorer import jsonpath, worker_pool
+from explorer import jsonpath, memory_guard, worker_pool
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import CappedProblems, LoadError, Problem
 from explorer.file_spans import FileChanged, FileSpans, span_of
@@ -43,9 +43,10 @@ from explorer.formats.scheduler_ir import layout, started
 from explorer.formats.scheduler_ir.checks import SNAPSHOT_COLUMNS, SnapshotFacts, core_snapshot_facts, joined_facts
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.started import PARALLEL_MIN_BYTES
+from explorer.formatting import human_bytes
 from explorer.gc_pause import collector_paused
 from explorer.jsonpath import duplicate_problems
-from explorer.memory_guard import BASE_BYTES, ensure_fits, refusal
+from explorer.memory_guard import BASE_BYTES, ensure_fits, guard_off, refusal
 from explorer.schedule.buffers import L2_COLUMNS, CoreL2, core_l2, joined_l2
 from explorer.schedule.model import Schedule
 
@@ -210,10 +211,17 @@ def load_schedule(
         return _load_schedule(Path(path), progress or no_progress, strict)
 
 
+def _worst_case_fits(size: int, at_once: int = 1) -> bool:
+    """Whether even the worst case of `size` bytes (an object every 3 bytes), `at_once` such spans decoded at the
+    same time, fits in the memory available: then its objects need not be counted (on a box with room, never)."""
+    return refusal(BASE_BYTES + size // 3 * MEMORY_PER_OBJECT * at_once, "scheduler IR") is None
+
+
 def _ensure_objects_fit(path: Path, size: int) -> None:
-    """Refuse a file whose JSON objects would take more memory than is available, counting them (0.4 s a GB)
-    only when even the worst case (an object every 3 bytes) might not fit: on a box with room, never."""
-    if refusal(BASE_BYTES + size // 3 * MEMORY_PER_OBJECT, "scheduler IR") is None:
+    """Refuse a file whose JSON objects would take more memory than is available, counting them (0.5 s a GB)
+    only when the worst case might not fit. For the load in this process: the workers' load counts each core
+    where it is decoded instead (`_ensure_core_fits`, `_ObjectBudget`)."""
+    if _worst_case_fits(size):
         return
     objects = 0
     try:
@@ -224,10 +232,57 @@ def _ensure_objects_fit(path: Path, size: int) -> None:
             del view
     except (OSError, ValueError):  # unreadable or empty: the reader says so in its own words
         return
-    estimate = BASE_BYTES + max(int(size * MEMORY_PER_FILE_BYTE), objects * MEMORY_PER_OBJECT)
-    said = refusal(estimate, f"{size:,}-byte scheduler IR of {objects:,} JSON objects")
+    said = refusal(_objects_estimate(size, objects), f"{size:,}-byte scheduler IR of {objects:,} JSON objects")
     if said is not None:
         raise LoadError(path, "", said)
+
+
+def _objects_estimate(size: int, objects: int) -> int:
+    """What a load of `size` bytes holding `objects` JSON objects takes at most (BASE_BYTES included)."""
+    return BASE_BYTES + max(int(size * MEMORY_PER_FILE_BYTE), objects * MEMORY_PER_OBJECT)
+
+
+def _ensure_core_fits(path: Path, key: str, raw: bytes | bytearray, at_once: int) -> int:
+    """A core's JSON objects, counted on the bytes about to be decoded (24 ms a 46 MB core): refused when
+    decoding them, `at_once` cores at the same time, needs more memory than is available now."""
+    objects = raw.count(b"{")
+    said = refusal(BASE_BYTES + objects * MEMORY_PER_OBJECT * at_once,
+                   f"scheduler IR core of {len(raw):,} bytes and {objects:,} JSON objects")  # fmt: skip
+    if said is not None:
+        raise LoadError(path, f'$["{key}"]', said)
+    return objects
+
+
+class _ObjectBudget:
+    """The workers' load counts each core's objects where it decodes it; this adds the counts up as the cores
+    come in and projects the file's total by the bytes done, refusing the load when the file's estimate
+    (`_objects_estimate`) passes what was available when the load began. The same rule as `_ensure_objects_fit`,
+    without a pass over the whole file before any worker starts (1.7 s on a 3 GB file)."""
+
+    def __init__(self, path: Path, size: int, available: int | None) -> None:
+        self.path, self.size, self.available = path, size, available
+        self.objects = self.bytes_done = 0
+
+    def add(self, objects: int | None, span_bytes: int) -> None:
+        if objects is None or self.available is None:
+            return
+        self.objects += objects
+        self.bytes_done += span_bytes
+        projected = self.objects * self.size // max(self.bytes_done, 1)
+        estimate = _objects_estimate(self.size, projected)
+        if estimate > self.available:
+            raise LoadError(self.path, "", (
+                f"opening this {self.size:,}-byte scheduler IR of about {projected:,} JSON objects (projected from "
+                f"the cores read so far) needs about {human_bytes(estimate)} of memory, and "
+                f"{human_bytes(self.available)} was available: refused before the machine swaps (free memory, or "
+                "set IR_EXPLORER_MEMORY_GUARD=off to try anyway)"))  # fmt: skip
+
+
+def _object_budget(path: Path, size: int) -> _ObjectBudget | None:
+    """A budget for the workers' load when its objects must be counted (the worst case might not fit)."""
+    if guard_off() or _worst_case_fits(size):
+        return None
+    return _ObjectBudget(path, size, memory_guard.available_bytes())
 
 
 def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tuple[Schedule, list[Problem]]:
@@ -237,7 +292,6 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
     except OSError as error:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
     ensure_fits(path, status.st_size, MEMORY_PER_FILE_BYTE, "scheduler IR")
-    _ensure_objects_fit(path, status.st_size)
     pool = None if strict or status.st_size < PARALLEL_MIN_BYTES else worker_pool.shared_pool()
     try:
         loaded = _load_in_workers(pool, path, (status.st_size, status.st_mtime_ns), meter) if pool else None
@@ -261,6 +315,7 @@ def _load_here(path: Path, strict: bool, meter: _ByteMeter) -> _Loaded:
     try:
         with path.open("rb") as handle:  # read-only, whole file: msgspec decodes from one buffer
             status = os.fstat(handle.fileno())
+            _ensure_objects_fit(path, status.st_size)
             data = _read_all(handle, status.st_size, meter)
     except OSError as error:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
@@ -290,7 +345,7 @@ def _load_in_workers(
     meter.stage("reading", READ_SHARE, 0, 1)
     previewed = started.take_first_core(path)
     looked_for = started.take_spans(path, stamp)  # by a worker since the TUI named the file
-    jobs = _CoreJobs(pool, path, stamp, True, previewed, _buffersize_guess(path, stamp))
+    jobs = _CoreJobs(pool, path, stamp, True, previewed, _buffersize_guess(path, stamp), _object_budget(path, stamp[0]))
     try:
         if looked_for is not None or (previewed is not None and not previewed.done()):  # not here: the TUI draws
             spans = _spans_in_worker(pool, path, stamp, looked_for)
@@ -353,7 +408,8 @@ def _load_after_top_level(
     context.problems = top_level.problems
     spans = FileSpans(path, {}, stamp)
     builder = _builder(context, top_level, None if top_level.dram_span is None else spans.read(*top_level.dram_span))
-    jobs = _CoreJobs(pool, path, stamp, False, previewed, top_level.scalars["buffersize"])
+    budget = _object_budget(path, stamp[0])
+    jobs = _CoreJobs(pool, path, stamp, False, previewed, top_level.scalars["buffersize"], budget)
     try:
         for core in sorted(builder.spans, key=lambda core: -builder.spans[core][1]):
             jobs.add(core, builder.spans[core])
@@ -473,13 +529,14 @@ def _parts_here(
     meter: _ByteMeter,
     guessed: bool = False,
     buffersize: int | None = None,
+    count_objects: int = 0,
 ) -> list[CorePart]:
     """Each core (key, raw array) decoded in this process, the bar moving by the bytes decoded, not by core."""
     total = sum(len(raw) for _, raw in cores) or 1
     parts, done = [], 0
     for key, raw in cores:
         bar = _CoreProgress(meter, f"core {key}", done, len(raw), total)
-        parts.append(decode_core_part(path, key, raw, strict, bar, guessed, buffersize))
+        parts.append(decode_core_part(path, key, raw, strict, bar, guessed, buffersize, count_objects))
         done += len(raw)
         bar.entries(1, 1)
     return parts
@@ -505,6 +562,7 @@ class CorePart:
     saw_wl1: bool
     l2: CoreL2 | None = None  # its L2 regions and overlaps, for the buffer size the decode was told
     snapshots: SnapshotFacts | None = None  # its tensors' moves and newly_added mismatches
+    objects: int | None = None  # its JSON objects, when they were counted before the decode (`_ensure_core_fits`)
 
 
 def decode_core_part(
@@ -515,13 +573,17 @@ def decode_core_part(
     bar: _CoreProgress | None = None,
     guessed: bool = False,
     buffersize: int | None = None,
+    count_objects: int = 0,
 ) -> CorePart:
     """One core's array, typed, into columns; its problems carry JSON paths within the whole file. A `guessed`
     span (`layout`) that is not one JSON array raises SpanGuessWrong instead of being a problem of the file.
     The core's snapshot checks' findings are worked out here too, and given the file's `buffersize` (or a guess
     of it) its L2 entries are placed and swept for overlaps: in a worker, beside the other cores' decode, so
     the analysis after the last core only joins them (on the 519 MB benchmark file the parent's L2 placement
-    went from 0.2 s to 0.035 s; the wall time gained is small, as the workers are the busier side)."""
+    went from 0.2 s to 0.035 s; the wall time gained is small, as the workers are the busier side).
+    `count_objects` (how many cores are decoded at once, 0: not counted) counts the core's JSON objects first and
+    refuses a core that would not fit (`_ensure_core_fits`)."""
+    objects = _ensure_core_fits(path, key, raw, count_objects) if count_objects else None  # type: ignore[arg-type]
     context = _Context(path, b"", strict)
     context.span_guessed = guessed
     kept = _decode_workloads(context, key, raw, bar.workloads if bar else _ignore)
@@ -532,7 +594,7 @@ def decode_core_part(
     l2 = None if columns is None or buffersize is None else _core_l2(columns, buffersize)
     snapshots = None if columns is None else _core_snapshots(columns)
     return CorePart(
-        int(key), columns, list(local.layers), context.problems, local.saw_wl0, local.saw_wl1, l2, snapshots
+        int(key), columns, list(local.layers), context.problems, local.saw_wl0, local.saw_wl1, l2, snapshots, objects
     )
 
 
@@ -561,19 +623,21 @@ def decode_core_at(
     span: tuple[int, int],
     guessed: bool = False,
     buffersize: int | None = None,
+    count_objects: int = 0,
 ) -> CorePart:
     """What a worker does for one core: read its array from the file (refused if the file changed since the
     load began) and decode it. Module-level, so a worker process finds it by name."""
     raw = FileSpans(Path(path), {}, stamp).read(*span)
     with collector_paused():
-        return decode_core_part(Path(path), key, raw, strict=False, guessed=guessed, buffersize=buffersize)
+        return decode_core_part(Path(path), key, raw, False, None, guessed, buffersize, count_objects)
 
 
 class _CoreJobs:
     """Cores handed to worker processes as their spans become known, then gathered in core order. A core is
     handed on when the next one is known, so that a file of one core is decoded here instead, its bar moving
     within it. The file's first core is taken from the preview's decode (`previewed`, a Future that may still
-    be running) when that is the same bytes, not decoded again. A core whose worker died is decoded here."""
+    be running) when that is the same bytes, not decoded again. A core whose worker died is decoded here.
+    With a `budget`, each core's objects are counted where it is decoded and added up as the parts come in."""
 
     def __init__(
         self,
@@ -583,8 +647,10 @@ class _CoreJobs:
         guessed: bool,
         previewed: concurrent.futures.Future | None,
         buffersize: int | None = None,
+        budget: _ObjectBudget | None = None,
     ) -> None:
         self.pool = pool
+        self.budget = budget
         self.buffersize = buffersize  # the file's, or the guess from its last bytes: the build checks it
         self.path = path
         self.stamp = stamp
@@ -622,7 +688,7 @@ class _CoreJobs:
         ):  # fmt: skip
             return False
         columns = found.part.columns
-        self.parts[core] = dataclasses.replace(found.part, columns=None if columns is None else dict(columns))
+        self._took(core, dataclasses.replace(found.part, columns=None if columns is None else dict(columns)))
         return True  # a copy of its columns: the preview's schedule keeps its own
 
     def _submit(self, core: int) -> None:
@@ -630,7 +696,13 @@ class _CoreJobs:
 
     def _job(self, core: int) -> tuple:
         """`decode_core_at`'s arguments for a core, in a worker or (its worker died) here."""
-        return str(self.path), self.stamp, str(core), self.spans[core], self.guessed, self.buffersize
+        at_once = max(self.pool.count, 1) if self.budget is not None else 0
+        return str(self.path), self.stamp, str(core), self.spans[core], self.guessed, self.buffersize, at_once
+
+    def _took(self, core: int, part: CorePart) -> None:
+        self.parts[core] = part
+        if self.budget is not None:
+            self.budget.add(part.objects, self.spans[core][1])
 
     def collect(self, meter: _ByteMeter) -> list[CorePart]:
         """Every core's part, in core order; the bar moves by the bytes of the cores done."""
@@ -641,9 +713,9 @@ class _CoreJobs:
             self._hand_on(last)
         elif last is not None:  # the file's only core, and no preview of it
             raw = FileSpans(self.path, {}, self.stamp).read(*self.spans[last])
-            self.parts[last] = _parts_here(self.path, [(str(last), raw)], False, meter, self.guessed, self.buffersize)[
-                0
-            ]
+            counted = 1 if self.budget is not None else 0
+            found = _parts_here(self.path, [(str(last), raw)], False, meter, self.guessed, self.buffersize, counted)
+            self._took(last, found[0])
         if self.deferred is not None:
             core, previewed = self.deferred
             self.deferred = None
@@ -653,9 +725,9 @@ class _CoreJobs:
         for future in concurrent.futures.as_completed(self.futures):
             core = self.futures[future]
             try:
-                self.parts[core] = future.result()
+                self._took(core, future.result())
             except worker_pool.WorkerDied:
-                self.parts[core] = decode_core_at(*self._job(core))
+                self._took(core, decode_core_at(*self._job(core)))
             done += self.spans[core][1]
             meter.stage(f"core {core}", DECODE_SHARE, done, total)
         return [self.parts[core] for core in sorted(self.parts)]

@@ -1,0 +1,108 @@
+"""The workers' load counts a file's JSON objects where it decodes each core, not in one pass over the whole file
+before any worker starts (issue #43: that pass took 1.7 s of the 3 GB file's load, serially). The rule stays the
+one the in-process load keeps: refuse when `max(1.75 × the size, 96 × the objects)` plus the base passes what is
+available; the total is projected from the cores done, and each core is refused by its own count where it is
+decoded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from explorer import memory_guard, worker_pool
+from explorer.errors import LoadError
+from explorer.formats.scheduler_ir import early, reader
+from explorer.formats.scheduler_ir.reader import BASE_BYTES, MEMORY_PER_FILE_BYTE, MEMORY_PER_OBJECT, load_schedule
+
+# An L2 entry with ten empty objects the decoder skips: dense in `{` (one in 8 bytes), cheap to decode
+ENTRY = '{"tensor_id":0,"type":"ifmap","address":0,"size":8,"x":[{},{},{},{},{},{},{},{},{},{}]}'
+
+
+@pytest.fixture
+def workers(monkeypatch):
+    monkeypatch.setattr(reader, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(early, "PARALLEL_MIN_BYTES", 0)
+    if worker_pool.shared_pool() is None:
+        pytest.skip("no worker processes on this machine (one CPU, or IR_EXPLORER_WORKERS=0)")
+
+
+def dense_schedule(folder: Path, cores: int = 4, entries: int = 4000) -> tuple[Path, int]:
+    """A valid schedule whose cores are dense in JSON objects: (its path, the objects in its cores)."""
+    workload = ('{"workload_id":%d,"layer_name":"L","layer_type":"pe","time":1.0,"ifmap":[],"ofmap":[],'
+                '"buffer":[' + ",".join([ENTRY] * entries) + "]}")  # fmt: skip
+    body = ",".join(f'"{core}":[{workload % core}]' for core in range(cores))
+    text = '{' + body + ',"-1":{"in":[],"out":[]},"buffersize":1048576,"top_batch_cut":1,"xlen":2,"ylen":2}'
+    path = folder / "dense_stschedule.json"
+    path.write_text(text)
+    return path, text.count("{") - 2  # all but the top level's and the DRAM section's
+
+
+def estimates(path: Path, objects: int) -> tuple[int, int, int]:
+    """(by the size, by the objects, the worst case): each with the base, as the loader computes them."""
+    size = path.stat().st_size
+    return (BASE_BYTES + int(size * MEMORY_PER_FILE_BYTE), BASE_BYTES + objects * MEMORY_PER_OBJECT,
+            BASE_BYTES + size // 3 * MEMORY_PER_OBJECT)  # fmt: skip
+
+
+def test_the_workers_load_refuses_by_the_objects_its_cores_counted(workers, tmp_path, monkeypatch):
+    path, objects = dense_schedule(tmp_path)
+    by_size, by_objects, worst = estimates(path, objects)
+    assert by_size < by_objects < worst
+    # the whole file is never counted here: its cores are
+    monkeypatch.setattr(reader, "_ensure_objects_fit", lambda *_: pytest.fail("a pass over the whole file"))
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: (by_size + by_objects) // 2)
+    with pytest.raises(LoadError) as refused:
+        load_schedule(path)
+    message = str(refused.value)
+    assert "JSON objects (projected from the cores read so far)" in message and "MEMORY_GUARD=off" in message
+    # with room for the objects (not for the worst case: they are still counted), it loads
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: (by_objects + worst) // 2)
+    counted = []
+    monkeypatch.setattr(reader._ObjectBudget, "add", lambda self, n, length: counted.append(n))
+    schedule, _ = load_schedule(path)
+    assert schedule.n_workloads == 4 and sum(counted) == objects and len(counted) == 4
+    # where even the worst case fits, nothing is counted
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: worst * 2)
+    counted.clear()
+    assert load_schedule(path)[0].n_workloads == 4 and counted == []
+
+
+def test_the_in_process_load_counts_the_whole_file_first(tmp_path, monkeypatch):
+    path, objects = dense_schedule(tmp_path)
+    by_size, by_objects, _ = estimates(path, objects)
+    monkeypatch.setattr(worker_pool, "shared_pool", lambda: None)
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: (by_size + by_objects) // 2)
+    with pytest.raises(LoadError) as refused:
+        load_schedule(path)
+    assert f"of {path.read_bytes().count(b'{'):,} JSON objects" in str(refused.value)
+
+
+def test_a_core_is_refused_by_its_own_count_where_it_is_decoded(tmp_path, monkeypatch):
+    path, objects = dense_schedule(tmp_path, cores=1)
+    status = path.stat()
+    text = path.read_bytes()
+    start = text.index(b'"0":[') + 4
+    span = (start, text.index(b',"-1"') - start)
+    need_one = BASE_BYTES + objects * MEMORY_PER_OBJECT
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: need_one + 1)
+    stamp = (status.st_size, status.st_mtime_ns)
+    part = reader.decode_core_at(str(path), stamp, "0", span, count_objects=1)
+    assert part.objects == objects and part.columns is not None
+    with pytest.raises(LoadError) as refused:  # two cores decoded at once: twice the room asked
+        reader.decode_core_at(str(path), stamp, "0", span, count_objects=2)
+    assert refused.value.location == '$["0"]' and f"{objects:,} JSON objects" in str(refused.value)
+    assert reader.decode_core_at(str(path), stamp, "0", span).objects is None  # not asked: not counted
+
+
+def test_the_budget_projects_the_total_from_the_cores_done(tmp_path):
+    path = tmp_path / "x_stschedule.json"
+    size = 10_000_000
+    budget = reader._ObjectBudget(path, size, BASE_BYTES + 1_000_000 * MEMORY_PER_OBJECT)
+    budget.add(None, 5_000_000)  # a core not counted adds nothing
+    budget.add(400_000, 5_000_000)  # half the file: 800,000 projected, fits
+    with pytest.raises(LoadError) as refused:
+        budget.add(700_000, 2_500_000)  # 1,100,000 in 7.5 MB: 1,466,666 projected
+    assert "about 1,466,666 JSON objects" in str(refused.value)
+    assert json.dumps(str(refused.value))  # a plain message
