@@ -9,7 +9,7 @@ package's ``__init__`` keeps `match` light and imports its reader inside `load`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,8 +33,9 @@ class Format:
     accepts_directories: bool = False  # .mlpackage folders, extracted MLF bundles
     write_samples: Callable[[Path], list[Path]] | None = None  # demo files for sample_data/ (make samples)
     limits: tuple[str, ...] = ()  # the ceilings past which a file is refused or cut, one sentence each (README)
-    # A first part of a big file, shown by the TUI while `load` reads the whole (None: nothing early to show)
-    preview: Callable[[Path], Document | None] | None = None
+    # First parts of a big file, shown by the TUI while `load` reads the whole, each more than the one before
+    # (None, or nothing yielded: nothing early to show)
+    preview: Callable[[Path], Iterable[Document]] | None = None
     # Called as soon as the file is named, before anything heavy is imported: a chance to start slow work (such
     # as worker processes) early. (path, interactive: the TUI will show it) -> None
     prepare: Callable[[Path, bool], None] | None = None

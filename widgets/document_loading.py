@@ -113,24 +113,26 @@ class DocumentLoading:
 
     @work(thread=True, exclusive=True, group="preview", name="preview")
     def load_preview(self) -> None:
-        """A big file's first part (a schedule's first core), shown while the rest loads, when its format can
-        give one (`Format.preview`) and the whole file is not on screen first."""
+        """A big file's first parts (a schedule's first core's first workloads, then the whole first core), each
+        shown while the rest loads, when its format can give them (`Format.preview`) and the whole file is not
+        on screen first."""
         from explorer.registry import pick_format
 
         worker = get_current_worker()
         try:
             found = pick_format(self.path)
-            early = found.preview(self.path) if found.preview is not None else None
-            if early is None or worker.is_cancelled:
-                return
-            for spec in offered_views(early):
-                spec.import_widget()
+            for early in found.preview(self.path) if found.preview is not None else ():
+                if worker.is_cancelled:
+                    return
+                for spec in offered_views(early):
+                    spec.import_widget()
+                self.call_from_thread(self._show_preview, early)
         except Exception:  # a preview is a bonus: whatever fails here, the full load that follows reports
             return
-        self.call_from_thread(self._show_preview, early)
 
     def _show_preview(self, preview: Document) -> None:
-        if self.document is None and self.load_error is None:  # else the load ended first: nothing to add
+        shown = self.document
+        if (shown is None or shown.partial) and self.load_error is None:  # else the load ended first: nothing to add
             self.show_document(preview)
 
     @work(thread=True, group="graph-prebuild", description="build the graph")

@@ -110,3 +110,59 @@ async def test_a_preview_later_than_the_whole_file_is_not_shown(monkeypatch):
         await pilot.pause(0.2)
         assert made and made[0].partial  # it was made, and then not shown
         assert app.document is whole and not app.document.partial
+
+
+async def test_the_first_workloads_then_the_whole_first_core_then_the_file(monkeypatch):
+    """A big schedule's first screen comes from its first core's first workloads (decoded in a tenth of the
+    time), then the whole first core takes their place, then the whole file; the chosen workload stays chosen."""
+    from concurrent.futures import Future
+
+    from explorer.formats.scheduler_ir import first_core, preview, reader, started
+
+    monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)
+    items = reader.raw_items(first_core.read_first_core(PLANTED).raw)
+    prefix: Future = Future()  # as a worker would have decoded it for `early.prepare`
+    prefix.set_result(first_core.first_core_part(PLANTED, prefix_bytes=len(items[0]) + len(items[1]) + 1))
+    monkeypatch.setattr(started, "take_first_prefix", lambda path: prefix)
+    whole_core, whole_file = threading.Event(), threading.Event()
+    first_core_only, whole_load = preview.preview, loading_module.open_document
+
+    def core_held_back(path):
+        assert whole_core.wait(20)
+        return first_core_only(path)
+
+    def file_held_back(*args, **kwargs):
+        assert whole_file.wait(20)
+        return whole_load(*args, **kwargs)
+
+    monkeypatch.setattr(preview, "preview", core_held_back)
+    monkeypatch.setattr(loading_module, "open_document", file_held_back)
+    app = make_app(PLANTED)
+
+    async def shown(workloads: int) -> None:
+        for _ in range(1000):
+            if app.document is not None and app.views_ready and app.document.schedule.n_workloads == workloads:
+                return
+            await pilot.pause(0.01)
+        raise AssertionError(f"{workloads} workloads never shown")
+
+    async with app.run_test(size=SIZE) as pilot:
+        await shown(3)
+        bar = str(app.query_one(SummaryBar).render())
+        assert "showing core 0's first 3 of 12 workloads" in bar and app.document.partial
+        timeline = app.query_one(Timeline)
+        assert app.focused is timeline
+        timeline.select(2)
+        whole_core.set()
+        await shown(12)
+        assert "showing core 0 of a" in str(app.query_one(SummaryBar).render()) and app.document.partial
+        assert timeline.selected == 2 and app.focused is timeline
+        await pilot.pause(0.2)  # the selection is put back once the views are ready (a 50 ms timer)
+        timeline.select(7)  # a workload the first screen did not have
+        whole_file.set()
+        await wait_loaded(pilot)
+        for _ in range(500):
+            if not app.document.partial and app.views_ready:
+                break
+            await pilot.pause(0.01)
+        assert app.document.schedule.core_ids.size == 4 and timeline.selected == 7

@@ -94,3 +94,50 @@ def test_preview_reads_only_the_first_core_and_changes_nothing(any_size, tmp_pat
     assert first is not None and len(first.raw) < 1 << 20
     assert np.array_equal(np.frombuffer(first.raw[:1], np.uint8), np.frombuffer(b"[", np.uint8))
     assert (path.stat().st_mtime_ns, path.read_bytes()) == before
+
+
+def test_the_first_workloads_of_the_first_core_are_the_whole_loads_rows(any_size):
+    """A screenful before the whole first core: its first workloads, about `prefix_bytes` of them, decoded alone
+    and at their own positions (JSON paths and the details' reads stay the whole core's)."""
+    from explorer.formats.scheduler_ir.reader import raw_items
+
+    items = raw_items(read_first_core(PLANTED).raw)
+    found = first_core.first_core_part(PLANTED, prefix_bytes=len(items[0]) + len(items[1]) + 1)
+    whole, _ = load_schedule(PLANTED)
+    assert found.prefix == 3 and found.workloads == len(items) == 12  # the third passes the bytes asked for
+    assert found.describe() == f"core 0's first 3 of 12 workloads, of a {PLANTED.stat().st_size / 1e6:,.0f} MB file"
+    shown = first_core.first_core_schedule(found, PLANTED)
+    assert shown.wl_id.tolist() == whole.wl_id[:3].tolist() and shown.wl_pos.tolist() == [0, 1, 2]
+    assert shown.buf_addr.tolist() == whole.buf_addr[: int(whole.buf_ptr[3])].tolist()
+    assert shown.core_raw.item(0, 2) == whole.core_raw.item(0, 2)  # the details read the file's own workload
+    everything = first_core.first_core_part(PLANTED, prefix_bytes=1 << 20)  # more than the core: all of it
+    assert everything.prefix is None and everything.describe().startswith("core 0 of a")
+    assert first_core.first_core_part(PLANTED, prefix_bytes=1).prefix == 1  # at least one workload
+
+
+def test_previews_give_the_first_workloads_then_the_whole_first_core(any_size, monkeypatch):
+    from explorer import worker_pool
+    from explorer.formats.scheduler_ir import early, preview, reader, started
+
+    monkeypatch.setattr(early, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(early, "PREVIEW_MIN_BYTES", 0)
+    if worker_pool.shared_pool() is None:
+        pytest.skip("no worker processes on this machine (one CPU, or IR_EXPLORER_WORKERS=0)")
+    early.prepare(PLANTED, interactive=True)
+    documents = list(preview.previews(PLANTED))
+    # the worker reads PREFIX_BYTES as started (4 MiB): more than this core, so its part is the whole core,
+    # and only the whole first core is shown
+    assert [d.partial for d in documents] == [f"core 0 of a {PLANTED.stat().st_size / 1e6:,.0f} MB file"]
+    started.take_first_core(PLANTED)
+    started.take_spans(PLANTED, (PLANTED.stat().st_size, PLANTED.stat().st_mtime_ns))
+    # a prefix job as `prepare` starts it for a bigger core: shown first, never taken by the full load
+    items = reader.raw_items(read_first_core(PLANTED).raw)
+    job = worker_pool.shared_pool().submit(first_core.first_core_part, PLANTED, 0, len(items[0]) + len(items[1]) + 1)
+    started.first_prefixes[PLANTED.resolve()] = job
+    first, whole = preview.previews(PLANTED)
+    assert first.partial.startswith("core 0's first 3 of 12 workloads") and first.schedule.n_workloads == 3
+    assert whole.partial.startswith("core 0 of a") and whole.schedule.n_workloads == 12
+    assert started.take_first_prefix(PLANTED) is None  # taken once
+    jobs = reader._CoreJobs(None, PLANTED, (PLANTED.stat().st_size, PLANTED.stat().st_mtime_ns), False, None)
+    jobs.spans[0] = (job.result().first.offset, job.result().first.length)
+    assert not jobs._take_previewed(0, job)  # a prefix is not the core: the load decodes it whole

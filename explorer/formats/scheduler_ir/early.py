@@ -25,8 +25,10 @@ def prepare(path: Path, interactive: bool) -> None:
     if pool is None:
         return
     if interactive and status.st_size >= PREVIEW_MIN_BYTES:
-        # urgent: the screen waits for it (it runs at the TUI's priority, before the other cores)
-        started.first_cores[path.resolve()] = pool.submit(_first_core, str(path), urgent=True)
+        # The screen waits for these, in this order, ahead of any core of the load: the first core's first
+        # workloads (urgent: the first worker, at the TUI's priority), then the whole first core (the next worker)
+        started.first_prefixes[path.resolve()] = pool.submit(_first_core, str(path), True, urgent=True)
+        started.first_cores[path.resolve()] = pool.submit(_first_core, str(path))
         stamp = (status.st_size, status.st_mtime_ns)
         started.span_searches[path.resolve()] = (stamp, pool.submit(_core_spans, str(path), stamp))
 
@@ -37,7 +39,8 @@ def _core_spans(path: str, stamp: tuple[int, int]) -> object:
     return core_spans_at(path, stamp)
 
 
-def _first_core(path: str) -> object:
+def _first_core(path: str, prefix: bool = False) -> object:
     from explorer.formats.scheduler_ir.first_core import first_core_part  # in the worker, where numpy is loaded
 
-    return first_core_part(Path(path), min_bytes=0)  # big enough: `prepare` looked
+    # big enough: `prepare` looked; `prefix`: the core's first workloads only
+    return first_core_part(Path(path), min_bytes=0, prefix_bytes=started.PREFIX_BYTES if prefix else None)

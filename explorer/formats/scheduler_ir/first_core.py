@@ -4,6 +4,10 @@ data, made in a worker process when `early.prepare` started one (see `preview`).
 Where the first core's array lies is found as the full load finds every core (`layout`): from the keys in the
 file's bytes, without parsing what comes before or after it. If that guess is wrong, its bytes are not one JSON
 array (the brackets would not balance), the typed decode fails, and there is no preview.
+
+A first core's first workloads alone (`prefix_bytes`) are a screenful decoded in a tenth of the time: on the 3 GB
+schedule the whole first core (46 MB) takes 0.5 s to decode, its first 4 MiB 0.05 s, so the TUI draws a timeline
+that much sooner and replaces it with the whole core when that is decoded.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from explorer.errors import LoadError
 from explorer.file_spans import FileSpans
@@ -60,22 +66,53 @@ class FirstCorePart:
 
     first: FirstCore  # its `raw` emptied: the bytes stay in the worker
     part: reader.CorePart
+    workloads: int = 0  # the core's workloads in the file (the part may hold only the first ones)
+    prefix: int | None = None  # the part is the core's first `prefix` workloads only (None: the whole core)
+
+    def describe(self) -> str:
+        """What the part is, for the summary bar: 'core 0 of a 3,128 MB file'."""
+        size = f"a {self.first.stamp[0] / 1e6:,.0f} MB file"
+        if self.prefix is None:
+            return f"core {self.first.key} of {size}"
+        return f"core {self.first.key}'s first {self.prefix:,} of {self.workloads:,} workloads, of {size}"
 
 
-def first_core_part(path: Path, min_bytes: int | None = None) -> FirstCorePart | None:
+def first_core_part(path: Path, min_bytes: int | None = None, prefix_bytes: int | None = None) -> FirstCorePart | None:
     """The first core read from the head of a big file and decoded; None when there is no preview: a small or
-    unusual file, or a first core with a workload that does not decode (the full load reports it)."""
+    unusual file, or a first core with a workload that does not decode (the full load reports it). With
+    `prefix_bytes`, only the core's first workloads, about that many bytes of them (all of a smaller core)."""
     first = read_first_core(path, min_bytes)
     if first is None:
         return None
     with reader.collector_paused():
+        raw, prefix, workloads = _first_workloads(first.raw, prefix_bytes)
         buffersize = first.scalars["buffersize"]  # from the file's last bytes: the full load checks it
         # counted (one core at a time here): the load adds its objects up as it would the workers' cores
-        part = reader.decode_core_part(path, first.key, first.raw, False, buffersize=buffersize, count_objects=1)
+        part = reader.decode_core_part(path, first.key, raw, False, buffersize=buffersize, count_objects=1)
     if part.columns is None or any(problem.code == "bad-workload" for problem in part.problems):
         return None  # a workload dropped: not shown as if it were the core (bad list entries are only dropped)
     first.raw = b""
-    return FirstCorePart(first, part)
+    return FirstCorePart(first, part, workloads or len(part.columns["wl_id"]), prefix)
+
+
+def _first_workloads(raw: bytes, prefix_bytes: int | None) -> tuple[bytes, int | None, int | None]:
+    """The core's array cut to its first workloads of about `prefix_bytes` (at least one), as an array of its
+    own: (the array, how many it holds, how many the core has). The whole core, (raw, None, None), when it is no
+    longer than that or is not an array (its decode then says so). The workloads keep their positions: the
+    cut array's item k is the core's item k, so JSON paths and the details' reads are the whole core's."""
+    if prefix_bytes is None or len(raw) <= prefix_bytes:
+        return raw, None, None
+    try:
+        items = reader.raw_items(raw)
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        return raw, None, None
+    taken, size = 0, 0
+    while taken < len(items) and (taken == 0 or size < prefix_bytes):
+        size += len(items[taken])
+        taken += 1
+    if taken == len(items):
+        return raw, None, None
+    return b"[" + b",".join(items[:taken]) + b"]", taken, len(items)
 
 
 def first_core_schedule(found: FirstCorePart, path: Path) -> Schedule:

@@ -9,6 +9,7 @@ get no preview either and load as before.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from explorer.document import Capability, Document
@@ -22,23 +23,45 @@ from explorer.formats.scheduler_ir.first_core import (  # what the preview is ma
     read_first_core,
 )
 
-__all__ = ["FirstCore", "FirstCorePart", "first_core_part", "first_core_schedule", "preview", "read_first_core"]
+__all__ = [
+    "FirstCore", "FirstCorePart", "first_core_part", "first_core_schedule", "preview", "previews", "read_first_core"
+]  # fmt: skip
+
+
+def previews(path: Path) -> Iterator[Document]:
+    """What the TUI shows while `load` reads the whole file, each part more than the one before: the first core's
+    first workloads when `early.prepare` started their decode (a screenful, sooner), then the whole first core."""
+    path = Path(path)
+    job = started.take_first_prefix(path)
+    if job is not None:
+        try:
+            found = job.result()
+        except Exception:  # its worker died: the whole first core follows as before
+            found = None
+        if found is not None and found.prefix is not None:
+            yield document_of(found, path)
+    whole = preview(path)
+    if whole is not None:
+        yield whole
 
 
 def preview(path: Path) -> Document | None:
     """A document of the first core, analysed, for the TUI to show while `load` reads the whole file; its problems
     are left for the full load (a core alone misses the producers on other cores). The first core is decoded by
     a worker process when `early.prepare` started one, else here."""
-    from explorer.api import analyze_document
-    from explorer.formats.scheduler_ir.document import build_document
-
     path = Path(path)
     job = started.first_core_job(path)  # the full load takes the same decode
     found = job.result() if job is not None else first_core_part(path)
-    if found is None:
-        return None
+    return None if found is None else document_of(found, path)
+
+
+def document_of(found: FirstCorePart, path: Path) -> Document:
+    """The decoded first core (or its first workloads) as a partial document, analysed."""
+    from explorer.api import analyze_document
+    from explorer.formats.scheduler_ir.document import build_document
+
     document = build_document(path, first_core_schedule(found, path), [])
-    document.partial = f"core {found.first.key} of a {found.first.stamp[0] / 1e6:,.0f} MB file"
+    document.partial = found.describe()
     document.capabilities -= {Capability.GRAPH}  # built from every core's layers: waits for the whole file
     analyze_document(document)
     document.problems = [Problem("info", "preview", "the first core only: the rest of the file is loading")]

@@ -164,6 +164,11 @@ _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _dram_decoder = msgspec.json.Decoder(Dram)
 
 
+def raw_items(array: bytes | msgspec.Raw) -> list[msgspec.Raw]:
+    """A JSON array's items as raw texts, checked as JSON but not decoded (raises msgspec.DecodeError)."""
+    return _raw_list_decoder.decode(array)
+
+
 class _Context:
     """What one load accumulates: the file, its problems, and the strictness."""
 
@@ -682,7 +687,7 @@ class _CoreJobs:
             found = previewed.result()
         except Exception:  # the preview's job failed (its worker died): the core is decoded as any other
             return False
-        first = None if found is None else found.first
+        first = None if found is None or found.prefix is not None else found.first  # a prefix is not the core
         if first is None or (first.stamp, found.part.core, (first.offset, first.length)) != (
             self.stamp, core, self.spans[core]
         ):  # fmt: skip

@@ -11,10 +11,14 @@ from pathlib import Path
 
 PARALLEL_MIN_BYTES = 32 << 20  # smaller files decode in about a second in one process: workers would not pay
 PREVIEW_MIN_BYTES = 64 << 20  # a smaller file loads whole in about a second: no preview
+PREFIX_BYTES = 4 << 20  # the first core's first workloads shown before the whole core: decoded in about 0.05 s
 
 # The first core's decode (a Future of a `preview.FirstCorePart`, or of None), started early for the TUI, until the
 # full load takes it: the preview and the load use the same decode
 first_cores: dict[Path, Future] = {}
+# The first core's first workloads (a Future of a `preview.FirstCorePart` holding a prefix, or of None), decoded
+# before the whole first core for the TUI's first screen; the full load never takes it
+first_prefixes: dict[Path, Future] = {}
 # Where every core lies (a Future of `layout.core_spans_at`), looked for by the other worker meanwhile, with the
 # file's (size, mtime_ns) it was asked for: the TUI starts its load only after its first paint
 span_searches: dict[Path, tuple[tuple[int, int], Future]] = {}
@@ -23,6 +27,11 @@ span_searches: dict[Path, tuple[tuple[int, int], Future]] = {}
 def first_core_job(path: Path) -> Future | None:
     """The first core's decode started by `prepare`, if any, for the preview; it stays for the full load."""
     return first_cores.get(path.resolve())
+
+
+def take_first_prefix(path: Path) -> Future | None:
+    """The first core's first workloads' decode started by `prepare`, if any, for the preview (taken once)."""
+    return first_prefixes.pop(path.resolve(), None)
 
 
 def take_first_core(path: Path) -> Future | None:
