@@ -149,7 +149,7 @@ async def test_the_first_workloads_then_the_whole_first_core_then_the_file(monke
     async with app.run_test(size=SIZE) as pilot:
         await shown(3)
         bar = str(app.query_one(SummaryBar).render())
-        assert "showing core 0's first 3 of 12 workloads" in bar and app.document.partial
+        assert "showing core 0: first 3 of 12 workloads" in bar and app.document.partial
         timeline = app.query_one(Timeline)
         assert app.focused is timeline
         timeline.select(2)

@@ -105,7 +105,7 @@ def test_the_first_workloads_of_the_first_core_are_the_whole_loads_rows(any_size
     found = first_core.first_core_part(PLANTED, prefix_bytes=len(items[0]) + len(items[1]) + 1)
     whole, _ = load_schedule(PLANTED)
     assert found.prefix == 3 and found.workloads == len(items) == 12  # the third passes the bytes asked for
-    assert found.describe() == f"core 0's first 3 of 12 workloads, of a {PLANTED.stat().st_size / 1e6:,.0f} MB file"
+    assert found.describe() == f"core 0: first 3 of 12 workloads (a {PLANTED.stat().st_size / 1e6:,.0f} MB file)"
     shown = first_core.first_core_schedule(found, PLANTED)
     assert shown.wl_id.tolist() == whole.wl_id[:3].tolist() and shown.wl_pos.tolist() == [0, 1, 2]
     assert shown.buf_addr.tolist() == whole.buf_addr[: int(whole.buf_ptr[3])].tolist()
@@ -135,7 +135,7 @@ def test_previews_give_the_first_workloads_then_the_whole_first_core(any_size, m
     job = worker_pool.shared_pool().submit(first_core.first_core_part, PLANTED, 0, len(items[0]) + len(items[1]) + 1)
     started.first_prefixes[PLANTED.resolve()] = job
     first, whole = preview.previews(PLANTED)
-    assert first.partial.startswith("core 0's first 3 of 12 workloads") and first.schedule.n_workloads == 3
+    assert first.partial.startswith("core 0: first 3 of 12 workloads") and first.schedule.n_workloads == 3
     assert whole.partial.startswith("core 0 of a") and whole.schedule.n_workloads == 12
     assert started.take_first_prefix(PLANTED) is None  # taken once
     jobs = reader._CoreJobs(None, PLANTED, (PLANTED.stat().st_size, PLANTED.stat().st_mtime_ns), False, None)

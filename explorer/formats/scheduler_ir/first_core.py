@@ -70,11 +70,12 @@ class FirstCorePart:
     prefix: int | None = None  # the part is the core's first `prefix` workloads only (None: the whole core)
 
     def describe(self) -> str:
-        """What the part is, for the summary bar: 'core 0 of a 3,128 MB file'."""
+        """What the part is, for the summary bar: 'core 0 of a 3,128 MB file', or 'core 0: first 1,441 of 15,700
+        workloads (a 3,128 MB file)' (the counts first: a bar 80 columns wide keeps them)."""
         size = f"a {self.first.stamp[0] / 1e6:,.0f} MB file"
         if self.prefix is None:
             return f"core {self.first.key} of {size}"
-        return f"core {self.first.key}'s first {self.prefix:,} of {self.workloads:,} workloads, of {size}"
+        return f"core {self.first.key}: first {self.prefix:,} of {self.workloads:,} workloads ({size})"
 
 
 def first_core_part(path: Path, min_bytes: int | None = None, prefix_bytes: int | None = None) -> FirstCorePart | None:

@@ -64,5 +64,6 @@ def document_of(found: FirstCorePart, path: Path) -> Document:
     document.partial = found.describe()
     document.capabilities -= {Capability.GRAPH}  # built from every core's layers: waits for the whole file
     analyze_document(document)
-    document.problems = [Problem("info", "preview", "the first core only: the rest of the file is loading")]
+    shown = "the first core only" if found.prefix is None else f"the first core's first {found.prefix:,} workloads only"
+    document.problems = [Problem("info", "preview", f"{shown}: the rest of the file is loading")]
     return document
