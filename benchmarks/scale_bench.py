@@ -31,16 +31,28 @@ async def measure():
         await pilot.pause()
         mesh = app.query_one(MeshView)
         mesh.render_frame()
-        frames = []
-        for _ in range(100):  # a playback of 100 steps: every core's state at each time, drawn
-            mesh.action_step(1)
-            t = time.perf_counter(); mesh.render_frame(); frames.append(time.perf_counter() - t)
-        size = (mesh.size.width, mesh.size.height)
-        return statistics.median(frames), max(frames), len(document.schedule.core_ids), size
 
-median, worst, cores, size = asyncio.run(measure())
+        def playback():  # 100 steps: every core's state at each time, drawn
+            frames = []
+            for _ in range(100):
+                mesh.action_step(1)
+                t = time.perf_counter(); mesh.render_frame(); frames.append(time.perf_counter() - t)
+            return frames
+
+        # while the workers read the incidents' roles (their answers are unpickled on a thread of this process),
+        # then once they are done: the machine idle
+        reading = [future for _, future in document.view._role_jobs.values() if not future.done()]
+        busy = playback() if reading else []
+        for future in reading:
+            future.exception()
+        frames = playback()
+        size = (mesh.size.width, mesh.size.height)
+        return statistics.median(frames), max(frames), busy, len(document.schedule.core_ids), size
+
+median, worst, busy, cores, size = asyncio.run(measure())
 elapsed = median
-extra = {"max_s": worst, "cores": cores, "size": list(size)}
+extra = {"max_s": worst, "busy_median_s": statistics.median(busy) if busy else None,
+         "busy_max_s": max(busy) if busy else None, "cores": cores, "size": list(size)}
 """,
     "check_64": """
 import io, contextlib, time
@@ -134,8 +146,12 @@ def section(out: Path, probes: dict, run_probe: Callable[[str, Path], dict], rat
         "",
         f"The mesh view at {mesh['size'][0]}×{mesh['size'][1]} cells with {mesh['cores']} cores, a playback of 100 "
         f"steps on the 3 GB file: median frame {mesh['seconds'] * 1000:.1f} ms, worst {mesh['max_s'] * 1000:.1f} ms "
-        "(target ≤ 16 ms), once the file's background work (the graph's build) is done: while it runs, frames share "
-        "the interpreter with it; its numbers come from the timeline's times and the analysis's L2 bytes per snapshot.",
+        "(target ≤ 16 ms), once the file's background work (the graph's build, the incidents' roles read by the "
+        "workers) is done; "
+        + ("while the roles were still being read (their answers are unpickled on a thread of the TUI's process, and "
+           f"the workers hold both CPUs): median {mesh['busy_median_s'] * 1000:.1f} ms, worst "
+           f"{mesh['busy_max_s'] * 1000:.1f} ms. " if mesh.get("busy_median_s") else "the roles were read by then. ")
+        + "Its numbers come from the timeline's times and the analysis's L2 bytes per snapshot.",
         "",
     ]
     if terminal:

@@ -8,6 +8,7 @@ from textual.widgets import TabbedContent
 
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import SAMPLE_DATA
+from tests.unit.test_preview import through_workloads
 from widgets import document_loading as loading_module
 from widgets.app import make_app
 from widgets.schedule.timeline import Timeline
@@ -94,9 +95,9 @@ async def test_a_preview_later_than_the_whole_file_is_not_shown(monkeypatch):
     first_core = preview.preview
     made = []
 
-    def held_back(path):
+    def held_back(path, *job):
         assert release.wait(20)
-        made.append(first_core(path))
+        made.append(first_core(path, *job))
         return made[-1]
 
     monkeypatch.setattr(preview, "preview", held_back)  # the format's `preview` finds it when called
@@ -117,19 +118,18 @@ async def test_the_first_workloads_then_the_whole_first_core_then_the_file(monke
     time), then the whole first core takes their place, then the whole file; the chosen workload stays chosen."""
     from concurrent.futures import Future
 
-    from explorer.formats.scheduler_ir import first_core, preview, reader, started
+    from explorer.formats.scheduler_ir import first_core, preview, started
 
     monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)
-    items = reader.raw_items(first_core.read_first_core(PLANTED).raw)
     prefix: Future = Future()  # as a worker would have decoded it for `early.prepare`
-    prefix.set_result(first_core.first_core_part(PLANTED, prefix_bytes=len(items[0]) + len(items[1]) + 1))
-    monkeypatch.setattr(started, "take_first_prefix", lambda path: prefix)
+    prefix.set_result(first_core.first_core_part(PLANTED, prefix_bytes=through_workloads(3)))
+    monkeypatch.setattr(started, "take_first_look", lambda path: prefix)
     whole_core, whole_file = threading.Event(), threading.Event()
     first_core_only, whole_load = preview.preview, loading_module.open_document
 
-    def core_held_back(path):
+    def core_held_back(path, *job):
         assert whole_core.wait(20)
-        return first_core_only(path)
+        return first_core_only(path, *job)
 
     def file_held_back(*args, **kwargs):
         assert whole_file.wait(20)
@@ -149,7 +149,7 @@ async def test_the_first_workloads_then_the_whole_first_core_then_the_file(monke
     async with app.run_test(size=SIZE) as pilot:
         await shown(3)
         bar = str(app.query_one(SummaryBar).render())
-        assert "showing core 0: first 3 of 12 workloads" in bar and app.document.partial
+        assert "showing core 0: first 3 workloads" in bar and app.document.partial
         timeline = app.query_one(Timeline)
         assert app.focused is timeline
         timeline.select(2)

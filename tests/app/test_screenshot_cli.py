@@ -53,7 +53,7 @@ def test_bad_requests_exit_2_without_traceback(tmp_path):
             cwd=ROOT,
         )
         assert result.returncode == 2, extra
-        assert "Traceback" not in result.stderr and result.stderr.strip()
+        assert "Traceback" not in result.stderr and result.stderr.strip(), (extra, result.stderr)  # all of it
     assert not out.exists()
 
 

@@ -172,7 +172,8 @@ def test_the_readme_says_what_runs():
     text = " ".join((ROOT / "README.md").read_text().split())
     assert f"A schedule of {started.PARALLEL_MIN_BYTES >> 20} MB or more is decoded by worker processes" in text
     assert f"at most {worker_pool.MAX_WORKERS}; `IR_EXPLORER_WORKERS=N`" in text
-    assert f"its first {started.PREFIX_BYTES >> 20} MiB of workloads first" in text
+    assert (f"a first core over {started.PREFIX_MIN_CORE_BYTES >> 20} MiB shows its first "
+            f"{started.PREFIX_BYTES >> 20} MiB of workloads first") in text  # fmt: skip
     assert f"stop with it or after {worker_pool.IDLE_SECONDS:.0f} s without work" in text
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from explorer.document import Capability
 from explorer.formats.scheduler_ir import first_core
-from explorer.formats.scheduler_ir.preview import preview, read_first_core
+from explorer.formats.scheduler_ir.preview import preview, previews, read_first_core
 from explorer.formats.scheduler_ir.reader import load_schedule
 from tests.conftest import SAMPLE_DATA
 
@@ -96,16 +96,25 @@ def test_preview_reads_only_the_first_core_and_changes_nothing(any_size, tmp_pat
     assert (path.stat().st_mtime_ns, path.read_bytes()) == before
 
 
-def test_the_first_workloads_of_the_first_core_are_the_whole_loads_rows(any_size):
-    """A screenful before the whole first core: its first workloads, about `prefix_bytes` of them, decoded alone
-    and at their own positions (JSON paths and the details' reads stay the whole core's)."""
+def through_workloads(count: int) -> int:
+    """The `prefix_bytes` that cut the demo file's first core after its first `count` workloads: one byte past
+    the end of the one before (the cut is through the first workload ending at or past it)."""
+    from explorer.file_spans import span_of
     from explorer.formats.scheduler_ir.reader import raw_items
 
-    items = raw_items(read_first_core(PLANTED).raw)
-    found = first_core.first_core_part(PLANTED, prefix_bytes=len(items[0]) + len(items[1]) + 1)
+    raw = read_first_core(PLANTED).raw
+    before = raw_items(raw)[count - 2]
+    return span_of(before, raw)[0] + len(before) + 1
+
+
+def test_the_first_workloads_of_the_first_core_are_the_whole_loads_rows(any_size):
+    """A screenful before the whole first core: its first workloads, about `prefix_bytes` of them, read from the
+    core's head and decoded alone, at their own positions (JSON paths and the details' reads stay the core's)."""
+    found = first_core.first_core_part(PLANTED, prefix_bytes=through_workloads(3))
     whole, _ = load_schedule(PLANTED)
-    assert found.prefix == 3 and found.workloads == len(items) == 12  # the third passes the bytes asked for
-    assert found.describe() == f"core 0: first 3 of 12 workloads (a {PLANTED.stat().st_size / 1e6:,.0f} MB file)"
+    assert found.prefix == 3 and found.prefix_bytes == through_workloads(4) - 1
+    assert found.describe() == (f"core 0: first 3 workloads, 0 of its 0 MB (a {PLANTED.stat().st_size / 1e6:,.0f} "
+                                "MB file)")  # fmt: skip
     shown = first_core.first_core_schedule(found, PLANTED)
     assert shown.wl_id.tolist() == whole.wl_id[:3].tolist() and shown.wl_pos.tolist() == [0, 1, 2]
     assert shown.buf_addr.tolist() == whole.buf_addr[: int(whole.buf_ptr[3])].tolist()
@@ -113,31 +122,60 @@ def test_the_first_workloads_of_the_first_core_are_the_whole_loads_rows(any_size
     everything = first_core.first_core_part(PLANTED, prefix_bytes=1 << 20)  # more than the core: all of it
     assert everything.prefix is None and everything.describe().startswith("core 0 of a")
     assert first_core.first_core_part(PLANTED, prefix_bytes=1).prefix == 1  # at least one workload
+    big_only = first_core.first_core_part(PLANTED, prefix_bytes=1, cut_above=1 << 20)  # a core below the cut
+    assert big_only.prefix is None and big_only.part.columns["wl_id"].size == 12
 
 
-def test_previews_give_the_first_workloads_then_the_whole_first_core(any_size, monkeypatch):
+def test_a_cut_that_does_not_decode_reads_the_whole_core(any_size, tmp_path):
+    """A bracket inside a string misleads the depth count: the cut it gives is refused, and the core is read and
+    decoded whole (no cut rather than a wrong one)."""
+    value = json.loads(PLANTED.read_text())
+    value["0"][0]["layer_name"] = "conv]]]"  # three closing brackets: the count ends every workload too soon
+    path = tmp_path / "brackets_stschedule.json"
+    path.write_text(json.dumps(value, indent=1))
+    found = first_core.first_core_part(path, prefix_bytes=10)
+    assert found.prefix is None and found.part.columns["wl_id"].size == 12
+
+
+def early_jobs(monkeypatch, prefix_bytes: int, cut_above: int):
+    """`early.prepare` as the TUI calls it, on the demo file (small: every size allowed), with these sizes."""
     from explorer import worker_pool
-    from explorer.formats.scheduler_ir import early, preview, reader, started
+    from explorer.formats.scheduler_ir import early, started
 
     monkeypatch.setattr(early, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(early, "PREVIEW_MIN_BYTES", 0)
+    monkeypatch.setattr(started, "PREFIX_BYTES", prefix_bytes)
+    monkeypatch.setattr(started, "PREFIX_MIN_CORE_BYTES", cut_above)
     if worker_pool.shared_pool() is None:
         pytest.skip("no worker processes on this machine (one CPU, or IR_EXPLORER_WORKERS=0)")
     early.prepare(PLANTED, interactive=True)
-    documents = list(preview.previews(PLANTED))
-    # the worker reads PREFIX_BYTES as started (4 MiB): more than this core, so its part is the whole core,
-    # and only the whole first core is shown
+    return started
+
+
+def test_a_small_first_core_is_shown_whole_at_once_and_decoded_once(any_size, monkeypatch):
+    started = early_jobs(monkeypatch, 100, PLANTED.stat().st_size)  # the core is below the cut: whole
+    whole = started.first_core_job(PLANTED)
+    documents = list(previews(PLANTED))
     assert [d.partial for d in documents] == [f"core 0 of a {PLANTED.stat().st_size / 1e6:,.0f} MB file"]
-    started.take_first_core(PLANTED)
+    assert whole.result(timeout=60).prefix is None and documents[0].schedule.n_workloads == 12
+    assert started.take_first_core(PLANTED) is whole and started.take_first_look(PLANTED) is None
     started.take_spans(PLANTED, (PLANTED.stat().st_size, PLANTED.stat().st_mtime_ns))
-    # a prefix job as `prepare` starts it for a bigger core: shown first, never taken by the full load
-    items = reader.raw_items(read_first_core(PLANTED).raw)
-    job = worker_pool.shared_pool().submit(first_core.first_core_part, PLANTED, 0, len(items[0]) + len(items[1]) + 1)
-    started.first_prefixes[PLANTED.resolve()] = job
-    first, whole = preview.previews(PLANTED)
-    assert first.partial.startswith("core 0: first 3 of 12 workloads") and first.schedule.n_workloads == 3
+
+
+def test_a_big_first_core_shows_its_first_workloads_then_all_of_it(any_size, monkeypatch):
+    from explorer.formats.scheduler_ir import reader
+
+    started = early_jobs(monkeypatch, through_workloads(3), 1000)  # a core over 1,000 bytes is big
+    look = started.first_looks[PLANTED.resolve()]
+    first, whole = previews(PLANTED)
+    assert first.partial.startswith("core 0: first 3 workloads") and first.schedule.n_workloads == 3
     assert whole.partial.startswith("core 0 of a") and whole.schedule.n_workloads == 12
-    assert started.take_first_prefix(PLANTED) is None  # taken once
-    jobs = reader._CoreJobs(None, PLANTED, (PLANTED.stat().st_size, PLANTED.stat().st_mtime_ns), False, None)
-    jobs.spans[0] = (job.result().first.offset, job.result().first.length)
-    assert not jobs._take_previewed(0, job)  # a prefix is not the core: the load decodes it whole
+    assert started.take_first_look(PLANTED) is None  # taken once
+    # the load takes the whole core's decode (the next worker's), never the first look's cut
+    taken = started.take_first_core(PLANTED)
+    assert taken.result(timeout=60).prefix is None and look.result().prefix == 3
+    stamp = (PLANTED.stat().st_size, PLANTED.stat().st_mtime_ns)
+    started.take_spans(PLANTED, stamp)
+    jobs = reader._CoreJobs(None, PLANTED, stamp, False, None)
+    jobs.spans[0] = (look.result().first.offset, look.result().first.length)
+    assert not jobs._take_previewed(0, look) and jobs._take_previewed(0, taken)

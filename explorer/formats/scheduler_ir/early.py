@@ -6,6 +6,7 @@ start-up nothing."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from pathlib import Path
 
 from explorer import worker_pool
@@ -25,10 +26,12 @@ def prepare(path: Path, interactive: bool) -> None:
     if pool is None:
         return
     if interactive and status.st_size >= PREVIEW_MIN_BYTES:
-        # The screen waits for these, in this order, ahead of any core of the load: the first core's first
-        # workloads (urgent: the first worker, at the TUI's priority), then the whole first core (the next worker)
-        started.first_prefixes[path.resolve()] = pool.submit(_first_core, str(path), True, urgent=True)
-        started.first_cores[path.resolve()] = pool.submit(_first_core, str(path))
+        # The screen waits for this, ahead of any core of the load: the first core, or its first workloads when
+        # it is big (urgent: the first worker, at the TUI's priority, takes it; then, for a big core, the whole)
+        sizes = (started.PREFIX_BYTES, started.PREFIX_MIN_CORE_BYTES)  # sent: the worker's module is not this one
+        first = pool.submit(_first_core, str(path), *sizes, urgent=True)
+        started.first_looks[path.resolve()] = first
+        started.first_cores[path.resolve()] = _whole_first_core(pool, path, first)
         stamp = (status.st_size, status.st_mtime_ns)
         started.span_searches[path.resolve()] = (stamp, pool.submit(_core_spans, str(path), stamp))
 
@@ -39,8 +42,41 @@ def _core_spans(path: str, stamp: tuple[int, int]) -> object:
     return core_spans_at(path, stamp)
 
 
-def _first_core(path: str, prefix: bool = False) -> object:
+def _first_core(path: str, prefix_bytes: int = 0, cut_above: int = 0) -> object:
+    """In a worker: the first core (big enough: `prepare` looked), or only the first workloads, `prefix_bytes`
+    of them, of one over `cut_above` bytes."""
     from explorer.formats.scheduler_ir.first_core import first_core_part  # in the worker, where numpy is loaded
 
-    # big enough: `prepare` looked; `prefix`: the core's first workloads only
-    return first_core_part(Path(path), min_bytes=0, prefix_bytes=started.PREFIX_BYTES if prefix else None)
+    return first_core_part(Path(path), 0, prefix_bytes or None, cut_above)
+
+
+def _whole_first_core(pool: worker_pool.WorkerPool, path: Path, first: Future) -> Future:
+    """The whole first core: the first look's part when that is the whole core; after a cut, the whole core
+    decoded next, urgent too: submitted as the cut is answered, it goes to the first worker (the pool hands jobs
+    to its workers in order), which is free again and still at the TUI's priority."""
+    whole: Future = Future()
+
+    def first_done(done: Future) -> None:
+        found = None if done.cancelled() or done.exception() is not None else done.result()
+        if found is None or found.prefix is None:
+            _settle(whole, done)
+            return
+        try:
+            rest = pool.submit(_first_core, str(path), urgent=True)
+        except RuntimeError:  # the pool stopped meanwhile (the program is ending)
+            whole.set_result(None)
+            return
+        rest.add_done_callback(lambda answered: _settle(whole, answered))
+
+    first.add_done_callback(first_done)
+    return whole
+
+
+def _settle(future: Future, source: Future) -> None:
+    """`future` ends as `source` did (None for a cancelled job)."""
+    if source.cancelled():
+        future.set_result(None)
+    elif source.exception() is not None:
+        future.set_exception(source.exception())
+    else:
+        future.set_result(source.result())

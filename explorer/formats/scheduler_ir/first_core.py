@@ -5,9 +5,10 @@ Where the first core's array lies is found as the full load finds every core (`l
 file's bytes, without parsing what comes before or after it. If that guess is wrong, its bytes are not one JSON
 array (the brackets would not balance), the typed decode fails, and there is no preview.
 
-A first core's first workloads alone (`prefix_bytes`) are a screenful decoded in a tenth of the time: on the 3 GB
-schedule the whole first core (46 MB) takes 0.5 s to decode, its first 4 MiB 0.05 s, so the TUI draws a timeline
-that much sooner and replaces it with the whole core when that is decoded.
+A big first core's first workloads alone (`prefix_bytes`) are a screenful read and decoded in a small part of the
+time: a 177 MB core takes 2.3 s to decode, its first 4 MiB 0.05 s, so the TUI draws a timeline that much sooner and
+replaces it with the whole core when that is decoded. Only the core's head is read (twice the bytes shown), and
+it is cut after the last workload that ends past `prefix_bytes`: found by bracket depth, checked by decoding.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
+import numpy as np
 
 from explorer.errors import LoadError
 from explorer.file_spans import FileSpans
@@ -37,9 +39,12 @@ class FirstCore:
     stamp: tuple[int, int]  # the file's (size, mtime_ns) when read
 
 
-def read_first_core(path: Path, min_bytes: int | None = None) -> FirstCore | None:
+def read_first_core(
+    path: Path, min_bytes: int | None = None, head: int | None = None, above: int = 0
+) -> FirstCore | None:
     """The first core's array in the file (core "0" as files are written), for a big file (`min_bytes` or more:
-    PREVIEW_MIN_BYTES unless said); None when the file is smaller or laid out otherwise."""
+    PREVIEW_MIN_BYTES unless said); None when the file is smaller or laid out otherwise. With `head`, a core
+    longer than `above` bytes is read only that far (`raw` is then its first bytes)."""
     try:
         status = path.stat()
         if status.st_size < (PREVIEW_MIN_BYTES if min_bytes is None else min_bytes):
@@ -51,7 +56,8 @@ def read_first_core(path: Path, min_bytes: int | None = None) -> FirstCore | Non
         ((core, (offset, length)),) = spans.items()
         file = FileSpans(path, {}, stamp)  # read-only; refuses a file changed since it was looked through
         tail = file.read(max(stamp[0] - layout.TAIL, 0), layout.TAIL)
-        return FirstCore(str(core), file.read(offset, length), offset, length, _scalars(tail), stamp)
+        read = length if head is None or length <= above else min(length, head)
+        return FirstCore(str(core), file.read(offset, read), offset, length, _scalars(tail), stamp)
     except (OSError, LoadError):
         return None  # the full load reports it
 
@@ -66,54 +72,77 @@ class FirstCorePart:
 
     first: FirstCore  # its `raw` emptied: the bytes stay in the worker
     part: reader.CorePart
-    workloads: int = 0  # the core's workloads in the file (the part may hold only the first ones)
     prefix: int | None = None  # the part is the core's first `prefix` workloads only (None: the whole core)
+    prefix_bytes: int = 0  # the bytes of the core those take
 
     def describe(self) -> str:
-        """What the part is, for the summary bar: 'core 0 of a 3,128 MB file', or 'core 0: first 1,441 of 15,700
-        workloads (a 3,128 MB file)' (the counts first: a bar 80 columns wide keeps them)."""
+        """What the part is, for the summary bar: 'core 0 of a 3,128 MB file', or 'core 0: first 1,450 workloads,
+        4 of its 177 MB (a 372 MB file)' (the count first: a bar 80 columns wide keeps it)."""
         size = f"a {self.first.stamp[0] / 1e6:,.0f} MB file"
         if self.prefix is None:
             return f"core {self.first.key} of {size}"
-        return f"core {self.first.key}: first {self.prefix:,} of {self.workloads:,} workloads ({size})"
+        return (f"core {self.first.key}: first {self.prefix:,} workloads, {self.prefix_bytes / 1e6:,.0f} of its "
+                f"{self.first.length / 1e6:,.0f} MB ({size})")  # fmt: skip
 
 
-def first_core_part(path: Path, min_bytes: int | None = None, prefix_bytes: int | None = None) -> FirstCorePart | None:
+def first_core_part(
+    path: Path, min_bytes: int | None = None, prefix_bytes: int | None = None, cut_above: int = 0
+) -> FirstCorePart | None:
     """The first core read from the head of a big file and decoded; None when there is no preview: a small or
     unusual file, or a first core with a workload that does not decode (the full load reports it). With
-    `prefix_bytes`, only the core's first workloads, about that many bytes of them (all of a smaller core)."""
-    first = read_first_core(path, min_bytes)
+    `prefix_bytes`, a core of more than `cut_above` bytes gives only its first workloads, about that many bytes."""
+    cutting = prefix_bytes is not None
+    first = read_first_core(path, min_bytes, HEAD_READ * prefix_bytes if cutting else None, cut_above)
     if first is None:
         return None
     with reader.collector_paused():
-        raw, prefix, workloads = _first_workloads(first.raw, prefix_bytes)
+        cut = None
+        while cutting and first.length > cut_above:
+            cut = _first_workloads(first, prefix_bytes)
+            if cut is not None or len(first.raw) == first.length:
+                break  # (a cut that does not decode is looked for again in more bytes, at worst the whole core)
+            more = min(first.length, 2 * len(first.raw))  # no workload ends in the head: twice as much
+            try:
+                first.raw = FileSpans(path, {}, first.stamp).read(first.offset, more)
+            except LoadError:  # changed on disk since: no preview (the full load says so)
+                return None
+        raw, prefix, shown = cut or (first.raw, None, 0)
         buffersize = first.scalars["buffersize"]  # from the file's last bytes: the full load checks it
         # counted (one core at a time here): the load adds its objects up as it would the workers' cores
         part = reader.decode_core_part(path, first.key, raw, False, buffersize=buffersize, count_objects=1)
     if part.columns is None or any(problem.code == "bad-workload" for problem in part.problems):
         return None  # a workload dropped: not shown as if it were the core (bad list entries are only dropped)
     first.raw = b""
-    return FirstCorePart(first, part, workloads or len(part.columns["wl_id"]), prefix)
+    return FirstCorePart(first, part, prefix, shown)
 
 
-def _first_workloads(raw: bytes, prefix_bytes: int | None) -> tuple[bytes, int | None, int | None]:
-    """The core's array cut to its first workloads of about `prefix_bytes` (at least one), as an array of its
-    own: (the array, how many it holds, how many the core has). The whole core, (raw, None, None), when it is no
-    longer than that or is not an array (its decode then says so). The workloads keep their positions: the
-    cut array's item k is the core's item k, so JSON paths and the details' reads are the whole core's."""
-    if prefix_bytes is None or len(raw) <= prefix_bytes:
-        return raw, None, None
+HEAD_READ = 2  # a big core's head read for its first workloads: this many times the bytes to show
+
+
+def _first_workloads(first: FirstCore, prefix_bytes: int) -> tuple[bytes, int, int] | None:
+    """The core's first workloads, through the first one that ends at or past `prefix_bytes` (at least one), as
+    an array of their own: (the array, how many, the bytes of the core they take). None when the head read
+    holds no such cut (or all of the core): the workloads' ends are the `}` that bring the bracket depth back
+    to the core array's, and a bracket inside a string that misleads the count leaves a cut that does not
+    decode, which is refused. The workloads keep their positions: the cut array's item k is the core's."""
+    head = np.frombuffer(first.raw, np.uint8)
+    opens = np.cumsum((head == ord("[")) | (head == ord("{")), dtype=np.int32)
+    depth = opens - np.cumsum((head == ord("]")) | (head == ord("}")), dtype=np.int32)
+    ends = np.flatnonzero((head == ord("}")) & (depth == 1))
+    del head, opens, depth
+    if not ends.size:
+        return None
+    end = int(ends[min(int(np.searchsorted(ends, prefix_bytes - 1)), ends.size - 1)]) + 1
+    if len(first.raw) == first.length and not first.raw[end:].strip(b" \t\r\n,]"):
+        return None  # the cut would be the whole core
+    array = bytes(first.raw[:end]) + b"]"
     try:
-        items = reader.raw_items(raw)
+        items = reader.raw_items(array)
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
-        return raw, None, None
-    taken, size = 0, 0
-    while taken < len(items) and (taken == 0 or size < prefix_bytes):
-        size += len(items[taken])
-        taken += 1
-    if taken == len(items):
-        return raw, None, None
-    return b"[" + b",".join(items[:taken]) + b"]", taken, len(items)
+        return None
+    if not items or any(bytes(memoryview(item)[:1]) != b"{" for item in items):
+        return None
+    return array, len(items), end
 
 
 def first_core_schedule(found: FirstCorePart, path: Path) -> Schedule:

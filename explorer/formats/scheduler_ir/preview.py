@@ -10,6 +10,7 @@ get no preview either and load as before.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 from explorer.document import Capability, Document
@@ -29,28 +30,30 @@ __all__ = [
 
 
 def previews(path: Path) -> Iterator[Document]:
-    """What the TUI shows while `load` reads the whole file, each part more than the one before: the first core's
-    first workloads when `early.prepare` started their decode (a screenful, sooner), then the whole first core."""
+    """What the TUI shows while `load` reads the whole file, each part more than the one before: a big first
+    core's first workloads when `early.prepare` started their decode (a screenful, sooner), then the whole first
+    core."""
     path = Path(path)
-    job = started.take_first_prefix(path)
-    if job is not None:
+    whole = started.first_core_job(path)  # now: the full load takes it from `started` as it begins
+    look = started.take_first_look(path)
+    if look is not None:
         try:
-            found = job.result()
+            found = look.result()
         except Exception:  # its worker died: the whole first core follows as before
             found = None
         if found is not None and found.prefix is not None:
             yield document_of(found, path)
-    whole = preview(path)
-    if whole is not None:
-        yield whole
+    shown = preview(path, whole)
+    if shown is not None:
+        yield shown
 
 
-def preview(path: Path) -> Document | None:
+def preview(path: Path, job: Future | None = None) -> Document | None:
     """A document of the first core, analysed, for the TUI to show while `load` reads the whole file; its problems
     are left for the full load (a core alone misses the producers on other cores). The first core is decoded by
-    a worker process when `early.prepare` started one, else here."""
+    a worker process when `early.prepare` started one (`job`, else the one in `started`), else here."""
     path = Path(path)
-    job = started.first_core_job(path)  # the full load takes the same decode
+    job = job or started.first_core_job(path)  # the full load takes the same decode
     found = job.result() if job is not None else first_core_part(path)
     return None if found is None else document_of(found, path)
 

@@ -11,14 +11,20 @@ from pathlib import Path
 
 PARALLEL_MIN_BYTES = 32 << 20  # smaller files decode in about a second in one process: workers would not pay
 PREVIEW_MIN_BYTES = 64 << 20  # a smaller file loads whole in about a second: no preview
-PREFIX_BYTES = 4 << 20  # the first core's first workloads shown before the whole core: decoded in about 0.05 s
+# A first core bigger than this (its decode takes longer than the TUI takes to start, about 0.9 s) is shown in two
+# steps: its first PREFIX_BYTES of workloads (read and decoded in about 0.1 s), then all of it: on a 177 MB core the
+# first timeline came at 1.0 s instead of 3.5 s, the whole core at 3.5 s as before. A smaller one is shown whole at
+# once: on the 3 GB schedule's 46 MB cores two steps drew the first timeline 0.2 s sooner but the whole core 0.2 s
+# later (1.2 and 1.6 s against 1.4 s), as the TUI, not the decode, was then what the screen waited for.
+PREFIX_MIN_CORE_BYTES = 64 << 20
+PREFIX_BYTES = 4 << 20
 
-# The first core's decode (a Future of a `preview.FirstCorePart`, or of None), started early for the TUI, until the
-# full load takes it: the preview and the load use the same decode
+# The whole first core's decode (a Future of a `preview.FirstCorePart`, or of None), started early for the TUI,
+# until the full load takes it: the preview and the load use the same decode
 first_cores: dict[Path, Future] = {}
-# The first core's first workloads (a Future of a `preview.FirstCorePart` holding a prefix, or of None), decoded
-# before the whole first core for the TUI's first screen; the full load never takes it
-first_prefixes: dict[Path, Future] = {}
+# What the TUI draws first (a Future of a `preview.FirstCorePart`, or of None): the first core's first workloads
+# when it is bigger than PREFIX_MIN_CORE_BYTES, else the same whole core as `first_cores`
+first_looks: dict[Path, Future] = {}
 # Where every core lies (a Future of `layout.core_spans_at`), looked for by the other worker meanwhile, with the
 # file's (size, mtime_ns) it was asked for: the TUI starts its load only after its first paint
 span_searches: dict[Path, tuple[tuple[int, int], Future]] = {}
@@ -29,9 +35,9 @@ def first_core_job(path: Path) -> Future | None:
     return first_cores.get(path.resolve())
 
 
-def take_first_prefix(path: Path) -> Future | None:
-    """The first core's first workloads' decode started by `prepare`, if any, for the preview (taken once)."""
-    return first_prefixes.pop(path.resolve(), None)
+def take_first_look(path: Path) -> Future | None:
+    """What `prepare` started for the TUI's first screen, if anything, for the preview (taken once)."""
+    return first_looks.pop(path.resolve(), None)
 
 
 def take_first_core(path: Path) -> Future | None:
