@@ -292,6 +292,11 @@ def run_turns(probes: dict[str, tuple[str, Path]], turns: int = 5) -> dict[str, 
     return out
 
 
+def probe_seconds(name: str, path: Path) -> float:
+    """One timed run of a probe (no sampler), for a ratio measured in turns with something that is no probe."""
+    return _probe_once(name, _UNSAMPLED + f"PATH = {str(path)!r}\n" + PROBES[name] + FOOTER)["elapsed"]
+
+
 _UNSAMPLED = "_TREE_PEAK_KIB = [0]\n"  # the timed runs: no sampler thread, the footer reports ru_maxrss alone
 
 
@@ -302,21 +307,21 @@ def _probe_once(name: str, code: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def tmux_first_screen(path: Path) -> dict | None:
+def tmux_first_screen(path: Path, launches: int = REPEATS) -> dict | None:
     """Seconds from launching `ir-explorer FILE` in a real terminal (tmux, 160×48) until, as a user sees it:
     - `seconds`: the first screen (interpreter start, imports, first paint: the summary bar names the file);
     - `first_core_s`: a big schedule's first core's timeline drawn (its lane "c0 (x,y)" in the Timeline pane) while
       the rest loads (the bar says "◐ ... showing core 0 ..."): its first workloads, or all of it;
     - `whole_first_core_s`: the same with all of the first core (the bar says "showing core 0 of a ...");
     - `whole_s`: the whole file, checked (the bar counts its errors).
-    Medians over REPEATS launches; None when tmux is not installed."""
+    Medians over `launches`; None when tmux is not installed."""
     import shutil
 
     if shutil.which("tmux") is None:
         return None
     exe = ROOT / ".venv" / "bin" / "ir-explorer"
     milestones: dict[str, list[float]] = {"seconds": [], "first_core_s": [], "whole_first_core_s": [], "whole_s": []}
-    for attempt in range(REPEATS):
+    for attempt in range(launches):
         session = f"irx-bench-{os.getpid()}-{attempt}"
         for _ in range(5):  # a server still exiting after the last launch's session ended refuses a new one
             start = time.perf_counter()
@@ -444,7 +449,8 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
         if "scale" in sections:
             from scale_bench import section as scale_section
 
-            lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, big_schedule(), run_turns)
+            lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, big_schedule(), run_turns,
+                                   probe_seconds)
         splice(ROOT / "BENCHMARKS.md", lines)
         print("updated BENCHMARKS.md")
         return
@@ -462,7 +468,7 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     lines += review_section(OUT, PROBES, run_probe, ratio, path)
     from scale_bench import section as scale_section
 
-    lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, path, run_turns)
+    lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, path, run_turns, probe_seconds)
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
     print("wrote BENCHMARKS.md")
 
