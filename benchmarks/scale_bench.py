@@ -27,7 +27,6 @@ async def measure():
     async with app.run_test(size=(200, 60)) as pilot:
         while not app.views_ready:
             await pilot.pause(0.01)
-        await app.workers.wait_for_complete()  # the graph's background build shares the interpreter: after it
         await pilot.press("8")
         await pilot.pause()
         mesh = app.query_one(MeshView)
@@ -40,10 +39,14 @@ async def measure():
                 t = time.perf_counter(); mesh.render_frame(); frames.append(time.perf_counter() - t)
             return frames
 
-        # while the workers read the incidents' roles (their answers are unpickled on a thread of this process),
-        # then once they are done: the machine idle
+        # while the file's background work runs (the graph's build in a thread of this process, started once the
+        # views are on screen; the incidents' roles read by the workers, their answers unpickled on a thread here),
+        # then once it is done
         reading = [future for _, future in document.view._role_jobs.values() if not future.done()]
-        busy = playback() if reading else []
+        busy = playback() if reading or not document.view.graph_ready() else []
+        while not document.view.graph_ready():
+            await pilot.pause(0.05)
+        await app.workers.wait_for_complete()
         for future in reading:
             future.exception()
         frames = playback()
@@ -155,11 +158,12 @@ def section(out: Path, probes: dict, run_probe: Callable[[str, Path], dict], rat
         "",
         f"The mesh view at {mesh['size'][0]}×{mesh['size'][1]} cells with {mesh['cores']} cores, a playback of 100 "
         f"steps on the 3 GB file: median frame {mesh['seconds'] * 1000:.1f} ms, worst {mesh['max_s'] * 1000:.1f} ms "
-        "(target ≤ 16 ms), once the file's background work (the graph's build, the incidents' roles read by the "
-        "workers) is done; "
-        + ("while the roles were still being read (their answers are unpickled on a thread of the TUI's process, and "
-           f"the workers hold both CPUs): median {mesh['busy_median_s'] * 1000:.1f} ms, worst "
-           f"{mesh['busy_max_s'] * 1000:.1f} ms. " if mesh.get("busy_median_s") else "the roles were read by then. ")
+        "(target ≤ 16 ms), once the file's background work is done (the graph's build, in a thread of the TUI's "
+        "process, and the incidents' roles read by the workers); "
+        + ("while it still ran (the first playback, as soon as the mesh was on screen): median "
+           f"{mesh['busy_median_s'] * 1000:.1f} ms, worst {mesh['busy_max_s'] * 1000:.1f} ms (a thread holding the "
+           "interpreter takes it for 5 ms whenever a frame lets go of it). " if mesh.get("busy_median_s")
+           else "it was done by then. ")
         + "Its numbers come from the timeline's times and the analysis's L2 bytes per snapshot.",
         "",
     ]
