@@ -13,19 +13,12 @@ import pytest
 
 from explorer import memory_guard, worker_pool
 from explorer.errors import LoadError
-from explorer.formats.scheduler_ir import early, reader
+from explorer.formats.scheduler_ir import reader
 from explorer.formats.scheduler_ir.reader import BASE_BYTES, MEMORY_PER_FILE_BYTE, MEMORY_PER_OBJECT, load_schedule
+from tests.unit.test_parallel_load import every_size  # noqa: F401  (a fixture: workers for files of any size)
 
 # An L2 entry with ten empty objects the decoder skips: dense in `{` (one in 8 bytes), cheap to decode
 ENTRY = '{"tensor_id":0,"type":"ifmap","address":0,"size":8,"x":[{},{},{},{},{},{},{},{},{},{}]}'
-
-
-@pytest.fixture
-def workers(monkeypatch):
-    monkeypatch.setattr(reader, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(early, "PARALLEL_MIN_BYTES", 0)
-    if worker_pool.shared_pool() is None:
-        pytest.skip("no worker processes on this machine (one CPU, or IR_EXPLORER_WORKERS=0)")
 
 
 def dense_schedule(folder: Path, cores: int = 4, entries: int = 4000) -> tuple[Path, int]:
@@ -46,7 +39,8 @@ def estimates(path: Path, objects: int) -> tuple[int, int, int]:
             BASE_BYTES + size // 3 * MEMORY_PER_OBJECT)  # fmt: skip
 
 
-def test_the_workers_load_refuses_by_the_objects_its_cores_counted(workers, tmp_path, monkeypatch):
+@pytest.mark.usefixtures("every_size")
+def test_the_workers_load_refuses_by_the_objects_its_cores_counted(tmp_path, monkeypatch):
     path, objects = dense_schedule(tmp_path)
     by_size, by_objects, worst = estimates(path, objects)
     assert by_size < by_objects < worst
