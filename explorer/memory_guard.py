@@ -118,12 +118,12 @@ def guard_off() -> bool:
     return os.environ.get("IR_EXPLORER_MEMORY_GUARD", "").lower() in ("off", "0", "no")
 
 
-def refusal(estimate: int, what: str) -> str | None:
+def refusal(estimate: int, what: str, available: int | None = None) -> str | None:
     """Why `what`, estimated to need `estimate` bytes (BASE_BYTES included), cannot be opened here, or None when
-    it fits (or the guard is off)."""
+    it fits (or the guard is off). `available`: what was available when the opening began (else: now)."""
     if guard_off():
         return None
-    available = available_bytes()
+    available = available_bytes() if available is None else available
     if available is None or estimate <= available:
         return None
     return (f"opening this {what} needs about {human_bytes(estimate)} of memory, and {human_bytes(available)} is "

@@ -43,7 +43,6 @@ from explorer.formats.scheduler_ir import layout, started
 from explorer.formats.scheduler_ir.checks import SNAPSHOT_COLUMNS, SnapshotFacts, core_snapshot_facts, joined_facts
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.started import PARALLEL_MIN_BYTES
-from explorer.formatting import human_bytes
 from explorer.gc_pause import collector_paused
 from explorer.jsonpath import duplicate_problems
 from explorer.memory_guard import BASE_BYTES, ensure_fits, guard_off, refusal
@@ -274,13 +273,10 @@ class _ObjectBudget:
         self.objects += objects
         self.bytes_done += span_bytes
         projected = self.objects * self.size // max(self.bytes_done, 1)
-        estimate = _objects_estimate(self.size, projected)
-        if estimate > self.available:
-            raise LoadError(self.path, "", (
-                f"opening this {self.size:,}-byte scheduler IR of about {projected:,} JSON objects (projected from "
-                f"the cores read so far) needs about {human_bytes(estimate)} of memory, and "
-                f"{human_bytes(self.available)} was available: refused before the machine swaps (free memory, or "
-                "set IR_EXPLORER_MEMORY_GUARD=off to try anyway)"))  # fmt: skip
+        said = refusal(_objects_estimate(self.size, projected), f"{self.size:,}-byte scheduler IR of about "
+                       f"{projected:,} JSON objects (projected from the cores read so far)", self.available)
+        if said is not None:
+            raise LoadError(self.path, "", said)
 
 
 def _object_budget(path: Path, size: int) -> _ObjectBudget | None:
