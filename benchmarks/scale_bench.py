@@ -96,7 +96,7 @@ def section(out: Path, probes: dict, run_probe: Callable[[str, Path], dict], rat
     # the two targets that are ratios (time per byte, 3 GB against 480 MB; `info` against orjson) are measured in
     # turns: separate runs of each measured this machine's drift (the 480 MB `info` took 4.1 s in one run, 5.6 s
     # in the next)
-    turns = run_turns({"small": ("info", small), "orjson": ("baseline_orjson", small), "big": ("info", big)}, 3)
+    turns = run_turns({"small": ("info", small), "orjson": ("baseline_orjson", small), "big": ("info", big)}, 5)
     runs = {}
     for name, path in (("small", small), ("big", big)):
         runs[name] = {
