@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rich.measure import Measurement
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual import events
@@ -72,15 +72,38 @@ class DetailsPanel(ScrollableContainer):
                 static.styles.width = room
                 static.update(_key_value(section, room, console))
                 continue
-            least = Measurement.get(console, console.options.update_width(10_000), table).minimum
-            # Rich's minimum leaves out the columns' own minimum widths, which it then keeps (cutting the last
-            # column at the panel's edge): the table fits only when both do
-            least = max(least, sum(column.min_width or 1 for column in table.columns) + 3 * (len(table.columns) - 1))
             static.styles.width = room
-            static.update(table if least <= room else _records(section, room, console))
+            static.update(fitted(section, table, room, console))
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit_width()
+
+
+def fitted(section: Section, table: Table, room: int, console: Any) -> Table | Text:
+    """The table with its columns' widths chosen for `room` cells, where every column's minimum fits; else the
+    section as records (`_records`): never a table cut at the panel's edge. The widths are ours, not Rich's:
+    pressed for room, Rich narrows columns evenly below the minimums they were given (`mini tile` cut to `m`)."""
+    columns = table.columns
+    budget = room - 3 * (len(columns) - 1)  # a separator and a cell of padding either side between columns
+    rows = section.rows[:MAX_ROWS]
+    texts = [[name, *("" if index >= len(row) or row[index] is None else str(row[index]) for row in rows)]
+             for index, name in enumerate(section.columns)]  # fmt: skip
+    # no column narrower than its longest word: a table that would cut a name (`reduce_sum_1_keep_di…`) is
+    # written as records instead
+    least = [max(column.min_width or 1, *(cell_len(word) for text in column_texts for word in text.split()))
+             for column, column_texts in zip(columns, texts, strict=True)]  # fmt: skip
+    if sum(least) > budget:
+        return _records(section, room, console)
+    widths = [max(low, *(cell_len(line) for text in column_texts for line in text.splitlines() or [""]))
+              for low, column_texts in zip(least, texts, strict=True)]  # fmt: skip
+    excess = sum(widths) - budget
+    while excess > 0:  # the widest column that can still give gives, a cell at a time
+        index = max((k for k in range(len(widths)) if widths[k] > least[k]), key=widths.__getitem__)
+        widths[index] -= 1
+        excess -= 1
+    for column, width in zip(columns, widths, strict=True):
+        column.width = width
+    return table
 
 
 NARROW_PANEL = 40  # below this many cells, a value that cannot stand beside its name goes under it
@@ -168,19 +191,20 @@ def _table(section: Section) -> Table:
     rows = section.rows
     for index, column in enumerate(section.columns):
         cells = [str(row[index]) for row in rows[:MAX_ROWS] if index < len(row) and row[index] is not None]
-        numeric = index > 0 and all(NUMBER.fullmatch(cell) for cell in cells if cell)
-        if numeric or index == 0:
-            words = [len(word) for word in column.split()] + [len(cell) for cell in cells]
-        else:  # a short cell stays on one line ("x2, y1"); longer text wraps between words
-            words = [len(word) for text in (column, *cells) for word in text.split()]
-            words += [len(cell) for cell in cells if len(cell) <= 12]
-        table.add_column(
-            column,
-            justify="right" if numeric else "left",
-            overflow="ellipsis",
-            no_wrap=numeric,
-            min_width=min(max(words, default=1), 16),
-        )
+        # a column of numbers (not one of blanks) is as wide as its longest number, however long (`fitted`
+        # never makes a column narrower than its minimum), so a number is never broken nor cut; its header
+        # wraps between words like any other
+        numeric = index > 0 and any(cells) and all(NUMBER.fullmatch(cell) for cell in cells if cell)
+        if numeric:
+            least = max([len(word) for word in column.split()] + [len(cell) for cell in cells])
+        else:
+            if index == 0:
+                words = [len(word) for word in column.split()] + [len(cell) for cell in cells]
+            else:  # a short cell stays on one line ("x2, y1"); longer text wraps between words
+                words = [len(word) for text in (column, *cells) for word in text.split()]
+                words += [len(cell) for cell in cells if len(cell) <= 12]
+            least = min(max(words, default=1), 16)
+        table.add_column(column, justify="right" if numeric else "left", overflow="ellipsis", min_width=least)
     for row in rows[:MAX_ROWS]:
         # Text, not str: values come from files, and "[main]" in a path must not be read as Rich markup
         table.add_row(*(Text("" if value is None else str(value)) for value in row))

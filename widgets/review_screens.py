@@ -115,8 +115,8 @@ class LinksScreen(ModalScreen[int | None]):
     BINDINGS = [Binding("escape", "cancel", "Close")]
     DEFAULT_CSS = """
     LinksScreen { align: center middle; }
-    LinksScreen > Vertical { width: 100; height: auto; max-height: 80%; border: round $accent; padding: 0 1;
-                             background: $panel; }
+    LinksScreen > Vertical { width: 100; max-width: 100%; height: auto; max-height: 80%; border: round $accent;
+                             padding: 0 1; background: $panel; }
     LinksScreen OptionList { height: auto; max-height: 30; }
     """
 
