@@ -348,6 +348,11 @@ class Document:
         return [self.meta.source, *self.view.files_read()]
 
     def describe(self, ref: Any) -> list[Section]:
+        from explorer.graph.group_details import group_sections, is_group_ref
+
+        if is_group_ref(ref):  # a graph group no tree item stands for (a name scope): what the graph knows of it
+            model = self.view.graph_model() if self.view.graph_ready() else None
+            return [Section(*found) for found in group_sections(model, ref[1])] if model is not None else []
         sections = self.view.describe(ref)
         if self.view.graph_ready():  # a box's folded constants, once the graph is built (the graph view did)
             from explorer.graph.text import folded_section
@@ -373,6 +378,10 @@ class Document:
         return self.view.ancestors(ref)
 
     def links(self, ref: Any) -> list[tuple[str, Any]]:
+        from explorer.graph.group_details import group_links, is_group_ref
+
+        if is_group_ref(ref):  # a graph group: the producers of what it reads, the readers of what it gives
+            return group_links(self.view.graph_model(), ref[1]) if self.view.graph_ready() else []
         return self.view.links(ref)
 
     def tensor_of(self, ref: Any) -> Any:

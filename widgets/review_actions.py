@@ -17,6 +17,7 @@ from textual.widgets import TabbedContent
 from explorer.api import open_document
 from explorer.document import Capability, Document
 from explorer.errors import LoadError
+from explorer.graph.group_details import is_group_ref
 from explorer.writing import write_atomically
 from widgets.messages import RevealRef
 
@@ -126,6 +127,10 @@ class ReviewActions:
         from widgets.review_screens import PromptScreen
 
         ref, label = self.selected_item()
+        if is_group_ref(ref):  # a name scope of the graph: nothing in the file to point back at
+            self.notify(f"{label} is a group of the graph, not an item of the file: bookmark one of its boxes",
+                        severity="warning")  # fmt: skip
+            return
         view = (self.query_one(TabbedContent).active or "tab-tree").removeprefix("tab-")
 
         def add(note: str | None) -> None:

@@ -145,12 +145,13 @@ async def test_the_selections_edges_carry_their_values():
         graph.select_item(int(graph.layout.visible.node_item[scale]))
         await pilot.pause()
         text = frame_text(graph)
-        # `scale` reads `branch_out` from the If and feeds `y`: both edges are labelled with the value and type
-        assert "branch_out : float32[2, n]" in text and "y : float32[2, n]" in text
+        # `scale` reads `branch_out` from the If and feeds `y`: both edges are labelled with the value and its
+        # shape, said as the boxes say it (the graph's usual dtype left out)
+        assert "branch_out : 2×n" in text and "y : 2×n" in text
         graph.select_item(int(graph.layout.visible.node_item[model.node_label.index("choose")]))
         await pilot.pause()
         # where the type does not fit beside the edge leaving `choose`, the value's name still does
-        assert "branch_out" in frame_text(graph) and "y : float32" not in frame_text(graph)
+        assert "branch_out" in frame_text(graph) and "y : 2×n" not in frame_text(graph)
 
 
 async def test_a_schedule_layer_opens_into_its_workloads_per_core():

@@ -251,3 +251,66 @@ async def test_enter_on_a_block_moves_nothing_on_screen_above_it(size):
             assert (int(after.x[i]) - ox, int(after.y[i]) - oy) == place, key
         item = graph.selected_item
         assert 0 <= after.x[item] - ox < width and 0 <= after.y[item] - oy < body  # the cursor is on screen
+
+
+@pytest.mark.skipif(not GPT.exists(), reason="real samples not found (a user's clone has no ../shared)")
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_closing_a_wide_block_leaves_no_box_hidden_beside_empty_room(size):
+    """At 80 columns a block opened wider than the panel scrolls the window across; closing it again must not
+    leave the window there, the graph's left part off screen while its right shows nothing."""
+    app = make_app(GPT)
+    async with app.run_test(size=size) as pilot:
+        graph = await open_graph(pilot)
+        layout = graph.layout
+        block = next(i for i in range(layout.visible.n_items)
+                     if layout.visible.item_kind[i] == 1 and layout.labels[i] == "layers.0")  # fmt: skip
+        graph.select_item(block)
+        await pilot.press("enter")
+        for _ in range(6):  # along the block's rows, to its right
+            await pilot.press("right")
+        await pilot.press("enter")  # on a member: closes the block
+        await pilot.pause()
+        after, (ox, oy) = graph.layout, graph.origin
+        width, body = graph.size.width, graph.size.height - 2
+        assert graph.selected_key == (1, int(layout.visible.item_id[block]))
+        assert min(0, after.width - width) <= ox <= max(0, after.width - width), (ox, after.width, width)
+        assert min(0, after.height - body) <= oy <= max(0, after.height - body), (oy, after.height, body)
+        item = graph.selected_item
+        assert 0 <= after.x[item] - ox < width and 0 <= after.y[item] - oy < body  # the closed block on screen
+
+
+@pytest.mark.skipif(not GPT.exists(), reason="real samples not found (a user's clone has no ../shared)")
+async def test_a_name_scope_selected_is_what_the_details_describe_and_g_lists():
+    """A block like `layers.0` has no tree item: the details described the last box while the status line named
+    the block. They now describe the block; `g` lists what feeds it and what it feeds, and jumps; `b` says why
+    it cannot bookmark it."""
+    from widgets.review_screens import LinksScreen
+
+    app = make_app(GPT)
+    async with app.run_test(size=(160, 48)) as pilot:
+        graph = await open_graph(pilot)
+        layout = graph.layout
+        block = next(i for i in range(layout.visible.n_items)
+                     if layout.visible.item_kind[i] == 1 and layout.labels[i] == "layers.0")  # fmt: skip
+        graph.select_item(block)
+        await pilot.pause()
+        sections = app.query_one("#details").sections
+        said = dict(sections[0].rows)
+        assert sections[0].title == "Group layers.0" and said["kind"] == "name scope"
+        assert said["nodes"].startswith("70 nodes") and "MatMul 6" in said["ops"]
+        # the residual stream in, and what the next block reads (the stream, and a shape constant it shares)
+        assert said["reads"] == "1 value: /Add_output_0" and said["gives"].startswith("2 values: ")
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, LinksScreen)
+        labels = app.screen.labels
+        assert labels and labels[0].startswith("in ") and any(label.startswith("out ") for label in labels)
+        await pilot.press("enter")  # the first producer: the tree and the graph go there
+        await pilot.pause()
+        target = app.document.links(("graph-group", int(layout.visible.item_id[block])))[0][1]
+        assert app.query_one("#tree").cursor_node.data.ref == target
+        graph.select_item(graph._item_of_key(graph.layout, (1, int(layout.visible.item_id[block]))))
+        await pilot.pause()
+        await pilot.press("b")
+        await pilot.pause()
+        assert not isinstance(app.screen, LinksScreen) and app.bookmarks == []

@@ -21,6 +21,7 @@ from textual.strip import Strip
 
 from explorer.arrays import distinct
 from explorer.graph.colours import COLOURS, colour_modes, item_colours
+from explorer.graph.group_details import group_ref, is_group_ref
 from explorer.graph.layout import (
     DOTS,
     FULL,
@@ -44,6 +45,7 @@ from explorer.graph.node_data import (
 from explorer.graph.problems import mark_problems
 from explorer.graph.search import matched_by_unit, search_nodes
 from explorer.graph.shaping import reading_path
+from explorer.graph.text import shape_text, usual_dtype
 from explorer.graph.walk import SHAPE_READERS, above_or_below, beside, next_along
 from widgets.frame_widget import FrameWidget
 from widgets.graph.canvas import (
@@ -381,6 +383,7 @@ class GraphView(FrameWidget, can_focus=True):
             if not name:  # an edge that carries no named value (schedule layers): the arrow says it all
                 continue
             value_type = model.node_detail[int(model.edge_src[first])].split(" +")[0] if model.detail_is_type else ""
+            value_type = shape_text(value_type, usual_dtype(model))  # as its box says it: `?×768`, not unk__16
             text = f" {shorten(name, 24)}{' : ' + shorten(value_type, 24) if value_type else ''}"
             text += f" +{found.size - 1}" if found.size > 1 else ""
             short = f" {shorten(name, 24)}"  # the name alone where the type does not fit
@@ -467,7 +470,7 @@ class GraphView(FrameWidget, can_focus=True):
         if announce and changed:
             ref = self._ref_of(layout, item)
             if ref is not None:
-                self.post_message(Selected(ref, self))
+                self.post_message(self._selected_message(ref, item))
 
     def _announce_selection(self) -> None:
         """Tell the app (details, tree, status) what is selected now, after a change made without select_item
@@ -477,11 +480,22 @@ class GraphView(FrameWidget, can_focus=True):
         if layout is not None and item >= 0:
             ref = self._ref_of(layout, item)
             if ref is not None:
-                self.post_message(Selected(ref, self))
+                self.post_message(self._selected_message(ref, item))
 
     def _ref_of(self, layout: Layout, item: int) -> Any:
+        """The selection as the app shares it: a node's or group's tree ref; a group the tree has no item for
+        (a name scope) is `("graph-group", id)`, which the details describe from the graph."""
         kind, ident = self._key_of(layout, item)
-        return self.model.node_ref[ident] if kind == 0 else self.model.group_ref[ident]
+        if kind == 0:
+            return self.model.node_ref[ident]
+        ref = self.model.group_ref[ident]
+        return group_ref(ident) if ref is None else ref
+
+    def _selected_message(self, ref: Any, item: int) -> Selected:
+        layout = self.layout
+        kind, ident = self._key_of(layout, item)
+        label = self.model.group_path(ident) if kind == 1 and is_group_ref(ref) else ""
+        return Selected(ref, self, label)
 
     def select_ref(self, ref: Any) -> bool:
         """Select the node showing a tree ref (or the collapsed group hiding it); False when none does (also
@@ -528,6 +542,20 @@ class GraphView(FrameWidget, can_focus=True):
             oy = 0
         elif center or not (oy <= y and y + h <= oy + body):
             oy = min(max(y + h // 2 - body // 2, 0), layout.height - body)
+        self.origin = (ox, oy)
+
+    def _close_up_room(self) -> None:
+        """After a group closed, the graph is smaller than the window that held it open: where boxes are off
+        screen past one edge while the other edge shows empty room, the window moves back over them (closing a
+        wide block at 80 columns left the window scrolled right, the graph's left part hidden). Opening keeps its
+        empty room instead: there the boxes around the group staying put matters more."""
+        layout = self.layout
+        if layout is None or self.size.width == 0:
+            return
+        width, body = self.size.width, self.size.height - STATUS_LINES
+        ox, oy = self.origin
+        ox = min(max(ox, min(0, layout.width - width)), max(0, layout.width - width))
+        oy = min(max(oy, min(0, layout.height - body)), max(0, layout.height - body))
         self.origin = (ox, oy)
 
     def _scroll_to_start(self) -> None:
@@ -708,6 +736,8 @@ class GraphView(FrameWidget, can_focus=True):
         else:
             self.selected_key = (1, group)
         self._scroll_to_selection(keep=True)
+        if kind != 1:
+            self._close_up_room()
         self.refresh()
         self._announce_selection()
 
