@@ -483,13 +483,13 @@ def _summary_value(key: str, value: Any) -> str:
 
 def peak_table(document: Document) -> str:
     """Each core's L2 at its fullest (`info`'s numbers), and what is live at the worst core's peak."""
-    from explorer.schedule.pressure import pressure_of
+    from explorer.schedule.pressure import packing_text, pressure_of
 
     pressure = pressure_of(document) if document.schedule is not None else None
     if pressure is None or not pressure.cores:
         return ""
     words = document.vocabulary
-    rows = [[c.core, f"{c.peak_bytes:,}", c.peak_workload, f"{c.high_water:#x}", f"{c.packing:.2f}",
+    rows = [[c.core, f"{c.peak_bytes:,}", c.peak_workload, f"{c.high_water:#x}", packing_text(c.packing),
              f"{c.max_fragmentation:.2f} ({words.block} {c.max_fragmentation_workload})"]
             for c in pressure.cores]  # fmt: skip
     worst = max(pressure.cores, key=lambda c: (c.peak_bytes, -c.core))

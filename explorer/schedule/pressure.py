@@ -542,6 +542,12 @@ def pressure_of(document: Any) -> Pressure | None:
     return kept
 
 
+def packing_text(packing: float) -> str:
+    """Packing in words where it says more than its number: over 1 the tensors live at the peak hold more bytes
+    than the span they sit in, which only overlapping tensors can (a planted overlap read 1.25 unexplained)."""
+    return f"{packing:.2f}" + (" (over 1: tensors overlap)" if packing > 1.0 else "")
+
+
 def worst_line(cores: dict[str, dict[str, Any]]) -> str:
     """The text `info`'s line: the core with the largest peak (from `info --json`'s memory.l2.cores), in words."""
     core, said = max(cores.items(), key=lambda item: (item[1]["peak_bytes"], -int(item[0])))
@@ -549,7 +555,7 @@ def worst_line(cores: dict[str, dict[str, Any]]) -> str:
     share = f" of {capacity:,} ({said['peak_bytes'] / capacity:.0%})" if capacity > 0 else ""
     return (f"core {core}, {said['peak_bytes']:,} bytes{share} at workload {said['peak_workload']} "
             f"({len(said['live_at_peak'])} tensors live); high water {said['high_water']:#x}, packing "
-            f"{said['packing']:.2f}; fragmentation up to {said['max_fragmentation']:.2f} "
+            f"{packing_text(said['packing'])}; fragmentation up to {said['max_fragmentation']:.2f} "
             f"(workload {said['max_fragmentation_workload']})")  # fmt: skip
 
 

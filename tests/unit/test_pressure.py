@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from explorer import cli
 from explorer.api import open_document
 from explorer.schedule.incidents import incidents_of
-from explorer.schedule.pressure import pressure_of, residency
+from explorer.schedule.pressure import packing_text, pressure_of, residency, worst_line
 from tests.schedules import DRAM, entry, workload
 
 
@@ -60,6 +60,16 @@ def test_live_peak_high_water_packing_and_fragmentation(write_json):
     assert core.max_fragmentation == pytest.approx(1 - 324 / 624) and core.max_fragmentation_workload == 1
     assert [(t["tensor_id"], t["bytes"], t["address"]) for t in core.live_at_peak] == [
         (3, 200, 500), (1, 100, 0), (2, 100, 300)]  # largest first, ties by tensor id  # fmt: skip
+
+
+def test_packing_over_one_is_said_to_be_overlapping_tensors(write_json):
+    # [0,300) and [100,300) live together: 500 bytes in a span whose high water is 300, which only an overlap
+    # can make; the number stays in --json, the words say what it means
+    _, pressure, incidents = opened(write_json, one_core([[entry(1, 0, 300), entry(2, 100, 200)]]))
+    [core] = pressure.cores
+    assert incidents and core.packing == pytest.approx(500 / 300)
+    assert packing_text(core.packing) == "1.67 (over 1: tensors overlap)" and packing_text(0.5) == "0.50"
+    assert "packing 1.67 (over 1: tensors overlap)" in worst_line({"0": core.to_json()})
 
 
 def test_free_blocks_never_span_a_ring_region_boundary(write_json):
