@@ -66,8 +66,7 @@ class CorePressure(_Closed):
     peak_bytes: int = Field(description="the largest live bytes of a snapshot on the core")
     peak_workload: int = Field(description="the first workload whose snapshot reaches the peak")
     high_water: int = Field(description="the largest end address of a placed piece on the core")
-    packing: float = Field(description="peak_bytes / high_water (1.0: nothing tighter was possible; over 1.0: "
-                           "tensors live at the peak overlap)")
+    packing: float = Field(description="peak_bytes / high_water (1.0: nothing tighter was possible)")
     live_at_peak: list[LiveTensor] = Field(description="the peak snapshot's tensors, largest first, ties by id")
     max_fragmentation: float = Field(description="the largest 1 - largest free block / free bytes of a snapshot")
     max_fragmentation_workload: int
