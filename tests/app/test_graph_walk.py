@@ -50,6 +50,15 @@ def test_left_right_and_the_nearest_box_reach_what_no_edge_does():
     del ids
 
 
+def _select_group(graph, label: str):
+    """Put the cursor on the closed group box `label`: the layout it was found in and its item."""
+    layout = graph.layout
+    block = next(i for i in range(layout.visible.n_items)
+                 if layout.visible.item_kind[i] == 1 and layout.labels[i] == label)  # fmt: skip
+    graph.select_item(block)
+    return layout, block
+
+
 async def _walk_down(path, presses: int) -> list[str]:
     app = make_app(path)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -225,10 +234,7 @@ async def test_enter_on_a_block_moves_nothing_on_screen_above_it(size):
     app = make_app(GPT)
     async with app.run_test(size=size) as pilot:
         graph = await open_graph(pilot)
-        layout = graph.layout
-        block = next(i for i in range(layout.visible.n_items)
-                     if layout.visible.item_kind[i] == 1 and layout.labels[i] == "layers.0")  # fmt: skip
-        graph.select_item(block)
+        layout, block = _select_group(graph, "layers.0")
         await pilot.pause()
         ox, oy = graph.origin
         width, body = graph.size.width, graph.size.height - 2
@@ -261,10 +267,7 @@ async def test_closing_a_wide_block_leaves_no_box_hidden_beside_empty_room(size)
     app = make_app(GPT)
     async with app.run_test(size=size) as pilot:
         graph = await open_graph(pilot)
-        layout = graph.layout
-        block = next(i for i in range(layout.visible.n_items)
-                     if layout.visible.item_kind[i] == 1 and layout.labels[i] == "layers.0")  # fmt: skip
-        graph.select_item(block)
+        layout, block = _select_group(graph, "layers.0")
         await pilot.press("enter")
         for _ in range(6):  # along the block's rows, to its right
             await pilot.press("right")
@@ -289,10 +292,7 @@ async def test_a_name_scope_selected_is_what_the_details_describe_and_g_lists():
     app = make_app(GPT)
     async with app.run_test(size=(160, 48)) as pilot:
         graph = await open_graph(pilot)
-        layout = graph.layout
-        block = next(i for i in range(layout.visible.n_items)
-                     if layout.visible.item_kind[i] == 1 and layout.labels[i] == "layers.0")  # fmt: skip
-        graph.select_item(block)
+        layout, block = _select_group(graph, "layers.0")
         await pilot.pause()
         sections = app.query_one("#details").sections
         said = dict(sections[0].rows)
