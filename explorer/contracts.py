@@ -238,7 +238,7 @@ class GraphEdge(_Closed):
     kind: Literal["routed", "stub", "back", "bundle", "folded", "owner"] = Field(
         description="routed: a value drawn as a line; stub/back/bundle: drawn as a labelled piece out of its source; "
         "folded: a constant drawn in its reader; owner: the dotted link from an If/Loop/while_loop to its closed "
-        "branch or body (no value flows)")
+        "branch or body, or when open to its first box (no value flows)")
     count: int = Field(ge=1, description="model edges drawn by this one")
     folded: bool | None = Field(None, description="true: the source is a folded constant, drawn in the target")
     points: list[tuple[int, int]] = Field(
@@ -268,7 +268,7 @@ class Dangling(_Closed):
 class GraphOutput(_Closed):
     """`ir-explorer graph FILE --json`: the graph view's layout in terminal cells."""
 
-    schema_version: Literal[5] = 5
+    schema_version: Literal[6] = 6
     direction: Literal["TB", "LR"]
     width: int
     height: int

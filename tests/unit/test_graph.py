@@ -466,7 +466,14 @@ def test_closed_branch_hangs_off_its_owner_and_its_captured_values_go_into_the_o
     opened = layout_graph(model, visible_graph(model, {branch}))
     ends = {(opened.visible.node_item[a], opened.visible.node_item[b]) for a, b in ((x, inner),)}
     assert ends <= {(e.source, e.target) for e in opened.edges}  # open: the captured value reaches its reader
-    assert not any(e.owner for e in opened.edges)
+    # open, the dotted link goes on to the branch's first box, so the frame still hangs below its owner
+    item = opened.visible.node_item
+    [link] = [e for e in opened.edges if e.owner]
+    assert (link.source, link.target) == (int(item[owner]), int(item[inner]))
+    fx, fy, fw, fh = opened.frames[branch]
+    assert fy > opened.y[item[owner]] + opened.h[item[owner]] - 1
+    kinds = {(e["source"], e["target"]): e["kind"] for e in graph_json(model, "all")["edges"]}
+    assert kinds[(f"n{owner}", f"n{inner}")] == "owner"
 
 
 def test_an_op_computed_from_constants_that_nothing_drawn_reads_is_drawn_not_lost():
@@ -491,3 +498,10 @@ def test_loop_if_sample_draws_its_branch_identity_and_owner_links():
     payload = graph_json(model, "all")
     drawn = {n["id"] for n in payload["nodes"] if n["w"]}
     assert f"n{identity}" in drawn
+    # every branch open: each owner still links to its body's first box (a Loop's body, an If's two branches),
+    # and each body's frame is below its owner
+    nodes = {n["id"]: n for n in payload["nodes"]}
+    owners = [e for e in payload["edges"] if e["kind"] == "owner"]
+    assert len(owners) == 3
+    for edge in owners:
+        assert nodes[edge["target"]]["y"] > nodes[edge["source"]]["y"]
