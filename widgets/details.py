@@ -172,6 +172,8 @@ def _records(section: Section, width: int, console: Any) -> Text:
             indent = "  "
     if len(section.rows) > MAX_ROWS:
         out.append(f"\n{len(section.rows) - MAX_ROWS} more rows not shown", style="dim")
+    if not section.rows:  # as a table says it: a title alone read as if its rows were lost
+        out.append("\n(none)", style="dim")
     return out
 
 

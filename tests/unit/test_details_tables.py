@@ -73,3 +73,11 @@ def test_any_table_is_whole_or_records_at_any_width(headers, data, room):
     assert "…" not in text  # no word cut short: a table that cannot hold one is written as records
     for row in rows:
         assert {word for cell in row for word in cell.split()} <= words, (room, row, text)
+
+
+def test_an_empty_section_says_none_as_records_too():
+    section = Section("Inputs", ("index", "entry", "dtype", "shape", "storage", "bytes"), [])
+    for room in (12, 80):  # records at 12 cells (its columns do not fit), a table at 80
+        console = Console(width=room, record=True, color_system=None)
+        console.print(fitted(section, _table(section), room, console))
+        assert "(none)" in console.export_text(), room
