@@ -292,7 +292,10 @@ def box_sizes(texts: ItemTexts, level: int) -> tuple[np.ndarray, np.ndarray]:
     else:
         widths = [max(len(a), len(b), len(c)) + 4 for a, b, c in zip(texts.titles, texts.details, texts.extras,
                                                                       strict=True)]  # fmt: skip
-        heights = [height + (1 if c else 0) for c in texts.extras]
+        # the title, then a line for the shape and one for folded weights where there is one; none for a shape
+        # nobody knows (a Core ML network's layers, an ONNX file without shape inference): an empty line made
+        # every such box a third taller than what it says
+        heights = [height - 1 + bool(b) + bool(c) for b, c in zip(texts.details, texts.extras, strict=True)]
     w = np.clip(np.asarray(widths, dtype=np.int64), low, high) if widths else np.zeros(0, dtype=np.int64)
     if level != COMPACT and texts.floors:  # a node's op type is never cut: its box grows to hold a long one
         w = np.maximum(w, np.asarray(texts.floors, dtype=np.int64))

@@ -26,6 +26,7 @@ from explorer.graph.layout import (
 )
 from explorer.graph.model import CHUNK
 from explorer.graph.search import search_nodes
+from explorer.graph.text import shape_text
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 
@@ -505,3 +506,25 @@ def test_loop_if_sample_draws_its_branch_identity_and_owner_links():
     assert len(owners) == 3
     for edge in owners:
         assert nodes[edge["target"]]["y"] > nodes[edge["source"]]["y"]
+
+
+def test_a_box_has_a_line_for_what_it_knows_and_none_for_a_shape_nobody_knows():
+    """A Core ML network's layers and an ONNX file without shape inference have no output shape: their boxes
+    are the title alone (they were a third taller, an empty line in each); an input says its declared shape."""
+    b = GraphBuilder()
+    known = b.node("x", "input", detail="float32[1, 3]")
+    unknown = b.node("relu", "Relu", detail="?")
+    weight = b.node("w", "Constant", constant=True)
+    folds = b.node("mm", "MatMul", detail="?")
+    b.edge(known, unknown, "x")
+    b.edge(unknown, folds, "r")
+    b.edge(weight, folds, "w")
+    model = b.build()
+    layout = layout_graph(model, visible_graph(model, set()))
+    item = layout.visible.node_item
+    heights = [int(layout.h[item[n]]) for n in (known, unknown, folds)]
+    assert heights == [4, 3, 4]  # the weights on the line a shape would take
+    path = SAMPLES / "coreml" / "small_cnn_neuralnetwork.mlmodel"
+    if path.exists():
+        nn = open_document(str(path)).view.graph_model()
+        assert shape_text(nn.node_detail[nn.node_op.index("input")]) == "fp32 1×3×32×32"

@@ -249,7 +249,7 @@ def _draw_box(canvas: Canvas, layout: Layout, item: int, x: int, y: int, style: 
     else:
         name_line = (" " + shorten(name, inner - 1)).ljust(inner)
     canvas.text(x, y + 1, side + name_line + side, style)
-    lines = [layout.details[item], layout.extras[item]][: h - 3]
+    lines = [line for line in (layout.details[item], layout.extras[item]) if line][: h - 3]  # no empty line
     for k, line in enumerate(lines):
         canvas.text(x, y + 2 + k, side + (" " + shorten(line, inner - 1)).ljust(inner) + side, style)
     canvas.text(x, y + h - 1, bottom, style)

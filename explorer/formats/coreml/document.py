@@ -26,7 +26,7 @@ from explorer.document import (
 )
 from explorer.errors import Problem
 from explorer.formats.coreml.mil_text import MilProgram, read_mil
-from explorer.formats.coreml.model import CoreMLModel, blob_stats, op_name, type_text, value_text
+from explorer.formats.coreml.model import CoreMLModel, blob_stats, feature_type, op_name, type_text, value_text
 from explorer.formatting import human, human_bytes
 
 
@@ -233,7 +233,7 @@ class CoreMLView(DocumentView):
         for section in ("input", "output", "state"):
             for k, feature in enumerate(getattr(description, section)):
                 items.append(
-                    Item("feature", f"{section} {feature.name}  {_feature_type(feature)}", ("feature", section, k))
+                    Item("feature", f"{section} {feature.name}  {feature_type(feature)}", ("feature", section, k))
                 )
         return items
 
@@ -431,13 +431,13 @@ class CoreMLView(DocumentView):
         if description.defaultFunctionName:
             rows.append(("default function", description.defaultFunctionName))
         features = [
-            (section, f.name, _feature_type(f))
+            (section, f.name, feature_type(f))
             for section in ("input", "output", "state")
             for f in getattr(description, section)
         ]
         for function in description.functions:
-            features += [(f"{function.name} input", f.name, _feature_type(f)) for f in function.input]
-            features += [(f"{function.name} output", f.name, _feature_type(f)) for f in function.output]
+            features += [(f"{function.name} input", f.name, feature_type(f)) for f in function.input]
+            features += [(f"{function.name} output", f.name, feature_type(f)) for f in function.output]
         return [
             Section("Model description", ("property", "value"), rows),
             Section("Features", ("kind", "name", "type"), features),
@@ -468,7 +468,7 @@ class CoreMLView(DocumentView):
             Section(
                 f"{section} {feature.name}",
                 ("property", "value"),
-                [("type", _feature_type(feature)), ("description", feature.shortDescription)],
+                [("type", feature_type(feature)), ("description", feature.shortDescription)],
             )
         ]
 
@@ -615,22 +615,6 @@ class CoreMLView(DocumentView):
 
     def _describe_goto(self, target: Any) -> list[Section]:
         return [Section("Link", ("property", "value"), [("press Enter", "to jump there")]), *self.describe(target)]
-
-
-def _feature_type(feature: Any) -> str:
-    kind = feature.type.WhichOneof("Type")
-    if kind == "multiArrayType":
-        array = feature.type.multiArrayType
-        dtype = {65552: "fp16", 65568: "fp32", 65600: "fp64", 131104: "int32", 131080: "int8"}.get(
-            array.dataType, str(array.dataType)
-        )
-        return f"multiArray {dtype}{list(array.shape)}"
-    if kind == "imageType":
-        image = feature.type.imageType
-        return f"image {image.width}×{image.height}"
-    if kind == "stateType":
-        return "state"
-    return kind or "?"
 
 
 def _layer_type(layer: Any) -> str:

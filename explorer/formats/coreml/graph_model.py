@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from explorer.formats.coreml.mil_text import MilProgram
-from explorer.formats.coreml.model import op_name, type_text
+from explorer.formats.coreml.model import feature_type, op_name, type_text
 from explorer.graph.builder import GraphBuilder
 from explorer.graph.model import ROOT, GraphModel
 
@@ -110,7 +110,8 @@ def _layers(view: Any, b: GraphBuilder) -> None:
     readers: list[tuple[int, list[str]]] = []
     spec = view.spec
     for k, feature in enumerate(spec.description.input if spec is not None else []):
-        producer[feature.name] = b.node(feature.name, "input", ref=("feature", "input", k))
+        shape = feature_type(feature).removeprefix("multiArray ")  # `fp32[1, 3, 32, 32]`: the box says 1×3×32×32
+        producer[feature.name] = b.node(feature.name, "input", detail=shape, ref=("feature", "input", k))
     for k, layer in enumerate(view.layers() or []):
         node = b.node(layer.name or f"layer {k}", layer.WhichOneof("layer") or "?", ref=("layer", k))
         for name in layer.output:

@@ -201,3 +201,20 @@ def blob_stats(path: Path, blob: Blob) -> dict[str, str]:
 
     itemsize = np.dtype(numpy_type).itemsize
     return value_stats(np.frombuffer(data, dtype=np.dtype(numpy_type).newbyteorder("<"), count=len(data) // itemsize))
+
+
+def feature_type(feature: Any) -> str:
+    """A model description's input or output type in words: `multiArray fp32[1, 3, 32, 32]`, `image 224×224`."""
+    kind = feature.type.WhichOneof("Type")
+    if kind == "multiArrayType":
+        array = feature.type.multiArrayType
+        dtype = {65552: "fp16", 65568: "fp32", 65600: "fp64", 131104: "int32", 131080: "int8"}.get(
+            array.dataType, str(array.dataType)
+        )
+        return f"multiArray {dtype}{list(array.shape)}"
+    if kind == "imageType":
+        image = feature.type.imageType
+        return f"image {image.width}×{image.height}"
+    if kind == "stateType":
+        return "state"
+    return kind or "?"
