@@ -314,3 +314,23 @@ async def test_a_name_scope_selected_is_what_the_details_describe_and_g_lists():
         await pilot.press("b")
         await pilot.pause()
         assert not isinstance(app.screen, LinksScreen) and app.bookmarks == []
+
+
+async def test_the_minimap_covers_no_frame_title():
+    """With every group of the demo open at 160×48 the minimap sat on `function custom.Scale`, the title of the
+    frame under it: a corner is free only when it covers no box and no frame's title."""
+    from tests.conftest import SAMPLE_DATA
+
+    app = make_app(SAMPLE_DATA / "subgraphs_functions.onnx")
+    async with app.run_test(size=(160, 48)) as pilot:
+        graph = await open_graph(pilot)
+        await pilot.press("X")
+        await pilot.pause()
+        graph.render_frame()
+        layout, (ox, oy) = graph.layout, graph.origin
+        assert layout.frames and graph.minimap_box is not None
+        x0, y0, mw, mh = graph.minimap_box
+        for group, (fx, fy, fw, _) in layout.frames.items():
+            width = min(len(layout.frame_labels.get(group, "")), max(fw - 8, 4)) + 4
+            tx, ty = fx + 2 - ox, fy - oy
+            assert not (tx < x0 + mw and tx + width > x0 and y0 <= ty < y0 + mh), layout.frame_labels.get(group)

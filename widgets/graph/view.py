@@ -134,7 +134,8 @@ class GraphView(FrameWidget, can_focus=True):
         ("Graph", "X", "open every group (up to 5,000 boxes)"),
         ("Graph", "a", "per-node data: what a closed group shows (sum, max, mean)"),
         ("Graph", "T", "the top 20 boxes by the per-node data or numeric mode shown; Enter jumps"),
-        ("Graph", "m", "show or hide the minimap (it takes a corner that covers no box, else waits for one)"),
+        ("Graph", "m", "show or hide the minimap (it takes a corner that covers no box nor frame title, else "
+                       "waits for one)"),
         ("Graph", "click / wheel", "select a box / scroll"),
     ]
     DEFAULT_CSS = """
@@ -337,9 +338,9 @@ class GraphView(FrameWidget, can_focus=True):
         return lines
 
     def _draw_minimap(self, canvas: Any, layout: Layout, width: int, body: int) -> None:
-        """The minimap in a corner of the panel that covers no box (the selection included); none while every
-        corner would cover one, or the terminal is too small to spare the cells: it comes back when the view
-        moves to where a corner is free. Edge labels are written after it, on free cells only."""
+        """The minimap in a corner of the panel that covers no box (the selection included) and no frame's title;
+        none while every corner would cover one, or the terminal is too small to spare the cells: it comes back
+        when the view moves to where a corner is free. Edge labels are written after it, on free cells only."""
         mw, mh = MINIMAP
         self.minimap_box = None
         if width < mw * 3 or body < mh * 2:
@@ -347,9 +348,13 @@ class GraphView(FrameWidget, can_focus=True):
         ox, oy = self.origin
         x, y = layout.x.astype(np.int64) - ox, layout.y.astype(np.int64) - oy
         w, h = layout.w.astype(np.int64), layout.h.astype(np.int64)
+        titles = [(fx + 2 - ox, fy - oy, min(len(layout.frame_labels.get(g, "")), max(fw - 8, 4)) + 4)
+                  for g, (fx, fy, fw, _) in layout.frames.items() if layout.frame_labels.get(g)]  # fmt: skip
         for x0, y0 in ((width - mw, 0), (width - mw, body - mh), (0, body - mh), (0, 0)):
             covered = (x < x0 + mw) & (x + w > x0) & (y < y0 + mh) & (y + h > y0)
-            if not covered.any():
+            # nor a frame's title: the name of the group around what is on screen
+            if not covered.any() and not any(tx < x0 + mw and tx + tw > x0 and y0 <= ty < y0 + mh
+                                             for tx, ty, tw in titles):  # fmt: skip
                 break
         else:
             return
