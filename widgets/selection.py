@@ -15,7 +15,7 @@ from textual.widgets import TabbedContent
 from explorer.document import Document, Section
 from explorer.errors import Problem
 from explorer.formatting import human_bytes
-from explorer.graph.group_details import group_sections, is_group_ref
+from explorer.graph.group_details import is_group_ref
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.messages import ItemActivated, ProblemChosen, RevealRef, Selected
@@ -119,9 +119,8 @@ class SelectionSync:
         kind = ref[0] if isinstance(ref, tuple) and ref else None
         if isinstance(view, DocumentTree):
             self._follow_tree(ref)
-        elif is_group_ref(ref):  # a graph group the tree has no item for: described from the view's own graph
-            sections = [Section(*found) for found in group_sections(view.model, ref[1])]
-            self.query_one(DetailsPanel).show_sections(sections)
+        elif is_group_ref(ref):  # a graph group the tree has no item for: the details only (the document asks
+            self.show_details(ref)  # the graph), no tree item to reveal
         elif kind == "workload" and name in ("timeline", "buffers", "memory", "mesh"):  # the shared time cursor
             self.select_row(ref[1], source=view)
             self.show_details(ref)

@@ -32,13 +32,7 @@ def is_group_ref(ref: object) -> bool:
 
 def inside(model: GraphModel, group: int) -> np.ndarray:
     """Per node: whether it sits in `group` at any depth."""
-    holds = np.zeros(model.n_groups + 1, dtype=bool)  # the last slot stands for ROOT (node_group -1)
-    holds[group] = True
-    for g in np.argsort(model.group_depth(), kind="stable").tolist():  # parents before their children
-        parent = int(model.group_parent[g])
-        if parent != ROOT and holds[parent]:
-            holds[g] = True
-    return holds[model.node_group]
+    return np.isin(model.node_group, [group, *model.descendants(group)])
 
 
 def group_sections(model: GraphModel, group: int) -> list[tuple[str, tuple[str, ...], list[tuple[str, str]]]]:

@@ -130,37 +130,19 @@ def _open_owner_links(model: GraphModel, node_item: np.ndarray, closed_at: np.nd
     """(owner item, first drawn member's item) for every owned group drawn open: the dotted link goes on to the
     body's first box, so the open frame still hangs below its owner (without it a Loop body opened into a frame
     at the top of the graph, above the Loop and its inputs, nothing saying whose body it was)."""
-    links = []
     owned = np.flatnonzero(model.group_owner >= 0).tolist() if model.group_owner.size else []
-    if not owned:
-        return links
-    member_of = _members_at_any_depth(model)
-    for g in owned:
-        owner = int(node_item[model.group_owner[g]])
-        if closed_at[g] >= 0 or owner < 0:  # closed (its own link) or its owner hidden
-            continue
-        members = member_of(g)
-        members = members[node_item[members] >= 0]
-        if members.size:
-            first = int(node_item[members[np.argmin(model.topo_rank[members])]])
-            if first != owner:
+    opened = [g for g in owned if closed_at[g] < 0 and node_item[model.group_owner[g]] >= 0]
+    if not opened:
+        return []
+    first_rank = _group_first_rank(model)
+    node_at_rank = np.argsort(model.topo_rank)  # topo_rank is a permutation of the nodes
+    links = []
+    for g in opened:
+        if first_rank[g] < model.n_nodes:  # a drawn node inside (its box, or its closed subgroup's)
+            owner, first = int(node_item[model.group_owner[g]]), int(node_item[node_at_rank[first_rank[g]]])
+            if first >= 0 and first != owner:
                 links.append((owner, first))
     return links
-
-
-def _members_at_any_depth(model: GraphModel):
-    """A function group → its nodes at any depth: one numpy step per level below the group."""
-    depth, parents = model.group_depth(), model.group_parent
-
-    def member_of(group: int) -> np.ndarray:
-        inside = np.zeros(model.n_groups, dtype=bool)
-        inside[group] = True
-        for level in range(int(depth[group]) + 1, int(depth.max(initial=0)) + 1):
-            at = np.flatnonzero(depth == level)
-            inside[at] = inside[np.maximum(parents[at], 0)] & (parents[at] != ROOT)
-        return np.flatnonzero((model.node_group >= 0) & inside[np.maximum(model.node_group, 0)])
-
-    return member_of
 
 
 def _open_ancestors(model: GraphModel, expanded: set[int], closed_at: np.ndarray) -> set[int]:

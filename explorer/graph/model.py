@@ -147,6 +147,16 @@ class GraphModel:
             group = int(self.group_parent[group])
         return chain[::-1]
 
+    def descendants(self, group: int) -> set[int]:
+        """The groups inside `group` at any depth (not `group` itself)."""
+        found: set[int] = set()
+        frontier = [group]
+        while frontier:
+            children = np.flatnonzero(np.isin(self.group_parent, frontier)).tolist()
+            found.update(children)
+            frontier = children
+        return found
+
     def group_path(self, group: int) -> str:
         return " › ".join(self.group_label[g] for g in self.ancestors(group))
 

@@ -472,20 +472,16 @@ class GraphView(FrameWidget, can_focus=True):
         self.selected_key = key
         self._scroll_to_selection()
         self.refresh()
-        if announce and changed:
-            ref = self._ref_of(layout, item)
-            if ref is not None:
-                self.post_message(self._selected_message(ref, item))
+        if announce and changed and (message := self._selected_message(layout, item)) is not None:
+            self.post_message(message)
 
     def _announce_selection(self) -> None:
         """Tell the app (details, tree, status) what is selected now, after a change made without select_item
         (Enter, open all, the first screen): one selection, never a details panel describing the last box."""
         layout = self.layout
         item = self.selected_item
-        if layout is not None and item >= 0:
-            ref = self._ref_of(layout, item)
-            if ref is not None:
-                self.post_message(self._selected_message(ref, item))
+        if layout is not None and item >= 0 and (message := self._selected_message(layout, item)) is not None:
+            self.post_message(message)
 
     def _ref_of(self, layout: Layout, item: int) -> Any:
         """The selection as the app shares it: a node's or group's tree ref; a group the tree has no item for
@@ -496,11 +492,13 @@ class GraphView(FrameWidget, can_focus=True):
         ref = self.model.group_ref[ident]
         return group_ref(ident) if ref is None else ref
 
-    def _selected_message(self, ref: Any, item: int) -> Selected:
-        layout = self.layout
+    def _selected_message(self, layout: Layout, item: int) -> Selected | None:
+        """What the app is told of a box selected: its ref, and a group's path where the tree has no name for it."""
+        ref = self._ref_of(layout, item)
+        if ref is None:
+            return None
         kind, ident = self._key_of(layout, item)
-        label = self.model.group_path(ident) if kind == 1 and is_group_ref(ref) else ""
-        return Selected(ref, self, label)
+        return Selected(ref, self, self.model.group_path(ident) if kind == 1 and is_group_ref(ref) else "")
 
     def select_ref(self, ref: Any) -> bool:
         """Select the node showing a tree ref (or the collapsed group hiding it); False when none does (also
@@ -731,7 +729,7 @@ class GraphView(FrameWidget, can_focus=True):
             if group == ROOT:
                 return
             self._previous = layout
-            self.expanded = self.expanded - {group} - self._descendants(group)
+            self.expanded = self.expanded - {group} - self.model.descendants(group)
         after = self.layout
         self._previous = None
         self._keep_in_place(layout, after, group)  # the window first: the cursor then goes where it can be seen
@@ -776,7 +774,7 @@ class GraphView(FrameWidget, can_focus=True):
             first = model.ref_to_node.get(model.group_ref[group])
             if first is not None and layout.visible.node_item[first] >= 0:
                 return self._key_of(layout, int(layout.visible.node_item[first]))
-        inside = list({group} | self._descendants(group))
+        inside = list({group} | self.model.descendants(group))
         nodes = self._member_nodes(layout, group)
         if nodes.size == 0:
             return None
@@ -794,19 +792,9 @@ class GraphView(FrameWidget, can_focus=True):
         """The nodes of a group and of the groups inside it that are drawn (visible, folded weights left out
         unless constants are shown), in node order: where Enter can put the cursor."""
         model = self.model
-        inside = list({group} | self._descendants(group))
+        inside = list({group} | self.model.descendants(group))
         drawn = ~model.node_constant if not self.show_constants else np.ones(model.n_nodes, dtype=bool)
         return np.flatnonzero(np.isin(model.node_group, inside) & (layout.visible.node_item >= 0) & drawn)
-
-    def _descendants(self, group: int) -> set[int]:
-        found: set[int] = set()
-        frontier = [group]
-        parents = self.model.group_parent
-        while frontier:
-            children = np.flatnonzero(np.isin(parents, frontier)).tolist()
-            found.update(children)
-            frontier = children
-        return found
 
     def action_minimap(self) -> None:
         self.show_minimap = not self.show_minimap
