@@ -18,6 +18,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.scrollbar import ScrollBar
 from textual.widgets import ContentSwitcher, Footer, Input, TabbedContent, TabPane, TextArea
 
 from explorer.document import Capability, Document, Section
@@ -136,6 +137,24 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
     def get_line_filters(self) -> list:
         """Textual's filters, then the guard that no character of a file acts on the terminal (terminal_safety)."""
         return [*super().get_line_filters(), _INERT_TEXT]
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        """Toasts are plain text whatever the caller asked: a message naming a node of the file would otherwise be
+        read as markup (a `[@click=app.screenshot(...)]` in a name became a link that wrote a file)."""
+        if timeout is None:
+            super().notify(message, title=title, severity=severity, markup=False)
+        else:
+            super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    async def _broker_event(self, event_name: str, event: Any, default_namespace: Any) -> bool:
+        """Only a scrollbar runs actions from a style (its thumb and track): the app draws no links, so any other
+        `@click`/`@mouse.down` can only come from a file's name that a view read as markup. The guard behind
+        plain `Text`."""
+        style = getattr(event, "style", None)
+        if style is not None and f"@{event_name}" in style.meta and not isinstance(default_namespace, ScrollBar):
+            return False
+        return await super()._broker_event(event_name, event, default_namespace)
 
     def compose(self) -> ComposeResult:
         yield SummaryBar(id="summary")

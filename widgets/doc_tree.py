@@ -1,10 +1,12 @@
-"""The uniform document tree: any format's `Item` tree, children built only when a node opens."""
+"""The uniform document tree: any format's `Item` tree, children built only when a node opens. Labels are plain
+`Text`: a name from a file is never read as markup (a `[@click=…]` in it would be a link that runs an action)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.cells import cell_len
+from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -40,7 +42,7 @@ class DocumentTree(Tree[Item]):
     def show_document(self, document: Document) -> None:
         self.document = document
         self.clear()
-        self.root.label = document.tree.label
+        self.root.label = Text(document.tree.label)  # a str label would be read as markup
         self.root.data = document.tree
         self._populate(self.root)
         self.root.expand()
@@ -51,8 +53,8 @@ class DocumentTree(Tree[Item]):
         if item is None or node.children or not item.has_children:
             return
         for child in item.get_children():
-            label = f"[{_KIND_STYLE[child.kind]}]{child.label}[/]" if _KIND_STYLE.get(child.kind) else child.label
-            node.add(_markup(label), data=child, allow_expand=child.has_children)
+            label = Text(child.label, style=_KIND_STYLE.get(child.kind, ""))
+            node.add(label, data=child, allow_expand=child.has_children)
 
     def get_label_width(self, node: TreeNode[Item]) -> int:
         """The label's width without rendering it: Textual measures every line of the tree this way whenever a
@@ -90,11 +92,3 @@ class DocumentTree(Tree[Item]):
         self.scroll_to_node(node, animate=False)
         return node.data is not None and node.data.ref == ref
 
-
-def _markup(label: str):
-    from rich.text import Text
-
-    try:
-        return Text.from_markup(label)
-    except Exception:  # a label with brackets from the file is shown as typed
-        return Text(label)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label, ProgressBar
@@ -20,6 +21,6 @@ class LoadingPanel(Vertical):
     shown = 0.0  # the bar's fraction: stages report their own from 0, the bar never goes back (26% → 0% → 20%)
 
     def set_progress(self, fraction: float, stage: str) -> None:
-        self.query_one("#loading-stage", Label).update(stage)
+        self.query_one("#loading-stage", Label).update(Text(stage))
         self.shown = max(self.shown, fraction)
         self.query_one("#loading-bar", ProgressBar).update(progress=round(self.shown * 100, 1))

@@ -30,7 +30,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.question)
+            yield Label(Text(self.question))
             yield Input(value=self.value, id="prompt-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -127,7 +127,7 @@ class LinksScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.title_text)
+            yield Label(Text(self.title_text))
             yield OptionList(*(Option(Text(label)) for label in self.labels), id="link-list")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

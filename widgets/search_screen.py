@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -41,7 +42,7 @@ class SearchScreen(ModalScreen[Any]):
         self.refs = [ref for _, ref in results]
         options = self.query_one("#search-results", OptionList)
         options.clear_options()
-        options.add_options([Option(label) for label, _ in results] or [Option("no match", disabled=True)])
+        options.add_options([Option(Text(label)) for label, _ in results] or [Option("no match", disabled=True)])
 
     @on(Input.Submitted, "#search-input")
     def choose_first(self) -> None:

@@ -57,7 +57,7 @@ class SourceView(ScrollView, can_focus=True):
             self.virtual_size = Size(width + self._gutter_width() + 1, len(self._lines))
         self.target_line = line
         self._strips.clear()
-        self.border_title = f"Source · {member}"
+        self.border_title = Text(f"Source · {member}")
         self._scroll_to_target()
         self.call_after_refresh(self._scroll_to_target)  # the new virtual size applies after a refresh
         self.refresh()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -42,7 +43,7 @@ class CompareScreen(Screen):
     def compose(self) -> ComposeResult:
         a, b = self.documents
         # the counts first: what an 80-column terminal must still show (the panes' titles name the files)
-        yield Static(f"{self.comparison.summary()} · A {a.meta.source.name}  ⇄  B {b.meta.source.name}",
+        yield Static(Text(f"{self.comparison.summary()} · A {a.meta.source.name}  ⇄  B {b.meta.source.name}"),
                      id="compare-summary")  # fmt: skip
         yield GraphView(id="compare-a")
         yield GraphView(id="compare-b")
@@ -51,8 +52,8 @@ class CompareScreen(Screen):
 
     def on_mount(self) -> None:
         pane_a, pane_b = self.pane("a"), self.pane("b")
-        pane_a.border_title = f"A {self.documents[0].meta.source.name}"
-        pane_b.border_title = f"B {self.documents[1].meta.source.name}"
+        pane_a.border_title = Text(f"A {self.documents[0].meta.source.name}")
+        pane_b.border_title = Text(f"B {self.documents[1].meta.source.name}")
         pane_a.show_model(self.documents[0], self.comparison.a, "diff")
         pane_b.show_model(self.documents[1], self.comparison.b, "diff")
         pane_a.focus()
@@ -84,7 +85,7 @@ class CompareScreen(Screen):
         other = int(match.a_to_b[node] if side == "a" else match.b_to_a[node])
         if other >= 0:
             self.pane(other_side).reveal_node(other, ROOT, announce=False)
-        self.query_one("#compare-about", Static).update(self.comparison.describe(side, node))
+        self.query_one("#compare-about", Static).update(Text(self.comparison.describe(side, node)))
 
     def action_change(self, step: int) -> None:
         changes = self.comparison.changes
