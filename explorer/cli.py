@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from enum import IntEnum
@@ -103,6 +104,8 @@ def _add_companion_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--frontend", type=Path, help="the frontend IR the schedule was made from (schedules)")
     parser.add_argument("--asm", type=Path, help="the schedule's assembly (schedules)")
     parser.add_argument("--trace", type=Path, help="the ZeBu trace of that assembly (schedules)")
+    parser.add_argument("--max-companion-size", type=_byte_size, metavar="SIZE",
+                        help="the largest companion read, e.g. 2G (default 512M): a bigger one is not joined")
 
 
 def _add_node_data_flag(parser: argparse.ArgumentParser) -> None:
@@ -112,7 +115,25 @@ def _add_node_data_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def _companions(args: argparse.Namespace) -> dict[str, Path | None]:
+    """The companions given by name; --max-companion-size goes to every process that may read one (workers,
+    serve's sessions) through the environment."""
+    limit = getattr(args, "max_companion_size", None)
+    if limit is not None:
+        from explorer.companions import LIMIT_VARIABLE
+
+        os.environ[LIMIT_VARIABLE] = str(limit)
     return {kind: getattr(args, kind, None) for kind in ("frontend", "asm", "trace")}
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _byte_size(text: str) -> int:
+    """`512M`, `2G`, `2GiB`, `1048576`: a size in bytes (binary units)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected a size such as 512M or 2G, got {text!r}")
+    return int(float(match[1]) * _UNITS[match[2].upper()])
 
 
 def _command_parser(command: str) -> argparse.ArgumentParser:

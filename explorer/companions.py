@@ -9,6 +9,7 @@ format. A companion that belongs to another model or batch is reported and not j
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from explorer.arrays import distinct
+from explorer.bounded_read import regular_size, too_big
 from explorer.document import Document, Item, Section
 from explorer.errors import LoadError, Problem
 
@@ -115,6 +117,17 @@ def _is_companion(ref: Any) -> bool:
     return isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "companion"
 
 
+MAX_COMPANION_BYTES = 512 * 2**20  # the real samples are 130-180 KB each; a trace of a big schedule is many times that
+COMPANION_WHAT = {"frontend": "a frontend IR", "asm": "an assembly", "trace": "a trace"}
+LIMIT_VARIABLE = "IR_EXPLORER_MAX_COMPANION_SIZE"  # bytes; what --max-companion-size sets
+
+
+def companion_limit() -> int:
+    """The largest companion that is read (--max-companion-size, passed on to workers and serve's sessions)."""
+    text = os.environ.get(LIMIT_VARIABLE, "")
+    return int(text) if text.isdigit() else MAX_COMPANION_BYTES
+
+
 def find_companions(schedule_path: Path) -> dict[str, Path]:
     """The companion files beside a schedule named `<model>_b<B>_c<C>_bw<W>_stschedule.json`: the frontend IR
     `<model>_b<B>.json`, the trace `<model>_b<B>_c<C>_bw<W>_sim.txt` and the assembly `..._asm.txt`, whose
@@ -158,11 +171,15 @@ def attach_companions(
     companions.paths = {kind: paths[kind] for kind in KINDS if kind in paths}
     for kind, path in companions.paths.items():
         try:
+            size, limit = regular_size(path), companion_limit()
+            if size > limit:  # found by name: anyone may have put it there, judged before a byte is read
+                raise LoadError(path, "", too_big(size, limit, COMPANION_WHAT[kind], "--max-companion-size"))
             companions.documents[kind] = open_document(path)
         except LoadError as error:
             companions.refused[kind] = f"cannot be read: {error.message}"
-            document.problems.append(Problem("warning", "companion-unreadable", f"{kind} companion {path.name}: "
-                                             f"{error.message}", f"{path.name}: {error.location}"))  # fmt: skip
+            where = f"{path.name}: {error.location}" if error.location else path.name
+            document.problems.append(Problem("warning", "companion-unreadable",
+                                             f"{kind} companion {path.name}: {error.message}", where))  # fmt: skip
     layer_names = None
     frontend = companions.documents.get("frontend")
     if frontend is not None:

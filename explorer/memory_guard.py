@@ -139,6 +139,7 @@ def ensure_fits(path: Path, size: int, bytes_per_file_byte: float, what: str) ->
         raise LoadError(path, "", said)
 
 
+JSON_TEXT_FLOOR = 2.0  # the least a JSON file becomes: its text, and its strings decoded (judged before reading)
 BYTES_PER_JSON_VALUE = 72  # a decoded empty dict (64) and the pointer to it: the largest a small value becomes
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from explorer import jsonpath
+from explorer.bounded_read import read_regular
 from explorer.errors import LoadError, Problem
 from explorer.formats.ark.layout import check_tensor
 from explorer.formats.ark.model import (
@@ -35,7 +36,7 @@ from explorer.formats.ark.model import (
     ArkTensor,
 )
 from explorer.jsonpath import duplicate_problems
-from explorer.memory_guard import ensure_json_fits
+from explorer.memory_guard import JSON_TEXT_FLOOR, ensure_json_fits
 
 INT_LIMIT = 2**62  # larger values cannot be real sizes; refusing them keeps every later product exact
 _ARG_INT_RANGES = {
@@ -79,11 +80,7 @@ class Dropped(Exception):
 def decode_file(path: Path) -> tuple[Any, list[Problem]]:
     """The file as plain JSON values, and an error for each key repeated in its object (the last copy is the
     one read); a LoadError with line and column when it is not JSON."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
+    data = read_regular(path, "ARK file", bytes_per_file_byte=JSON_TEXT_FLOOR)
     if not data.strip():
         raise LoadError(path, "byte 0", "the file is empty")
     ensure_json_fits(path, data, "ARK file", MEMORY_PER_OBJECT)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
+from explorer.bounded_read import read_regular
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.formats.coreml.model import CoreMLModel, index_program, read_blob_record
@@ -19,6 +21,8 @@ from explorer.gc_pause import collector_paused
 from explorer.protobuf_guard import ensure_messages_fit
 
 MAX_SPEC_BYTES = 2**31 - 1
+MAX_METADATA_BYTES = 16 * 2**20  # coremlcompiler writes a few KB: inputs, outputs, an op histogram
+MIL_MEMORY_PER_BYTE = 40  # what model.mil's text becomes, parsed and drawn (measured: tests/unit/test_mil_limits.py)
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
@@ -34,7 +38,8 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
     progress(0, 3, "reading")
     if path.is_dir() and not (path / "Manifest.json").is_file() and _is_compiled(path):
         if (path / "model.mil").is_file():
-            mil_text = _read_text(_inside(path, path / "model.mil", "model.mil"), path)
+            mil_text = _read_text(_inside(path, path / "model.mil", "model.mil"), path, "model.mil",
+                                  bytes_per_file_byte=MIL_MEMORY_PER_BYTE)  # fmt: skip
         else:  # a compiled NeuralNetwork: its layers are in Apple's binary files
             mil_text = ""
             said = "a compiled model without model.mil (a NeuralNetwork): its inputs and outputs are shown, its layers"
@@ -51,11 +56,7 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
         model_pb2 = proto_module("Model_pb2")
     except CoreMLUnavailable as error:
         raise LoadError(path, "", str(error)) from None
-    try:
-        with spec_path.open("rb") as handle:
-            data = handle.read(MAX_SPEC_BYTES + 1)
-    except OSError as error:
-        raise LoadError(spec_path, "", f"cannot read the model: {error.strerror or error}") from None
+    data = read_regular(spec_path, "a Core ML model", limit=MAX_SPEC_BYTES)  # protobuf's own limit
     if not data:
         raise LoadError(spec_path, "byte 0", "the model file is empty")
     spec = model_pb2.Model()
@@ -91,9 +92,14 @@ def _compiled_metadata(path: Path, problems: list[Problem]) -> dict | None:
     if not (path / "metadata.json").exists():
         return None
     try:
-        value = json.loads(_read_text(_inside(path, path / "metadata.json", "metadata.json"), path))
+        value = json.loads(_read_text(_inside(path, path / "metadata.json", "metadata.json"), path,
+                                      "a compiled model's metadata.json", limit=MAX_METADATA_BYTES))
     except ValueError as error:
         problems.append(Problem("warning", "bad-metadata", f"metadata.json is not JSON ({error})", "metadata.json"))
+        return None
+    except LoadError as error:  # a FIFO, a device, a giant: the model loads without it
+        problems.append(Problem("warning", "bad-metadata", f"metadata.json is not read: {error.message}",
+                                "metadata.json"))  # fmt: skip
         return None
     if isinstance(value, list) and value and all(isinstance(entry, dict) for entry in value):
         if len(value) > 1:
@@ -135,11 +141,13 @@ def _weights_inside(root: Path, weights: Path | None, problems: list[Problem]) -
         return None
 
 
-def _read_text(path: Path, root: Path) -> str:
+def _read_text(path: Path, root: Path, what: str, **bounds: Any) -> str:
+    """A text file of the folder, read only when it is a regular file that fits (`bounded_read.read_regular`)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as error:
-        raise LoadError(root, path.name, f"cannot read: {error.strerror or error}") from None
+        data = read_regular(path, what, location=path.name, **bounds)
+    except LoadError as error:
+        raise LoadError(root, error.location, error.message) from None
+    return data.decode("utf-8", errors="replace")
 
 
 def _locate(path: Path) -> tuple[Path, Path | None]:

@@ -10,9 +10,10 @@ from typing import Any
 import msgspec
 
 from explorer import jsonpath
+from explorer.bounded_read import read_regular
 from explorer.errors import LoadError, Problem
 from explorer.jsonpath import duplicate_problems
-from explorer.memory_guard import ensure_json_fits
+from explorer.memory_guard import JSON_TEXT_FLOOR, ensure_json_fits
 
 # What reading builds of each JSON object, at most: measured on a file of 1,000,000 empty layers (14 MB: 648 MiB at
 # peak, about 600 bytes an object beyond the interpreter; tests/unit/test_limits.py)
@@ -58,10 +59,7 @@ class FrontendIR:
 
 
 def read_frontend(path: Path) -> FrontendIR:
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
+    data = read_regular(path, "frontend IR", bytes_per_file_byte=JSON_TEXT_FLOOR)
     if not data.strip():
         raise LoadError(path, "byte 0", "the file is empty")
     ensure_json_fits(path, data, "frontend IR", MEMORY_PER_OBJECT)

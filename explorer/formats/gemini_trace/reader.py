@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from explorer.bounded_read import read_regular
 from explorer.document import Document, ProgressCallback, no_progress
-from explorer.errors import LoadError
 from explorer.gc_pause import collector_paused
 
 
@@ -19,12 +19,10 @@ def load_asm(path: str | Path, *, progress: ProgressCallback | None = None, stri
 
 def _load(path: Path, timed: bool, progress: ProgressCallback) -> Document:
     from explorer.formats.gemini_trace.document import build_document
+    from explorer.formats.gemini_trace.lines import MEMORY_PER_TEXT_BYTE
     from explorer.formats.gemini_trace.program import read_program
 
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
+    data = read_regular(path, "instruction file", bytes_per_file_byte=MEMORY_PER_TEXT_BYTE)
     progress(0, 2, "reading instructions")
     with collector_paused():
         program = read_program(path, data, timed)

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from explorer.bounded_read import read_regular
 from explorer.document import ProgressCallback
 from explorer.errors import LoadError, Problem
 from explorer.formats.onnx import LFS_POINTER
@@ -32,8 +33,7 @@ def read_model(path: Path, progress: ProgressCallback) -> tuple[Any, list[Proble
         size = path.stat().st_size
         if size > MAX_BYTES:
             raise LoadError(path, "", f"{size:,} bytes is over protobuf's 2 GiB limit for one model file")
-        with path.open("rb") as handle:
-            data = handle.read()
+        data = read_regular(path, "ONNX model")
     except OSError as error:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
     if data.startswith(LFS_POINTER):
