@@ -9,7 +9,8 @@ per-row key of (core, start), made once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import bisect
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,17 +23,45 @@ from explorer.schedule.model import Schedule
 IDLE, RUNNING, WAITING_DRAM, DONE, BEFORE = "idle", "running", "waiting on DRAM", "done", "not started"
 
 
+MAX_SIDE = 4096  # no accelerator's mesh is wider: a side past it is shown only as far as its cores reach
+
+
 @dataclass(frozen=True)
 class MeshLayout:
-    """Where each core sits: `place[(x, y)] = core`; cores that could not be placed, with why."""
+    """Where each core sits: `place[(x, y)] = core`; cores that could not be placed, with why. `xlen` × `ylen` is
+    the mesh drawn: the declared one, or, where a declared side passes MAX_SIDE, that side as far as its cores
+    reach (`declared` then says what the file declared)."""
 
     xlen: int
     ylen: int
     place: dict[tuple[int, int], int]
     unplaced: list[tuple[int, str]]
+    declared: tuple[int, int] | None = None
+    _lines: dict[tuple[int, int], list[int]] = field(default_factory=dict, repr=False, compare=False)
 
     def position(self, core: int) -> tuple[int, int] | None:
         return next((xy for xy, c in self.place.items() if c == core), None)
+
+    def step(self, cell: tuple[int, int], dx: int, dy: int) -> tuple[int, int] | None:
+        """The nearest placed cell from `cell` in the direction (dx, dy) along its row or column, skipping holes;
+        None at the edge. A binary search in that line's sorted places: the same cost on any mesh shape."""
+        x, y = cell
+        across = dx != 0
+        key = (0, y) if across else (1, x)
+        line = self._lines.get(key)
+        if line is None:
+            line = sorted(px if across else py for px, py in self.place if (py == y if across else px == x))
+            self._lines[key] = line
+        here = x if across else y
+        if dx > 0 or dy > 0:
+            k = bisect.bisect_right(line, here)
+            found = line[k] if k < len(line) else None
+        else:
+            k = bisect.bisect_left(line, here) - 1
+            found = line[k] if k >= 0 else None
+        if found is None:
+            return None
+        return (found, y) if across else (x, found)
 
 
 def mesh_layout(s: Schedule) -> MeshLayout:
@@ -52,7 +81,12 @@ def mesh_layout(s: Schedule) -> MeshLayout:
             unplaced.append((core, f"core {core}'s place ({x}, {y}) is taken by core {place[(x, y)]}"))
         else:
             place[(x, y)] = core
-    return MeshLayout(max(xlen, 0), max(ylen, 0), place, unplaced)
+    xlen, ylen = max(xlen, 0), max(ylen, 0)
+    if xlen <= MAX_SIDE and ylen <= MAX_SIDE:
+        return MeshLayout(xlen, ylen, place, unplaced)
+    shown_x = xlen if xlen <= MAX_SIDE else max((x for x, _ in place), default=-1) + 1
+    shown_y = ylen if ylen <= MAX_SIDE else max((y for _, y in place), default=-1) + 1
+    return MeshLayout(max(shown_x, 1), max(shown_y, 1), place, unplaced, declared=(xlen, ylen))
 
 
 @dataclass(frozen=True)
@@ -178,5 +212,12 @@ def mesh_problems(s: Schedule) -> list[Problem]:
     if s.core_names or s.core_ids.size <= 1:  # a derived schedule's lanes are not on a mesh
         return []
     layout = mesh_layout(s)
-    return [Problem("warning", "mesh-placement", f"{s.core_label(core)}: {why}", f'$["{core}"]', {"core": core})
-            for core, why in layout.unplaced[:100]]  # fmt: skip
+    problems = [Problem("warning", "mesh-placement", f"{s.core_label(core)}: {why}", f'$["{core}"]', {"core": core})
+                for core, why in layout.unplaced[:100]]  # fmt: skip
+    if layout.declared is not None:
+        xlen, ylen = layout.declared
+        where = "$.xlen" if xlen > MAX_SIDE else "$.ylen"
+        problems.append(Problem("warning", "mesh-size", f"the file declares a {xlen:,}×{ylen:,} mesh for "
+                                f"{s.core_ids.size:,} cores (a side over {MAX_SIDE:,}): the mesh view shows the "
+                                f"{layout.xlen:,}×{layout.ylen:,} that holds them", where))  # fmt: skip
+    return problems

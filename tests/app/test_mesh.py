@@ -195,3 +195,31 @@ async def test_at_80_columns_every_tab_is_whole_and_the_core_table_keeps_every_c
         await pilot.resize_terminal(160, 48)
         await pilot.pause()
         assert [tab.label_text for tab in row.query("Tab")][1] == "2 Timeline"
+
+
+@pytest.mark.parametrize(("xlen", "ylen", "shown", "where"), [(2**62, 1, "4×1", "$.xlen"), (1, 2**62, "1×4", "$.ylen")])
+async def test_a_hostile_mesh_size_shows_the_cores_that_exist_and_keys_stay_quick(write_json, xlen, ylen, shown,
+                                                                                   where):  # fmt: skip
+    """A declared side of 2^62 for four cores (issue #60 item 3): one located problem, the mesh drawn as far as
+    its cores reach, the cursor moving in one search per key (it walked the empty columns one by one), q quits."""
+    value = json.loads((SAMPLE_DATA / "clean_2x2_stschedule.json").read_text())
+    value["xlen"], value["ylen"] = xlen, ylen
+    path = write_json(value)
+    document = open_document(path)
+    [problem] = [p for p in document.problems if p.code == "mesh-size"]
+    assert problem.location == where and f"the {shown} that holds them" in problem.message
+    assert f"{xlen:,}×{ylen:,} mesh for 4 cores" in problem.message
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("8")
+        mesh = app.query_one(MeshView)
+        assert f"{shown} (declared {xlen:,}×{ylen:,}) mesh" in frame_text(mesh)
+        key = "right" if xlen > ylen else "down"
+        for _ in range(5):
+            await pilot.press(key)
+        await pilot.pause()
+        assert mesh.selected_core == 3  # the last core; the presses past it found no cell and stayed
+        await pilot.press("q")
+        await pilot.pause()
+    assert not app.is_running

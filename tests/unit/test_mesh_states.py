@@ -72,3 +72,17 @@ def test_the_cases_above_meet_every_state():
         for nudge in (-1, 0, 1):
             seen |= {state.state for state in times.states(times.s.core_ids.tolist(), at + nudge).values()}
     assert seen == {BEFORE, RUNNING, IDLE, WAITING_DRAM, DONE}
+
+
+def test_a_step_skips_holes_and_stops_at_the_edge():
+    from explorer.schedule.mesh import MeshLayout
+
+    layout = MeshLayout(10**18, 3, {(0, 0): 0, (7, 0): 1, (10**17, 0): 2, (7, 2): 3}, [])
+    assert layout.step((0, 0), 1, 0) == (7, 0)
+    assert layout.step((7, 0), 1, 0) == (10**17, 0)
+    assert layout.step((10**17, 0), 1, 0) is None
+    assert layout.step((10**17, 0), -1, 0) == (7, 0)
+    assert layout.step((0, 0), -1, 0) is None
+    assert layout.step((7, 0), 0, 1) == (7, 2)
+    assert layout.step((7, 2), 0, -1) == (7, 0)
+    assert layout.step((0, 0), 0, 1) is None

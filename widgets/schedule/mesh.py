@@ -147,15 +147,10 @@ class MeshView(Playback, FrameWidget, can_focus=True):
     def action_move(self, dx: int, dy: int) -> None:
         if self.layout_ is None or not self.layout_.place:
             return
-        x, y = self.cell
-        for _ in range(max(self.layout_.xlen, self.layout_.ylen)):  # skip holes (a core without an array)
-            x, y = x + dx, y + dy
-            if not (0 <= x < self.layout_.xlen and 0 <= y < self.layout_.ylen):
-                return
-            if (x, y) in self.layout_.place:
-                self.cell = (x, y)
-                self._announce()
-                return
+        found = self.layout_.step(self.cell, dx, dy)  # holes skipped, in one search whatever the mesh's size
+        if found is not None:
+            self.cell = found
+            self._announce()
 
     def action_step(self, delta: int) -> None:
         if self.times is not None:
@@ -232,7 +227,9 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         s, words = self.document.schedule, self.document.vocabulary
         layout = self.layout_
         axis = f"{words.time_label}, sequential" if self._sequential else words.time_label
-        text = (f"{layout.xlen}×{layout.ylen} mesh · {s.core_ids.size} {words.lane}s · {axis} {self.time:,.0f} · "
+        declared = " (declared {:,}×{:,})".format(*layout.declared) if layout.declared else ""
+        text = (f"{layout.xlen}×{layout.ylen}{declared} mesh · {s.core_ids.size} {words.lane}s · "
+                f"{axis} {self.time:,.0f} · "
                 f"{'▶ playing ×' + str(SPEEDS[self.speed_index]) + ' · ' if self.playing else ''}"
                 f"colour: {'layer' if self.by_layer else words.memory + ' occupancy'}")  # fmt: skip
         if selected is not None:
