@@ -23,3 +23,20 @@ def onnx_that_crashes_shape_inference(folder: Path) -> list[Path]:
     made.append(folder / "vectorizer_undeclared.onnx")
     made[-1].write_bytes(model.SerializeToString())
     return made
+
+
+def overlapping_entries_schedule(path: Path, entries: int, same_tensor: bool = False) -> Path:
+    """The two-core schedule whose first workload's L2 holds `entries` entries all on the same bytes: distinct
+    tensors (every pair an overlap: entries²/2 of them) or one tensor listed `entries` times (no overlap at all,
+    but a sweep that pairs by scanning back meets entries²/2 candidates). 64,000 entries make a 22 MB file."""
+    import json
+
+    from tests.schedules import entry, two_core
+
+    schedule = two_core()
+    schedule["buffersize"] = 1 << 20
+    first = schedule["0"][0]
+    first["ring_buffer_info"] = [[0, 1 << 20]]
+    first["buffer"] = [entry(7 if same_tensor else 1000 + k, 64, 256) for k in range(entries)]
+    path.write_text(json.dumps(schedule))
+    return path

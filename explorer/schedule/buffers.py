@@ -15,7 +15,7 @@ from explorer.arrays import distinct
 from explorer.errors import Problem
 from explorer.schedule.dependencies import rows_of_children
 from explorer.schedule.model import Schedule, workload_label, workload_path
-from explorer.schedule.overlap import overlapping_pairs
+from explorer.schedule.overlap import count_overlapping_pairs, overlapping_pairs
 
 MAX_LISTED = 10_000
 
@@ -293,9 +293,12 @@ def l2_problems(
         overlaps_found(overlaps.rows)
     problems += _overlap_problems(s, overlaps.found, row_of_entry)
     if overlaps.truncated:
-        problems.append(
-            Problem("info", "l2-overlap-truncated", f"more than {MAX_LISTED} L2 overlaps; only the first are listed")
-        )
+        pieces = np.flatnonzero(~placement.out_of_range[placement.entry])
+        total = count_overlapping_pairs(placement.row[pieces], placement.lo[pieces], placement.hi[pieces],
+                                        s.buf_tensor[placement.entry[pieces]])  # fmt: skip
+        if total > len(overlaps.found):  # (a limit met exactly leaves nothing unlisted)
+            problems.append(Problem("info", "l2-overlap-truncated", f"{total:,} L2 overlaps in all; the first "
+                                    f"{len(overlaps.found):,} are listed"))  # fmt: skip
     return problems
 
 
@@ -394,9 +397,8 @@ def wl0_problems(s: Schedule) -> list[Problem]:
             )
         )
     if truncated:
-        problems.append(
-            Problem(
-                "info", "wl0-overlap-truncated", f"more than {MAX_LISTED} {name} overlaps; only the first are listed"
-            )
-        )
+        total = count_overlapping_pairs(row, s.w0_addr, s.w0_addr + s.w0_size, np.arange(s.w0_addr.size))
+        said = f"{total:,} {name} overlaps in all; the first {len(pairs):,} are listed"
+        if total > len(pairs):
+            problems.append(Problem("info", "wl0-overlap-truncated", said))
     return problems

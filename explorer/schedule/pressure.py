@@ -397,6 +397,34 @@ def rooms_for(s: Schedule, placement: Placement, stays: list[Residency]) -> list
     return [Room(stay, address[g], int(largest[g])) for g, stay in enumerate(stays)]
 
 
+PIECES_PER_BATCH = 1 << 19  # snapshot pieces searched at once by `rooms_for`: bounds its memory
+PIECES_PER_ENTRY = 64  # pieces searched in all, per entry of the file: bounds the time
+
+
+def rooms_in_batches(s: Schedule, placement: Placement, stays: list[Residency]) -> list[Room | None]:
+    """`rooms_for` in batches of at most PIECES_PER_BATCH snapshot pieces, in order, until PIECES_PER_ENTRY per
+    entry of the file are searched; the stays past that are None (not searched). Each room reads every entry of
+    its residency's snapshots, so 140 incidents in one snapshot of 64,000 entries were 9 million pieces at once
+    (1.4 GB), and 10,000 of them would take minutes."""
+    n = max(int(s.buf_tensor.size), 1)
+    budget = max(PIECES_PER_ENTRY * n, PIECES_PER_BATCH)
+    pieces = [2 * int(s.buf_ptr[stay.last_row + 1] - s.buf_ptr[stay.first_row]) for stay in stays]  # wraps: 2
+    rooms: list[Room | None] = [None] * len(stays)
+    batch: list[int] = []
+    held = used = 0
+    for k, count in enumerate(pieces + [0]):
+        if k == len(stays) or (batch and held + count > PIECES_PER_BATCH):
+            for at, room in zip(batch, rooms_for(s, placement, [stays[b] for b in batch]), strict=True):
+                rooms[at] = room
+            batch, held = [], 0
+        if k == len(stays) or used + count > budget:
+            break
+        batch.append(k)
+        held += count
+        used += count
+    return rooms
+
+
 def _ranges(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The integers of each [starts[k], stops[k]) laid end to end, and k for each."""
     counts = np.maximum(stops - starts, 0)
@@ -452,18 +480,18 @@ def explain_incidents(
     found = residencies(s, placement, [ask for _, ask in asked])
     contexts = incident_contexts(s, free, np.array([row for row in rows if row >= 0], dtype=np.int64), entry_kinds)
     stays = {id(incident): stay for (incident, _), stay in zip(asked, found, strict=True)}
-    found_rooms = rooms_for(s, placement, [stay for stay in found if stay is not None])
+    found_rooms = rooms_in_batches(s, placement, [stay for stay in found if stay is not None])
     rooms = {id(incident): room for incident, room in zip(
         [incident for (incident, _), stay in zip(asked, found, strict=True) if stay is not None], found_rooms,
-        strict=True)}  # fmt: skip
+        strict=True) if room is not None}  # fmt: skip
     for incident, row in zip(l2, rows, strict=True):
         if row < 0:
             continue
         incident.context = contexts[row]
         stay = stays.get(id(incident))
-        if stay is None:
+        room = rooms.get(id(incident))
+        if stay is None or room is None:  # no residency, or past the search's budget: neither said
             continue
-        room = rooms[id(incident)]
         span = [int(s.wl_id[stay.first_row]), int(s.wl_id[stay.last_row])]
         if room.address is not None:
             incident.suggestion = {"address": room.address, "end": room.address + stay.size, "residency": span}
