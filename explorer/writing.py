@@ -18,6 +18,7 @@ def write_atomically(path: Path, data: bytes, force: bool = False) -> None:
     there and read-only is refused unless `force` (a rename would replace it where a write could not); any failure
     is a LoadError that says what failed in words (a folder, a missing folder, no permission, a full disk)."""
     path = Path(path)
+    _refuse_special(path)
     if path.is_dir():
         raise LoadError(path, "", "is a folder: give a file name to write")
     if not path.parent.is_dir():
@@ -29,6 +30,20 @@ def write_atomically(path: Path, data: bytes, force: bool = False) -> None:
         _replace_with(path, data)
     except OSError as error:
         raise LoadError(path, "", f"cannot write it: {_in_words(error)}") from None
+
+
+def _refuse_special(path: Path) -> None:
+    """Only a regular file is ever replaced: a rename over /dev/null, a FIFO, a socket or a link would put a file
+    where the system or another program expects what was there (root writing `-o /dev/null` replaced the
+    device). Asked with lstat, before writing and again just before the rename."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return  # nothing there (or nothing we may look at: the write says why it fails)
+    if stat.S_ISLNK(mode):
+        raise LoadError(path, "", "is a symbolic link: it is not replaced (give the file it points to)")
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise LoadError(path, "", "is not a regular file (a device, a FIFO or a socket): it is not replaced")
 
 
 def _in_words(error: OSError) -> str:
@@ -57,6 +72,7 @@ def _replace_with(path: Path, data: bytes) -> None:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
+        _refuse_special(path)  # (something put there while the data was written)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -146,3 +146,42 @@ def test_names_in_the_reports_figures_are_plain_text_never_plotly_markup(tmp_pat
     drawn = json_module.dumps([figure.to_plotly_json() for figure in figures(document)], default=str)
     assert "<a href" not in drawn and "<span" not in drawn
     assert "&lt;a href=" in drawn and "&lt;span style=" in drawn
+
+
+def _specials(folder: Path) -> dict[str, Path]:
+    """A FIFO, a socket, a link and (as root) a character device: nothing that an output may replace."""
+    import os
+    import socket
+    import stat
+
+    made = {"fifo": folder / "fifo.svg", "socket": folder / "sock.svg", "link": folder / "link.svg"}
+    os.mkfifo(made["fifo"])
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(made["socket"]))
+    server.close()
+    (folder / "real.svg").write_text("kept")
+    made["link"].symlink_to(folder / "real.svg")
+    if os.geteuid() == 0:  # a device node of our own (1, 3 is /dev/null's number): never the real one
+        made["device"] = folder / "null.svg"
+        os.mknod(made["device"], 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    return made
+
+
+@pytest.mark.parametrize("option", ["--svg", "--html", "--trace-event", "-o"])
+def test_outputs_never_replace_a_special_file(tmp_path, option):
+    """Issue #60 item 5: every output option renamed over its target, so a FIFO or a device became a file."""
+    import stat
+
+    command = {"--svg": ["graph"], "--html": ["export"], "--trace-event": ["export"],
+               "-o": ["relocate", "--core", "0", "--tensor", "1", "--to", "0x5800"]}[option]  # fmt: skip
+    schedule = str(SAMPLE_DATA / "clean_2x2_stschedule.json")
+    for kind, target in _specials(tmp_path).items():
+        mode = target.lstat().st_mode
+        done = subprocess.run([sys.executable, "-m", "explorer", *command, schedule, option, str(target)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 2, (kind, done.stderr)
+        assert "it is not replaced" in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert target.lstat().st_mode == mode, kind  # the same kind of file, untouched
+        assert not stat.S_ISREG(mode)
+    assert (tmp_path / "real.svg").read_text() == "kept"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
