@@ -29,10 +29,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from pydantic import ValidationError
 
-from explorer.contracts import BookmarkEntry, BookmarksFile, version
+from explorer.contracts import BookmarkEntry, version
 from explorer.errors import LoadError
+from explorer.formatting import human_bytes
 from explorer.writing import write_atomically
 
 SCHEMA_VERSION = version("bookmarks")  # 1: entries without id, created and author (migrated on load)
@@ -199,7 +201,17 @@ def _locked(folder: Path, timeout: float | None = None) -> Iterator[None]:
 
 
 def _write_atomically(path: Path, payload: dict) -> None:
-    write_atomically(path, (json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    """Indented as people read it, or compact when that is what keeps it under MAX_SIDECAR_BYTES; never larger
+    than the reader takes (a 55 MB file was saved back at 88 MB, indented, and refused by every session after)."""
+    compact = msgspec.json.encode(payload)
+    data = msgspec.json.format(compact, indent=2) + b"\n"
+    if len(data) > MAX_SIDECAR_BYTES:
+        data = compact + b"\n"
+    if len(data) > MAX_SIDECAR_BYTES:
+        raise BookmarksError(f"{path}: the bookmarks would be {human_bytes(len(data))}, over the "
+                             f"{human_bytes(MAX_SIDECAR_BYTES)} a bookmarks file may hold; nothing was saved "
+                             "(delete some, or keep them in another file with --bookmarks)")  # fmt: skip
+    write_atomically(path, data)
 
 
 def _writable_target(path: Path, source: Path) -> Path:
@@ -231,10 +243,9 @@ def _change(path: Path, source: Path, edit: Any) -> Loaded:
             existing = _read_file(target)
             entries = edit(list(existing.get("bookmarks", [])))
             for k, entry in enumerate(entries):  # version-1 entries get their derived ids written down
-                parsed = _parse(entry)
-                if parsed is not None and "id" not in entry:
+                if isinstance(entry, dict) and "id" not in entry and (parsed := _parse(entry)) is not None:
                     entries[k] = {**entry, "id": parsed.id}
-            contents = BookmarksFile(file=source.name, bookmarks=entries).model_dump(mode="json")
+            contents = {"schema_version": SCHEMA_VERSION, "file": source.name, "bookmarks": entries}
             kept = {key: value for key, value in existing.items() if key not in contents and key != "version"}
             _write_atomically(target, {**contents, **kept})
     except BookmarksError:

@@ -57,6 +57,9 @@ class PromptScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+MAX_LISTED = 2_000  # bookmarks listed at once
+
+
 class BookmarksScreen(ModalScreen[int | None]):
     """The bookmarks of this file: Enter jumps to one, Delete removes it, Escape closes."""
 
@@ -80,7 +83,7 @@ class BookmarksScreen(ModalScreen[int | None]):
     def _options(self) -> list[Option]:
         if not self.bookmarks:
             return [Option("No bookmarks yet: press b on an item to mark it with a note.", disabled=True)]
-        return [
+        listed = [
             Option(
                 Text.assemble(
                     (f"{k + 1}. ", "bold"),
@@ -89,8 +92,13 @@ class BookmarksScreen(ModalScreen[int | None]):
                     (f"  {b.author} {b.created[:16].replace('T', ' ')}" if b.author or b.created else "", "dim"),
                 )
             )
-            for k, b in enumerate(self.bookmarks)
+            for k, b in enumerate(self.bookmarks[:MAX_LISTED])
         ]
+        if len(self.bookmarks) > MAX_LISTED:  # another reviewer's 200,000 took 35 s to list
+            more = len(self.bookmarks) - MAX_LISTED
+            listed.append(Option(Text(f"… and {more:,} more, not listed (the first {MAX_LISTED:,} are)", "dim"),
+                                 disabled=True))  # fmt: skip
+        return listed
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if self.bookmarks:

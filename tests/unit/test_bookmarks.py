@@ -232,3 +232,38 @@ def test_a_planted_fifo_folder_lock_or_dangling_link_is_refused_not_waited_on(tm
     with pytest.raises(BookmarksError, match="does not exist"):
         add_bookmark(dangling, source, new_bookmark(("x",), "tree", "note", "x", "me"))
     assert not target.exists()
+
+
+def test_a_save_never_writes_what_the_reader_refuses(tmp_path, monkeypatch):
+    """Issue #60 item 7: a 55 MB file from another reviewer was saved back indented at 88 MB, over the reader's
+    cap, and every later session refused it. Indented while it fits, compact when that fits, else refused."""
+    from explorer import bookmarks
+
+    path, source = tmp_path / "m.json.bookmarks.json", tmp_path / "m.json"
+    entries = [{"ref": ["workload", k], "view": "tree", "note": "x" * 40, "label": f"w{k}", "id": f"{k:08x}"}
+               for k in range(200)]  # fmt: skip
+    path.write_text(json.dumps({"schema_version": 2, "file": "m.json", "bookmarks": entries}))
+    compact = path.stat().st_size
+    monkeypatch.setattr(bookmarks, "MAX_SIDECAR_BYTES", compact + 400)  # indented would be larger
+    add_bookmark(path, source, mark("one more"))
+    saved = path.read_bytes()
+    assert len(saved) <= compact + 400 and b"\n  " not in saved  # compact
+    assert len(bookmarks.load(path).bookmarks) == 201
+    before = path.read_bytes()
+    monkeypatch.setattr(bookmarks, "MAX_SIDECAR_BYTES", len(before) + 10)  # no room for another
+    with pytest.raises(BookmarksError, match=r"over the .* a bookmarks file may hold; nothing was saved"):
+        add_bookmark(path, source, mark("too many"))
+    assert path.read_bytes() == before
+    monkeypatch.setattr(bookmarks, "MAX_SIDECAR_BYTES", 64 * 2**20)
+    add_bookmark(path, source, mark("room again"))
+    assert b'\n  "bookmarks": [' in path.read_bytes()  # indented as people read it, when it fits
+
+
+def test_the_bookmarks_list_shows_the_first_two_thousand_and_says_how_many_more():
+    from explorer.bookmarks import Bookmark
+    from widgets.review_screens import MAX_LISTED, BookmarksScreen
+
+    many = [Bookmark(("workload", k), "tree", f"note {k}", f"w{k}") for k in range(MAX_LISTED + 500)]
+    options = BookmarksScreen(many, on_delete=None)._options()
+    assert len(options) == MAX_LISTED + 1
+    assert str(options[-1].prompt) == "… and 500 more, not listed (the first 2,000 are)" and options[-1].disabled
