@@ -36,6 +36,8 @@ def build_document(path: Path, model: CoreMLModel, problems: list[Problem]) -> D
     capabilities = {Capability.TREE, Capability.DETAILS}
     if model.blocks or view.layers() or (model.model is None and view.mil_program().ops):
         capabilities.add(Capability.GRAPH)
+    if model.model is None and model.mil_text:
+        problems = problems + unread_line_problems(view.mil_program())
     if model.mil_text is not None:
         capabilities.add(Capability.SOURCE)
     return Document(
@@ -51,6 +53,19 @@ def build_document(path: Path, model: CoreMLModel, problems: list[Problem]) -> D
         sources=view if model.mil_text is not None else None,
         headline=view.headline(summary),
     )
+
+
+def unread_line_problems(program: MilProgram) -> list[Problem]:
+    """Each line of model.mil the reader could not read (none of an op, a block, a closing brace): its ops are
+    missing from the graph, so each is said with its line, the first MAX_SKIPPED_LISTED, and the rest counted."""
+    said = [Problem("warning", "mil-unread-line", f"model.mil line {line:,} reads as none of an op, a block or a "
+                    "closing brace: it is left out of the graph", f"model.mil: line {line}", {"line": line})
+            for line in program.skipped_lines]  # fmt: skip
+    if program.skipped > len(program.skipped_lines):
+        more = program.skipped - len(program.skipped_lines)
+        said.append(Problem("warning", "mil-unread-line", f"{more:,} more lines of model.mil cannot be read",
+                            "model.mil"))  # fmt: skip
+    return said
 
 
 class CoreMLView(DocumentView):

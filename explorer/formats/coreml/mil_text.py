@@ -20,6 +20,7 @@ _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 _OP_NAME = re.compile(r"\bname\s*=\s*(?:[\w<>\[\], ]*?\()?\s*\"([^\"]*)\"")
 _LITERAL = re.compile(r"\bval\s*=\s*[\w<>\[\], ]*\((.*)\)\s*\]\s*;?\s*\{?\s*$")
 _TENSOR = re.compile(r"^\s*tensor\s*<\s*(\w+)\s*,\s*\[(.*)\]\s*>\s*$")
+MAX_SKIPPED_LISTED = 100  # unread lines each said as a warning; the rest are counted
 SHOWN_LITERAL = 24  # a const's value shown on the box that folds it when its text is at most this long
 
 
@@ -49,6 +50,7 @@ class MilProgram:
     blocks: list[MilBlock] = field(default_factory=list)
     ops: list[MilOp] = field(default_factory=list)
     skipped: int = 0  # lines inside a function that read as none of op, block, closing brace
+    skipped_lines: list[int] = field(default_factory=list)  # the first MAX_SKIPPED_LISTED of them (1-based)
 
 
 def read_mil(text: str) -> MilProgram:
@@ -82,6 +84,8 @@ def read_mil(text: str) -> MilProgram:
             _open(program, stack, last_op_at, found.group(1), _typed_names(found.group(2)))
             continue
         program.skipped += 1
+        if len(program.skipped_lines) < MAX_SKIPPED_LISTED:
+            program.skipped_lines.append(number)
     return program
 
 
@@ -96,8 +100,11 @@ def _open(program: MilProgram, stack: list[int], last_op_at: dict[int, int], lab
 
 def _op(line: str, number: int, block: int) -> MilOp | None:
     call = None
+    depth, counted = 0, 0
     for found in _CALL.finditer(line):  # the first `= op(` outside brackets (types hold `[..]` and `<..>`)
-        if _depth(line, found.start()) == 0:
+        depth += _depth(line, counted, found.start())  # from where the last match left off: linear in the line
+        counted = found.start()
+        if depth == 0:
             call = found
             break
     if call is None:
@@ -128,14 +135,10 @@ def _op(line: str, number: int, block: int) -> MilOp | None:
     return op
 
 
-def _depth(text: str, end: int) -> int:
-    depth = 0
-    for char in text[:end]:
-        if char in "<[(":
-            depth += 1
-        elif char in ">])":
-            depth -= 1
-    return depth
+def _depth(text: str, start: int, end: int) -> int:
+    """How much deeper in brackets `text[end]` is than `text[start]`."""
+    part = text[start:end]
+    return sum(part.count(c) for c in "<[(") - sum(part.count(c) for c in ">])")
 
 
 def _closing(text: str, start: int) -> int:
