@@ -28,6 +28,17 @@ def hostile(folder: Path) -> str:
     return f"[@click=app.screenshot('x.svg','{folder}')]conv[/]"
 
 
+@pytest.fixture
+def written():
+    """The folder a click on the link would write to: short, so the whole name fits a tree line at 160 columns."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="w", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def schedule_file(tmp: Path, name: str) -> Path:
     text = json.dumps(two_core()).replace('"layer_name": "', '"layer_name": "' + json.dumps(name)[1:-1])
     path = tmp / "markup_stschedule.json"
@@ -120,9 +131,7 @@ async def click_every_name(pilot, app) -> None:
 
 
 @pytest.mark.parametrize("fmt", list(MAKERS))
-async def test_names_with_markup_are_shown_verbatim_and_click_nothing(tmp_path, fmt):
-    written = tmp_path / "written"
-    written.mkdir()
+async def test_names_with_markup_are_shown_verbatim_and_click_nothing(tmp_path, fmt, written):
     name = hostile(written)
     path = MAKERS[fmt](tmp_path, name)
     app = make_app(path)
@@ -155,9 +164,7 @@ async def test_names_with_markup_are_shown_verbatim_and_click_nothing(tmp_path, 
     assert list(written.iterdir()) == []  # no click ran the screenshot action
 
 
-async def test_the_compare_header_and_panes_show_names_verbatim(tmp_path):
-    written = tmp_path / "written"
-    written.mkdir()
+async def test_the_compare_header_and_panes_show_names_verbatim(tmp_path, written):
     name = hostile(written)
     a = onnx_file(tmp_path, name, "[@click=app.quit]a.onnx")
     b = onnx_file(tmp_path, name, "[@click=app.quit]b.onnx", second="Tanh")
@@ -175,12 +182,10 @@ async def test_the_compare_header_and_panes_show_names_verbatim(tmp_path):
     assert list(written.iterdir()) == []
 
 
-async def test_a_link_that_a_view_might_still_draw_runs_nothing(tmp_path):
+async def test_a_link_that_a_view_might_still_draw_runs_nothing(written):
     """The second guard: were a view to parse a name as markup again, clicking its link runs no action."""
     from textual.widgets import Static
 
-    written = tmp_path / "written"
-    written.mkdir()
     app = make_app(SAMPLES / "residual_blocks.onnx")
     async with app.run_test(size=SIZE) as pilot:
         await wait_loaded(pilot)

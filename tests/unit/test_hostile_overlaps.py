@@ -85,3 +85,21 @@ def test_check_of_64000_overlapping_entries_fits_under_a_2_gib_limit(tmp_path):
                           text=True, preexec_fn=limit, env={"PATH": ""}, timeout=300)  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "2,047,968,000 L2 overlaps in all; the first 10,000 are listed" in done.stdout
+
+
+def test_problems_past_the_cap_are_counted_without_being_made(tmp_path):
+    """One workload reading 300,000 transfers nobody produces: the first 10,000 are listed and the rest counted,
+    without a message made for each (15 million made `info` of a 139 MB file take 200 s)."""
+    import json
+
+    from tests.schedules import two_core
+
+    schedule = two_core()
+    schedule["0"][0]["ifmap"][0]["transfer_id"] = [0, *range(100_000, 400_000)]
+    path = tmp_path / "unresolved_stschedule.json"
+    path.write_text(json.dumps(schedule))
+    problems = open_document(path).problems
+    listed = [p for p in problems if p.code == "unresolved-transfer"]
+    [note] = [p for p in problems if p.code == "unresolved-transfer-truncated"]
+    assert len(listed) == 10_000 and listed[-1].refs["transfer_id"] == 109_999
+    assert note.message == "300000 unresolved-transfer problems; the first 10000 are listed"

@@ -27,12 +27,21 @@ class _Problems(list):
     def __init__(self) -> None:
         super().__init__()
         self.counts: dict[str, int] = {}
+        self.unlisted: dict[str, int] = {}  # found past the cap by `first`, never made into problems
 
     def add(self, severity: str, code: str, message: str, location: str = "", **refs: object) -> None:
         count = self.counts.get(code, 0) + 1
         self.counts[code] = count
         if count <= MAX_PER_CODE:
             self.append(Problem(severity, code, message, location, dict(refs)))  # type: ignore[arg-type]
+
+    def first(self, code: str, found: np.ndarray) -> np.ndarray:
+        """The items of `found` still to be listed under `code`; the rest are only counted (a file whose 15 million
+        inputs all resolve to nothing made a message for each: 200 s of `info`)."""
+        room = max(MAX_PER_CODE - self.counts.get(code, 0), 0)
+        if found.size > room:
+            self.unlisted[code] = self.unlisted.get(code, 0) + int(found.size) - room
+        return found[:room]
 
 
 def transfer_problems(s: Schedule, cycle_rows: Callable[[], list[int]]) -> list[Problem]:
@@ -47,7 +56,7 @@ def transfer_problems(s: Schedule, cycle_rows: Callable[[], list[int]]) -> list[
     # 1. Duplicate ofmap transfer ids, and ids used by both DRAM directions.
     order = np.argsort(s.of_tid, kind="stable")
     tids = s.of_tid[order]
-    for k in np.flatnonzero(tids[1:] == tids[:-1]).tolist():
+    for k in out.first("duplicate-transfer-id", np.flatnonzero(tids[1:] == tids[:-1])).tolist():
         first, second = int(s.of_row[order[k]]), int(s.of_row[order[k + 1]])
         out.add(
             "error",
@@ -57,7 +66,7 @@ def transfer_problems(s: Schedule, cycle_rows: Callable[[], list[int]]) -> list[
             transfer_id=int(tids[k]),
             **wl_refs(second),
         )
-    for tid in common(s.din_tid, s.dout_tid).tolist():
+    for tid in out.first("transfer-id-collision", common(s.din_tid, s.dout_tid)).tolist():
         out.add(
             "error",
             "transfer-id-collision",
@@ -76,7 +85,7 @@ def transfer_problems(s: Schedule, cycle_rows: Callable[[], list[int]]) -> list[
     # looked up once for every check here (0.3 million inputs: each lookup is ~10 ms of the checks)
     of_hit, dram_hit = lookup(of_tids, s.in_tid), lookup(dout_sorted, s.in_tid)
     unresolved = (of_hit < 0) & (dram_hit < 0)
-    for i in np.flatnonzero(unresolved).tolist():
+    for i in out.first("unresolved-transfer", np.flatnonzero(unresolved)).tolist():
         row = int(consumer_rows[i])
         kind = "weight" if s.in_kind[i] == 1 else "ifmap"
         out.add(
@@ -155,7 +164,7 @@ def transfer_problems(s: Schedule, cycle_rows: Callable[[], list[int]]) -> list[
     # 6. Consumers missing from their producer's destination list (soft: batch-grouped schedules skip some).
     _destination_warnings(s, out, _Producers(of_hit, first_ofmap, of_rows, dram_hit, dram_order), consumer_rows)
     _snapshot_warnings(s, out)
-    for row in np.flatnonzero(s.wl_id != s.wl_pos).tolist():
+    for row in out.first("workload-id-mismatch", np.flatnonzero(s.wl_id != s.wl_pos)).tolist():
         out.add(
             "warning",
             "workload-id-mismatch",
@@ -171,7 +180,8 @@ def transfer_problems(s: Schedule, cycle_rows: Callable[[], list[int]]) -> list[
         message = f"{len(cycle)} workloads wait on each other and can never start: {shown}{more}"
         refs = {"rows": len(cycle), **wl_refs(first)}
         out.insert(cycles_at, Problem("error", "dependency-cycle", message, s.wl_path(first), refs))
-    for code, count in out.counts.items():
+    for code, listed in out.counts.items():
+        count = listed + out.unlisted.get(code, 0)
         if count > MAX_PER_CODE:
             out.append(
                 Problem("info", f"{code}-truncated", f"{count} {code} problems; the first {MAX_PER_CODE} are listed")
