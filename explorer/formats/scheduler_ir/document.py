@@ -38,6 +38,7 @@ from explorer.formatting import box, compact, human, human_bytes, number, plural
 from explorer.schedule.buffer_view import row_of_entry, tensor_residency
 from explorer.schedule.model import Schedule
 
+BATCH_LAYERS_READ, BATCH_ROWS_READ = 4, 64  # the batch is read from the first layers' workloads, on every core
 ROLE_PREFETCH_MIN_ROWS = 256  # fewer workloads are read here in less time than a worker's round trip
 
 CAPABILITIES = frozenset(
@@ -369,15 +370,24 @@ class ScheduleView(DocumentView):
         return self._role_answers.get(row)
 
     def batch_size(self) -> int | None:
-        """The samples the workloads' boxes span (`workload: [[b0, ...], [b1, ...]]`, b1 - b0 + 1 at most), read
-        from the first workloads of the file (a few dozen decoded, whatever its size); None when none says."""
+        """The samples a layer's workloads cover together (`workload: [[b0, ...], [b1, ...]]`): a schedule may
+        split a layer's batch across its workloads (four workloads of samples 0, 1, 2 and 3 are batch 4, not
+        1), on any core. Read from the first layers' workloads (a few dozen decoded, whatever the file's size);
+        None when none says."""
+        s = self.s
         widest = 0
-        for row in range(min(self.s.n_workloads, 32)):
-            box = self.raw(row).get("workload")
-            try:
-                widest = max(widest, int(box[1][0]) - int(box[0][0]) + 1)
-            except (TypeError, ValueError, IndexError, KeyError):
-                continue
+        for layer in list(dict.fromkeys(s.wl_layer[: min(s.n_workloads, 32)].tolist()))[:BATCH_LAYERS_READ]:
+            first, last = None, None
+            for row in np.flatnonzero(s.wl_layer == layer)[:BATCH_ROWS_READ].tolist():
+                box = self.raw(row).get("workload")
+                try:
+                    b0, b1 = int(box[0][0]), int(box[1][0])
+                except (TypeError, ValueError, IndexError, KeyError):
+                    continue
+                first = b0 if first is None else min(first, b0)
+                last = b1 if last is None else max(last, b1)
+            if first is not None and last is not None:
+                widest = max(widest, last - first + 1)
         return widest or None
 
     def raw(self, row: int) -> dict:
