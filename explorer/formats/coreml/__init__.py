@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from explorer.format import PROTOBUF_MEMORY_LIMIT, Format, lazy
+from explorer.protobuf_sniff import looks_like_coreml
 
 
 def match(path: Path, head: bytes) -> bool:
@@ -15,7 +16,7 @@ def match(path: Path, head: bytes) -> bool:
             or (path / "model.mil").is_file()
             or path.suffix in (".mlpackage", ".mlmodelc")
         )
-    return path.suffix.lower() == ".mlmodel"
+    return path.suffix.lower() == ".mlmodel" or looks_like_coreml(head)  # by content whatever the name
 
 
 LIMITS = (  # the README's Limits section lists these (tested)

@@ -5,12 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from explorer.format import PROTOBUF_MEMORY_LIMIT, Format, lazy
+from explorer.protobuf_sniff import looks_like_onnx
 
 LFS_POINTER = b"version https://git-lfs.github.com/spec"
 
 
 def match(path: Path, head: bytes) -> bool:
-    return path.suffix.lower() in (".onnx", ".onnxtxt") or head.startswith(LFS_POINTER) and ".onnx" in path.name
+    """By its ending, or by its content whatever its name (`model.pb`): a protobuf whose first fields are a
+    ModelProto's."""
+    if path.suffix.lower() in (".onnx", ".onnxtxt") or head.startswith(LFS_POINTER) and ".onnx" in path.name:
+        return True
+    return not path.is_dir() and looks_like_onnx(head)
 
 
 LIMITS = (  # the README's Limits section lists these (tested)
