@@ -688,12 +688,24 @@ def _prepare(path: Path, interactive: bool) -> None:
         found.prepare(path, interactive)
 
 
-def default_sample() -> Path:
-    """The bundled demo schedule, generated on first use if the checkout lacks it."""
-    folder = Path(__file__).resolve().parent.parent / "sample_data"
-    path = folder / "clean_2x2_stschedule.json"
-    if not path.exists():
+DEMO = "clean_2x2_stschedule.json"
+CHECKOUT_SAMPLES = Path(__file__).resolve().parent.parent / "sample_data"
+
+
+def default_sample(checkout: Path = CHECKOUT_SAMPLES) -> Path:
+    """The demo schedule: a checkout's own (`make samples` wrote it), else made once in the user's cache folder
+    (`$XDG_CACHE_HOME/ir-explorer/samples`, by default `~/.cache/...`), never beside the code (installed from a
+    wheel, that was site-packages)."""
+    if (checkout / DEMO).is_file():
+        return checkout / DEMO
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ir-explorer" / "samples"
+    if not (folder / DEMO).is_file():
         from explorer.samples import write_samples
 
-        write_samples(folder)
-    return path
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_samples(folder)
+        except OSError as error:
+            raise LoadError(folder, "", f"cannot write the demo files there: {error.strerror or error} (give a "
+                            "FILE, or set XDG_CACHE_HOME to a folder you may write)") from None  # fmt: skip
+    return folder / DEMO

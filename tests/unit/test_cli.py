@@ -150,3 +150,20 @@ def test_info_and_diff_print_no_raw_values(capsys):
     assert cli.main(["diff", str(clean), str(clean)]) == 0
     text = capsys.readouterr().out
     assert "71,661.0" not in text and "71,661 → 71,661" in text and "makespan delta: 0" in text
+
+
+def test_the_demo_is_made_in_the_users_cache_never_beside_the_code(tmp_path, monkeypatch):
+    """Issue #59 item 8: installed from a wheel, `ir-explorer` with no FILE wrote the demo files into
+    site-packages/sample_data. Without a checkout's samples they are made once under $XDG_CACHE_HOME."""
+    from explorer.cli import DEMO, default_sample
+
+    package = tmp_path / "site-packages" / "sample_data"  # what the code's folder would be in a wheel install
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = default_sample(package)
+    assert path == tmp_path / "cache" / "ir-explorer" / "samples" / DEMO and path.is_file()
+    assert not package.exists() and not package.parent.exists()
+    made = path.stat().st_mtime_ns
+    assert default_sample(package) == path and path.stat().st_mtime_ns == made  # made once
+    package.mkdir(parents=True)
+    (package / DEMO).write_text("{}")
+    assert default_sample(package) == package / DEMO  # a checkout's own samples come first

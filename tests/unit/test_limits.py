@@ -81,3 +81,12 @@ def test_nesting_past_the_limit_is_refused_as_such(tmp_path):
     with pytest.raises(LoadError) as refused:
         open_document(schedule)
     assert "nested too deeply" in refused.value.message
+
+
+def test_the_model_mil_limits_are_the_enforced_ones():
+    from explorer.formats.coreml.mil_text import MAX_SKIPPED_LISTED
+    from explorer.formats.coreml.reader import MAX_METADATA_BYTES, MIL_MEMORY_PER_BYTE
+
+    said = limits_of("coreml")
+    assert f"when {MIL_MEMORY_PER_BYTE}× its size" in said and f"({MAX_SKIPPED_LISTED} listed" in said
+    assert f"metadata.json over {MAX_METADATA_BYTES // 2**20} MiB" in said
