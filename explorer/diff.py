@@ -39,6 +39,10 @@ def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES) ->
         summary, changes = _graph_diff(a, b, limit, left_out)
     else:
         summary, changes = _model_diff(a, b)
+    settings = setting_changes(a, b)
+    if settings:
+        summary["settings_changed"] = len(settings)
+        changes = [*settings, *changes]
     return {
         "format": a.meta.format,
         "a": str(a.meta.source),
@@ -47,6 +51,14 @@ def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES) ->
         "changes": changes,
         "left_out": left_out,
     }
+
+
+def setting_changes(a: Document, b: Document) -> list[dict[str, Any]]:
+    """Each setting (`DocumentView.settings`: an ARK plan's warps, tiles, task counts and ranges) that differs,
+    or that only one file has. Two plans of one model have the same graph: these are what tell them apart."""
+    ours, theirs = a.view.settings(), b.view.settings()
+    return [{"kind": "setting-changed", "where": key, "a": ours.get(key, "(none)"), "b": theirs.get(key, "(none)")}
+            for key in [*ours, *(k for k in theirs if k not in ours)] if ours.get(key) != theirs.get(key)]  # fmt: skip
 
 
 def _article(word: str) -> str:

@@ -177,6 +177,11 @@ class DocumentView:
         """name → (op type, what else identifies it) for every node/op of a model: what `diff` compares."""
         return {}
 
+    def settings(self) -> dict[str, str]:
+        """Where → value of what the file sets besides its graph (an ARK plan's warps, tiles, task counts and
+        processor groups): `diff` lists each one that differs. {} when the format has none."""
+        return {}
+
     def node_attributes(self, ref: Any) -> str:
         """A graph node's attributes as comparable text (names and values), for comparing two graphs; "" when
         the format has none or cannot say cheaply."""

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from explorer.diff import setting_changes
 from explorer.graph.compare import Comparison
 from explorer.graph.model import ROOT
 from widgets.graph.view import GraphView
@@ -31,6 +32,8 @@ class CompareScreen(Screen):
     CompareScreen { layout: grid; grid-size: 2; grid-rows: 1 1fr 1; grid-columns: 1fr 1fr; }
     CompareScreen #compare-summary { column-span: 2; height: 1; background: $panel; padding: 0 1; }
     CompareScreen #compare-about { column-span: 2; height: 1; background: $panel; padding: 0 1; color: $text-muted; }
+    CompareScreen.-settings { grid-rows: 1 1 1fr 1; }
+    CompareScreen #compare-settings { column-span: 2; height: 1; background: $panel; padding: 0 1; color: $warning; }
     CompareScreen GraphView { height: 1fr; }
     """
 
@@ -42,9 +45,16 @@ class CompareScreen(Screen):
 
     def compose(self) -> ComposeResult:
         a, b = self.documents
+        settings = setting_changes(a, b)  # two plans of one model: the same graph, other warps and tiles
+        said = f" · {len(settings):,} settings differ" if settings else ""
         # the counts first: what an 80-column terminal must still show (the panes' titles name the files)
-        yield Static(Text(f"{self.comparison.summary()} · A {a.meta.source.name}  ⇄  B {b.meta.source.name}"),
+        yield Static(Text(f"{self.comparison.summary()}{said} · A {a.meta.source.name}  ⇄  B {b.meta.source.name}"),
                      id="compare-summary")  # fmt: skip
+        self.set_class(bool(settings), "-settings")
+        if settings:
+            shown = "; ".join(f"{c['where']} {c['a']} → {c['b']}" for c in settings[:3])
+            more = f"; and {len(settings) - 3:,} more (the palette's diff lists all)" if len(settings) > 3 else ""
+            yield Static(Text(f"settings: {shown}{more}"), id="compare-settings")
         yield GraphView(id="compare-a")
         yield GraphView(id="compare-b")
         yield Static("n / N: next / previous change · Tab: the other pane · Escape: close", id="compare-about")

@@ -301,6 +301,34 @@ class ArkView(DocumentView):
 
         return ark_graph(self)
 
+    def settings(self) -> dict[str, str]:
+        """A plan's every setting by where it is: the file's processors, each task's warps and SRAM, each op's
+        Config (NumWarps, TileShapeMNK, NumTasks, ...), each processor group's ranges down to its task groups."""
+        ark = self.ark
+        if ark.kind != "plan":
+            return {}
+        found = {"NumProcessors": str(ark.num_processors), "NumWarpsPerProcessor": str(ark.num_warps_per_processor),
+                 "Architecture": ark.architecture}  # fmt: skip
+        for task in ark.tasks:
+            where = f"task {task.id}"
+            found[f"{where} NumWarps"] = str(task.num_warps)
+            found[f"{where} SramBytes"] = str(task.sram_bytes)
+            for k, op in enumerate(task.ops):
+                for key, value in sorted((op.config or {}).items()):
+                    found[f"{where} op {k} ({op.name or op.type}) Config.{key}"] = _plain(value)
+        for p, group in enumerate(ark.processor_groups):
+            found[f"processor group {p} ProcessorRange"] = str(group.processor_range)
+            for r, resources in enumerate(group.resource_groups):
+                where = f"processor group {p} resource group {r}"
+                for key, value in (("ProcessorRange", resources.processor_range), ("WarpRange", resources.warp_range),
+                                   ("SramRange", resources.sram_range)):  # fmt: skip
+                    found[f"{where} {key}"] = str(value)
+                for t, tasks in enumerate(resources.task_groups):
+                    found[f"{where} task group {t} TaskId"] = str(tasks.task_id)
+                    found[f"{where} task group {t} TaskRange"] = str(tasks.task_range)
+                    found[f"{where} task group {t} Granularity"] = str(tasks.granularity)
+        return found
+
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         return {op.name: (op.type, str([t.shape for t in op.read + op.write])) for _, op in self.ark.ops()}
 
