@@ -560,9 +560,12 @@ class Pressure:
 
 
 def pressure_of(document: Any) -> Pressure | None:
-    """The document's L2 pressure (kept on its analysis: worked out once); None without a schedule."""
+    """The document's L2 pressure (kept on its analysis: worked out once); None without a schedule, or for one
+    that has no memory to fill (a trace or an assembly: their lanes are units, not buffers)."""
     analysis = getattr(document, "schedule_analysis", None)
     if document.schedule is None or analysis is None or document.schedule.buf_ptr.size < 2:
+        return None
+    if not document.vocabulary.memory:
         return None
     kept = analysis.cached.get("pressure")
     if kept is None:

@@ -167,3 +167,13 @@ def test_the_demo_is_made_in_the_users_cache_never_beside_the_code(tmp_path, mon
     package.mkdir(parents=True)
     (package / DEMO).write_text("{}")
     assert default_sample(package) == package / DEMO  # a checkout's own samples come first
+
+
+@pytest.mark.parametrize("name", ["demo_pipeline_b1_c1_bw16_sim.txt", "demo_pipeline_b1_c1_bw16_asm.txt"])
+def test_info_of_a_trace_or_an_assembly_says_nothing_of_l2(capsys, name):
+    """Issue #59 item 6: their lanes are units, not buffers; `info` printed 'L2 at its fullest: 0 bytes'."""
+    assert main(["info", str(SAMPLE_DATA / name)]) == 0
+    out = capsys.readouterr().out
+    assert "lanes:" in out and "fullest" not in out
+    assert main(["info", "--json", str(SAMPLE_DATA / name)]) == 0
+    assert json.loads(capsys.readouterr().out)["memory"] is None
