@@ -114,9 +114,8 @@ def l2_cell_map(
             overlaps.append((ta, tb, pair.lo, pair.hi))
             overlap[max((pair.lo - base) // bpc, 0) : max(min(-(-(pair.hi - base) // bpc), cells), 0)] = True
     r0, r1 = int(s.ring_ptr[row]), int(s.ring_ptr[row + 1])
-    shown = [
-        lo - base for lo in map(int, s.ring_lo[r0:r1].tolist()) if lo >= base and (not base or lo - base < cells * bpc)
-    ]
+    # only the starts inside the window (a window from address 0 drew every later start on its last row)
+    shown = [lo - base for lo in map(int, s.ring_lo[r0:r1].tolist()) if base <= lo < base + cells * bpc]
     boundaries = sorted({min(lo // bpc, cells - 1) for lo in shown})
     return CellMap(bpc, capacity, owner, overlap, boundaries, overlaps, base)
 

@@ -347,7 +347,8 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
                 first = r * cols
                 tick = "◆" if any(first <= b < first + cols for b in boundaries) else " "
                 address = cells.base + first * cells.bytes_per_cell
-                relative = cells.base if cells.base and cells.capacity > 0xFFFFF else None
+                window = cells.bytes_per_cell * cells.owner.size < cells.capacity  # an address zoom, from 0 too
+                relative = cells.base if window and cells.capacity > 0xFFFFF else None
                 segments.append(Segment(ruler_label(address, cells.capacity, tick, relative), DIM))
             run, run_style = [], None
             for c in range(cols):
@@ -516,8 +517,11 @@ def ruler_label(address: int, top: int, tick: str, relative_to: int | None = Non
     address zoom of a big memory, the offset from the window's start ("+0x1c0"; the title gives the start)."""
     if relative_to is not None:
         text = f"+{address - relative_to:#x}"[:7].rjust(7)
-    else:
-        text = f"{address:#07x}" if max(top, address) <= 0xFFFFF else f"{address / 2**20:.3g}M".rjust(7)
+    elif max(top, address) <= 0xFFFFF:
+        text = f"{address:#07x}"
+    else:  # never wider than 7 (`.3g` wrote 6.1e-05M, and the rows started a column or two apart)
+        mib = address / 2**20
+        text = (f"{mib:.2f}M" if mib < 100 else f"{mib:.0f}M" if mib < 10_000 else f"{mib / 1024:.0f}G")[:7].rjust(7)
     return f"{text}{tick}│"
 
 

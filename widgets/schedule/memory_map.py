@@ -460,7 +460,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         base = self.addresses[0] if self.addresses else 0
         starts = {int((lo - base) // (2 * bpp)) for _, _, lo, _ in m.ring if lo >= base}
         capacity_line = int((m.capacity - base) // (2 * bpp)) if m.top > m.capacity else -1
-        relative = base if base and m.top > 0xFFFFF else None  # a zoom into a big memory: offsets from its start
+        relative = base if self.addresses is not None and m.top > 0xFFFFF else None  # a zoom: offsets from its start
         out: list[Strip] = []
         for line in range(lines):
             tick = "◆" if line in starts else ("┄" if line == capacity_line else " ")
