@@ -223,3 +223,25 @@ async def test_a_hostile_mesh_size_shows_the_cores_that_exist_and_keys_stay_quic
         await pilot.press("q")
         await pilot.pause()
     assert not app.is_running
+
+
+async def test_a_live_overlap_fills_its_cell_not_one_mark():
+    """Issue #59 item 6: one ✗ on a green grid was missed; a cell whose snapshot holds an overlap is drawn in a
+    colour off the heat scale, and the legend shows it."""
+    from widgets.schedule.mesh import LIVE_OVERLAP
+
+    app = make_app(SAMPLE_DATA / "planted_problems_2x2_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("8")
+        s = app.document.schedule
+        row = int(s.rows_of([1], [3])[0])  # core 1, workload 3: the planted overlap
+        app.query_one(Timeline).select(row, announce=True)
+        await pilot.pause()
+        mesh = app.query_one(MeshView)
+        assert mesh.state_of(1).overlap and not mesh.state_of(0).overlap
+        lines = mesh.render_frame()
+        painted = {seg.text.split()[0] for line in lines for seg in line
+                   if seg.style and seg.style.bgcolor and seg.style.bgcolor.name == LIVE_OVERLAP and seg.text.strip()}
+        assert "c1" in painted and "c0" not in painted  # fmt: skip
+        assert "overlap live" in frame_text(mesh)

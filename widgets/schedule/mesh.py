@@ -37,6 +37,7 @@ from widgets.text_lines import folded
 TEXT = Style(color="#d0d0d0")
 DIM = Style(color="#8a8a8a")
 OVERLAP = Style(color="#ff3030", bold=True)
+LIVE_OVERLAP = "#c0207a"  # a cell whose snapshot holds an overlap: off the heat scale, seen at a glance
 HEAT = ("#1f3a2a", "#2d5a32", "#4a7a2a", "#7a7a1f", "#9a5a1a", "#a8321e", "#c01a1a")  # L2 share, low to high
 LAYER_COLOURS = ("#2f4f7a", "#5a3f7a", "#2f6a5a", "#7a5a2f", "#6a2f4f", "#3f6a2f", "#7a3f3f", "#2f5f6a")
 STATE_WORDS = {RUNNING: "", IDLE: "idle", WAITING_DRAM: "wait DRAM", DONE: "done", "not started": "not started"}
@@ -262,13 +263,16 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         else:
             texts = [f"c{core} {state.l2_share:.0%}{mark}", what]
         texts = (texts + [""] * height)[:height]
-        if self.by_layer and state.state == RUNNING:
+        if state.overlap:  # one ✗ on a green grid was missed; the whole cell says it
+            background = LIVE_OVERLAP
+        elif self.by_layer and state.state == RUNNING:
             background = LAYER_COLOURS[zlib.crc32(s.layers[s.wl_layer[state.row]].encode()) % len(LAYER_COLOURS)]
         elif self.by_layer:
             background = "#262626"
         else:
             background = HEAT[min(int(state.l2_share * len(HEAT)), len(HEAT) - 1)]
-        style = Style(color="#ffffff" if selected else "#e0e0e0", bgcolor=background, bold=selected,
+        style = Style(color="#ffffff" if selected or state.overlap else "#e0e0e0", bgcolor=background,
+                      bold=selected or state.overlap,
                       underline=selected, reverse=selected)  # fmt: skip
         return texts, style
 
@@ -283,8 +287,11 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         heat = [Segment("heat ", DIM)] + [Segment("  ", Style(bgcolor=colour)) for colour in HEAT]
         words = self.document.vocabulary
         pair = f" · narrow cells: {words.memory}% {words.side_memory}%" if words.side_memory else ""
-        legend = f" {words.memory} low→high{pair} · ✗ overlap live · reversed: selected"
-        parts.append(Strip([*heat, Segment(legend[: max(width - 19, 0)], DIM)]))
+        legend = f" {words.memory} low→high{pair} · "
+        overlap = [Segment(" ✗ ", Style(color="#ffffff", bgcolor=LIVE_OVERLAP, bold=True)), Segment(" overlap live",
+                   DIM)]  # fmt: skip
+        rest = " · reversed: selected"
+        parts.append(Strip([*heat, Segment(legend, DIM), *overlap, Segment(rest, DIM)]).crop(0, width))
         return parts
 
 
