@@ -196,6 +196,8 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.description = "Write a self-contained HTML report and/or a Chrome trace (Perfetto) of the file."
         parser.add_argument("--html", type=Path, help="the HTML report to write (plotly.js embedded: works offline)")
         parser.add_argument("--trace-event", type=Path, help="the Trace Event JSON to write (schedules)")
+        parser.add_argument("--flows", action="store_true",
+                            help="--trace-event: draw every cross-core transfer as an arrow (else up to 10,000)")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         _add_force_flag(parser)
         _add_companion_flags(parser)
@@ -533,7 +535,8 @@ def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
             from explorer.exports.trace_event import trace_events
 
             refuse_inputs(args.trace_event, _inputs_read(document, args))
-            write_atomically(args.trace_event, json.dumps(trace_events(document)).encode("utf-8"), args.force)
+            trace = trace_events(document, flows=args.flows or None)
+            write_atomically(args.trace_event, json.dumps(trace).encode("utf-8"), args.force)
             print(f"wrote {args.trace_event}", file=sys.stderr)
             wrote = True
         else:
