@@ -427,7 +427,7 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "—"
 
 
-SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "pipeline", "review", "scale")
+SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "pipeline", "review", "scale", "hostile")
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -453,6 +453,10 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
 
             lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, big_schedule(), run_turns,
                                    probe_seconds)
+        if "hostile" in sections:
+            from hostile_bench import section as hostile_section
+
+            lines += hostile_section(OUT)
         splice(ROOT / "BENCHMARKS.md", lines)
         print("updated BENCHMARKS.md")
         return
@@ -471,6 +475,9 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from scale_bench import section as scale_section
 
     lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, path, run_turns, probe_seconds)
+    from hostile_bench import section as hostile_section
+
+    lines += hostile_section(OUT)
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
     print("wrote BENCHMARKS.md")
 
