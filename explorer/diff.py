@@ -375,12 +375,10 @@ def _graph_diff(
     graph's input, output and folded constant boxes are not nodes of the file's op list."""
     from explorer.graph.compare import compare_documents
     from explorer.graph.match import CHANGED, ONLY
-    from explorer.graph.model import VALUE_OPS
 
     comparison = compare_documents(a, b)
     ga, gb, match = comparison.a, comparison.b, comparison.match
-    ops_a = [n for n in range(ga.n_nodes) if not ga.node_constant[n] and ga.node_op[n] not in VALUE_OPS]
-    ops_b = [n for n in range(gb.n_nodes) if not gb.node_constant[n] and gb.node_op[n] not in VALUE_OPS]
+    ops_a, ops_b = comparison.ops("a"), comparison.ops("b")  # what the compare screen counts too
     changed = [n for n in ops_a if match.status_a[n] == CHANGED]
     removed = [n for n in ops_a if match.status_a[n] == ONLY]
     added = [n for n in ops_b if match.status_b[n] == ONLY]

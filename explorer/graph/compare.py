@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from explorer.graph.match import CHANGED, ONLY, SAME, GraphMatch, match_graphs
-from explorer.graph.model import GraphModel, strongest_inside
+from explorer.graph.model import VALUE_OPS, GraphModel, strongest_inside
 from explorer.graph.node_data import NodeDataSet, apply_node_data
 
 REMOVED, ADDED = 2, 3  # the diff column's values for a side's ONLY
@@ -31,8 +31,14 @@ class Comparison:
     match: GraphMatch
     changes: list[tuple[str, int]] = field(default_factory=list)  # ("a" | "b", node), in reading order
 
+    def ops(self, side: str) -> list[int]:
+        """The side's nodes that are ops of the file: not its input, output and folded constant boxes. What
+        `diff` and this screen count, so both say the same numbers."""
+        model = self.a if side == "a" else self.b
+        return [n for n in range(model.n_nodes) if not model.node_constant[n] and model.node_op[n] not in VALUE_OPS]
+
     def summary(self) -> str:
-        counts = self.match.counts()
+        counts = self.match.counts(self.ops("a"), self.ops("b"))
         by_name, by_structure = counts["matched_by_name"], counts["matched_by_structure"]
         how = f"by name {by_name:,}, by structure {by_structure:,}"
         if counts["matched_in_layer"]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.graph.model import GraphModel
+from explorer.graph.text import without_placeholders
 
 SAME, CHANGED, ONLY = 0, 1, 2  # status of a node: matched and equal, matched and different, on one side only
 STATUS_NAMES = {SAME: "same", CHANGED: "changed", ONLY: "only here"}
@@ -42,15 +43,21 @@ class GraphMatch:
             return "in its layer, by order"
         return "by structure" if self.by_structure[a_node] else "by name"
 
-    def counts(self) -> dict[str, int]:
+    def counts(self, among_a: list[int] | None = None, among_b: list[int] | None = None) -> dict[str, int]:
+        """The pairs, changes, removals and additions, over every node or over those named (a side's ops)."""
         in_layer = self.in_layer if self.in_layer.size else np.zeros(self.a_to_b.size, dtype=bool)
+        a = np.zeros(self.a_to_b.size, dtype=bool)
+        a[among_a if among_a is not None else slice(None)] = True
+        b = np.zeros(self.b_to_a.size, dtype=bool)
+        b[among_b if among_b is not None else slice(None)] = True
+        matched = (self.a_to_b >= 0) & a
         return {
-            "matched_by_name": int(((self.a_to_b >= 0) & ~self.by_structure & ~in_layer).sum()),
-            "matched_by_structure": int(((self.a_to_b >= 0) & self.by_structure & ~in_layer).sum()),
-            "matched_in_layer": int(((self.a_to_b >= 0) & in_layer).sum()),
-            "changed": int((self.status_a == CHANGED).sum()),
-            "removed": int((self.status_a == ONLY).sum()),
-            "added": int((self.status_b == ONLY).sum()),
+            "matched_by_name": int((matched & ~self.by_structure & ~in_layer).sum()),
+            "matched_by_structure": int((matched & self.by_structure & ~in_layer).sum()),
+            "matched_in_layer": int((matched & in_layer).sum()),
+            "changed": int(((self.status_a == CHANGED) & a).sum()),
+            "removed": int(((self.status_a == ONLY) & a).sum()),
+            "added": int(((self.status_b == ONLY) & b).sum()),
         }
 
 
@@ -208,7 +215,8 @@ def _differences(a: GraphModel, b: GraphModel, x: int, y: int, attributes_x: str
         found.append(f"op {a.node_op[x]} → {b.node_op[y]}")
     if a.node_detail[x] != b.node_detail[y]:
         word = "type" if a.detail_is_type else "time"  # a schedule's workload detail is its time
-        found.append(f"{word} {a.node_detail[x] or '?'} → {b.node_detail[y] or '?'}")
+        found.append(f"{word} {without_placeholders(a.node_detail[x]) or '?'} → "
+                     f"{without_placeholders(b.node_detail[y]) or '?'}")  # fmt: skip
     if attributes_x != attributes_y:
         names = _changed_attributes(attributes_x, attributes_y)
         found.append(f"attributes {names}" if names else "attributes")

@@ -52,6 +52,12 @@ def shape_text(detail: str, usual: str = "") -> str:
 
 
 _PLACEHOLDER = re.compile(r"^unk__\d+$")
+_PLACEHOLDERS = re.compile(r"\bunk__\d+\b")
+
+
+def without_placeholders(text: str) -> str:
+    """A type as the graph says it (`float32[?, ?, 96]`, not `float32[unk__14, unk__15, 96]`)."""
+    return _PLACEHOLDERS.sub("?", text)
 
 
 def _dim(dim: str) -> str:
