@@ -51,30 +51,22 @@ def _unresolved(folder: Path, n: int) -> Path:
     return path
 
 
-def _mil(folder: Path, name: str, body: str) -> Path:
-    sys.path.insert(0, str(ROOT))
-    from tests.unit.test_coreml_loader import write_compiled
-
-    made = folder / f"{name}.mlmodelc"
-    shutil.rmtree(made, ignore_errors=True)
-    write_compiled(made)
-    mil = (made / "model.mil").read_text()
-    start, end = mil.index("    tensor<fp32, [1, 4]> y"), mil.index("  } -> (z);")
-    (made / "model.mil").write_text(mil[:start] + body + mil[end:])
-    return made
-
-
 def _mil_line(folder: Path, n: int) -> Path:
-    return _mil(folder, f"line_{n}", "    tensor<fp32, [1, 4]> q = " + "[= b(" * n + "\n")
+    sys.path.insert(0, str(ROOT))
+    from tests.hostile import mil_with_body
+
+    made = folder / f"line_{n}.mlmodelc"
+    shutil.rmtree(made, ignore_errors=True)
+    return mil_with_body(made, "    tensor<fp32, [1, 4]> q = " + "[= b(" * n + "\n")
 
 
 def _mil_nested(folder: Path, depth: int) -> Path:
-    opens = "".join(f'    tensor<fp32, [1, 4]> c{k} = cond(pred = x)[name = string("c{k}")] {{\n'
-                    f'    tensor<fp32, [1, 4]> r{k} = add(x = y, y = x)[name = string("r{k}")];\n'
-                    for k in range(depth))  # fmt: skip
-    closes = "".join(f"    }} -> (r{k});\n" for k in reversed(range(depth)))
-    head = '    tensor<fp32, [1, 4]> y = relu(x = x)[name = string("y")];\n'
-    return _mil(folder, f"nested_{depth}", head + opens + closes)
+    sys.path.insert(0, str(ROOT))
+    from tests.hostile import mil_nested_blocks
+
+    made = folder / f"nested_{depth}.mlmodelc"
+    shutil.rmtree(made, ignore_errors=True)
+    return mil_nested_blocks(made, depth)
 
 
 CASES: list[tuple[str, str, int, Callable[[Path, int], Path], list[str]]] = [

@@ -40,3 +40,26 @@ def overlapping_entries_schedule(path: Path, entries: int, same_tensor: bool = F
     first["buffer"] = [entry(7 if same_tensor else 1000 + k, 64, 256) for k in range(entries)]
     path.write_text(json.dumps(schedule))
     return path
+
+
+def mil_with_body(folder: Path, body: str) -> Path:
+    """A compiled Core ML folder (tests.unit.test_coreml_loader's) whose main function holds `body` as its ops."""
+    from tests.unit.test_coreml_loader import write_compiled
+
+    made = write_compiled(folder)
+    mil = (made / "model.mil").read_text()
+    start, end = mil.index("    tensor<fp32, [1, 4]> y"), mil.index("  } -> (z);")
+    (made / "model.mil").write_text(mil[:start] + body + mil[end:])
+    return made
+
+
+def mil_nested_blocks(folder: Path, depth: int) -> Path:
+    """`depth` cond blocks each inside the last, each reading `y` and `x` from the top: a lookup that climbs the
+    blocks is quadratic in the depth."""
+    opens = "".join(f'    tensor<fp32, [1, 4]> c{k} = cond(pred = x)[name = string("c{k}")] {{\n'
+                    f'    tensor<fp32, [1, 4]> r{k} = add(x = y, y = x)[name = string("r{k}")];\n'
+                    for k in range(depth))  # fmt: skip
+    closes = "".join(f"    }} -> (r{k});\n" for k in reversed(range(depth)))
+    head = '    tensor<fp32, [1, 4]> y = relu(x = x)[name = string("y")];\n'
+    tail = '    tensor<fp32, [1, 4]> z = add(x = y, y = r0)[name = string("z")];\n'
+    return mil_with_body(folder, head + opens + closes + tail)

@@ -8,34 +8,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from explorer.api import open_document
 from explorer.formats.coreml.reader import MIL_MEMORY_PER_BYTE
 from tests.conftest import ROOT
+from tests.hostile import mil_nested_blocks, mil_with_body
 from tests.unit.test_coreml_loader import write_compiled
 
 
-def with_body(folder: Path, body: str) -> Path:
-    made = write_compiled(folder)
-    mil = (made / "model.mil").read_text()
-    start, end = mil.index("    tensor<fp32, [1, 4]> y"), mil.index("  } -> (z);")
-    (made / "model.mil").write_text(mil[:start] + body + mil[end:])
-    return made
-
-
-def nested_blocks(folder: Path, depth: int) -> Path:
-    opens = "".join(f'    tensor<fp32, [1, 4]> c{k} = cond(pred = x)[name = string("c{k}")] {{\n'
-                    f'    tensor<fp32, [1, 4]> r{k} = add(x = y, y = x)[name = string("r{k}")];\n'
-                    for k in range(depth))  # fmt: skip
-    closes = "".join(f"    }} -> (r{k});\n" for k in reversed(range(depth)))
-    head = '    tensor<fp32, [1, 4]> y = relu(x = x)[name = string("y")];\n'
-    tail = '    tensor<fp32, [1, 4]> z = add(x = y, y = r0)[name = string("z")];\n'
-    return with_body(folder, head + opens + closes + tail)
-
-
 def test_names_in_nested_blocks_resolve_to_the_nearest_definition(tmp_path):
-    model = open_document(nested_blocks(tmp_path / "nested.mlmodelc", 3_000)).view.graph_model()
+    model = open_document(mil_nested_blocks(tmp_path / "nested.mlmodelc", 3_000)).view.graph_model()
     label = model.node_label
     edges = {(label[a], label[b]) for a, b in zip(model.edge_src, model.edge_dst, strict=True)}
     assert ("y", "r2999") in edges and ("x", "r2999") in edges and ("x", "c0") in edges
@@ -47,7 +29,7 @@ def test_a_crafted_line_is_read_once_and_said_as_a_warning(tmp_path):
     line = "    tensor<fp32, [1, 4]> q = " + "[= b(" * 16_000 + "\n"  # 80 KB
     body = '    tensor<fp32, [1, 4]> y = relu(x = x)[name = string("y")];\n' + line
     body += "    not an op at all\n" + '    tensor<fp32, [1, 4]> z = add(x = y, y = x)[name = string("z")];\n'
-    document = open_document(with_body(tmp_path / "line.mlmodelc", body))
+    document = open_document(mil_with_body(tmp_path / "line.mlmodelc", body))
     said = [(p.message, p.location) for p in document.problems if p.code == "mil-unread-line"]
     assert said == [
         ("model.mil line 5 reads as none of an op, a block or a closing brace: it is left out of the graph",
@@ -62,7 +44,7 @@ def test_the_memory_guard_covers_what_a_model_mil_becomes_once_drawn(tmp_path):
     """The guard's bytes per byte of model.mil, measured: `graph --json` of a 1.6 MB program of 20,000 ops."""
     ops = "".join(f'    tensor<fp32, [1, 4]> v{k} = add(x = {"x" if k == 0 else f"v{k - 1}"}, y = x)'
                   f'[name = string("v{k}")];\n' for k in range(20_000))  # fmt: skip
-    folder = with_body(tmp_path / "big.mlmodelc", ops + '    tensor<fp32, [1, 4]> z = relu(x = v19999)\n')
+    folder = mil_with_body(tmp_path / "big.mlmodelc", ops + '    tensor<fp32, [1, 4]> z = relu(x = v19999)\n')
     size = (folder / "model.mil").stat().st_size
 
     def peak(*args: str) -> int:
