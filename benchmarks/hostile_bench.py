@@ -1,6 +1,6 @@
 """Hostile shapes at two sizes (issue #60): each reader and check is linear in its input, so four times the input
-takes about four times as long (a quadratic one took sixteen). Time and peak memory of one process, measured with
-wait4; the files are generated here (not committed)."""
+takes about four times as long (a quadratic one took sixteen). Time and peak memory (its own high-water mark) of one
+process; the files are generated here (not committed)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -20,15 +19,17 @@ TURNS = 3
 
 
 def _run(args: list[str]) -> tuple[float, float]:
-    """(seconds, peak MiB) of `ir-explorer ARGS` in a process of its own, the median of TURNS runs."""
+    """(seconds, peak MiB) of `ir-explorer ARGS` in a process of its own, the median of TURNS runs; the peak is
+    the process's own high-water mark (tests.hostile.explorer_peak)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.hostile import explorer_peak
+
     seconds, peaks = [], []
     for _ in range(TURNS):
         began = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-m", "explorer", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, env={**os.environ, "IR_EXPLORER_WORKERS": "0"})  # fmt: skip
-        _, _, usage = os.wait4(child.pid, 0)
+        _, peak = explorer_peak(args, ROOT, {**os.environ, "IR_EXPLORER_WORKERS": "0"})
         seconds.append(time.perf_counter() - began)
-        peaks.append(usage.ru_maxrss / 1024)
+        peaks.append(peak / 2**20)
     return statistics.median(seconds), max(peaks)
 
 

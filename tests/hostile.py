@@ -63,3 +63,28 @@ def mil_nested_blocks(folder: Path, depth: int) -> Path:
     head = '    tensor<fp32, [1, 4]> y = relu(x = x)[name = string("y")];\n'
     tail = '    tensor<fp32, [1, 4]> z = add(x = y, y = r0)[name = string("z")];\n'
     return mil_with_body(folder, head + opens + closes + tail)
+
+
+_MEASURED = (
+    "import sys\n"
+    "from explorer.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[1:])\n"
+    "finally:\n"
+    "    for line in open('/proc/self/status'):\n"
+    "        if line.startswith('VmHWM:'):\n"
+    "            print('VmHWM', int(line.split()[1]) * 1024, file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def explorer_peak(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, int]:
+    """(exit code, peak resident bytes) of `ir-explorer ARGS` in a process of its own. VmHWM, the process's own
+    high-water mark: the rusage of a child counts the parent's pages it held between fork and exec."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _MEASURED, *args], cwd=cwd, capture_output=True, text=True,
+                          env=env)  # fmt: skip
+    peak = [int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith("VmHWM ")]
+    return done.returncode, peak[-1] if peak else 0

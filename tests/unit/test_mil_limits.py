@@ -5,14 +5,10 @@ counted without a word (issue #59 item 10)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from explorer.api import open_document
 from explorer.formats.coreml.reader import MIL_MEMORY_PER_BYTE
 from tests.conftest import ROOT
-from tests.hostile import mil_nested_blocks, mil_with_body
+from tests.hostile import explorer_peak, mil_nested_blocks, mil_with_body
 from tests.unit.test_coreml_loader import write_compiled
 
 
@@ -48,13 +44,9 @@ def test_the_memory_guard_covers_what_a_model_mil_becomes_once_drawn(tmp_path):
     size = (folder / "model.mil").stat().st_size
 
     def peak(*args: str) -> int:
-        """The child's own peak resident set (wait4's usage is that one process's)."""
-        child = subprocess.Popen([sys.executable, "-m", "explorer", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)  # fmt: skip
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-        assert child.returncode == 0
-        return usage.ru_maxrss * 1024
+        code, high_water = explorer_peak(list(args), ROOT)
+        assert code == 0 and high_water > 0
+        return high_water
 
     base = peak("info", str(write_compiled(tmp_path / "tiny.mlmodelc")))
     drawn = peak("graph", "--json", str(folder))

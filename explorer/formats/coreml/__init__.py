@@ -28,7 +28,7 @@ LIMITS = (  # the README's Limits section lists these (tested)
     ),
     PROTOBUF_MEMORY_LIMIT,
     (
-        "model.mil: refused before reading when 60× its size (what its drawn graph was measured to take) passes "
+        "model.mil: refused before reading when 80× its size (what its drawn graph was measured to take) passes "
         "the memory available; each line that reads as none of an op, a block or a closing brace is a "
         "`mil-unread-line` warning (100 listed, the rest counted); metadata.json over 16 MiB, or not a regular "
         "file, is a warning and the model opens without it"

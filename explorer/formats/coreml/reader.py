@@ -22,7 +22,7 @@ from explorer.protobuf_guard import ensure_messages_fit
 
 MAX_SPEC_BYTES = 2**31 - 1
 MAX_METADATA_BYTES = 16 * 2**20  # coremlcompiler writes a few KB: inputs, outputs, an op histogram
-MIL_MEMORY_PER_BYTE = 60  # what model.mil becomes once its graph is drawn (held to it: tests/unit/test_mil_limits.py)
+MIL_MEMORY_PER_BYTE = 80  # model.mil drawn: 60-70 bytes a byte measured (BENCHMARKS.md), and some room
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
