@@ -52,12 +52,12 @@ def test_the_numbers_in_the_limits_are_the_enforced_ones():
     assert f"{MAX_MEMBER_BYTES // 2**20} MiB per member" in tvm and f"{MAX_TOTAL_BYTES // 2**30} GiB in all" in tvm
     assert f"{MAX_MEMBERS:,} members" in tvm and f"{MAX_ENTRIES:,} node outputs" in tvm
     assert f"{MAX_NDIM} dimensions" in tvm and MAX_STORAGE_ID == 2**31 and "below 2^31" in tvm
-    from explorer.formats.scheduler_ir.reader import MEMORY_PER_OBJECT
+    from explorer.formats.scheduler_ir.reader import MEMORY_PER_ELEMENT, MEMORY_PER_OBJECT
     from explorer.formats.tvm_mlf.graph import MAX_GRAPH_NODES
     from explorer.formats.tvm_mlf.graph import MEMORY_PER_OBJECT as TVM_PER_OBJECT
 
     assert f"{MAX_GRAPH_NODES:,} nodes" in tvm and f"{TVM_PER_OBJECT:,} bytes each" in tvm
-    assert f"counted first ({MEMORY_PER_OBJECT} bytes each)" in scheduler
+    assert f"JSON objects ({MEMORY_PER_OBJECT} bytes each) and array elements ({MEMORY_PER_ELEMENT} bytes" in scheduler
 
 
 def test_the_memory_guard_refuses_with_its_estimate(monkeypatch, tmp_path):

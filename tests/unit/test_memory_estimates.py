@@ -115,6 +115,17 @@ def hostile_file(folder: Path, reader: str, count: int) -> tuple[int, tuple[str,
         path.write_bytes(data)
         estimate = max(int(len(data) * MEMORY_PER_FILE_BYTE), data.count(b"{") * MEMORY_PER_OBJECT)
         return estimate, ("check", str(path))
+    if reader == "scheduler-ir-elements":  # one workload reading `count` transfers: array elements, not objects
+        from explorer.formats.scheduler_ir.reader import _objects_estimate, json_counts
+        from explorer.memory_guard import BASE_BYTES
+        from tests.schedules import two_core
+
+        schedule = two_core()
+        schedule["0"][0]["ifmap"][0]["transfer_id"] = [0, *range(100_000, 100_000 + count)]
+        data = json.dumps(schedule).encode()
+        path = folder / f"elements_{count}_stschedule.json"
+        path.write_bytes(data)
+        return _objects_estimate(len(data), *json_counts(data)) - BASE_BYTES, ("check", str(path))
     from explorer.graph.node_data import CSV_BYTES_PER_BYTE
 
     path = folder / f"rows_{count}.csv"
@@ -124,7 +135,8 @@ def hostile_file(folder: Path, reader: str, count: int) -> tuple[int, tuple[str,
 
 
 @pytest.mark.parametrize("reader, count", [("ark", OBJECTS), ("gemini-frontend", OBJECTS), ("tvm-mlf", OBJECTS),
-                                           ("scheduler-ir", 5 * OBJECTS), ("node-data-csv", 5 * OBJECTS),
+                                           ("scheduler-ir", 5 * OBJECTS), ("scheduler-ir-elements", 5 * OBJECTS),
+                                           ("node-data-csv", 5 * OBJECTS),
                                            ("onnx", 5 * OBJECTS), ("coreml", 5 * OBJECTS),
                                            ("gemini-trace", 5 * OBJECTS), ("gemini-asm", 5 * OBJECTS)])  # fmt: skip
 def test_the_estimate_covers_the_real_peak_on_a_file_of_empty_objects(tmp_path, reader, count):

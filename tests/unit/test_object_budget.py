@@ -14,29 +14,41 @@ import pytest
 from explorer import memory_guard, worker_pool
 from explorer.errors import LoadError
 from explorer.formats.scheduler_ir import reader
-from explorer.formats.scheduler_ir.reader import BASE_BYTES, MEMORY_PER_FILE_BYTE, MEMORY_PER_OBJECT, load_schedule
+from explorer.formats.scheduler_ir.reader import (
+    BASE_BYTES,
+    MEMORY_PER_ELEMENT,
+    MEMORY_PER_FILE_BYTE,
+    MEMORY_PER_OBJECT,
+    WORST_PER_BYTE,
+    json_counts,
+    load_schedule,
+)
 from tests.unit.test_parallel_load import every_size  # noqa: F401  (a fixture: workers for files of any size)
 
 # An L2 entry with ten empty objects the decoder skips: dense in `{` (one in 8 bytes), cheap to decode
 ENTRY = '{"tensor_id":0,"type":"ifmap","address":0,"size":8,"x":[{},{},{},{},{},{},{},{},{},{}]}'
 
 
-def dense_schedule(folder: Path, cores: int = 4, entries: int = 4000) -> tuple[Path, int]:
-    """A valid schedule whose cores are dense in JSON objects: (its path, the objects in its cores)."""
+def dense_schedule(folder: Path, cores: int = 4, entries: int = 4000) -> tuple[Path, tuple[int, int]]:
+    """A valid schedule whose cores are dense in JSON objects: (its path, the objects and array elements of its
+    cores, as the loader counts them)."""
     workload = ('{"workload_id":%d,"layer_name":"L","layer_type":"pe","time":1.0,"ifmap":[],"ofmap":[],'
                 '"buffer":[' + ",".join([ENTRY] * entries) + "]}")  # fmt: skip
     body = ",".join(f'"{core}":[{workload % core}]' for core in range(cores))
     text = '{' + body + ',"-1":{"in":[],"out":[]},"buffersize":1048576,"top_batch_cut":1,"xlen":2,"ylen":2}'
     path = folder / "dense_stschedule.json"
     path.write_text(text)
-    return path, text.count("{") - 2  # all but the top level's and the DRAM section's
+    counts = [json_counts(f"[{workload % core}]".encode()) for core in range(cores)]
+    return path, (sum(c[0] for c in counts), sum(c[1] for c in counts))
 
 
-def estimates(path: Path, objects: int) -> tuple[int, int, int]:
-    """(by the size, by the objects, the worst case): each with the base, as the loader computes them."""
+def estimates(path: Path, counted: tuple[int, int]) -> tuple[int, int, int]:
+    """(by the size, by the objects and elements, the worst case): each with the base, as the loader computes them."""
     size = path.stat().st_size
-    return (BASE_BYTES + int(size * MEMORY_PER_FILE_BYTE), BASE_BYTES + objects * MEMORY_PER_OBJECT,
-            BASE_BYTES + size // 3 * MEMORY_PER_OBJECT)  # fmt: skip
+    objects, elements = counted
+    return (BASE_BYTES + int(size * MEMORY_PER_FILE_BYTE),
+            BASE_BYTES + objects * MEMORY_PER_OBJECT + elements * MEMORY_PER_ELEMENT,
+            BASE_BYTES + int(size * WORST_PER_BYTE))  # fmt: skip
 
 
 @pytest.mark.usefixtures("every_size")
@@ -56,7 +68,8 @@ def test_the_workers_load_refuses_by_the_objects_its_cores_counted(tmp_path, mon
     counted = []
     monkeypatch.setattr(reader._ObjectBudget, "add", lambda self, n, length: counted.append(n))
     schedule, _ = load_schedule(path)
-    assert schedule.n_workloads == 4 and sum(counted) == objects and len(counted) == 4
+    assert schedule.n_workloads == 4 and len(counted) == 4
+    assert (sum(c[0] for c in counted), sum(c[1] for c in counted)) == objects
     # where even the worst case fits, nothing is counted
     monkeypatch.setattr(memory_guard, "available_bytes", lambda: worst * 2)
     counted.clear()
@@ -70,7 +83,7 @@ def test_the_in_process_load_counts_the_whole_file_first(tmp_path, monkeypatch):
     monkeypatch.setattr(memory_guard, "available_bytes", lambda: (by_size + by_objects) // 2)
     with pytest.raises(LoadError) as refused:
         load_schedule(path)
-    assert f"of {path.read_bytes().count(b'{'):,} JSON objects" in str(refused.value)
+    assert f"of {path.read_bytes().count(b'{'):,} JSON objects and " in str(refused.value)
 
 
 def test_a_core_is_refused_by_its_own_count_where_it_is_decoded(tmp_path, monkeypatch):
@@ -79,14 +92,15 @@ def test_a_core_is_refused_by_its_own_count_where_it_is_decoded(tmp_path, monkey
     text = path.read_bytes()
     start = text.index(b'"0":[') + 4
     span = (start, text.index(b',"-1"') - start)
-    need_one = BASE_BYTES + objects * MEMORY_PER_OBJECT
+    need_one = BASE_BYTES + objects[0] * MEMORY_PER_OBJECT + objects[1] * MEMORY_PER_ELEMENT
     monkeypatch.setattr(memory_guard, "available_bytes", lambda: need_one + 1)
     stamp = (status.st_size, status.st_mtime_ns)
     part = reader.decode_core_at(str(path), stamp, "0", span, count_objects=1)
     assert part.objects == objects and part.columns is not None
     with pytest.raises(LoadError) as refused:  # two cores decoded at once: twice the room asked
         reader.decode_core_at(str(path), stamp, "0", span, count_objects=2)
-    assert refused.value.location == '$["0"]' and f"{objects:,} JSON objects" in str(refused.value)
+    said = str(refused.value)
+    assert refused.value.location == '$["0"]' and f"{objects[0]:,} JSON objects and {objects[1]:,}" in said
     assert reader.decode_core_at(str(path), stamp, "0", span).objects is None  # not asked: not counted
 
 
@@ -95,8 +109,8 @@ def test_the_budget_projects_the_total_from_the_cores_done(tmp_path):
     size = 10_000_000
     budget = reader._ObjectBudget(path, size, BASE_BYTES + 1_000_000 * MEMORY_PER_OBJECT)
     budget.add(None, 5_000_000)  # a core not counted adds nothing
-    budget.add(400_000, 5_000_000)  # half the file: 800,000 projected, fits
+    budget.add((400_000, 0), 5_000_000)  # half the file: 800,000 projected, fits
     with pytest.raises(LoadError) as refused:
-        budget.add(700_000, 2_500_000)  # 1,100,000 in 7.5 MB: 1,466,666 projected
-    assert "about 1,466,666 JSON objects" in str(refused.value)
+        budget.add((700_000, 0), 2_500_000)  # 1,100,000 in 7.5 MB: 1,466,666 projected
+    assert "about 0 array elements and 1,466,666 JSON objects" in str(refused.value)
     assert json.dumps(str(refused.value))  # a plain message

@@ -118,3 +118,29 @@ def test_read_regular_refuses_what_is_not_a_regular_file(tmp_path):
     assert read_regular(tmp_path / "small", "a test file") == b"abc"
     with pytest.raises(LoadError, match=r"3 B is more than a test file can be here \(limit 2 B; --x to raise it\)"):
         read_regular(tmp_path / "small", "a test file", limit=2, raise_with="--x")
+
+
+def test_one_giant_workload_is_refused_by_what_its_elements_become(tmp_path):
+    """Issue #60 item 4: a schedule whose one workload lists millions of transfers becomes about 100 bytes an
+    element (a 139 MB file peaked at 1.4 GB), which the object count did not see: under a limit it cannot fit in
+    (here 1 GiB of address space) it is now refused with both numbers before decoding, where it ran out of memory
+    halfway (under a cgroup: killed)."""
+    schedule = two_core()
+    schedule["0"][0]["ifmap"][0]["transfer_id"] = ["HERE"]
+    head, tail = json.dumps(schedule).split('"HERE"')
+    path = tmp_path / "giant_workload_stschedule.json"
+    with path.open("w") as out:  # 105 MB, 13 million elements, written a million at a time
+        out.write(head + "0")
+        for start in range(100_000, 13_100_000, 1_000_000):
+            out.write("," + ",".join(map(str, range(start, start + 1_000_000))))
+        out.write(tail)
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    done = subprocess.run([sys.executable, "-m", "explorer", "check", str(path)], cwd=ROOT, capture_output=True,
+                          text=True, preexec_fn=limit, env={"PATH": "", "IR_EXPLORER_WORKERS": "0"},
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "13,000,187 array elements" in done.stderr and "is available" in done.stderr, done.stderr

@@ -55,6 +55,19 @@ MEMORY_PER_FILE_BYTE = 1.75
 # A file of empty objects costs more per byte than a real one: `{},` (3 bytes) decodes to a dict and its problem
 # bookkeeping, about 80 bytes (1,000,000 empty workloads, 3 MB: 76 MiB more at peak; tests/unit/test_memory_estimates).
 MEMORY_PER_OBJECT = 96
+# An array's element: a workload of one list of 15 million transfer ids (139 MB) peaked at 1.4 GB in the TUI, about
+# 97 bytes an element, none of them an object (tests/unit/test_memory_estimates.py holds the estimate to it).
+MEMORY_PER_ELEMENT = 110
+# The most a byte can become: `{},` is an object and an element every 3 bytes
+WORST_PER_BYTE = (MEMORY_PER_OBJECT + MEMORY_PER_ELEMENT) / 3
+
+
+def json_counts(data: Any) -> tuple[int, int]:
+    """(objects, array elements) of JSON text, counted at C speed without decoding: every `{`, and the elements
+    as the commas that separate no members, plus one for each array (bytes inside strings only make the counts
+    larger)."""
+    objects = data.count(b"{")
+    return objects, max(data.count(b",") - data.count(b":") + objects + data.count(b"["), 0)
 
 # Values are stored in int64 columns: refuse what would not fit rather than overflow later.
 Int = Annotated[int, msgspec.Meta(ge=-(2**62), le=2**62)]
@@ -218,7 +231,7 @@ def load_schedule(
 def _worst_case_fits(size: int, at_once: int = 1) -> bool:
     """Whether even the worst case of `size` bytes (an object every 3 bytes), `at_once` such spans decoded at the
     same time, fits in the memory available: then its objects need not be counted (on a box with room, never)."""
-    return refusal(BASE_BYTES + size // 3 * MEMORY_PER_OBJECT * at_once, "scheduler IR") is None
+    return refusal(BASE_BYTES + int(size * WORST_PER_BYTE) * at_once, "scheduler IR") is None
 
 
 def _ensure_objects_fit(path: Path, size: int) -> None:
@@ -227,34 +240,37 @@ def _ensure_objects_fit(path: Path, size: int) -> None:
     where it is decoded instead (`_ensure_core_fits`, `_ObjectBudget`)."""
     if _worst_case_fits(size):
         return
-    objects = 0
+    objects = elements = 0
     try:
         with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            view = np.frombuffer(mapped, dtype=np.uint8)
-            for start in range(0, view.size, 64 << 20):
-                objects += int(np.count_nonzero(view[start : start + (64 << 20)] == ord("{")))
-            del view
+            for start in range(0, len(mapped), 64 << 20):
+                found = json_counts(mapped[start : start + (64 << 20)])
+                objects, elements = objects + found[0], elements + found[1]
     except (OSError, ValueError):  # unreadable or empty: the reader says so in its own words
         return
-    said = refusal(_objects_estimate(size, objects), f"{size:,}-byte scheduler IR of {objects:,} JSON objects")
+    said = refusal(_objects_estimate(size, objects, elements), f"{size:,}-byte scheduler IR of {objects:,} JSON "
+                   f"objects and {elements:,} array elements")  # fmt: skip
     if said is not None:
         raise LoadError(path, "", said)
 
 
-def _objects_estimate(size: int, objects: int) -> int:
-    """What a load of `size` bytes holding `objects` JSON objects takes at most (BASE_BYTES included)."""
-    return BASE_BYTES + max(int(size * MEMORY_PER_FILE_BYTE), objects * MEMORY_PER_OBJECT)
+def _objects_estimate(size: int, objects: int, elements: int = 0) -> int:
+    """What a load of `size` bytes holding `objects` JSON objects and `elements` array elements takes at most
+    (BASE_BYTES included)."""
+    return BASE_BYTES + max(int(size * MEMORY_PER_FILE_BYTE),
+                            objects * MEMORY_PER_OBJECT + elements * MEMORY_PER_ELEMENT)  # fmt: skip
 
 
-def _ensure_core_fits(path: Path, key: str, raw: bytes | bytearray, at_once: int) -> int:
+def _ensure_core_fits(path: Path, key: str, raw: bytes | bytearray, at_once: int) -> tuple[int, int]:
     """A core's JSON objects, counted on the bytes about to be decoded (24 ms a 46 MB core): refused when
     decoding them, `at_once` cores at the same time, needs more memory than is available now."""
-    objects = raw.count(b"{")
-    said = refusal(BASE_BYTES + objects * MEMORY_PER_OBJECT * at_once,
-                   f"scheduler IR core of {len(raw):,} bytes and {objects:,} JSON objects")  # fmt: skip
+    objects, elements = json_counts(raw)
+    said = refusal(BASE_BYTES + (objects * MEMORY_PER_OBJECT + elements * MEMORY_PER_ELEMENT) * at_once,
+                   f"scheduler IR core of {len(raw):,} bytes, {objects:,} JSON objects and {elements:,} array "
+                   "elements")  # fmt: skip
     if said is not None:
         raise LoadError(path, f'$["{key}"]', said)
-    return objects
+    return objects, elements
 
 
 class _ObjectBudget:
@@ -265,16 +281,20 @@ class _ObjectBudget:
 
     def __init__(self, path: Path, size: int, available: int | None) -> None:
         self.path, self.size, self.available = path, size, available
-        self.objects = self.bytes_done = 0
+        self.objects = self.elements = self.bytes_done = 0
 
-    def add(self, objects: int | None, span_bytes: int) -> None:
-        if objects is None or self.available is None:
+    def add(self, counted: tuple[int, int] | None, span_bytes: int) -> None:
+        """A core's (objects, array elements), counted where it was decoded (None: not counted)."""
+        if counted is None or self.available is None:
             return
-        self.objects += objects
+        self.objects += counted[0]
+        self.elements += counted[1]
         self.bytes_done += span_bytes
-        projected = self.objects * self.size // max(self.bytes_done, 1)
-        said = refusal(_objects_estimate(self.size, projected), f"{self.size:,}-byte scheduler IR of about "
-                       f"{projected:,} JSON objects (projected from the cores read so far)", self.available)
+        objects = self.objects * self.size // max(self.bytes_done, 1)
+        elements = self.elements * self.size // max(self.bytes_done, 1)
+        said = refusal(_objects_estimate(self.size, objects, elements), f"{self.size:,}-byte scheduler IR of about "
+                       f"{elements:,} array elements and {objects:,} JSON objects (projected from the cores read "
+                       "so far)", self.available)  # fmt: skip
         if said is not None:
             raise LoadError(self.path, "", said)
 
@@ -563,7 +583,7 @@ class CorePart:
     saw_wl1: bool
     l2: CoreL2 | None = None  # its L2 regions and overlaps, for the buffer size the decode was told
     snapshots: SnapshotFacts | None = None  # its tensors' moves and newly_added mismatches
-    objects: int | None = None  # its JSON objects, when they were counted before the decode (`_ensure_core_fits`)
+    objects: tuple[int, int] | None = None  # its JSON (objects, array elements), when counted (`_ensure_core_fits`)
 
 
 def decode_core_part(
