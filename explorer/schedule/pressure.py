@@ -410,18 +410,20 @@ def rooms_in_batches(s: Schedule, placement: Placement, stays: list[Residency]) 
     budget = max(PIECES_PER_ENTRY * n, PIECES_PER_BATCH)
     pieces = [2 * int(s.buf_ptr[stay.last_row + 1] - s.buf_ptr[stay.first_row]) for stay in stays]  # wraps: 2
     rooms: list[Room | None] = [None] * len(stays)
-    batch: list[int] = []
+    batches: list[list[int]] = [[]]
     held = used = 0
-    for k, count in enumerate(pieces + [0]):
-        if k == len(stays) or (batch and held + count > PIECES_PER_BATCH):
-            for at, room in zip(batch, rooms_for(s, placement, [stays[b] for b in batch]), strict=True):
-                rooms[at] = room
-            batch, held = [], 0
-        if k == len(stays) or used + count > budget:
+    for k, count in enumerate(pieces):
+        if used + count > budget:
             break
-        batch.append(k)
+        if batches[-1] and held + count > PIECES_PER_BATCH:
+            batches.append([])
+            held = 0
+        batches[-1].append(k)
         held += count
         used += count
+    for batch in batches:
+        for at, room in zip(batch, rooms_for(s, placement, [stays[b] for b in batch]), strict=True):
+            rooms[at] = room
     return rooms
 
 

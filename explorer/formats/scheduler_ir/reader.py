@@ -66,8 +66,15 @@ def json_counts(data: Any) -> tuple[int, int]:
     """(objects, array elements) of JSON text, counted at C speed without decoding: every `{`, and the elements
     as the commas that separate no members, plus one for each array (bytes inside strings only make the counts
     larger)."""
-    objects = data.count(b"{")
-    return objects, max(data.count(b",") - data.count(b":") + objects + data.count(b"["), 0)
+    return _objects_and_elements(*_tally(data))
+
+
+def _tally(data: Any) -> tuple[int, int, int, int]:
+    return data.count(b"{"), data.count(b"["), data.count(b","), data.count(b":")
+
+
+def _objects_and_elements(braces: int, brackets: int, commas: int, colons: int) -> tuple[int, int]:
+    return braces, max(commas - colons + braces + brackets, 0)
 
 # Values are stored in int64 columns: refuse what would not fit rather than overflow later.
 Int = Annotated[int, msgspec.Meta(ge=-(2**62), le=2**62)]
@@ -229,8 +236,9 @@ def load_schedule(
 
 
 def _worst_case_fits(size: int, at_once: int = 1) -> bool:
-    """Whether even the worst case of `size` bytes (an object every 3 bytes), `at_once` such spans decoded at the
-    same time, fits in the memory available: then its objects need not be counted (on a box with room, never)."""
+    """Whether even the worst case of `size` bytes (an object and an element every 3 bytes), `at_once` such spans
+    decoded at the same time, fits in the memory available: then nothing need be counted (on a box with room,
+    never)."""
     return refusal(BASE_BYTES + int(size * WORST_PER_BYTE) * at_once, "scheduler IR") is None
 
 
@@ -240,14 +248,14 @@ def _ensure_objects_fit(path: Path, size: int) -> None:
     where it is decoded instead (`_ensure_core_fits`, `_ObjectBudget`)."""
     if _worst_case_fits(size):
         return
-    objects = elements = 0
+    tally = np.zeros(4, dtype=np.int64)
     try:
         with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
             for start in range(0, len(mapped), 64 << 20):
-                found = json_counts(mapped[start : start + (64 << 20)])
-                objects, elements = objects + found[0], elements + found[1]
+                tally += _tally(mapped[start : start + (64 << 20)])  # summed whole, combined once at the end
     except (OSError, ValueError):  # unreadable or empty: the reader says so in its own words
         return
+    objects, elements = _objects_and_elements(*map(int, tally))
     said = refusal(_objects_estimate(size, objects, elements), f"{size:,}-byte scheduler IR of {objects:,} JSON "
                    f"objects and {elements:,} array elements")  # fmt: skip
     if said is not None:
