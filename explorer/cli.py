@@ -249,13 +249,15 @@ def _command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--tensor", type=int, required=True, help="the tensor's id")
         parser.add_argument(
             "--to", required=True, metavar="ADDRESS",
-            help="the new address (744 or 0x2e8), or 'suggested' (where check says it would fit)",
+            help="the new address (744 or 0x2e8) inside any region of the core, or 'suggested' (where check says it "
+                 "would fit)",
         )  # fmt: skip
         parser.add_argument("--workload", type=int, help="the residency around this workload (default: the tensor's "
                             "first incident on the core, else its first snapshot there)")  # fmt: skip
         parser.add_argument("-o", "--output", type=Path, required=True, help="the schedule to write (never the input)")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
-        _add_force_flag(parser)
+        _add_force_flag(parser, also="move to an address that is not 8-aligned or that collides with another "
+                                     "tensor, and ")  # fmt: skip
         return parser
     if command == "tensor":
         parser.description = "Where an ARK tensor's bytes sit in its buffer: first/end byte, runs, padding, aliases."
@@ -482,9 +484,10 @@ def _check_comparable(path: Path, other: Path) -> None:
         raise LoadError(other, "", f"cannot compare a {mine.name} file with a {theirs.name} file side by side")
 
 
-def _add_force_flag(parser: argparse.ArgumentParser) -> None:
+def _add_force_flag(parser: argparse.ArgumentParser, also: str = "") -> None:
     parser.add_argument("--force", action="store_true",
-                        help="replace an output file that is read-only (never an input: those are always refused)")
+                        help=f"{also}replace an output file that is read-only (never an input: those are always "
+                             "refused)")  # fmt: skip
 
 
 def _inputs_read(document: Any, args: argparse.Namespace) -> list[Path]:
@@ -610,7 +613,7 @@ def _run_relocate(document: Any, args: argparse.Namespace) -> ExitCode:
     refuse_inputs(args.output, _inputs_read(document, args))
     incidents = incidents_of(document, with_roles=False)
     move = plan_move(schedule, document.schedule_analysis.placement, incidents, args.core, args.tensor, args.to,
-                     args.workload)  # fmt: skip
+                     args.workload, force=args.force)  # fmt: skip
     data = relocated_bytes(schedule, move)
     write_atomically(args.output, data, force=args.force)
     print(f"{summary(move, args.tensor, args.core)}; wrote {args.output}", file=sys.stderr)

@@ -128,9 +128,13 @@ class IncidentContext(_Closed):
 
 
 class Suggestion(_Closed):
-    address: int = Field(description="the lowest 8-aligned address in its region free in every snapshot")
+    address: int = Field(description="its address in the neighbouring snapshot if free in every snapshot, else the "
+                                     "lowest 8-aligned address of that region free in every snapshot")
     end: int = Field(description="address + its size")
     residency: list[int] = Field(description="[first, last] workload it stays at its address")
+    home_workload: int | None = Field(
+        description="the neighbouring workload whose address for the tensor this is (null: the lowest free address)"
+    )
 
 
 class Incident(_Closed):
@@ -154,12 +158,18 @@ class Incident(_Closed):
     shortfall_bytes: int | None = Field(
         None, description="L2, when there is no suggestion: its size - the largest block free in all its snapshots"
     )
+    region: list[int] | None = Field(
+        None, description="L2: [lo, hi) of the region searched: where the tensor lies in its neighbouring snapshot"
+    )
+    region_largest_free: int | None = Field(
+        None, description="L2: that region's largest block free in every snapshot of the residency (8-aligned)"
+    )
 
 
 class CheckOutput(_Closed):
     """`ir-explorer check FILE --json`: every problem, and (schedules) the overlaps grouped into incidents."""
 
-    schema_version: Literal[3] = 3
+    schema_version: Literal[4] = 4
     format: str
     file: str
     problems: list[Problem]

@@ -86,8 +86,10 @@ def room_section(document: Document, incidents: list[Any], problem: Problem) -> 
     if context:
         capacity = context["capacity"]
         share = f" of {human_bytes(capacity)} ({context['live_bytes'] / capacity:.0%})" if capacity > 0 else ""
-        rows += [("live bytes", f"{human_bytes(context['live_bytes'])}{share}"),
-                 ("largest free block", human_bytes(context["largest_free_block"]))]  # fmt: skip
+        rows.append(("live bytes", f"{human_bytes(context['live_bytes'])}{share}"))
+        if incident.region_largest_free is not None:
+            rows.append((f"largest free block in {incident.region_words()}", human_bytes(incident.region_largest_free)))
+        rows.append(("largest free block in L2", human_bytes(context["largest_free_block"])))
         s = document.schedule
         row = s.row_of(incident.core, incident.first_workload)
         if row is not None:  # named in words here: one incident at a time

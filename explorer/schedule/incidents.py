@@ -40,6 +40,8 @@ class Incident:
     context: dict[str, Any] | None = None
     suggestion: dict[str, Any] | None = None
     shortfall_bytes: int | None = None
+    region: list[int] | None = None  # [lo, hi): the region the room was looked for in (the tensor's home)
+    region_largest_free: int | None = None  # its largest block free in every snapshot of the residency
 
     @property
     def bytes(self) -> int:
@@ -53,16 +55,22 @@ class Incident:
             "ranges": self.ranges, "roles": {str(k): v for k, v in self.roles.items()}, "pairs": self.pairs,
         } | {
             name: value for name, value in (("context", self.context), ("suggestion", self.suggestion),
-                                            ("shortfall_bytes", self.shortfall_bytes)) if value is not None
+                                            ("shortfall_bytes", self.shortfall_bytes), ("region", self.region),
+                                            ("region_largest_free", self.region_largest_free)) if value is not None
         }  # fmt: skip
+
+    def region_words(self) -> str:
+        return f"region {self.region[0]:#x}-{self.region[1]:#x}" if self.region is not None else "its region"
 
     def room_words(self) -> str:
         """Where the misplaced tensor would have fitted, or how short memory was (empty until explained)."""
         if self.suggestion is not None:
             first, last = self.suggestion["residency"]
-            return f"would fit at {self.suggestion['address']:#x} for workloads {first}–{last}"
+            home = self.suggestion.get("home_workload")
+            where = f"its address at workload {home}" if home is not None else f"in {self.region_words()}"
+            return f"would fit at {self.suggestion['address']:#x} ({where}) for workloads {first}–{last}"
         if self.shortfall_bytes is not None:
-            return f"no room: {self.shortfall_bytes:,} bytes short"
+            return f"no room: {self.shortfall_bytes:,} bytes short in {self.region_words()}"
         return ""
 
     def line(self) -> str:

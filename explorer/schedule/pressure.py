@@ -11,9 +11,12 @@ here answer it (the README states each definition, and tests hold the code to th
   never spanning a region boundary; fragmentation = 1 − largest free block ÷ total free bytes (0 when nothing
   is free);
 - a misplaced tensor's residency: the run of consecutive snapshots of its core that hold it at the address it
-  has where its incident starts; its suggestion: the lowest multiple of 8 inside its region where its size fits
-  without touching a byte of another entry in any snapshot of the residency (never wrapping); when there is
-  none, its shortfall: its size − the largest block free in all of them (counted from its first 8-aligned byte).
+  has where its incident starts; its home: the address its first entry has in the snapshot just before the
+  residency (else just after) on the same core, when that differs, and the region holding it there (without
+  such a neighbour, its own address's region); its suggestion: the home address when the tensor fits there
+  without touching a byte of another entry in any snapshot of the residency, else the lowest multiple of 8
+  inside the home region where it fits so (never wrapping); when there is none, its shortfall: its size − the
+  largest block of that region free in all of them (counted from its first 8-aligned byte).
 
 Everything per snapshot is one vectorised pass over the placed pieces (a sort by region and address); the
 suggestions look only at the snapshots of each residency.
@@ -266,6 +269,10 @@ class Residency:
     first_row: int
     last_row: int
     entries: np.ndarray  # the entries that hold it there (what `relocate` moves)
+    home_address: int | None = None  # its address in the neighbouring snapshot (before, else after), if another
+    home_row: int | None = None  # that snapshot's row
+    home_lo: int = -1  # the region searched for room: the home's region, else its own
+    home_hi: int = -1
 
 
 @dataclass(frozen=True)
@@ -274,7 +281,16 @@ class Room:
 
     residency: Residency
     address: int | None  # the suggestion; None when there is no room
-    largest_free: int  # the largest block free in every snapshot of the residency (from an 8-aligned byte)
+    largest_free: int  # the largest block of the home region free in every snapshot of the residency (aligned)
+
+    @property
+    def at_home(self) -> bool:
+        """The suggestion is the address the tensor has in its neighbouring snapshot."""
+        return self.address is not None and self.address == self.residency.home_address
+
+    @property
+    def region(self) -> list[int]:
+        return [self.residency.home_lo, self.residency.home_hi]
 
     @property
     def shortfall(self) -> int:
@@ -312,9 +328,7 @@ def residencies(s: Schedule, placement: Placement, asked: list[tuple[int, int, i
     order = np.argsort(by_row, kind="stable")
     keys = by_row[order]
     q_key = q_pair * span + q_row
-    hit = np.minimum(np.searchsorted(keys, q_key), max(keys.size - 1, 0))
-    known = (keys[hit] == q_key) if keys.size else np.zeros(q_key.size, dtype=bool)
-    q_entry = found[order[hit]]
+    q_entry, known = _first_entry_at(keys, order, found, q_key)
     # runs: sorted by pair, address, row (entry order within), cut where any of them breaks the run
     addresses = s.buf_addr[found]
     runs = np.lexsort((found, rows, addresses, pair))
@@ -329,6 +343,14 @@ def residencies(s: Schedule, placement: Placement, asked: list[tuple[int, int, i
     position = np.searchsorted(found, q_entry)
     q_run = run_id[place[np.minimum(position, max(found.size - 1, 0))]] if found.size else position
     r_entries = found[runs]
+    # the home: the tensor's first entry in the snapshot before the run, else after (rows of one core are
+    # consecutive and `pair` holds the core, so a hit is on the same core; row -1 or n_workloads never hits)
+    q_first = r_row[run_start[q_run]] if found.size else q_row
+    q_last = r_row[run_stop[q_run] - 1] if found.size else q_row
+    before, had_before = _first_entry_at(keys, order, found, q_pair * span + q_first - 1)
+    after, had_after = _first_entry_at(keys, order, found, q_pair * span + q_last + 1)
+    neighbour = np.where(had_before, before, after)
+    has_home = (had_before | had_after) & known
     answer: list[Residency | None] = []
     for k, (core, tensor, _) in enumerate(asked):
         if not known[k]:
@@ -336,17 +358,38 @@ def residencies(s: Schedule, placement: Placement, asked: list[tuple[int, int, i
             continue
         entry, run = int(q_entry[k]), int(q_run[k])
         lo, hi = int(run_start[run]), int(run_stop[run])
+        region_lo, region_hi = int(placement.region_lo[entry]), int(placement.region_hi[entry])
+        home_address = home_row = None
+        home_lo, home_hi = region_lo, region_hi
+        if has_home[k]:
+            near = int(neighbour[k])
+            if int(s.buf_addr[near]) != int(s.buf_addr[entry]):
+                home_address = int(s.buf_addr[near])
+                home_row = int(q_first[k] - 1 if had_before[k] else q_last[k] + 1)
+                if placement.region_lo[near] >= 0 and not placement.out_of_range[near]:
+                    home_lo, home_hi = int(placement.region_lo[near]), int(placement.region_hi[near])
         answer.append(Residency(
             core=core, tensor=tensor, address=int(s.buf_addr[entry]), size=int(s.buf_size[entry]),
-            region_lo=int(placement.region_lo[entry]), region_hi=int(placement.region_hi[entry]),
-            first_row=int(r_row[lo]), last_row=int(r_row[hi - 1]), entries=r_entries[lo:hi],
+            region_lo=region_lo, region_hi=region_hi, first_row=int(r_row[lo]), last_row=int(r_row[hi - 1]),
+            entries=r_entries[lo:hi], home_address=home_address, home_row=home_row, home_lo=home_lo, home_hi=home_hi,
         ))  # fmt: skip
     return answer
 
 
+def _first_entry_at(
+    keys: np.ndarray, order: np.ndarray, found: np.ndarray, wanted: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each (pair, row) key wanted: the first entry of that pair in that row (from `keys`, the sorted keys of
+    `found`'s entries, `order` their sort), and whether there is one."""
+    if keys.size == 0:
+        return np.zeros(wanted.size, dtype=np.int64), np.zeros(wanted.size, dtype=bool)
+    hit = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+    return found[order[hit]], keys[hit] == wanted
+
+
 def room_for(s: Schedule, placement: Placement, stay: Residency) -> Room:
-    """The lowest 8-aligned address in the tensor's region where it fits, clear of every other entry's bytes in
-    every snapshot of its residency, never wrapping past the region's end."""
+    """Its home address when it is clear of every other entry's bytes in every snapshot of its residency, else
+    the lowest 8-aligned address of its home region that is, never wrapping past the region's end."""
     return rooms_for(s, placement, [stay])[0]
 
 
@@ -359,8 +402,8 @@ def rooms_for(s: Schedule, placement: Placement, stays: list[Residency]) -> list
     k = len(stays)
     first_row = np.array([stay.first_row for stay in stays], dtype=np.int64)
     last_row = np.array([stay.last_row for stay in stays], dtype=np.int64)
-    region_lo = np.array([stay.region_lo for stay in stays], dtype=np.int64)
-    region_hi = np.array([stay.region_hi for stay in stays], dtype=np.int64)
+    region_lo = np.array([stay.home_lo for stay in stays], dtype=np.int64)
+    region_hi = np.array([stay.home_hi for stay in stays], dtype=np.int64)
     size = np.array([stay.size for stay in stays], dtype=np.int64)
     usable = (region_lo >= 0) & (region_hi > region_lo) & (size > 0)
     entry_lo, entry_hi = s.buf_ptr[first_row], s.buf_ptr[last_row + 1]
@@ -385,7 +428,7 @@ def rooms_for(s: Schedule, placement: Placement, stays: list[Residency]) -> list
     usable_start = -(-block_start // ALIGNMENT) * ALIGNMENT  # each block from its first aligned byte
     room = np.maximum(block_end - usable_start, 0)
     room[~usable[block_group]] = 0
-    order = np.lexsort((block_start, block_group))
+    order = np.lexsort((block_end, block_start, block_group))  # an empty block before the one it starts
     block_group, usable_start, room = block_group[order], usable_start[order], room[order]
     largest = np.zeros(k, dtype=np.int64)
     np.maximum.at(largest, block_group, room)
@@ -394,7 +437,34 @@ def rooms_for(s: Schedule, placement: Placement, stays: list[Residency]) -> list
     address: list[int | None] = [None] * k
     for g, start in zip(fitting_groups.tolist(), usable_start[fits[first_fit]].tolist(), strict=True):
         address[g] = start
+    block_start, block_end = block_start[order], block_end[order]
+    for g in _free_at_home(stays, usable, block_group, block_start, block_end).tolist():
+        address[g] = stays[g].home_address
     return [Room(stay, address[g], int(largest[g])) for g, stay in enumerate(stays)]
+
+
+def _free_at_home(
+    stays: list[Residency], usable: np.ndarray, block_group: np.ndarray, block_start: np.ndarray,
+    block_end: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """The residencies (indices) whose home address is free in every snapshot: a free block of their group
+    (blocks sorted by group then start) holds [home, home + size). Addresses are ranked so that group and rank
+    make one int64 key whatever their size."""
+    homed = np.array([g for g, stay in enumerate(stays) if stay.home_address is not None and usable[g]],
+                     dtype=np.int64)  # fmt: skip
+    if homed.size == 0 or block_group.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    home = np.array([stays[g].home_address for g in homed.tolist()], dtype=np.int64)
+    size = np.array([stays[g].size for g in homed.tolist()], dtype=np.int64)
+    levels = distinct(np.concatenate([block_start, home]))
+    stride = levels.size + 1
+    block_key = block_group * stride + np.searchsorted(levels, block_start)
+    home_key = homed * stride + np.searchsorted(levels, home)
+    at = np.searchsorted(block_key, home_key, side="right") - 1  # the last block starting at or before home
+    inside = at >= 0
+    at = np.maximum(at, 0)
+    inside &= (block_group[at] == homed) & (block_start[at] <= home) & (home + size <= block_end[at])
+    return homed[inside]
 
 
 PIECES_PER_BATCH = 1 << 19  # snapshot pieces searched at once by `rooms_for`: bounds its memory
@@ -495,8 +565,12 @@ def explain_incidents(
         if stay is None or room is None:  # no residency, or past the search's budget: neither said
             continue
         span = [int(s.wl_id[stay.first_row]), int(s.wl_id[stay.last_row])]
+        incident.region = room.region
+        incident.region_largest_free = room.largest_free
         if room.address is not None:
-            incident.suggestion = {"address": room.address, "end": room.address + stay.size, "residency": span}
+            home = int(s.wl_id[stay.home_row]) if room.at_home and stay.home_row is not None else None
+            incident.suggestion = {"address": room.address, "end": room.address + stay.size, "residency": span,
+                                   "home_workload": home}  # fmt: skip
             incident.shortfall_bytes = None
         else:
             incident.suggestion = None
@@ -604,8 +678,9 @@ def preview_room(document: Any, core: int, tensors: tuple[int, ...], row: int) -
         return None, f"tensor {tensors[0]} is not in this snapshot of {s.core_label(core)}: step to the overlap"
     room = room_for(s, pressure.placement, stay)
     if room.address is None:
-        return None, (f"tensor {stay.tensor} fits nowhere in its region for workloads {int(s.wl_id[stay.first_row])}–"
-                      f"{int(s.wl_id[stay.last_row])}: {room.shortfall:,} bytes short")  # fmt: skip
+        return None, (f"tensor {stay.tensor} fits nowhere in region {stay.home_lo:#x}-{stay.home_hi:#x} for workloads "
+                      f"{int(s.wl_id[stay.first_row])}–{int(s.wl_id[stay.last_row])}: {room.shortfall:,} bytes "
+                      "short")  # fmt: skip
     return room, ""
 
 

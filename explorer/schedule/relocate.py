@@ -18,7 +18,7 @@ from explorer.file_spans import FileSpans, span_of
 from explorer.schedule.buffers import Placement
 from explorer.schedule.incidents import Incident
 from explorer.schedule.model import Schedule
-from explorer.schedule.pressure import Residency, residency, room_for
+from explorer.schedule.pressure import ALIGNMENT, Residency, residency, room_for
 
 _object = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _array = msgspec.json.Decoder(list[msgspec.Raw])
@@ -37,10 +37,12 @@ class Move:
 
 def plan_move(
     s: Schedule, placement: Placement, incidents: list[Incident], core: int, tensor: int, to: str,
-    workload: int | None = None,
+    workload: int | None = None, *, force: bool = False,
 ) -> Move:  # fmt: skip
     """Which entries move where. The residency is the one around `workload`, else the tensor's first L2
-    incident on the core, else its first snapshot there; `to` is an address (decimal or 0x…) or `suggested`."""
+    incident on the core, else its first snapshot there; `to` is an address (decimal or 0x…) or `suggested`.
+    An address must lie inside a region of the core in every snapshot of the residency; one that is not
+    8-aligned or that touches another entry's bytes there is refused unless `force`."""
     path = getattr(s.core_raw, "path", "")
     rows = s.core_rows(core)
     if len(rows) == 0:
@@ -59,14 +61,15 @@ def plan_move(
     stay = residency(s, placement, core, tensor, row) if row is not None else None
     if stay is None:
         raise RelocateRefused(path, "", f"tensor {tensor} is not in core {core}'s snapshot of workload {workload}")
-    if stay.region_lo < 0:
-        raise RelocateRefused(path, "", f"tensor {tensor} lies outside every region of core {core}: no region to "
-                                        "move it within")  # fmt: skip
     if to == "suggested":
+        if stay.home_lo < 0:
+            raise RelocateRefused(path, "", f"tensor {tensor} lies outside every region of core {core}: no region to "
+                                            "look for room in (give --to an address)")  # fmt: skip
         room = room_for(s, placement, stay)
         if room.address is None:
-            raise RelocateRefused(path, "", f"tensor {tensor} ({stay.size:,} bytes) fits nowhere in its region for "
-                                            f"its residency: {room.shortfall:,} bytes short")  # fmt: skip
+            raise RelocateRefused(path, "", f"tensor {tensor} ({stay.size:,} bytes) fits nowhere in region "
+                                            f"{stay.home_lo:#x}-{stay.home_hi:#x} for its residency: "
+                                            f"{room.shortfall:,} bytes short")  # fmt: skip
         address = room.address
     else:
         try:
@@ -75,11 +78,51 @@ def plan_move(
             raise RelocateRefused(
                 path, "", f"--to {to!r}: expected an address (like 744 or 0x2e8) or 'suggested'"
             ) from None
-        if not (stay.region_lo <= address and address + stay.size <= stay.region_hi):
-            where = f"its region {stay.region_lo:#x}-{stay.region_hi:#x}"
-            raise RelocateRefused(path, "", f"--to {address:#x}: tensor {tensor} ({stay.size:,} bytes) must lie "
-                                            f"inside {where} without wrapping")  # fmt: skip
+        _refuse_outside_regions(s, stay, address, path)
+        if not force:
+            _refuse_unsafe(s, placement, stay, address, path)
     return Move(stay, address, (int(s.wl_id[stay.first_row]), int(s.wl_id[stay.last_row])))
+
+
+def _row_regions(s: Schedule, row: int) -> list[tuple[int, int]]:
+    """The regions of one snapshot: its ring regions, else the whole L2 (unbounded when its size is unknown)."""
+    lo, hi = (int(s.ring_ptr[row]), int(s.ring_ptr[row + 1])) if s.ring_ptr.size else (0, 0)
+    if hi > lo:
+        return list(zip(s.ring_lo[lo:hi].tolist(), s.ring_hi[lo:hi].tolist(), strict=True))
+    return [(0, int(s.buffersize) if s.buffersize > 0 else 1 << 62)]
+
+
+def _refuse_outside_regions(s: Schedule, stay: Residency, address: int, path: str) -> None:
+    """The tensor must lie, unwrapped, inside one region of every snapshot of its residency."""
+    end = address + stay.size
+    for row in range(stay.first_row, stay.last_row + 1):
+        regions = _row_regions(s, row)
+        if not any(lo <= address and end <= hi for lo, hi in regions):
+            listed = ", ".join(f"{lo:#x}-{hi:#x}" for lo, hi in regions[:6])
+            raise RelocateRefused(path, "", f"--to {address:#x}: tensor {stay.tensor} ({stay.size:,} bytes) must lie "
+                                            f"inside a region of core {stay.core} without wrapping (workload "
+                                            f"{int(s.wl_id[row])}: {listed})")  # fmt: skip
+
+
+def _refuse_unsafe(s: Schedule, placement: Placement, stay: Residency, address: int, path: str) -> None:
+    """Refuse an address that is not 8-aligned or that touches another entry's bytes in a snapshot of the
+    residency, saying which (the first by workload, then address)."""
+    if address % ALIGNMENT:
+        raise RelocateRefused(path, "", f"--to {address:#x} is not {ALIGNMENT}-aligned (--force to move it anyway)")
+    end = address + stay.size
+    lo_entry, hi_entry = int(s.buf_ptr[stay.first_row]), int(s.buf_ptr[stay.last_row + 1])
+    mine = (placement.entry >= lo_entry) & (placement.entry < hi_entry)
+    mine &= ~np.isin(placement.entry, stay.entries)
+    hits = np.flatnonzero(mine & (placement.lo < end) & (placement.hi > address) & (placement.hi > placement.lo))
+    if hits.size == 0:
+        return
+    first = hits[np.lexsort((placement.lo[hits], placement.row[hits]))[0]]
+    entry, row = int(placement.entry[first]), int(placement.row[first])
+    lo, hi = max(int(placement.lo[first]), address), min(int(placement.hi[first]), end)
+    raise RelocateRefused(path, "", f"--to {address:#x}: tensor {stay.tensor} would collide with tensor "
+                                    f"{int(s.buf_tensor[entry])} at workload {int(s.wl_id[row])} (bytes {lo:#x}-"
+                                    f"{hi:#x}; {hits.size} collisions in workloads {int(s.wl_id[stay.first_row])}–"
+                                    f"{int(s.wl_id[stay.last_row])}); --force to move it anyway")  # fmt: skip
 
 
 def relocated_bytes(s: Schedule, move: Move) -> bytes:

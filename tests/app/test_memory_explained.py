@@ -34,7 +34,9 @@ async def test_the_incident_s_details_say_where_its_tensor_fits():
         await pilot.press("n")
         await pilot.pause()
         said = details_text(app)
-        assert "Room for the misplaced tensor" in said and "would fit at 0x0 for workloads 3–3" in said
+        assert "Room for the misplaced tensor" in said
+        assert "would fit at 0x0 (in region 0x0-0x5000) for workloads 3–3" in said
+        assert "largest free block in region 0x0-0x5000" in said and "largest free block in L2" in said
         assert "live: tensor 36" in said and "ifmap from core 1 (Add_3)" in said  # named in words here
         buffers = app.query_one(BufferView)
         await pilot.press("3")

@@ -173,7 +173,7 @@ def test_outputs_never_replace_a_special_file(tmp_path, option):
     import stat
 
     command = {"--svg": ["graph"], "--html": ["export"], "--trace-event": ["export"],
-               "-o": ["relocate", "--core", "0", "--tensor", "1", "--to", "0x5800"]}[option]  # fmt: skip
+               "-o": ["relocate", "--core", "0", "--tensor", "1", "--to", "suggested"]}[option]  # fmt: skip
     schedule = str(SAMPLE_DATA / "clean_2x2_stschedule.json")
     for kind, target in _specials(tmp_path).items():
         mode = target.lstat().st_mode

@@ -98,12 +98,13 @@ def planted_with_room() -> dict:
 def test_a_planted_overlap_with_room_gets_the_lowest_aligned_free_address(write_json):
     _, _, [incident] = opened(write_json, planted_with_room())
     assert incident.introduced_by == 9
-    assert incident.suggestion == {"address": 104, "end": 168, "residency": [1, 2]}
-    assert incident.shortfall_bytes is None
+    assert incident.suggestion == {"address": 104, "end": 168, "residency": [1, 2], "home_workload": None}
+    assert incident.shortfall_bytes is None and incident.region == [0, 1024]
+    assert incident.region_largest_free == 1024 - 264  # [100, 200) and [263, 1024): from 264, 760 bytes
     assert incident.context["live_bytes"] == 164 and incident.context["capacity"] == 1024
     assert incident.context["largest_free_block"] == 1024 - 104
     assert [(t["tensor_id"], t["role"]) for t in incident.context["largest_live"]] == [(1, "ifmap"), (9, "ifmap")]
-    assert "would fit at 0x68 for workloads 1–2" in incident.line()
+    assert "would fit at 0x68 (in region 0x0-0x400) for workloads 1–2" in incident.line()
 
 
 def test_no_room_gives_the_shortfall(write_json):
@@ -115,7 +116,7 @@ def test_no_room_gives_the_shortfall(write_json):
     ]
     _, _, [incident] = opened(write_json, one_core(snapshots, buffersize=256))
     assert incident.suggestion is None and incident.shortfall_bytes == 64 - 24
-    assert "no room: 40 bytes short" in incident.line()
+    assert "no room: 40 bytes short in region 0x0-0x100" in incident.line()
 
 
 def test_the_suggestion_stays_in_the_tensor_s_ring_region_and_never_wraps(write_json):
@@ -126,16 +127,21 @@ def test_the_suggestion_stays_in_the_tensor_s_ring_region_and_never_wraps(write_
     assert incident.suggestion is None and incident.shortfall_bytes == 48 - 32
 
 
-def test_a_tensor_that_moves_has_a_residency_of_one_address(write_json):
+def test_a_tensor_that_moves_has_a_residency_of_one_address_and_its_next_address_as_home(write_json):
     # Tensor 9 sits at 0 (on tensor 1) in snapshots 0-1, then moves to 600 in snapshot 2 (clear): its residency
-    # is workloads 0-1 only, and relocating it changes only those two address fields.
+    # is workloads 0-1 only, and its home is 600, free in both: the suggestion (the move ends the tensor-moved too).
     snapshots = [
         [entry(1, 0, 100), entry(9, 0, 64, new=True)],
         [entry(1, 0, 100), entry(9, 0, 64, new=False), entry(2, 100, 100)],
         [entry(1, 0, 100), entry(9, 600, 64, new=False)],
     ]
     _, _, [incident] = opened(write_json, one_core(snapshots))
-    assert incident.suggestion == {"address": 200, "end": 264, "residency": [0, 1]}
+    assert incident.suggestion == {"address": 600, "end": 664, "residency": [0, 1], "home_workload": 2}
+    assert "would fit at 0x258 (its address at workload 2) for workloads 0–1" in incident.line()
+    # with 600 taken in snapshot 1, the lowest free 8-aligned address of the home region: 200
+    snapshots[1].append(entry(3, 640, 8))
+    _, _, [incident] = opened(write_json, one_core(snapshots))
+    assert incident.suggestion == {"address": 200, "end": 264, "residency": [0, 1], "home_workload": None}
 
 
 def test_the_same_address_in_disjoint_snapshots_is_legal(write_json):
@@ -148,7 +154,7 @@ def test_a_residency_that_reaches_the_end_of_the_core(write_json):
     snapshots = [[entry(1, 0, 100)], [entry(1, 0, 100), entry(9, 64, 64, new=True)],
                  [entry(1, 0, 100), entry(9, 64, 64, new=False)]]  # fmt: skip
     _, _, [incident] = opened(write_json, one_core(snapshots))
-    assert incident.suggestion == {"address": 104, "end": 168, "residency": [1, 2]}
+    assert incident.suggestion == {"address": 104, "end": 168, "residency": [1, 2], "home_workload": None}
 
 
 def test_hostile_sizes_and_addresses_are_numbers_not_crashes(write_json):
@@ -193,8 +199,11 @@ def test_relocate_to_the_suggestion_removes_the_incident_and_adds_none(write_jso
     [
         (["--core", "7", "--tensor", "9", "--to", "suggested"], "core 7 is not in the schedule"),
         (["--core", "0", "--tensor", "4242", "--to", "suggested"], "tensor 4242 is in no snapshot of core 0"),
-        (["--core", "0", "--tensor", "9", "--to", "0x3f0"], "must lie inside its region"),
-        (["--core", "0", "--tensor", "9", "--to", "-8"], "must lie inside its region"),
+        (["--core", "0", "--tensor", "9", "--to", "0x3f0"], "must lie inside a region of core 0"),
+        (["--core", "0", "--tensor", "9", "--to", "-8"], "must lie inside a region of core 0"),
+        (["--core", "0", "--tensor", "9", "--to", "0x69"], "--to 0x69 is not 8-aligned (--force"),
+        (["--core", "0", "--tensor", "9", "--to", "0xc0"],
+         "would collide with tensor 5 at workload 2 (bytes 0xc8-0x100; 1 collisions in workloads 1–2); --force"),
         (["--core", "0", "--tensor", "9", "--to", "there"], "expected an address"),
     ],
 )
@@ -271,14 +280,22 @@ def test_suggestions_match_a_byte_by_byte_search(data):
                     continue
                 for piece in np.flatnonzero(placement.entry == e).tolist():
                     taken[int(placement.lo[piece]) : int(placement.hi[piece])] = True
-            spots = [a for a in range(stay.region_lo, stay.region_hi - stay.size + 1, 8)
-                     if not taken[a : a + stay.size].any()]  # fmt: skip
+            # the home: the tensor's first address in the snapshot before the residency, else after, if another
+            near = [snapshots[r] for r in (stay.first_row - 1, stay.last_row + 1) if 0 <= r < len(snapshots)
+                    and any(e["tensor_id"] == incident.introduced_by for e in snapshots[r])]  # fmt: skip
+            home = next(e["address"] for e in near[0] if e["tensor_id"] == incident.introduced_by) if near else None
+            home = None if home == stay.address else home
+            regions = [(0, 128), (128, 256)] if ring else [(0, 256)]
+            lo, hi = next(r for r in regions if r[0] <= (stay.address if home is None else home) < r[1])
+            assert incident.region == [lo, hi]
+            spots = [a for a in range(lo, hi - stay.size + 1, 8) if not taken[a : a + stay.size].any()]
+            if home is not None and home + stay.size <= hi and not taken[home : home + stay.size].any():
+                spots.insert(0, home)
             if spots:
                 assert incident.suggestion["address"] == spots[0]
             else:
-                runs = [a for a in range(stay.region_lo, stay.region_hi, 8)]
-                best = max((next((b for b in range(a, stay.region_hi) if taken[b]), stay.region_hi) - a
-                            for a in runs if not taken[a]), default=0)  # fmt: skip
+                best = max((next((b for b in range(a, hi) if taken[b]), hi) - a
+                            for a in range(lo, hi, 8) if not taken[a]), default=0)  # fmt: skip
                 assert incident.suggestion is None and incident.shortfall_bytes == stay.size - best
 
 
