@@ -427,7 +427,7 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "—"
 
 
-SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "pipeline", "review", "scale", "hostile")
+SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "pipeline", "review", "scale", "hostile", "quit")
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -457,6 +457,10 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
             from hostile_bench import section as hostile_section
 
             lines += hostile_section(OUT)
+        if "quit" in sections:
+            from quit_bench import section as quit_section
+
+            lines += quit_section(OUT)
         splice(ROOT / "BENCHMARKS.md", lines)
         print("updated BENCHMARKS.md")
         return
@@ -478,6 +482,9 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from hostile_bench import section as hostile_section
 
     lines += hostile_section(OUT)
+    from quit_bench import section as quit_section
+
+    lines += quit_section(OUT)
     (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
     print("wrote BENCHMARKS.md")
 

@@ -38,6 +38,9 @@ class DocumentTree(Tree[Item]):
         self.border_title = "Tree"
         self.document: Document | None = None
         self.guide_depth = 3
+        # ref → the view id a reveal put the cursor there for; its highlight (a message, arriving after any
+        # number of other reveals) says so. Dropped when its highlight comes, or when it never will.
+        self._following: dict[Any, str] = {}
 
     def show_document(self, document: Document) -> None:
         self.document = document
@@ -68,16 +71,23 @@ class DocumentTree(Tree[Item]):
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Item]) -> None:
         if event.node.data is not None:
-            self.post_message(Selected(event.node.data.ref, self, event.node.data.label))
+            ref = event.node.data.ref
+            view = self._following.pop(ref, "") if _hashable(ref) else ""
+            self.post_message(Selected(ref, self, event.node.data.label, following=view))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[Item]) -> None:
         if event.node.data is not None and not event.node.data.has_children:
             self.post_message(ItemActivated(event.node.data))
 
-    def reveal(self, ref: Any) -> bool:
-        """Open the nodes leading to `ref` and put the cursor on it; False when it is not in the tree."""
+    def reveal(self, ref: Any, following: str = "") -> bool:
+        """Open the nodes leading to `ref` and put the cursor on it; False when it is not in the tree. `following`:
+        the view whose selection this is (the tree's own Selected then says so)."""
         if self.document is None:
             return False
+        if following and _hashable(ref):
+            if len(self._following) > 64:
+                self._following.clear()
+            self._following[ref] = following
         node = self.root
         for step in self.document.ancestors(ref):
             self._populate(node)
@@ -88,7 +98,16 @@ class DocumentTree(Tree[Item]):
                 break
             node = match
         self._tree_lines  # noqa: B018 - rebuilds line numbers now, so the cursor lands on the right line
+        if self.cursor_node is node and node.data is not None and _hashable(node.data.ref):  # no highlight follows
+            self._following.pop(node.data.ref, None)
         self.move_cursor(node)
         self.scroll_to_node(node, animate=False)
         return node.data is not None and node.data.ref == ref
 
+
+def _hashable(ref: Any) -> bool:
+    try:
+        hash(ref)
+    except TypeError:
+        return False
+    return True

@@ -16,11 +16,14 @@ class Selected(Message):
     view's selection (what `g`, `b` and the details act on while the view has the keyboard) and the other views
     follow. `label` names it when the view knows a name (the tree's line)."""
 
-    def __init__(self, ref: Any, view: Any, label: str = "") -> None:
+    def __init__(self, ref: Any, view: Any, label: str = "", following: str = "") -> None:
         super().__init__()
         self.ref = ref
         self.view = view  # the view it was made in: it does not need telling
         self.label = label
+        # the tree's cursor moved to follow this view (its id): that view is where the selection came from, and
+        # telling it again would undo what it did meanwhile (keys run back to back)
+        self.following = following
 
 
 class ItemActivated(Message):

@@ -120,7 +120,7 @@ class SelectionSync:
         self.last_selection = name
         kind = ref[0] if isinstance(ref, tuple) and ref else None
         if isinstance(view, DocumentTree):
-            self._follow_tree(ref)
+            self._follow_tree(ref, message.following)
         elif is_group_ref(ref):  # a graph group the tree has no item for: the details only (the document asks
             self.show_details(ref)  # the graph), no tree item to reveal
         elif kind == "workload" and name in ("timeline", "buffers", "memory", "mesh"):  # the shared time cursor
@@ -130,10 +130,11 @@ class SelectionSync:
             self.show_details(ref)
             self._select_entry(ref)
         else:  # a graph box, a memory map band: the tree's cursor goes there (and the details with it)
-            self.query_one(DocumentTree).reveal(ref)
+            self.query_one(DocumentTree).reveal(ref, following=name)
             self.show_details(ref)
 
-    def _follow_tree(self, ref: Any) -> None:
+    def _follow_tree(self, ref: Any, following: str = "") -> None:
+        """Every view follows the tree's cursor but `following`, the view the cursor itself followed."""
         self.show_details(ref)
         if isinstance(ref, tuple) and ref and ref[0] in WORKLOAD_REFS and self.document.schedule is not None:
             highlight = None
@@ -147,7 +148,7 @@ class SelectionSync:
             self.layout.show_tensor(tensor_id)
         if isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
             self.source.show(ref[1], ref[2])
-        for graph in self.query("#graph"):
+        for graph in self.query("#graph") if following != "graph" else ():
             if graph.select_ref(ref):
                 self.selections["graph"] = (ref, "")
 

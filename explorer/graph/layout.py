@@ -399,6 +399,7 @@ def layout_graph(
     # per container: layers of its elements; edges over too many layers, or against the order of the
     # container's own elements (a cycle through a closed group), become stubs
     layering: dict[int, tuple[np.ndarray, np.ndarray, bytes]] = {}
+    gridded: set[int] = set()  # containers laid out as a grid of lanes (`_lane_layers`)
     for c in tree.order:
         n = tree.element_count(c)
         members = edges_in[c]
@@ -408,12 +409,16 @@ def layout_graph(
         u, v = codes // max(n, 1), codes % max(n, 1)
         base = np.concatenate([model_rank[tree.items[c]], [first[g] for g in tree.children[c]]]).astype(np.int64)
         local_position, layer, back = order_and_layers(n, u, v, base)
-        grid = _lane_layers(model, visible, tree, c, layer)
+        box = (float(np.median(item_minor)), float(np.median(item_major)))
+        grid = _lane_layers(model, visible, tree, c, layer, box, tb)
         if grid is not None:  # one band of rows per lane (a schedule layer's cores); edges not running down: stubs
-            layer = grid
+            layer, lane_position = grid
+            if lane_position is not None:
+                local_position = lane_position
+                gridded.add(c)
             back = layer[v] <= layer[u]
         span = np.abs(layer[v] - layer[u])
-        stub = back | (span > MAX_SPAN)
+        stub = back | (span > MAX_SPAN) | (c in gridded)  # a grid's rows are not steps: edges in it are stubs
         if stub.any():
             edge_ids = np.asarray([x[0] for x in members], dtype=np.int64)
             turned = edge_ids[stub[inverse]]
@@ -427,7 +432,11 @@ def layout_graph(
             continue
         out_spans = (deepest[c] + 1 - int(layering[c][1][element]) for c, element in up[:-1])
         in_spans = (int(layering[c][1][element]) + 1 for c, element in down[:-1])
-        if max(out_spans, default=0) > MAX_SPAN or max(in_spans, default=0) > MAX_SPAN:
+        # a grid's boxes below its first row are fed, and above its last row feed, through stubs: a line down
+        # past the rows above would push each row aside (a staircase)
+        into_grid = any(c in gridded and int(layering[c][1][element]) > 0 for c, element in down[:-1])
+        out_of_grid = any(c in gridded and int(layering[c][1][element]) < deepest[c] for c, element in up[:-1])
+        if max(out_spans, default=0) > MAX_SPAN or max(in_spans, default=0) > MAX_SPAN or into_grid or out_of_grid:
             kind[e] = STUB
     # the pieces each routed edge is drawn in: up through exit ports, across, down through entry ports
     connections: dict[int, set[Connection]] = {c: set() for c in tree.order}
@@ -504,10 +513,20 @@ def layout_graph(
     return result
 
 
-def _lane_layers(model: GraphModel, visible: VisibleGraph, tree: Containers, c: int, layer: np.ndarray):
+LANES_IN_BANDS = 4  # up to this many lanes of one row each are stacked; more are laid out as a grid
+PANEL_ASPECT = 2.5  # a graph panel's width ÷ height in cells (160×48 and 80×24 terminals alike): the grid's aim
+
+
+def _lane_layers(
+    model: GraphModel, visible: VisibleGraph, tree: Containers, c: int, layer: np.ndarray,
+    box: tuple[float, float], tb: bool,
+) -> tuple[np.ndarray, np.ndarray | None] | None:  # fmt: skip
     """For a container whose members are all nodes on two or more lanes (an opened schedule layer's workloads on
     their cores): layers stacked by lane, each lane a band keeping its own order (one row per lane when its
-    workloads do not depend on each other); None for any other container."""
+    workloads do not depend on each other); None for any other container. More than LANES_IN_BANDS lanes of one
+    row each (a 64-core layer: 64 rows of one box) become a grid in lane order, as many per row as makes the
+    grid about as wide as a panel for its height (`box`: a box's (minor, major) size); then the elements' order
+    within their rows is given too."""
     items = tree.items[c]
     if c == ROOT or not model.node_lane.size or tree.children[c] or items.size < 2:
         return None
@@ -527,7 +546,21 @@ def _lane_layers(model: GraphModel, visible: VisibleGraph, tree: Containers, c: 
         rows = distinct(layer[members])
         out[members] = start + np.searchsorted(rows, layer[members])
         start += rows.size
-    return out
+    if names.size > LANES_IN_BANDS and start == names.size:  # one row per lane: a grid
+        per_row = lanes_per_row(names.size, box, tb)
+        return lane_index // per_row, lane_index
+    return out, None
+
+
+def lanes_per_row(lanes: int, box: tuple[float, float], tb: bool) -> int:
+    """How many lanes' boxes side by side make a grid of `lanes` closest to PANEL_ASPECT (width ÷ height, in
+    cells, gaps included: a box's (minor, major) size plus 2 across and 2 along the layers)."""
+    minor, major = box[0] + 2, box[1] + 2
+    per_row = np.arange(1, lanes + 1)
+    rows = -(-lanes // per_row)
+    across, along = per_row * minor, rows * major  # TB: across is the width; LR: along is
+    aspect = across / along if tb else along / across
+    return int(per_row[np.argmin(np.abs(np.log(aspect / PANEL_ASPECT)))])
 
 
 class _EntryPorts:

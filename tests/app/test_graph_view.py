@@ -3,6 +3,7 @@ turn; selection shared with the tree both ways."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import TabbedContent
 
 from tests.app.helpers import SIZE, wait_loaded
@@ -202,3 +203,57 @@ def test_a_schedule_graph_names_what_flows_on_each_edge():
 
     model = open_document(SCHEDULE).view.graph_model()
     assert model.edge_label and all(label.startswith("tensor ") for label in model.edge_label)
+
+
+async def _keys_then_state(monkeypatch, path, keys: list[str], before_ready: bool) -> tuple:
+    """The graph's selection, open groups and window after `keys`, pressed while it is still being laid out (the
+    first layout held back until they are all in) or once it is drawn."""
+    import threading
+
+    import widgets.graph.view as view
+
+    monkeypatch.setattr(view, "SYNC_GRAPH_NODES", -1)  # built in a worker, as a big graph is
+    release = threading.Event()
+    real = view.layout_graph
+
+    def held(*args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            release.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(view, "layout_graph", held)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("6")
+        graph = pilot.app.query_one("#graph")
+        if before_ready:
+            await pilot.press(*keys)
+            assert not graph.ready and len(graph._kept) == len(keys)
+        release.set()
+        for _ in range(400):
+            if graph.ready:
+                break
+            await pilot.pause(0.01)
+        first = graph._key_of(graph.layout, graph.layout.first_item)
+        await pilot.pause()
+        if not before_ready:
+            await pilot.press(*keys)
+        for _ in range(400):  # the kept keys run one a refresh
+            if not graph._kept:
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
+        moved = graph.selected_key != first or graph.expanded
+        return graph.selected_key, frozenset(graph.expanded), graph.origin, bool(moved)
+
+
+@pytest.mark.parametrize("path", [SCHEDULE, ONNX, SAMPLE_DATA / "residual_blocks.onnx"], ids=lambda p: p.stem)
+async def test_keys_pressed_while_the_graph_is_laid_out_are_not_lost(monkeypatch, path):
+    """Issue #59 item 6: a key pressed while a big schedule's graph was being laid out did nothing. Kept, they
+    end where the same keys pressed after the first frame end (opened a group, walked into it and on)."""
+    keys = ["down", "enter", "down", "right", "down", "enter", "up"]
+    early = await _keys_then_state(monkeypatch, path, keys, before_ready=True)
+    late = await _keys_then_state(monkeypatch, path, keys, before_ready=False)
+    assert early == late
+    assert early[-1]  # the keys did something

@@ -332,6 +332,42 @@ def test_an_opened_schedule_layer_lays_its_workloads_out_one_row_per_core():
     assert sorted(next(iter(r)) for r in rows.values()) == [next(iter(rows[c])) for c in sorted(rows)]  # in order
 
 
+def test_lanes_per_row_aims_at_a_panel_s_aspect():
+    from explorer.graph.layout import lanes_per_row
+
+    # 64 boxes of 20×3 (22×5 with gaps), top to bottom: 6 a row is 132×55 (2.4), 7 is 154×50 (3.1), 5 is 110×65
+    assert lanes_per_row(64, (20, 3), True) == 6
+    # left to right (minor 3, major 20): 11 a column is 6 columns of 22 by 55 (2.4); 10 is 154 by 50 (3.1)
+    assert lanes_per_row(64, (3, 20), False) == 11
+    assert lanes_per_row(1, (20, 3), True) == 1
+
+
+def test_an_opened_64_core_layer_is_a_grid_in_core_order(tmp_path):
+    """Issue #59 item 6: a 64-workload layer stacked one core a row left the panel nearly empty, one tall column."""
+    from explorer.formats.scheduler_ir.samples import Recipe, write_streaming
+    from explorer.graph.layout import lanes_per_row
+
+    path = tmp_path / "mesh8x8_stschedule.json"
+    write_streaming(path, Recipe(xlen=8, ylen=8, layers=3, spill_layer=None))
+    model = open_document(path).view.graph_model()
+    layer = model.group_label.index("Conv_0")
+    layout = layout_graph(model, visible_graph(model, {layer}))
+    members = [i for i in range(layout.visible.n_items) if layout.visible.item_kind[i] == 0
+               and model.node_group[int(layout.visible.item_id[i])] == layer]  # fmt: skip
+    cores = [int(model.node_lane[int(layout.visible.item_id[i])]) for i in members]
+    assert sorted(cores) == list(range(64))
+    box = (float(np.median(layout.w)), float(np.median(layout.h)))
+    per_row = lanes_per_row(64, box, True)
+    assert 4 <= per_row <= 16
+    by_core = sorted(zip(cores, members, strict=True))
+    rows = [int(layout.y[i]) for _, i in by_core]
+    assert len(set(rows)) == -(-64 // per_row)  # ceil(64 / per_row) rows, not 64
+    for core, i in by_core:  # core k on row k // per_row, at column k % per_row
+        assert rows.index(int(layout.y[i])) == core // per_row * per_row
+        same_row = sorted((int(layout.x[j]), c) for c, j in by_core if int(layout.y[j]) == int(layout.y[i]))
+        assert [c for _, c in same_row].index(core) == core % per_row
+
+
 def test_graph_command_lays_constants_out_as_boxes_when_asked():
     run = [sys.executable, "-m", "explorer", "graph", str(SAMPLE_DATA / "subgraphs_functions.onnx"), "--json"]
     folded = json.loads(subprocess.run(run, capture_output=True, text=True, cwd=ROOT).stdout)

@@ -88,6 +88,24 @@ BASE_STYLES = {
 }
 
 
+
+KEPT_KEYS = 16  # navigation keys pressed while the graph is built, replayed once it is drawn (more are dropped)
+
+
+def kept_until_drawn(action: Any) -> Any:
+    """A navigation action pressed while the graph is still being built is kept and run, in order, once the
+    first frame is drawn (the window placed), instead of being lost; past KEPT_KEYS they are dropped."""
+
+    @functools.wraps(action)
+    def keeping(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.model is None and not self.error and self.document is not None:
+            if len(self._kept) < KEPT_KEYS:
+                self._kept.append((action, args, kwargs))
+            return None
+        return action(self, *args, **kwargs)
+
+    return keeping
+
 class GraphView(FrameWidget, can_focus=True):
     BINDINGS = [
         Binding("up", "move('up')", "Producer", show=False),
@@ -166,6 +184,8 @@ class GraphView(FrameWidget, can_focus=True):
         self.last_layout_seconds = 0.0
         self._scroll_pending = ""  # "center" or "start": a scroll asked for before the widget had a size
         self._building = False
+        self._kept: list[tuple[Any, tuple, dict]] = []  # keys pressed while building (kept_until_drawn)
+        self._replaying = False
         self.show_minimap = True
         self._overview_from: tuple[int, tuple[int, int]] | None = None  # zoom level and place `f` left
         self.minimap_box: tuple[int, int, int, int] | None = None  # where the last frame drew it, None: hidden
@@ -189,6 +209,7 @@ class GraphView(FrameWidget, can_focus=True):
         self._placements.clear()
         self._colours.clear()
         self._building = False
+        self._kept.clear()
         if self.is_on_screen:
             self.on_show()
 
@@ -322,6 +343,9 @@ class GraphView(FrameWidget, can_focus=True):
             self._scroll_to_start()
         elif self._scroll_pending:
             self._scroll_to_selection(center=True)
+        if self._kept and not self._replaying:  # the window is placed: the keys pressed while building run now
+            self._replaying = True
+            self.call_later(self._replay_kept)
         body = max(height - STATUS_LINES, 1)
         colours, legend = self.colours()
         match_items = {int(layout.visible.node_item[n]) for n in self.matches if layout.visible.node_item[n] >= 0}
@@ -625,7 +649,21 @@ class GraphView(FrameWidget, can_focus=True):
             return
         self.origin = (self.origin[0] + dx, self.origin[1] + dy)
 
+    def _replay_kept(self) -> None:
+        """One kept key, then the rest after the screen has caught up: what each key selects reaches the other
+        views (and comes back) before the next runs, as when they are pressed one by one."""
+        if not self._kept:
+            self._replaying = False
+            return
+        action, args, kwargs = self._kept.pop(0)
+        action(self, *args, **kwargs)
+        if self._kept:
+            self.call_after_refresh(self._replay_kept)
+        else:
+            self._replaying = False
+
     # ---- actions ------------------------------------------------------------------------------------------
+    @kept_until_drawn
     def action_move(self, where: str) -> None:
         """↓/↑ along the reading path (explorer.graph.walk): at a fork, the consumer first in the model's order,
         and the status line says which of how many (`o` takes the next); ←/→ to the neighbour on the same rows.
@@ -657,6 +695,7 @@ class GraphView(FrameWidget, can_focus=True):
         if target >= 0:
             self.select_item(target)
 
+    @kept_until_drawn
     def action_other_branch(self) -> None:
         """At the last fork ↓/↑ met, go to its next branch instead (round the branches)."""
         if self._fork is None or self.layout is None:
@@ -668,11 +707,13 @@ class GraphView(FrameWidget, can_focus=True):
         if item >= 0:
             self.select_item(item)
 
+    @kept_until_drawn
     def action_pan(self, dx: int, dy: int) -> None:
         ox, oy = self.origin
         self.origin = (ox + dx * max(self.size.width // 4, 4), oy + dy * max(self.size.height // 4, 2))
         self.refresh()
 
+    @kept_until_drawn
     def action_zoom(self, delta: int) -> None:
         level = min(max(self.level + delta, FULL), DOTS)
         if level != self.level:
@@ -680,6 +721,7 @@ class GraphView(FrameWidget, can_focus=True):
             self._scroll_to_selection(center=True)
             self.refresh()
 
+    @kept_until_drawn
     def action_fit(self) -> None:
         """The most detailed level whose layout fits the view, the whole graph centred; when even dots do not
         fit, an overview of the whole graph in braille dots at the panel's size (any key leaves it)."""
@@ -710,6 +752,7 @@ class GraphView(FrameWidget, can_focus=True):
             event.prevent_default()
             self.refresh()
 
+    @kept_until_drawn
     def action_toggle_group(self, reading: bool = False) -> None:
         """Enter: open the selected group (the cursor moves onto the frame's top-left member, which is on screen
         where the box was, so the window need not move) or close the selected node's group; everything outside
