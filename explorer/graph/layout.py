@@ -223,6 +223,13 @@ class ItemTexts:
     floors: list[int] = field(default_factory=list)  # the least width of a full box: its op type is never cut
 
 
+def group_title(model: GraphModel, group: int) -> str:
+    """A group's name, with the class of the module it is when the file says (`layers.7 · LlamaDecoderLayer`)."""
+    label = model.group_label[group]
+    detail = model.group_detail[group] if group < len(model.group_detail) else ""
+    return f"{label} · {detail}" if detail and model.group_kind[group] == "scope" else label
+
+
 def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
     """Per item: its name, op type (groups: "▸ N nodes"), and the three lines its box shows (graph_text)."""
     sizes = count_nodes(model, drawn_only=True) if model.n_groups else np.zeros(0, dtype=np.int64)
@@ -245,7 +252,7 @@ def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
             texts.labels.append(model.group_label[ident])
             held = int(sizes[ident])
             texts.ops.append(f"▸ {held:,} node{'' if held == 1 else 's'}")
-            texts.titles.append(mark + model.group_label[ident])
+            texts.titles.append(mark + group_title(model, ident))
             texts.floors.append(0)
             texts.details.append(texts.ops[-1])
             texts.extras.append("")
@@ -785,7 +792,7 @@ def _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level
                     int((kind == BACK).sum()), texts.labels, texts.ops, texts.details, texts.titles,
                     texts.extras, texts.compacts)  # fmt: skip
     result.laid_out = laid_out
-    result.frame_labels = {g: model.group_label[g] for g in frames}
+    result.frame_labels = {g: group_title(model, g) for g in frames}
     result.shared_tracks = [(a + origin[c][0], b + origin[c][0], row + origin[c][1], count)
                             for c in tree.order for a, b, row, count in placements[c].shared_tracks]  # fmt: skip
     result.unit = np.zeros(m, dtype=bool)

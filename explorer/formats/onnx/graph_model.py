@@ -48,10 +48,12 @@ def onnx_graph(view: Any) -> GraphModel:
             )  # fmt: skip
         # the op nodes in bulk, from what the index read in its one pass (no second walk of the protobuf)
         names, ops, firsts = info.node_names, info.node_ops, info.node_first_output
+        node_groups = b.scopes(_scoped_names(names, info.node_modules), group)
+        _name_module_classes(b, node_groups, info.node_modules, group)
         first_id = b.add_nodes(
             [name or f"{op}_{n}" for n, (name, op) in enumerate(zip(names, ops, strict=True))],
             list(ops),
-            b.scopes(names, group),
+            node_groups,
             [Deferred(("type", key, out)) if out else "" for out in firsts],  # computed when a box shows it
             [("node", key, n) for n in range(len(names))],
             constants=[op == "Constant" for op in ops],  # the ops a reader folds, with what they feed alone
@@ -154,3 +156,28 @@ def _elements(tensor: Any) -> int:
     for dim in tensor.dims:
         count *= dim
     return count
+
+
+def _scoped_names(names: list[str], modules: dict[int, Any]) -> list[str]:
+    """The names the scope groups are cut from: a node named without a scope (`node_MatMul_12`, as torch's dynamo
+    exporter names them) whose metadata gives its module path is scoped by that path (`/layers.0/attn/…`)."""
+    if not modules:
+        return names
+    return [f"/{modules[n].path}/{name}" if n in modules and "/" not in name else name
+            for n, name in enumerate(names)]  # fmt: skip
+
+
+def _name_module_classes(b: GraphBuilder, node_groups: list[int], modules: dict[int, Any], top: int) -> None:
+    """Each module group's class (`Block`, from the first of its nodes that says), in its detail: its title then
+    reads `layers.0 · Block`."""
+    details = b.group_details
+    for n, scope in modules.items():
+        if not scope.classes:
+            continue
+        g = node_groups[n]
+        for cls in reversed(scope.classes):
+            if g == top or g < 0:
+                break
+            if not details[g]:
+                details[g] = cls
+            g = b.group_parents[g]

@@ -9,6 +9,7 @@ enclosing graph that does (ONNX's outer-scope rule).
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +67,9 @@ class GraphInfo:
     node_names: list[str] = field(default_factory=list)
     node_ops: list[str] = field(default_factory=list)
     node_first_output: list[str] = field(default_factory=list)
+    # node index → its module path ("layers.0/attn") and classes, from torch's exporter's metadata (`torch_scope`)
+    node_modules: dict[int, Any] = field(default_factory=dict)
+    scope_problems: list[tuple[int, str, str]] = field(default_factory=list)  # (node, name, why) metadata ignored
 
     @property
     def nodes(self) -> Any:
@@ -112,6 +116,69 @@ class ModelIndex:
 
 class BadText(Exception):
     """A name in the protobuf is not valid UTF-8 (protobuf then hands back bytes): (location,)."""
+
+
+TORCH_SCOPES = "pkg.torch.onnx.name_scopes"  # torch.onnx.export(dynamo=True): the module path of each node
+TORCH_CLASSES = "pkg.torch.onnx.class_hierarchy"  # and the class of each module on it
+MAX_SCOPE_TEXT = 4096  # longer values are not module paths: ignored (with a warning)
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+@dataclass(frozen=True)
+class TorchScope:
+    """A node's module path from torch's dynamo exporter: `path` ("layers.0/attn"), the class of each module on
+    it (short names: "Block", "Linear"; empty when the file's list does not fit the path), or why the metadata
+    was not used (`ignored`)."""
+
+    path: str = ""
+    classes: tuple[str, ...] = ()
+    ignored: str = ""
+
+
+def _quoted_list(text: Any) -> list[str] | None:
+    if type(text) is not str or not (text.startswith("[") and text.endswith("]")):
+        return None
+    return [a if b == "" and a else b for a, b in _QUOTED.findall(text)]
+
+
+def torch_scope(props: Any) -> TorchScope:
+    """The module path torch's dynamo exporter gives a node in its metadata: `['', 'layers.0', 'layers.0.attn',
+    'linear']` (the root module, the modules it is in by their full names, the traced op) → "layers.0/attn" (each
+    module named within its parent, as the model's own code names it); `class_hierarchy` (the root's class, each
+    module's, the op's) gives their classes. Metadata that is too long, not such a list or holds control
+    characters is ignored, and says why."""
+    values = {prop.key: prop.value for prop in props if prop.key in (TORCH_SCOPES, TORCH_CLASSES)}
+    text = values.get(TORCH_SCOPES)
+    if text is None:
+        return TorchScope()
+    instead = "; grouped by its name instead"
+    if type(text) is not str or len(text) > MAX_SCOPE_TEXT:
+        return TorchScope(ignored=f"{TORCH_SCOPES} longer than {MAX_SCOPE_TEXT:,} characters{instead}")
+    parts = _quoted_list(text)
+    if parts is None:
+        return TorchScope(ignored=f"{TORCH_SCOPES} is not a list of names{instead}")
+    if _CONTROL.search(text):
+        return TorchScope(ignored=f"{TORCH_SCOPES} holds control characters{instead}")
+    modules = parts[1:-1]
+    named: list[str] = []
+    kept: list[int] = []
+    parent = ""
+    for k, module in enumerate(modules):
+        if not module:
+            continue
+        short = module[len(parent) + 1 :] if parent and module.startswith(parent + ".") else module
+        named.append(short.replace("/", "∕"))  # a scope's parts are cut at '/'
+        kept.append(k)
+        parent = module
+    said = values.get(TORCH_CLASSES)
+    if said is None:
+        return TorchScope("/".join(named))
+    found = _quoted_list(said) if len(said) <= MAX_SCOPE_TEXT else None
+    if found is None or len(found) != len(parts) or _CONTROL.search("".join(found)):
+        return TorchScope("/".join(named), ignored=f"{TORCH_CLASSES} does not name one class per module of its path "
+                                                   "(its modules' classes are not shown)")  # fmt: skip
+    return TorchScope("/".join(named), tuple(found[1:-1][k].rpartition(".")[2] for k in kept))
 
 
 def _require_text(values: Any, location: str) -> None:
@@ -175,6 +242,12 @@ def _add_graph(
             raise BadText(f"{key}.node[{n}]")
         names.append(node_name)
         ops.append(op_type)
+        if node.metadata_props:
+            module = torch_scope(node.metadata_props)
+            if module.path:
+                graph.node_modules[n] = module
+            if module.ignored:
+                graph.scope_problems.append((n, node_name, module.ignored))
         outputs = node.output
         firsts.append(outputs[0] if len(outputs) and type(outputs[0]) is str else "")
         for name in node.input:
@@ -233,6 +306,12 @@ def _add_graph(
                     continue
                 sub_title = f"{node.op_type} {attribute.name}" + (f" #{node.name}" if node.name else "")
                 _add_graph(index, sub, sub_key, "subgraph", sub_title, key, n, count, depth + 1)
+    if graph.scope_problems:  # one warning for all of them: a file that lies once usually lies everywhere
+        n, name, why = graph.scope_problems[0]
+        others = len(graph.scope_problems) - 1
+        more = f" (and {others:,} other node{'s' if others != 1 else ''})" if others else ""
+        index.problems.append(("warning", "torch-scope-ignored", f"node {n} {name!r}{more}: {why}",
+                               f"{key}.node[{n}].metadata_props"))  # fmt: skip
 
 
 def tensor_bytes(tensor: Any) -> int | None:
