@@ -281,9 +281,9 @@ def _member_name(model: GraphModel, member: int) -> str:
 
 def reading_start(model: GraphModel) -> int:
     """Where a reader starts: among the inputs of the outermost graph (op "input"; a subgraph's or function's own
-    inputs come after), the one that heads the longest path of drawn nodes (a model's data input, not its mask
-    or a flag read once), the first in topological order among equals; without inputs, the first drawn node;
-    -1 for an empty graph."""
+    inputs come after), one named as data before any other and one that steers (`input_tier`) last, then the one
+    that heads the longest path of drawn nodes (a model's data input, not a flag read once), the first in
+    topological order among equals; without inputs, the first drawn node; -1 for an empty graph."""
     if model._reading_start is not None:
         return model._reading_start
     drawn = ~model.node_constant
@@ -297,8 +297,32 @@ def reading_start(model: GraphModel) -> int:
         model._reading_start = int(pool[np.argmin(model.topo_rank[pool])])
     else:
         depth = np.append(model.group_depth(), -1)[model.node_group[pool]]  # the top level (ROOT) reads -1
-        model._reading_start = int(pool[np.lexsort((model.topo_rank[pool], -height[pool], depth))[0]])
+        tier = np.asarray([input_tier(model, int(node)) for node in pool.tolist()], dtype=np.int64)
+        model._reading_start = int(pool[np.lexsort((model.topo_rank[pool], -height[pool], tier, depth))[0]])
     return model._reading_start
+
+
+# The inputs that carry a model's data, by the names exporters give them (Hugging Face's, torch's), and the
+# words of those that only steer it: a mask's arithmetic can head a longer path than the tokens do.
+DATA_INPUTS = frozenset({"input_ids", "pixel_values", "sample", "input_features", "inputs_embeds", "input_values",
+                         "tokens"})  # fmt: skip
+SIDE_INPUT_WORDS = ("mask", "type_ids", "position_ids", "past_key", "cache", "timestep", "encoder_hidden_states",
+                    "decoder_input_ids", "seq_len", "shape")  # fmt: skip
+SHAPE_ONLY_READERS = frozenset({"Shape", "Size"})
+
+
+def input_tier(model: GraphModel, node: int) -> int:
+    """0 for an input named as data (`input_ids`, `pixel_values`, `sample`), 2 for one that steers (a mask, a type
+    id, a position, a cache) or that only its shape is read of, 1 for any other: where reading starts, first."""
+    name = model.node_label[node].lower()
+    if name in DATA_INPUTS:
+        return 0
+    readers = model.readers(node).tolist()
+    if any(word in name for word in SIDE_INPUT_WORDS) or (
+        readers and all(model.node_op[r] in SHAPE_ONLY_READERS for r in readers)
+    ):
+        return 2
+    return 1
 
 
 def reading_path(model: GraphModel, count: int = READING_PATH) -> list[int]:

@@ -418,3 +418,44 @@ def test_a_gap_with_more_edges_than_tracks_says_how_many_share():
         b.edge(first[7 - k], target)
     model = b.build()
     assert layout_graph(model, visible_graph(model, set())).shared_tracks == []
+
+
+def _chain_model(tmp_path, inputs: dict[str, list[str]], name: str):
+    """A model whose inputs each feed a chain of the given ops, all the chains summed into the output."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes, ends = [], []
+    for source, ops in inputs.items():
+        value = source
+        for k, op in enumerate(ops):
+            out = f"{source}_{k}"
+            nodes.append(helper.make_node(op, [value] if op != "Add" else [value, value], [out], name=f"{source}/{op}_{k}"))
+            value = out
+        ends.append(value)
+    total = ends[0]
+    for k, other in enumerate(ends[1:]):
+        nodes.append(helper.make_node("Add", [total, other], [f"sum_{k}"], name=f"sum_{k}"))
+        total = f"sum_{k}"
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(s, TensorProto.FLOAT, [1, 8]) for s in inputs],
+                              [helper.make_tensor_value_info(total, TensorProto.FLOAT, None)])  # fmt: skip
+    path = tmp_path / name
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return open_document(path).view.graph_model()
+
+
+def test_reading_starts_at_the_data_input_not_at_a_longer_mask(tmp_path):
+    """Issue #54: GPT-2, T5 and BERT exports opened on `attention_mask` and its arithmetic (it heads a longer path
+    than the tokens); an input named as data comes first, one that steers or whose shape alone is read last."""
+    from explorer.graph.shaping import input_tier, reading_start
+
+    model = _chain_model(tmp_path, {"attention_mask": ["Relu", "Neg", "Relu", "Neg", "Relu", "Neg"],
+                                    "input_ids": ["Relu", "Neg"]}, "masked.onnx")  # fmt: skip
+    assert model.node_label[reading_start(model)] == "input_ids"
+    model = _chain_model(tmp_path, {"sizes": ["Shape", "Cast", "Neg", "Neg", "Neg"], "features": ["Relu"]},
+                         "shaped.onnx")  # fmt: skip
+    tiers = {model.node_label[n]: input_tier(model, n) for n in range(model.n_nodes) if model.node_op[n] == "input"}
+    assert tiers == {"sizes": 2, "features": 1}  # read only by Shape: last
+    assert model.node_label[reading_start(model)] == "features"
+    model = _chain_model(tmp_path, {"a": ["Relu"], "b": ["Relu", "Neg", "Relu"]}, "plain.onnx")
+    assert model.node_label[reading_start(model)] == "b"  # no names to go by: the longest path, as before
