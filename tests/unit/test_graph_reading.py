@@ -430,7 +430,7 @@ def _chain_model(tmp_path, inputs: dict[str, list[str]], name: str):
         value = source
         for k, op in enumerate(ops):
             out = f"{source}_{k}"
-            nodes.append(helper.make_node(op, [value] if op != "Add" else [value, value], [out], name=f"{source}/{op}_{k}"))
+            nodes.append(helper.make_node(op, [value], [out], name=f"{source}/{op}_{k}"))
             value = out
         ends.append(value)
     total = ends[0]
