@@ -8,6 +8,8 @@ from pathlib import Path
 
 import onnx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from explorer.api import open_document
@@ -134,3 +136,17 @@ def test_the_dynamo_and_torchscript_exports_of_one_gpt_have_the_same_modules():
     labels = [open_document(path).view.graph_model().group_label for path in (dynamo, torchscript)]
     assert labels[0] == labels[1]
     assert [label for label in labels[0] if label.startswith("layers.")] == [f"layers.{k}" for k in range(4)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["", "a", "a.b", "a.b.c", "x/y", "q'r", 'd"e', "back\\slash", "c,d", "\x1b"]),
+                min_size=1, max_size=6), st.one_of(st.none(), st.integers(0, 2)))
+def test_the_module_part_read_once_gives_what_reading_every_node_gives(names, classes):
+    """The nodes of a module share all but their last name: that part is read once (cached); the answer must be
+    what reading the whole text gives, whatever the names hold."""
+    from explorer.formats.onnx.index import _scope_of
+
+    text = repr(["", *names, "op_7"])
+    said = None if classes is None else repr(["m.Root", *[f"m.C{k}" for k in range(len(names) + classes - 1)], "aten"])
+    props = [Prop(TORCH_SCOPES, text)] + ([Prop(TORCH_CLASSES, said)] if said is not None else [])
+    assert torch_scope(props) == _scope_of(text, said)
