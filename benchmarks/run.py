@@ -485,7 +485,7 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from quit_bench import section as quit_section
 
     lines += quit_section(OUT)
-    (ROOT / "BENCHMARKS.md").write_text("\n".join(lines))
+    splice(ROOT / "BENCHMARKS.md", lines)  # the sections measured by hand (not made here) are kept
     print("wrote BENCHMARKS.md")
 
 

@@ -143,7 +143,7 @@ _NO_SCOPE = TorchScope()
 def _quoted_list(text: Any) -> list[str] | None:
     """The names of a Python list's text; the exporter writes `['a', 'b']`, which without a backslash or a double
     quote splits exactly at `', '` (a name holding a quote would be written in double quotes): that is split at C
-    speed (a 100,000-node export spent 3 s in the regex), anything else goes through it."""
+    speed (the regex was most of the index's time on a big export: BENCHMARKS.md), anything else goes through it."""
     if type(text) is not str or not (text.startswith("[") and text.endswith("]")):
         return None
     if text.startswith("['") and text.endswith("']") and "\\" not in text and '"' not in text:
