@@ -407,6 +407,7 @@ def layout_graph(
     # container's own elements (a cycle through a closed group), become stubs
     layering: dict[int, tuple[np.ndarray, np.ndarray, bytes]] = {}
     gridded: set[int] = set()  # containers laid out as a grid of lanes (`_lane_layers`)
+    box = (float(np.median(item_minor)), float(np.median(item_major))) if m else (0.0, 0.0)  # a grid's cell
     for c in tree.order:
         n = tree.element_count(c)
         members = edges_in[c]
@@ -416,7 +417,6 @@ def layout_graph(
         u, v = codes // max(n, 1), codes % max(n, 1)
         base = np.concatenate([model_rank[tree.items[c]], [first[g] for g in tree.children[c]]]).astype(np.int64)
         local_position, layer, back = order_and_layers(n, u, v, base)
-        box = (float(np.median(item_minor)), float(np.median(item_major)))
         grid = _lane_layers(model, visible, tree, c, layer, box, tb)
         if grid is not None:  # one band of rows per lane (a schedule layer's cores); edges not running down: stubs
             layer, lane_position = grid

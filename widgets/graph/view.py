@@ -88,7 +88,6 @@ BASE_STYLES = {
 }
 
 
-
 KEPT_KEYS = 16  # navigation keys pressed while the graph is built, replayed once it is drawn (more are dropped)
 
 
@@ -105,6 +104,7 @@ def kept_until_drawn(action: Any) -> Any:
         return action(self, *args, **kwargs)
 
     return keeping
+
 
 class GraphView(FrameWidget, can_focus=True):
     BINDINGS = [
@@ -210,6 +210,7 @@ class GraphView(FrameWidget, can_focus=True):
         self._colours.clear()
         self._building = False
         self._kept.clear()
+        self._replaying = False
         if self.is_on_screen:
             self.on_show()
 

@@ -172,8 +172,6 @@ def _name_module_classes(b: GraphBuilder, node_groups: list[int], modules: dict[
     reads `layers.0 · Block`."""
     details = b.group_details
     for n, scope in modules.items():
-        if not scope.classes:
-            continue
         g = node_groups[n]
         for cls in reversed(scope.classes):
             if g == top or g < 0:

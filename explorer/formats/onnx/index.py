@@ -146,9 +146,14 @@ def _quoted_list(text: Any) -> list[str] | None:
     speed (the regex was most of the index's time on a big export: BENCHMARKS.md), anything else goes through it."""
     if type(text) is not str or not (text.startswith("[") and text.endswith("]")):
         return None
-    if text.startswith("['") and text.endswith("']") and "\\" not in text and '"' not in text:
+    if _plain(text):
         return text[2:-2].split("', '")
     return [a if b == "" and a else b for a, b in _QUOTED.findall(text)]
+
+
+def _plain(text: str) -> bool:
+    """The exporter's plain list form: `['a', 'b']`, no backslash, no double quote."""
+    return text.startswith("['") and text.endswith("']") and "\\" not in text and '"' not in text
 
 
 def torch_scope(props: Any) -> TorchScope:
@@ -186,9 +191,7 @@ _INSTEAD = "; grouped by its name instead"
 def _plain_cut(text: str | None) -> int:
     """Where a list in the exporter's plain form (`['a', 'b']`: no backslash, no double quote) has its last
     separator; -1 for any other text."""
-    if not text or not (text.startswith("['") and text.endswith("']")) or "\\" in text or '"' in text:
-        return -1
-    return text.rfind("', '")
+    return text.rfind("', '") if text and _plain(text) else -1
 
 
 @functools.lru_cache(maxsize=1024)  # a path of 4,096 characters at most: 8 MiB at worst
