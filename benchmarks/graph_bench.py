@@ -142,7 +142,7 @@ async def measure():
         opens, members = [], []
         for key in [*closed, *opened_ones][:12]:
             if key not in closed:
-                graph.expanded = first_screen - {key[1]} - graph._descendants(key[1])
+                graph.expanded = first_screen - {key[1]} - graph.model.descendants(key[1])
                 graph._layouts = {graph._layout_key(): graph.layout}
             graph.selected_key = key
             t = time.perf_counter()
