@@ -231,6 +231,9 @@ class GraphNode(_Box):
     folded_into: str | None = Field(
         None, description="a folded constant: the id of the box it is drawn in (its first reader); it has no box "
         "of its own (w = h = 0); null for drawn nodes and unread constants")  # fmt: skip
+    shape_plumbing: bool | None = Field(
+        None, description="a folded op computed from shapes when the model runs (Shape/Size and ops reading only "
+        "shapes and small constants): true; null otherwise")  # fmt: skip
     inside: str | None = Field(
         None, description="a node inside a closed group: the id of that group, whose box holds it; it has no box "
         "of its own (w = h = 0); absent for drawn nodes")  # fmt: skip
@@ -278,7 +281,7 @@ class Dangling(_Closed):
 class GraphOutput(_Closed):
     """`ir-explorer graph FILE --json`: the graph view's layout in terminal cells."""
 
-    schema_version: Literal[6] = 6
+    schema_version: Literal[7] = 7
     direction: Literal["TB", "LR"]
     width: int
     height: int

@@ -110,6 +110,8 @@ def graph_json(
                      "group": f"g{group}" if group != ROOT else None, "x": None, "y": None, "w": 0, "h": 0}  # fmt: skip
             if item >= 0:
                 entry["folded_into"] = item_key(layout, item)
+            if model.node_shape_only[node]:
+                entry["shape_plumbing"] = True
             nodes.append(entry)
             folded_ids.append(node)
     groups = []

@@ -35,13 +35,22 @@ def inside(model: GraphModel, group: int) -> np.ndarray:
     return np.isin(model.node_group, [group, *model.descendants(group)])
 
 
+def _folded_text(constants: int, shape_ops: int) -> str:
+    """What a group folds besides its drawn nodes: ` (and 12 folded constants, 4 shape ops)`."""
+    parts = [plural(constants, "folded constant")] if constants else []
+    if shape_ops:
+        parts.append(plural(shape_ops, "folded shape op"))
+    return f" (and {', '.join(parts)})" if parts else ""
+
+
 def group_sections(model: GraphModel, group: int) -> list[tuple[str, tuple[str, ...], list[tuple[str, str]]]]:
     """The group's table: its place, what it holds, the op types inside and the values crossing its border."""
     if not 0 <= group < model.n_groups:
         return []
     members = inside(model, group)
     drawn = members & ~model.node_constant
-    folded = int((members & model.node_constant).sum())
+    shape_ops = int((members & model.node_shape_only).sum()) if model.node_shape_only.size else 0
+    folded = int((members & model.node_constant).sum()) - shape_ops
     subgroups = int((model.group_parent == group).sum())
     ops = Counter(model.node_op[n] or "?" for n in np.flatnonzero(drawn).tolist())
     named = " · ".join(f"{op} {count}" for op, count in ops.most_common(SHOWN_OPS))
@@ -52,7 +61,7 @@ def group_sections(model: GraphModel, group: int) -> list[tuple[str, tuple[str, 
         ("name", model.group_label[group]),
         ("in", model.group_path(parent) if parent != ROOT else "the top level"),
         ("kind", KIND_NAMES.get(kind, kind)),
-        ("nodes", plural(int(drawn.sum()), "node") + (f" (and {plural(folded, 'folded constant')})" if folded else "")),
+        ("nodes", plural(int(drawn.sum()), "node") + _folded_text(folded, shape_ops)),
     ]
     if subgroups:
         rows.append(("groups", f"{subgroups:,} directly inside"))

@@ -85,6 +85,9 @@ class GraphModel:
     # per node: the drawn node a folded constant is drawn in (its first reader in topological order, through
     # other constants), -1 for drawn nodes and constants nobody reads
     node_folded_into: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # per node: folded as shape plumbing (computed from `Shape`/`Size` outputs and small constants alone), a
+    # subset of node_constant: its reader says `shape ← 4 ops` instead of a weight's shape
+    node_shape_only: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     # role_of(node, value name) → (the input's position, its formal name such as "W" or "B", "" unknown)
     role_of: Any = None
     # per node: the lane it runs on (a schedule workload's core), -1 for none; an opened group whose members all

@@ -25,27 +25,57 @@ def _value_ops(model: GraphModel) -> np.ndarray:
     return np.fromiter(map(VALUE_OPS.__contains__, model.node_op), dtype=bool, count=model.n_nodes)
 
 
+# ops whose output is a value's shape, not its data: what an exporter's shape arithmetic starts from
+SHAPE_SOURCES = frozenset({"Shape", "Size"})
+# a constant above this many bytes is a weight, not an axis, an index or a shape: an op mixing a shape-derived value
+# with one (a position embedding's Gather of `Range(seq)`) computes data and stays drawn
+SHAPE_CONSTANT_BYTES = 4096
+
+
 def fold_constants(model: GraphModel) -> None:
     """Close `node_constant` over the graph and say where each folded constant is drawn.
 
     An op whose every input is a constant is a constant too (a worklist over the constants' readers: a chain of
     10,000 folds without recursion); an op reading a graph input, a value nobody produces or anything computed
-    from them is never folded. A folded constant is drawn in its first reader in topological order that is
-    drawn, reached through other constants."""
+    from them is never folded. Shape plumbing folds the same way (`node_shape_only`): a `Shape`/`Size` reads only
+    its input's shape, so it and every op computed from shapes and small constants alone is folded too, unless it
+    also reads a weight (SHAPE_CONSTANT_BYTES). A folded constant is drawn in its first reader in topological
+    order that is drawn, reached through other constants."""
     n = model.n_nodes
     constant = model.node_constant.copy()
     model.node_folded_into = np.full(n, -1, dtype=np.int64)
+    model.node_shape_only = np.zeros(n, dtype=bool)
     if n == 0 or model.edge_src.size == 0:
         return
     src, dst = model.edge_src, model.edge_dst
     keep = src != dst
-    indegree = np.bincount(dst[keep], minlength=n)
-    waiting = (indegree - np.bincount(dst[keep & constant[src]], minlength=n)).tolist()
     blocked = _value_ops(model) | constant
     for node, _ in model.dangling:
         blocked[node] = True
+    shaped = np.fromiter(map(SHAPE_SOURCES.__contains__, model.node_op), dtype=bool, count=n) & ~blocked
+    constant |= shaped
+    blocked |= shaped
+    parameter_bytes = model.node_values.get("parameter_bytes")
+    heavy = np.zeros(n, dtype=bool)
+    if isinstance(parameter_bytes, np.ndarray) and parameter_bytes.size == n:
+        heavy = model.node_constant & (np.nan_to_num(parameter_bytes) > SHAPE_CONSTANT_BYTES)
+    indegree = np.bincount(dst[keep], minlength=n)
+    waiting = (indegree - np.bincount(dst[keep & constant[src]], minlength=n)).tolist()
     targets, ptr = successors_csr(n, src, dst)
-    work = np.flatnonzero((indegree > 0) & (np.asarray(waiting) == 0) & ~blocked).tolist()
+    sources, source_ptr = successors_csr(n, dst, src)
+    shaped_list, heavy_list = shaped.tolist(), heavy.tolist()
+
+    def folds(node: int) -> bool:
+        """Whether an op whose inputs are all folded folds too, noting what it carries (a shape, a weight)."""
+        inputs = sources[source_ptr[node] : source_ptr[node + 1]]
+        is_shaped = any(shaped_list[s] for s in inputs)
+        is_heavy = any(heavy_list[s] for s in inputs)
+        if is_shaped and is_heavy:
+            return False
+        shaped_list[node], heavy_list[node] = is_shaped, is_heavy
+        return True
+
+    work = [v for v in np.flatnonzero((indegree > 0) & (np.asarray(waiting) == 0) & ~blocked).tolist() if folds(v)]
     for node in work:
         constant[node] = True
     blocked_list = blocked.tolist()
@@ -56,9 +86,11 @@ def fold_constants(model: GraphModel) -> None:
         for k in range(ptr[node], ptr[node + 1]):
             t = targets[k]
             waiting[t] -= 1
-            if waiting[t] == 0 and not blocked_list[t] and not constant[t]:
+            if waiting[t] == 0 and not blocked_list[t] and not constant[t] and folds(t):
                 constant[t] = True
                 work.append(t)
+    # shape plumbing only: folded shape sources and what folded from them
+    model.node_shape_only = np.asarray(shaped_list, dtype=bool) & constant
     # where each constant is drawn: readers first (reverse topological order), the earliest drawn one. An op
     # computed from constants whose value reaches no drawn reader (an `Identity` of a constant that is a
     # branch's output, read only by the subgraph's end) would vanish if folded: it is drawn instead, and what
@@ -79,6 +111,7 @@ def fold_constants(model: GraphModel) -> None:
             continue
         into[c] = best
     model.node_constant = np.asarray(is_constant, dtype=bool)
+    model.node_shape_only &= model.node_constant
     model.node_folded_into = np.asarray(into, dtype=np.int64)
 
 

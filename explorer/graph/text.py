@@ -94,6 +94,9 @@ def title_of(op: str, label: str) -> str:
     return f"{op} {short}"
 
 
+SHAPE_CHAIN_LIMIT = 64  # ops counted in a folded shape value's chain, at most
+
+
 def weights_text(model: GraphModel, node: int, usual: str, width: int = WEIGHTS_WIDTH) -> str:
     """The constants a box folds, by role where the format names them, within `width` cells: `W 64×3×7×7 · B 64`,
     a small one by its values (`axes = [0, 2]`), the largest tensors first whatever their dtype (an int8 weight
@@ -106,6 +109,10 @@ def weights_text(model: GraphModel, node: int, usual: str, width: int = WEIGHTS_
         shape = shape_text(detail, usual) or model.node_op[source]
         size = _elements(detail)  # the weights first, whatever their dtype (an int8 W before a float bias)
         value = values[source] if values is not None else ""
+        if model.node_shape_only[source]:  # computed from shapes when the model runs: how, not a weight's shape
+            made = shape_ops_text(model, source)
+            parts.append((0, f"{role} ← {made}" if role else f"← {made}"))
+            continue
         if value:  # as Netron says it: `indices = 1`, `axes = [0, 2]`
             parts.append((-size, f"{role} = {value}" if role else f"= {value}"))
             continue
@@ -119,6 +126,15 @@ def weights_text(model: GraphModel, node: int, usual: str, width: int = WEIGHTS_
             return f"{line} · +{len(parts) - k}"
         line = candidate
     return line
+
+
+def shape_ops_text(model: GraphModel, node: int) -> str:
+    """How many ops compute a folded shape value (`4 ops`, `Shape` for one): the shape plumbing it is made of."""
+    chain = model.constant_chain(node, limit=SHAPE_CHAIN_LIMIT)
+    ops = [c for c in chain if model.node_shape_only[c]]
+    if len(ops) == 1:
+        return model.node_op[ops[0]]
+    return f"{len(ops)}{'+' if len(chain) >= SHAPE_CHAIN_LIMIT else ''} ops"
 
 
 def _elements(detail: str) -> int:

@@ -1,6 +1,6 @@
 """Mutated files either load or raise a located LoadError: never another exception, never a traceback.
 
-`make test` runs a fixed-seed round of a few hundred mutations per format (tests/fuzzing.py has the classes);
+`make test` runs a fixed-seed round of 120 mutations per format (tests/fuzzing.py has the classes);
 `make fuzz` runs the long campaign (tests/fuzz_campaign.py) and writes RELIABILITY.md. Files that once broke a
 loader are kept under tests/data/fuzz/ and loaded by every run.
 """
@@ -21,7 +21,7 @@ from explorer.errors import LoadError
 from tests.conftest import ROOT
 from tests.fuzzing import KINDS, NODE_DATA_SEEDS, SAVE_AS, SEED_FILES, exercise, mutated_bytes, mutated_node_data
 
-EXAMPLES = int(os.environ.get("IR_EXPLORER_FUZZ_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("IR_EXPLORER_FUZZ_EXAMPLES", "120"))
 # one worker runs this file under pytest-xdist (make test: --dist loadgroup), so test_zz sees what the others ran
 pytestmark = pytest.mark.xdist_group("fuzz")
 RAN: dict[str, int] = {}
