@@ -25,7 +25,14 @@ import numpy as np
 
 from explorer.formatting import visible_column
 from explorer.graph.model import ROOT, GraphModel, LazyText, topological_rank
-from explorer.graph.shaping import add_chunks, adopt_unscoped, collapse_single_scopes, fold_constants, reading_start
+from explorer.graph.shaping import (
+    add_chunks,
+    adopt_sandwiched,
+    adopt_unscoped,
+    collapse_single_scopes,
+    fold_constants,
+    reading_start,
+)
 
 
 class GraphBuilder:
@@ -216,6 +223,7 @@ class GraphBuilder:
         model.topo_rank, model.cyclic = topological_rank(n, src, dst)
         fold_constants(model)
         adopt_unscoped(model)
+        adopt_sandwiched(model)
         collapse_single_scopes(model)
         add_chunks(model)
         reading_start(model)  # worked out here: a big graph is built in the background, its first screen is not

@@ -25,6 +25,7 @@ def _value_ops(model: GraphModel) -> np.ndarray:
     return np.fromiter(map(VALUE_OPS.__contains__, model.node_op), dtype=bool, count=model.n_nodes)
 
 
+MAX_SANDWICH_DEPTH = 64  # scope levels an op sandwiched between two parts of a scope moves down, at most
 # ops whose output is a value's shape, not its data: what an exporter's shape arithmetic starts from
 SHAPE_SOURCES = frozenset({"Shape", "Size"})
 # a constant above this many bytes is a weight, not an axis, an index or a shape: an op mixing a shape-derived value
@@ -168,6 +169,55 @@ def adopt_unscoped(model: GraphModel) -> None:
             g = parents[g]
         if path_ok:
             groups[node] = common
+    model.node_group = np.asarray(groups, dtype=np.int64)
+
+
+def adopt_sandwiched(model: GraphModel) -> None:
+    """A drawn op that reads from a scope beside it and feeds back into that same scope joins it, as deep as the
+    sandwich goes: torch's dynamo exporter puts GPT-2's qkv `Split` in the block while the `Linear` before it
+    and the heads after it are in `attn`, and left there it closes a cycle between `attn`'s box and itself (drawn
+    as an upward edge, and the walk's way on cut). Only between name scopes; constants follow their readers."""
+    if model.n_groups == 0 or model.edge_src.size == 0:
+        return
+    n = model.n_nodes
+    scope = [kind == "scope" for kind in model.group_kind]
+    parents = model.group_parent.tolist()
+    groups = model.node_group.tolist()
+    folded = model.node_constant.tolist()
+    keep = model.edge_src != model.edge_dst
+    targets, ptr = successors_csr(n, model.edge_src[keep], model.edge_dst[keep])
+    sources, source_ptr = successors_csr(n, model.edge_dst[keep], model.edge_src[keep])
+    value_ops = _value_ops(model).tolist()
+    order = np.argsort(model.topo_rank, kind="stable").tolist()
+
+    def child_toward(here: int, other: int) -> int:
+        """The scope directly inside `here` that holds group `other` (at any depth), else -2."""
+        g = other
+        for _ in range(MAX_SANDWICH_DEPTH):
+            if g == ROOT:
+                return -2
+            parent = parents[g]
+            if parent == here:
+                return g if scope[g] else -2
+            g = parent
+        return -2
+
+    for _ in range(MAX_SANDWICH_DEPTH):  # one level deeper a round
+        moved = False
+        for node in order:
+            if folded[node] or value_ops[node]:
+                continue
+            here = groups[node]
+            reads = {child_toward(here, groups[v]) for v in sources[source_ptr[node] : source_ptr[node + 1]]}
+            reads.discard(-2)
+            if not reads:
+                continue
+            feeds = {child_toward(here, groups[v]) for v in targets[ptr[node] : ptr[node + 1]]} & reads
+            if len(feeds) == 1:
+                groups[node] = feeds.pop()
+                moved = True
+        if not moved:
+            break
     model.node_group = np.asarray(groups, dtype=np.int64)
 
 

@@ -1,8 +1,10 @@
 """Where the arrow keys go in a drawn graph: the reading path a person follows through a model.
 
-↓/↑ step to a consumer/producer along the drawn edges: routed edges before stubs and bundles (a stub jumps far
-away), and at a fork the consumer that comes first in the model's topological order, so a residual `Add` read by
-the next block's `LayerNormalization` and by the next `Add` leads into the block, not past it. ←/→ step to the
+↓/↑ step to a consumer/producer along the drawn edges. At a fork ↓ takes the main path: the consumer that heads
+the longest way on through the drawn graph (`item_heights`), so a residual `Add` read by the next block's
+`LayerNormalization` and by the next `Add` leads into the block, a stage's downsample shortcut and a UNet's skip
+connection come after the branch they bypass; among equals routed edges before stubs and bundles (a stub jumps
+far away), then the model's topological order. ←/→ step to the
 neighbour on the same rows, across frames. A box with no edge that way steps to the nearest box in that
 direction instead, so every box is reachable with the arrow keys alone.
 """
@@ -19,24 +21,52 @@ from explorer.graph.model import GraphModel
 SHAPE_READERS = frozenset({"Shape", "Size", "sym_size", "sym_size.int", "aten::sym_size"})
 
 
+def item_heights(layout: Layout) -> np.ndarray:
+    """Per item: the most items on a path from it on through the drawn edges that lead on down the screen (a
+    closed group counts as one), worked out once per layout: how long the way on is from each consumer."""
+    if layout.walk_heights is not None:
+        return layout.walk_heights
+    visible = layout.visible
+    height = np.zeros(visible.n_items, dtype=np.int64)
+    src, dst = visible.edge_src, visible.edge_dst
+    if src.size:
+        # the way on as drawn: edges leading down the screen (TB) or right (LR). Neither the model's order (a closed
+        # group's earliest member can be a weight adopted into it) nor the drawn graph's own (a closed group can
+        # close a cycle with an op beside it) follows the picture.
+        along = (layout.y if layout.direction == "TB" else layout.x).astype(np.int64)
+        forward = along[src] < along[dst]
+        src, dst = src[forward], dst[forward]
+        order = np.argsort(-along[src], kind="stable")  # the lowest sources first: their consumers are final
+        values = height.tolist()
+        for s, d in zip(src[order].tolist(), dst[order].tolist(), strict=True):
+            if values[d] + 1 > values[s]:
+                values[s] = values[d] + 1
+        height = np.asarray(values, dtype=np.int64)
+    layout.walk_heights = height
+    return height
+
+
 def next_along(model: GraphModel, layout: Layout, item: int, forward: bool) -> list[int]:
-    """The items one edge away (consumers when `forward`, producers otherwise), in reading order: routed
-    edges first, readers of the data before readers of its shape only (SHAPE_READERS), then by the model's
-    topological order (`layout.model_rank`), then across the screen. The first is where the key goes; the
-    others are the fork's other branches."""
+    """The items one edge away (consumers when `forward`, producers otherwise), in reading order. Consumers:
+    readers of the data before readers of its shape only (SHAPE_READERS) and owned branches, then the one
+    heading the longest way on (`item_heights`), then routed edges before stubs and bundles, then the model's
+    topological order (`layout.model_rank`), then across the screen. Producers: routed first, the latest in
+    the model's order first. The first is where the key goes; the others are the fork's other branches."""
     visible, ranks = layout.visible, layout.model_rank
-    found: dict[int, tuple[int, int, int]] = {}
+    height = item_heights(layout)
+    found: dict[int, tuple[int, int, int, int, int]] = {}
     for edge in layout.edges:
         if (edge.source if forward else edge.target) != item:
             continue
         other = edge.target if forward else edge.source
         shape_only = visible.item_kind[other] == 0 and model.node_op[int(visible.item_id[other])] in SHAPE_READERS
-        away = edge.kind != "routed" or edge.owner or shape_only
-        key = (int(away), int(ranks[other]), int(layout.x[other]))
+        aside = bool(edge.owner or shape_only)
+        away = aside or edge.kind != "routed"
+        key = (int(aside), -int(height[other]), int(away), int(ranks[other]), int(layout.x[other]))
         if other not in found or key < found[other]:
             found[other] = key
     if not forward:  # producers: the latest one first (the value just computed, not a weight from the start)
-        return sorted(found, key=lambda o: (found[o][0], -found[o][1], found[o][2]))
+        return sorted(found, key=lambda o: (found[o][2], -found[o][3], found[o][4]))
     return sorted(found, key=lambda o: found[o])
 
 

@@ -10,7 +10,7 @@ from explorer.graph.layout import layout_graph, visible_graph
 from explorer.graph.walk import above_or_below, beside, next_along
 from tests.app.helpers import wait_loaded
 from tests.app.test_graph_view import open_graph
-from tests.conftest import SAMPLES
+from tests.conftest import ROOT, SAMPLES
 from widgets.app import make_app
 
 GPT = SAMPLES / "onnx" / "minigpt4_dynaxes_torchscript_opset17_noconstfold.onnx"
@@ -335,3 +335,37 @@ async def test_the_minimap_covers_no_frame_title():
             width = min(len(layout.frame_labels.get(group, "")), max(fw - 8, 4)) + 4
             tx, ty = fx + 2 - ox, fy - oy
             assert not (tx < x0 + mw and tx + width > x0 and y0 <= ty < y0 + mh), layout.frame_labels.get(group)
+
+
+TINY_GPT_PARTS = (("layers.0", "layers.1"), ("qkv", "proj", "fc1", "fc2"))
+
+
+@pytest.mark.parametrize(("name", "blocks", "parts"), [
+    ("tinygpt2_dynamo.onnx", *TINY_GPT_PARTS),
+    ("tinygpt2_torchscript_opset14.onnx", *TINY_GPT_PARTS),
+    ("hf_gpt2_dynamo.onnx", ("h.0", "h.1", "h.2"), ("c_attn", "attn", "c_fc", "c_proj")),
+])  # fmt: skip
+async def test_down_alone_walks_every_block_of_torch_exports(name, blocks, parts):
+    """Issue #54: ↓ from the tokens reaches the logits through every block's attention and MLP, in the export
+    torch's dynamo exporter writes (module paths from metadata) and in the TorchScript one. On Hugging Face's
+    GPT-2 (dynamo) it followed the residual past `h.0`'s attention and skipped `h.1` (the qkv `Split` beside
+    `attn` drew an upward edge that cut the way on)."""
+    path = ROOT / "tests" / "data" / "torch_exports" / name
+    app = make_app(path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        graph = await open_graph(pilot)
+        model, visited = graph.model, []
+        for _ in range(200):
+            layout = graph.layout
+            item = graph.selected_item
+            if layout.visible.item_kind[item] == 0:
+                node = int(layout.visible.item_id[item])
+                visited.append((model.node_op[node], model.group_path(int(model.node_group[node])).split(" › ")))
+            if layout.ops[item] == "output":
+                break
+            await pilot.press("down")
+    assert visited[0][0] == "input" and visited[-1][0] == "output", visited
+    computed = [path for op, path in visited if op in ("MatMul", "Gemm")]
+    for block in blocks:
+        for part in parts:
+            assert any(block in path and part in path for path in computed), (block, part, computed)

@@ -40,10 +40,11 @@ def plumbing():
     node("pos_embedding", "Gather")
     node("add", "Add")
     node("out", "output")
-    for a, z in [("x", "shape"), ("shape", "batch"), ("zero", "batch"), ("batch", "batch_1d"), ("batch_1d", "target"),
-                 ("minus_one", "target"), ("x", "reshape"), ("target", "reshape"), ("shape", "seq"), ("one", "seq"),
-                 ("zero", "positions"), ("seq", "positions"), ("one", "positions"), ("wpe", "pos_embedding"),
-                 ("positions", "pos_embedding"), ("reshape", "add"), ("pos_embedding", "add"), ("add", "out")]:  # fmt: skip
+    edges = [("x", "shape"), ("shape", "batch"), ("zero", "batch"), ("batch", "batch_1d"), ("batch_1d", "target"),
+             ("minus_one", "target"), ("x", "reshape"), ("target", "reshape"), ("shape", "seq"), ("one", "seq"),
+             ("zero", "positions"), ("seq", "positions"), ("one", "positions"), ("wpe", "pos_embedding"),
+             ("positions", "pos_embedding"), ("reshape", "add"), ("pos_embedding", "add"), ("add", "out")]  # fmt: skip
+    for a, z in edges:
         b.edge(ids[a], ids[z], a)
     return b.build(), ids
 
