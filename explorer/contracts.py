@@ -262,9 +262,14 @@ class GraphEdge(_Closed):
 class GraphGroup(_Box):
     id: str
     label: str
-    kind: str
+    kind: str = Field(description='"scope" (a name scope or module), "stack" (alike consecutive blocks: its '
+                      'children), "chunk", "subgraph", "function", "layer", ...')  # fmt: skip
     parent: str | None
     expanded: bool
+    module_class: str | None = Field(
+        None, description="the class of the module a scope is, where the file says (torch's dynamo exporter: "
+        "`LlamaDecoderLayer`); a stack's is its blocks' class; null otherwise")  # fmt: skip
+    stacked: int | None = Field(None, description="a stack: how many alike blocks it holds; null otherwise")
     problem: Literal["error", "warning"] | None = Field(
         None, description="the worst problem among the nodes it holds; absent for none"
     )

@@ -28,12 +28,15 @@ class UnknownGroup(ValueError):
 
 def resolve_group(model: GraphModel, spec: str) -> int:
     """A group by its `graph --json` id (`g12`) or by its path of labels (`layers/layers.7`, or the view's
-    `layers › layers.7`)."""
+    `layers › layers.7`); a stack in the way may be named or left out (`layers.7` in `layers.0–79`)."""
     if spec[:1] == "g" and spec[1:].isdigit() and int(spec[1:]) < model.n_groups:
         return int(spec[1:])
     wanted = [part.strip() for part in spec.replace("›", "/").split("/") if part.strip()]
     for g in range(model.n_groups):
-        if [model.group_label[a] for a in model.ancestors(g)] == wanted:
+        path = model.ancestors(g)
+        if [model.group_label[a] for a in path] == wanted:
+            return g
+        if [model.group_label[a] for a in path if model.group_kind[a] != "stack"] == wanted:
             return g
     known = ", ".join(f"g{g} ({model.group_path(g).replace(' › ', '/')})" for g in range(min(model.n_groups, 8)))
     raise UnknownGroup(f"no group {spec!r} in this graph (ids g0…g{model.n_groups - 1}: {known}…)")
@@ -55,6 +58,17 @@ def opened_layout(model: GraphModel, expand: str, opens: list[int], direction: s
             layout = layout_graph(model, visible_graph(model, expanded, show_constants=constants), level, direction,
                                   cache, previous=layout)  # fmt: skip
     return layout, expanded
+
+
+def _stacked(model: GraphModel, group: int) -> dict[str, object]:
+    """A scope's module class and a stack's count of blocks (and their class), for `graph --json`."""
+    kind = model.group_kind[group]
+    if kind == "stack":  # its blocks are its children, all of one class
+        blocks = np.flatnonzero(model.group_parent == group)
+        class_name = model.group_detail[int(blocks[0])] if blocks.size else ""
+        return {"stacked": int(blocks.size), "module_class": class_name or None}
+    detail = model.group_detail[group] if group < len(model.group_detail) else ""
+    return {"module_class": detail or None} if kind == "scope" else {}
 
 
 def item_key(layout: Layout, item: int) -> str:
@@ -125,7 +139,7 @@ def graph_json(
         else:
             box = {"x": None, "y": None, "w": None, "h": None}  # inside a collapsed group: not drawn
         groups.append({"id": f"g{g}", "label": model.group_label[g], "kind": model.group_kind[g],
-                       "parent": f"g{parent}" if parent != ROOT else None,
+                       "parent": f"g{parent}" if parent != ROOT else None, **_stacked(model, g),
                        "expanded": g in expanded, **box, **_annotations(model.group_values, model, g)})  # fmt: skip
     edges = [{"source": item_key(layout, e.source), "target": item_key(layout, e.target),
               "kind": "owner" if e.owner else e.kind, "count": e.count, "points": _points(layout, e)}

@@ -10,6 +10,8 @@ it through `explorer.graph.layout`. `build()` shapes it the way a reader sees a 
   subgraphs/blocks are groups, and a folded constant with no scope of its own joins the deepest group holding
   all its readers (a weight sits in the layer that uses it, not above the whole model); drawn ops keep the
   place the exporter gave them;
+- consecutive sibling scopes of the same structure (a decoder's layers) are stacked into one group
+  (explorer.graph.stacks);
 - a level with more than CHUNK drawn members gets chunk groups cut along the topological order of what it
   draws, so no level ever shows thousands of boxes at once and chunks never form a cycle of their own.
 
@@ -33,6 +35,7 @@ from explorer.graph.shaping import (
     fold_constants,
     reading_start,
 )
+from explorer.graph.stacks import add_stacks
 
 
 class GraphBuilder:
@@ -43,6 +46,7 @@ class GraphBuilder:
         `role_of(node, value name)` places and names the input of a node that reads a value (GraphModel.role_of)."""
         self.resolve = resolve
         self.role_of = role_of
+        self.attributes_of: Any = None  # node → its attributes as comparable text (GraphModel.attributes_of)
         self.labels: list[str] = []
         self.ops: list[str] = []
         self.groups: list[int] = []
@@ -213,6 +217,7 @@ class GraphBuilder:
             group_values={k: _value_column(v, self.resolve) for k, v in self.group_value_columns.items()},
         )
         model.role_of = self.role_of
+        model.attributes_of = self.attributes_of
         model.node_lane = np.asarray(self.lanes, dtype=np.int64)
         model.group_owner = np.full(len(self.group_labels), -1, dtype=np.int64)
         for group, node in self.group_owners.items():
@@ -225,6 +230,7 @@ class GraphBuilder:
         adopt_unscoped(model)
         adopt_sandwiched(model)
         collapse_single_scopes(model)
+        add_stacks(model)
         add_chunks(model)
         reading_start(model)  # worked out here: a big graph is built in the background, its first screen is not
         return model

@@ -228,6 +228,8 @@ def group_title(model: GraphModel, group: int) -> str:
     """A group's name, with the class of the module it is when the file says (`layers.7 · LlamaDecoderLayer`)."""
     label = model.group_label[group]
     detail = model.group_detail[group] if group < len(model.group_detail) else ""
+    if detail and model.group_kind[group] == "stack":  # `layers.0–79 × 80 LlamaDecoderLayer`
+        return f"{label} {detail}"
     return f"{label} · {detail}" if detail and model.group_kind[group] == "scope" else label
 
 
@@ -834,7 +836,7 @@ def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
     return base[np.argsort(rank, kind="stable")]
 
 
-ON_DEMAND_KINDS = frozenset({"subgraph", "function"})  # groups the first screen leaves closed off the path
+ON_DEMAND_KINDS = frozenset({"subgraph", "function", "stack"})  # groups the first screen leaves closed off the path
 
 
 def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
@@ -843,7 +845,7 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
     whole chunk), then the other groups level by level in the model's order within `budget`; a small graph
     opens whole, a large one on its reading start. Control-flow bodies and local functions off that path stay
     closed (as Netron and Model Explorer show them on demand): opened, their frames stood between the first
-    ops."""
+    ops. A stack of alike blocks stays closed, on the path too."""
     if model.n_groups == 0:
         return set()
     drawn = ~model.node_constant
@@ -864,8 +866,9 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
         for g in model.ancestors(int(model.node_group[node])):
             if g in expanded:
                 continue
-            if model.group_unit[g] or visible + opened_cost(g) > max(budget, PATH_BUDGET):
-                break
+            if model.group_unit[g] or model.group_kind[g] == "stack" or visible + opened_cost(g) > max(
+                    budget, PATH_BUDGET):  # fmt: skip
+                break  # a stack stays one box: the model's shape first, its blocks on Enter
             expanded.add(g)
             visible += opened_cost(g)
     frontier = list(children.get(ROOT, []))

@@ -90,6 +90,9 @@ class GraphModel:
     node_shape_only: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     # role_of(node, value name) → (the input's position, its formal name such as "W" or "B", "" unknown)
     role_of: Any = None
+    # attributes_of(node) → a text equal exactly when two nodes' attributes are (names and values), where the
+    # format has them: two blocks whose ops differ in one attribute are never stacked (explorer.graph.stacks)
+    attributes_of: Any = None
     # per node: the lane it runs on (a schedule workload's core), -1 for none; an opened group whose members all
     # have lanes lays them out as a grid, one row per lane
     node_lane: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))

@@ -30,7 +30,7 @@ MAX_SANDWICH_DEPTH = 64  # scope levels an op sandwiched between two parts of a 
 SHAPE_SOURCES = frozenset({"Shape", "Size"})
 # a constant above this many bytes is a weight, not an axis, an index or a shape: an op mixing a shape-derived value
 # with one (a position embedding's Gather of `Range(seq)`) computes data and stays drawn
-SHAPE_CONSTANT_BYTES = 4096
+SHAPE_CONSTANT_BYTES = 256
 
 
 def fold_constants(model: GraphModel) -> None:

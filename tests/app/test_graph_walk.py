@@ -50,6 +50,13 @@ def test_left_right_and_the_nearest_box_reach_what_no_edge_does():
     del ids
 
 
+async def _open_the_stack(pilot, graph) -> None:
+    """The sample's layers.1-3 are alike and stacked: Enter on the stack shows them as closed blocks."""
+    _select_group(graph, "layers.1–3")
+    await pilot.press("enter")
+    await pilot.pause()
+
+
 def _select_group(graph, label: str):
     """Put the cursor on the closed group box `label`: the layout it was found in and its item."""
     layout = graph.layout
@@ -234,6 +241,7 @@ async def test_enter_on_a_block_moves_nothing_on_screen_above_it(size):
     app = make_app(GPT)
     async with app.run_test(size=size) as pilot:
         graph = await open_graph(pilot)
+        await _open_the_stack(pilot, graph)
         layout, block = _select_group(graph, "layers.1")
         await pilot.pause()
         ox, oy = graph.origin
@@ -267,6 +275,7 @@ async def test_closing_a_wide_block_leaves_no_box_hidden_beside_empty_room(size)
     app = make_app(GPT)
     async with app.run_test(size=size) as pilot:
         graph = await open_graph(pilot)
+        await _open_the_stack(pilot, graph)
         layout, block = _select_group(graph, "layers.1")
         await pilot.press("enter")
         for _ in range(6):  # along the block's rows, to its right
@@ -292,6 +301,7 @@ async def test_a_name_scope_selected_is_what_the_details_describe_and_g_lists():
     app = make_app(GPT)
     async with app.run_test(size=(160, 48)) as pilot:
         graph = await open_graph(pilot)
+        await _open_the_stack(pilot, graph)
         layout, block = _select_group(graph, "layers.1")
         await pilot.pause()
         sections = app.query_one("#details").sections
@@ -343,7 +353,7 @@ TINY_GPT_PARTS = (("layers.0", "layers.1"), ("qkv", "proj", "fc1", "fc2"))
 @pytest.mark.parametrize(("name", "blocks", "parts"), [
     ("tinygpt2_dynamo.onnx", *TINY_GPT_PARTS),
     ("tinygpt2_torchscript_opset14.onnx", *TINY_GPT_PARTS),
-    ("hf_gpt2_dynamo.onnx", ("h.0", "h.1", "h.2"), ("c_attn", "attn", "c_fc", "c_proj")),
+    ("hf_gpt2_dynamo.onnx", ("h.0", "h.1", "h.2", "h.3"), ("c_attn", "attn", "c_fc", "c_proj")),
 ])  # fmt: skip
 async def test_down_alone_walks_every_block_of_torch_exports(name, blocks, parts):
     """Issue #54: ↓ from the tokens reaches the logits through every block's attention and MLP, in the export
@@ -369,3 +379,27 @@ async def test_down_alone_walks_every_block_of_torch_exports(name, blocks, parts
     for block in blocks:
         for part in parts:
             assert any(block in path and part in path for path in computed), (block, part, computed)
+
+
+async def test_enter_opens_a_stack_into_closed_blocks_and_a_block_on_the_second():
+    """Issue #54: the alike blocks of a GPT-2 are one box `h.1–3 × 3 GPT2Block`; Enter shows them as closed
+    blocks with the cursor on the first, Enter again opens that block."""
+    app = make_app(ROOT / "tests" / "data" / "torch_exports" / "hf_gpt2_dynamo.onnx")
+    async with app.run_test(size=(160, 48)) as pilot:
+        graph = await open_graph(pilot)
+        layout, stack = _select_group(graph, "h.1–3")
+        assert "h.1–3 × 3 GPT2Block" in layout.titles[stack]
+        group = int(layout.visible.item_id[stack])
+        await pilot.press("enter")
+        await pilot.pause()
+        layout = graph.layout
+        blocks = [layout.labels[i] for i in range(layout.visible.n_items) if layout.visible.item_kind[i] == 1
+                  and graph.model.group_parent[int(layout.visible.item_id[i])] == group]
+        assert blocks == ["h.1", "h.2", "h.3"]
+        assert layout.labels[graph.selected_item] == "h.1"
+        await pilot.press("enter")
+        await pilot.pause()
+        model, layout = graph.model, graph.layout
+        inside = [model.group_path(int(model.node_group[int(layout.visible.item_id[i])]))
+                  for i in range(layout.visible.n_items) if layout.visible.item_kind[i] == 0]  # fmt: skip
+        assert any("h.1–3 › h.1" in path for path in inside) and not any("h.2" in path for path in inside)

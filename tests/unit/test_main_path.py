@@ -73,7 +73,7 @@ def test_hugging_face_gpt2_from_dynamo_draws_no_edge_upward():
     document = open_document(ROOT / "tests" / "data" / "torch_exports" / "hf_gpt2_dynamo.onnx")
     model = document.view.graph_model()
     splits = [n for n in range(model.n_nodes) if model.node_op[n] == "Split"]
-    assert len(splits) == 3 and all(model.group_label[int(model.node_group[n])] == "attn" for n in splits)
+    assert len(splits) == 4 and all(model.group_label[int(model.node_group[n])] == "attn" for n in splits)
     for expanded in (set(), expand_all(model)):
         layout = layout_graph(model, visible_graph(model, expanded))
         assert [e for e in layout.edges if layout.y[e.target] < layout.y[e.source]] == []

@@ -20,6 +20,7 @@ def onnx_graph(view: Any) -> GraphModel:
 
     b = GraphBuilder(resolve=resolve)
     b.role_of = _roles(index, b.refs)
+    b.attributes_of = lambda node: view.node_attributes(b.refs[node])  # alike blocks stack only when equal
     graph_group: dict[str, int] = {}
     node_ids: dict[str, int] = {}  # graph key → the id of its first op node (its nodes are consecutive)
     value_source: dict[tuple[str, str], int] = {}  # (graph key, value name) → node id that defines it

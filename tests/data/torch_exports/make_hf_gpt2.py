@@ -1,7 +1,8 @@
-"""Writes a 3-layer Hugging Face GPT-2 (width 32, vocab 100, random weights, nothing downloaded) as torch's dynamo
+"""Writes a 4-layer Hugging Face GPT-2 (width 32, vocab 100, random weights, nothing downloaded) as torch's dynamo
 exporter writes it, weights inside the file: `hf_gpt2_dynamo.onnx`. Its qkv `Split` sits in the block's scope
-between two parts of `attn`, and its three blocks are alike. Needs torch, onnxscript and transformers (not in
-the test set-up); run by hand: `python tests/data/torch_exports/make_hf_gpt2.py`."""
+between two parts of `attn`, and its last three blocks are alike (the first holds what they share). Needs torch,
+onnxscript and transformers (not in the test set-up); run by hand: `python tests/data/torch_exports/make_hf_gpt2.py`.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ class Logits(torch.nn.Module):
 def main() -> None:
     warnings.filterwarnings("ignore")
     torch.manual_seed(0)
-    config = GPT2Config(n_layer=3, n_embd=32, n_head=2, vocab_size=100, n_positions=32)
+    config = GPT2Config(n_layer=4, n_embd=32, n_head=2, vocab_size=100, n_positions=32)
     model = Logits(GPT2LMHeadModel(config).eval()).eval()
     ids = torch.randint(0, 100, (1, 8))
     path = HERE / "hf_gpt2_dynamo.onnx"

@@ -1,0 +1,208 @@
+"""Stacks of alike blocks: consecutive sibling scopes of the same structure (a decoder's 80 layers) become one
+group, `layers.0–79 × 80 LlamaDecoderLayer`, whose members are the blocks; closed it is one box with the values
+flowing through, opened its blocks are closed boxes, each of which opens as before.
+
+Alike means the same thing at every level: the same ops in the same order, the same sub-scopes by name, the same
+edges inside, the same folded weights' shapes and, where the format gives them (`GraphModel.attributes_of`), the
+same attributes, and the same module class. A stack never hides a difference, and never a cycle: a run of blocks
+that an op outside it reads from and feeds back into is not stacked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+from explorer.graph.model import ROOT, GraphModel, LazyText, successors_csr
+
+MIN_STACK = 3  # alike consecutive blocks a stack needs: two side by side cost less than an Enter
+STACK_KINDS = frozenset({"scope"})  # what may be stacked: name scopes and modules, not subgraphs or functions
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+_MADE_UP = re.compile(r"unk__\d+")
+
+
+def add_stacks(model: GraphModel) -> None:
+    """Put every run of MIN_STACK or more alike consecutive sibling scopes into a stack group (kind "stack")."""
+    if model.n_groups < MIN_STACK or model.cyclic or model.edge_src.size == 0:
+        return
+    eligible = [kind in STACK_KINDS and not unit for kind, unit in zip(model.group_kind, model.group_unit.tolist(),
+                                                                      strict=True)]  # fmt: skip
+    siblings: dict[int, list[int]] = {}
+    for g, parent in enumerate(model.group_parent.tolist()):
+        if eligible[g]:
+            siblings.setdefault(parent, []).append(g)
+    if not any(len(kids) >= MIN_STACK for kids in siblings.values()):
+        return
+    nodes = _nodes_by_group(model)
+    drawn = ~model.node_constant
+    rank = model.topo_rank
+    shape, units = _Shape(model, nodes), _Units(model)
+    runs = []
+    for kids in siblings.values():
+        if len(kids) < MIN_STACK:
+            continue
+        first = {g: int(rank[shown].min()) for g in kids if (shown := [v for v in nodes[g] if drawn[v]])}
+        ordered = sorted(first, key=lambda g: (first[g], g))
+        run: list[int] = []
+        for g in ordered:
+            if run and shape.quick(g) == shape.quick(run[0]) and shape.full(g) == shape.full(run[0]):
+                run.append(g)
+                continue
+            runs += _acyclic_runs(model, run, units)
+            run = [g]
+        runs += _acyclic_runs(model, run, units)
+    for run in runs:
+        _make_stack(model, run)
+    if runs:
+        model._group_depth = None
+
+
+def _nodes_by_group(model: GraphModel) -> list[list[int]]:
+    """Per group: its nodes at any depth, in the model's topological order."""
+    found: list[list[int]] = [[] for _ in range(model.n_groups)]
+    parents = model.group_parent.tolist()
+    for node in np.argsort(model.topo_rank, kind="stable").tolist():
+        g = int(model.node_group[node])
+        while g != ROOT:
+            found[g].append(node)
+            g = parents[g]
+    return found
+
+
+class _Shape:
+    """What makes two blocks alike: a quick key (class, node and sub-scope counts) and, only where the quick keys
+    agree, a digest of every op, sub-scope, edge, folded weight's shape and attribute inside."""
+
+    def __init__(self, model: GraphModel, nodes: list[list[int]]) -> None:
+        self.model, self.nodes = model, nodes
+        self.children = np.bincount(model.group_parent[model.group_parent >= 0], minlength=model.n_groups)
+        self._full: dict[int, bytes] = {}
+
+    def quick(self, group: int) -> tuple:
+        model = self.model
+        return (model.group_detail[group] if group < len(model.group_detail) else "", len(self.nodes[group]),
+                int(self.children[group]))  # fmt: skip
+
+    def full(self, group: int) -> bytes:
+        found = self._full.get(group)
+        if found is None:
+            found = self._full[group] = self._digest(group)
+        return found
+
+    def _digest(self, group: int) -> bytes:
+        model = self.model
+        members = self.nodes[group]
+        position = {node: k for k, node in enumerate(members)}
+        attributes = model.attributes_of
+        parts: list[object] = []
+        weights = model.node_constant & ~model.node_shape_only
+        for node in members:
+            # a weight's shape (a layer of another width is another block); shape inference's made-up dims
+            # (`unk__41`) differ from layer to layer and say nothing
+            shape = _MADE_UP.sub("?", model.node_detail[node]) if weights[node] else ""
+            parts.append((model.node_op[node], self._path(node, group), bool(model.node_constant[node]), shape,
+                          attributes(node) if attributes is not None else ""))  # fmt: skip
+            for e in model.in_edges(node).tolist():
+                source = position.get(int(model.edge_src[e]))
+                if source is not None:
+                    parts.append((source, position[node]))
+        return hashlib.blake2b(repr(parts).encode(), digest_size=16).digest()
+
+    def _path(self, node: int, group: int) -> tuple[str, ...]:
+        """The sub-scopes between `group` and the node, by name (`attn`, `mlp`): the same in every layer."""
+        model, labels = self.model, []
+        g = int(model.node_group[node])
+        while g != group and g != ROOT:
+            labels.append(model.group_label[g])
+            g = int(model.group_parent[g])
+        return tuple(reversed(labels))
+
+
+def _acyclic_runs(model: GraphModel, run: list[int], units: _Units) -> list[list[int]]:
+    """The run as one stack when it is long enough and its box would close no cycle (see `_Units`); otherwise
+    none."""
+    if len(run) < MIN_STACK:
+        return []
+    return [] if units.closes_a_cycle(int(model.group_parent[run[0]]), run) else [run]
+
+
+class _Units:
+    """What a stack's box could close a cycle through: with its parent and the parent's ancestors open and every
+    other group closed (the most a view can merge: opening a group only splits a box), each node is drawn as
+    itself or as the outermost closed group holding it. A stack closes a cycle when one of those boxes is
+    reached from the stack and reaches it back: a block between two alike ones, merged into one box."""
+
+    def __init__(self, model: GraphModel) -> None:
+        self.model = model
+        self._of_parent: dict[int, np.ndarray] = {}
+
+    def closes_a_cycle(self, parent: int, run: list[int]) -> bool:
+        model = self.model
+        n = model.n_nodes
+        unit = self._of_parent.get(parent)
+        if unit is None:
+            unit = self._of_parent[parent] = self._units(parent)
+        stack = n + model.n_groups  # one id for the whole run
+        merged = np.where(np.isin(unit, [n + g for g in run]), stack, unit)
+        u, v = merged[model.edge_src], merged[model.edge_dst]
+        keep = u != v
+        u, v = u[keep], v[keep]
+        targets, ptr = successors_csr(stack + 1, u, v)
+        frontier, seen = [stack], {stack}
+        while frontier:
+            here = frontier.pop()
+            for t in targets[ptr[here] : ptr[here + 1]]:
+                if t == stack and here != stack:
+                    return True
+                if t not in seen:
+                    seen.add(t)
+                    frontier.append(t)
+        return False
+
+    def _units(self, parent: int) -> np.ndarray:
+        """Per node: the id it is drawn as (node id, or n + the outermost closed group holding it)."""
+        model = self.model
+        n = model.n_nodes
+        open_path = set(model.ancestors(parent)) if parent != ROOT else set()
+        outermost = np.full(model.n_groups, -1, dtype=np.int64)  # per group: its outermost closed ancestor
+        parents = model.group_parent.tolist()
+        for g in np.argsort(model.group_depth(), kind="stable").tolist():
+            if g in open_path:
+                continue
+            above = parents[g]
+            outermost[g] = g if above == ROOT or above in open_path else outermost[above]
+        groups = model.node_group
+        closed = np.append(outermost, -1)[groups]  # ROOT reads the appended -1
+        return np.where(closed >= 0, n + closed, np.arange(n))
+
+
+def _make_stack(model: GraphModel, run: list[int]) -> None:
+    parent = int(model.group_parent[run[0]])
+    class_name = model.group_detail[run[0]] if run[0] < len(model.group_detail) else ""
+    stack = len(model.group_label)
+    model.group_label.append(stack_label([model.group_label[g] for g in run]))
+    model.group_ref.append(None)
+    model.group_kind.append("stack")
+    model.group_unit = np.append(model.group_unit, False)
+    model.group_op.append("")
+    model.group_detail.append(f"× {len(run)} {class_name}".rstrip())
+    for key, column in model.group_values.items():
+        model.group_values[key] = np.append(column, np.nan) if isinstance(column, np.ndarray) else LazyText(
+            [*column, ""])  # fmt: skip
+    model.group_parent = np.append(model.group_parent, parent)
+    if model.group_owner.size:
+        model.group_owner = np.append(model.group_owner, -1)
+    model.group_parent[run] = stack
+
+
+def stack_label(labels: list[str]) -> str:
+    """`layers.0–79` for `layers.0` … `layers.79` (one name and consecutive numbers), else `first – last`."""
+    found = [_NUMBERED.match(label) for label in labels]
+    if all(found):
+        prefixes = {m.group(1) for m in found if m}
+        numbers = [int(m.group(2)) for m in found if m]
+        if len(prefixes) == 1 and numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+            return f"{prefixes.pop()}{numbers[0]}–{numbers[-1]}"
+    return f"{labels[0]} – {labels[-1]}"
