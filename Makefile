@@ -72,6 +72,7 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet 'torch==2.13.0' 'grandalf==0.8' 'igraph>=0.11'  # torch: the ONNX export; the others: the layout comparison
+	$(PY) -m pip install --quiet 'onnxscript==0.7.2' 'transformers==5.24.0' 'diffusers==0.42.1'  # the architectures torch exports (benchmarks/hf_exports.py)
 	-cd benchmarks/dagre && npm install --silent --no-audit --no-fund  # dagre, the layout quality anchor (needs node; skipped without)
 	$(COMPILE)
 	$(PY) benchmarks/run.py

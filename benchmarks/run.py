@@ -427,7 +427,8 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "—"
 
 
-SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "pipeline", "review", "scale", "hostile", "quit")
+SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "torch", "pipeline", "review", "scale", "hostile",
+            "quit")  # fmt: skip
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -469,7 +470,7 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from ark_bench import section as ark_section  # benchmarks/ is on sys.path when run as a script
 
     lines += ark_section(OUT, PROBES, run_probe, ratio)
-    lines += _model_sections(("onnx", "graph", "graphreview"))
+    lines += _model_sections(("onnx", "graph", "graphreview", "torch"))
     from pipeline_bench import section as pipeline_section
 
     lines += pipeline_section(OUT, PROBES, run_probe, ratio)
@@ -633,6 +634,10 @@ def _model_sections(sections: tuple[str, ...]) -> list[str]:
         from graph_review_bench import section as review_graph_section
 
         lines += review_graph_section(OUT, PROBES, run_probe, ratio, onnx_inputs(OUT))
+    if "torch" in sections:
+        from hf_graph_bench import section as torch_section
+
+        lines += torch_section(OUT)
     return lines
 
 

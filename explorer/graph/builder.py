@@ -34,6 +34,7 @@ from explorer.graph.shaping import (
     collapse_single_scopes,
     fold_constants,
     reading_start,
+    split_reentered_scopes,
 )
 from explorer.graph.stacks import add_stacks
 
@@ -229,6 +230,7 @@ class GraphBuilder:
         fold_constants(model)
         adopt_unscoped(model)
         adopt_sandwiched(model)
+        split_reentered_scopes(model)
         collapse_single_scopes(model)
         add_stacks(model)
         add_chunks(model)

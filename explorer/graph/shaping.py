@@ -221,6 +221,95 @@ def adopt_sandwiched(model: GraphModel) -> None:
     model.node_group = np.asarray(groups, dtype=np.int64)
 
 
+def split_reentered_scopes(model: GraphModel) -> None:
+    """A module called twice (diffusers' ResnetBlock2D applies one `nonlinearity` after each norm; torch's dynamo
+    exporter gives both calls the one module path) is one scope whose ops the block's other ops run between: as
+    one box it is both before and after them, an upward edge. A scope without sub-scopes that its own ops leave
+    and come back to is cut into its unconnected runs of ops, each a group of its own: `nonlinearity`,
+    `nonlinearity #2`, in the model's order."""
+    if model.n_groups == 0 or model.edge_src.size == 0:
+        return
+    drawn = ~model.node_constant
+    has_children = np.bincount(model.group_parent[model.group_parent >= 0], minlength=model.n_groups) > 0
+    counts = np.bincount(model.node_group[(model.node_group >= 0) & drawn], minlength=model.n_groups)
+    candidates = [g for g in np.flatnonzero((counts >= 2) & ~has_children).tolist() if model.group_kind[g] == "scope"]
+    if not candidates:
+        return
+    rank = model.topo_rank
+    members_of: dict[int, list[int]] = {g: [] for g in candidates}
+    for node in np.flatnonzero(drawn & np.isin(model.node_group, candidates)).tolist():
+        members_of[int(model.node_group[node])].append(node)
+    for group, members in members_of.items():
+        inside = set(members)
+        if not _reentered(model, inside, max(int(rank[v]) for v in members)):
+            continue
+        runs = _connected_runs(model, members, inside)
+        if len(runs) < 2:
+            continue
+        for k, run in enumerate(runs[1:], start=2):
+            new = len(model.group_label)
+            add_group(model, f"{model.group_label[group]} #{k}", int(model.group_parent[group]), "scope",
+                       model.group_detail[group])  # fmt: skip
+            moved = np.asarray(run, dtype=np.int64)
+            model.node_group[moved] = new
+            folded = np.flatnonzero((model.node_group == group) & np.isin(model.node_folded_into, moved))
+            model.node_group[folded] = new  # a run's weights go with it
+    model._group_depth = None
+
+
+def _reentered(model: GraphModel, inside: set[int], last: int) -> bool:
+    """Whether a path leaves these nodes and comes back to them (searched among the ops ranked before the last of
+    them: a way back passes only there)."""
+    rank = model.topo_rank
+    frontier = [r for v in inside for r in model.readers(v).tolist() if r not in inside and rank[r] < last]
+    seen = set(frontier)
+    while frontier:
+        node = frontier.pop()
+        for r in model.readers(node).tolist():
+            if r in inside:
+                return True
+            if r not in seen and rank[r] < last:
+                seen.add(r)
+                frontier.append(r)
+    return False
+
+
+def _connected_runs(model: GraphModel, members: list[int], inside: set[int]) -> list[list[int]]:
+    """The members split where no edge among them joins them, each run in the model's order, first run first."""
+    parent = {v: v for v in members}
+
+    def root(v: int) -> int:
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    for v in members:
+        for r in model.readers(v).tolist():
+            if r in inside:
+                parent[root(r)] = root(v)
+    runs: dict[int, list[int]] = {}
+    for v in sorted(members, key=lambda v: int(model.topo_rank[v])):
+        runs.setdefault(root(v), []).append(v)
+    return list(runs.values())
+
+
+def add_group(model: GraphModel, label: str, parent: int, kind: str, detail: str = "") -> None:
+    """Append a group to a built model's columns (its members are moved in by the caller)."""
+    model.group_label.append(label)
+    model.group_ref.append(None)
+    model.group_kind.append(kind)
+    model.group_unit = np.append(model.group_unit, False)
+    model.group_op.append("")
+    model.group_detail.append(detail)
+    for key, column in model.group_values.items():
+        model.group_values[key] = np.append(column, np.nan) if isinstance(column, np.ndarray) else LazyText(
+            [*column, ""])  # fmt: skip
+    model.group_parent = np.append(model.group_parent, parent)
+    if model.group_owner.size:
+        model.group_owner = np.append(model.group_owner, -1)
+
+
 def collapse_single_scopes(model: GraphModel) -> None:
     """A scope group whose only drawn member is one node (`/model/Conv` → model › Conv, with its folded weights)
     adds a click and shows nothing: such singleton scopes give their members to their parent, repeatedly, so a
@@ -331,19 +420,7 @@ def _chunk_group(model: GraphModel, group: int) -> None:
     first_chunk = len(model.group_label)
     for lo in range(0, ordered.size, CHUNK):
         part = ordered[lo : lo + CHUNK]
-        model.group_label.append(f"{_member_name(model, int(part[0]))} – {_member_name(model, int(part[-1]))}")
-        model.group_ref.append(None)
-        model.group_kind.append("chunk")
-        model.group_unit = np.append(model.group_unit, False)
-        model.group_op.append("")
-        model.group_detail.append("")
-        for key, column in model.group_values.items():
-            model.group_values[key] = (
-                np.append(column, np.nan) if isinstance(column, np.ndarray) else LazyText([*column, ""])
-            )
-        model.group_parent = np.append(model.group_parent, group)
-        if model.group_owner.size:
-            model.group_owner = np.append(model.group_owner, -1)
+        add_group(model, f"{_member_name(model, int(part[0]))} – {_member_name(model, int(part[-1]))}", group, "chunk")
     model.node_group[nodes] = first_chunk + chunk_of_member[index[nodes]]
     model.group_parent[subgroups] = first_chunk + chunk_of_member[index[n + subgroups]]
     # folded constants directly in the group: with the chunk of the node they are drawn in

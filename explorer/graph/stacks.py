@@ -1,6 +1,7 @@
-"""Stacks of alike blocks: consecutive sibling scopes of the same structure (a decoder's 80 layers) become one
-group, `layers.0–79 × 80 LlamaDecoderLayer`, whose members are the blocks; closed it is one box with the values
-flowing through, opened its blocks are closed boxes, each of which opens as before.
+"""Stacks of alike blocks: consecutive sibling scopes of the same structure, each reading the one before (a
+decoder's 80 layers), become one group, `layers.0–79 × 80 LlamaDecoderLayer`, whose members are the blocks;
+closed it is one box with the values flowing through, opened its blocks are closed boxes, each of which opens as
+before.
 
 Alike means the same thing at every level: the same ops in the same order, the same sub-scopes by name, the same
 edges inside, the same folded weights' shapes and, where the format gives them (`GraphModel.attributes_of`), the
@@ -15,7 +16,8 @@ import re
 
 import numpy as np
 
-from explorer.graph.model import ROOT, GraphModel, LazyText, successors_csr
+from explorer.graph.model import ROOT, GraphModel, successors_csr
+from explorer.graph.shaping import add_group
 
 MIN_STACK = 3  # alike consecutive blocks a stack needs: two side by side cost less than an Enter
 STACK_KINDS = frozenset({"scope"})  # what may be stacked: name scopes and modules, not subgraphs or functions
@@ -47,7 +49,8 @@ def add_stacks(model: GraphModel) -> None:
         ordered = sorted(first, key=lambda g: (first[g], g))
         run: list[int] = []
         for g in ordered:
-            if run and shape.quick(g) == shape.quick(run[0]) and shape.full(g) == shape.full(run[0]):
+            if (run and shape.quick(g) == shape.quick(run[0]) and shape.full(g) == shape.full(run[0])
+                    and _feeds(model, nodes[run[-1]], nodes[g])):  # fmt: skip
                 run.append(g)
                 continue
             runs += _acyclic_runs(model, run, units)
@@ -57,6 +60,13 @@ def add_stacks(model: GraphModel) -> None:
         _make_stack(model, run)
     if runs:
         model._group_depth = None
+
+
+def _feeds(model: GraphModel, before: list[int], after: list[int]) -> bool:
+    """Whether a block reads what the one before it computes: a stack is a chain the values flow through, not
+    alike branches side by side (an attention's query, key and value)."""
+    later = set(after)
+    return any(int(r) in later for node in before for r in model.readers(node).tolist())
 
 
 def _nodes_by_group(model: GraphModel) -> list[list[int]]:
@@ -179,21 +189,10 @@ class _Units:
 
 
 def _make_stack(model: GraphModel, run: list[int]) -> None:
-    parent = int(model.group_parent[run[0]])
     class_name = model.group_detail[run[0]] if run[0] < len(model.group_detail) else ""
     stack = len(model.group_label)
-    model.group_label.append(stack_label([model.group_label[g] for g in run]))
-    model.group_ref.append(None)
-    model.group_kind.append("stack")
-    model.group_unit = np.append(model.group_unit, False)
-    model.group_op.append("")
-    model.group_detail.append(f"× {len(run)} {class_name}".rstrip())
-    for key, column in model.group_values.items():
-        model.group_values[key] = np.append(column, np.nan) if isinstance(column, np.ndarray) else LazyText(
-            [*column, ""])  # fmt: skip
-    model.group_parent = np.append(model.group_parent, parent)
-    if model.group_owner.size:
-        model.group_owner = np.append(model.group_owner, -1)
+    add_group(model, stack_label([model.group_label[g] for g in run]), int(model.group_parent[run[0]]), "stack",
+              f"× {len(run)} {class_name}".rstrip())  # fmt: skip
     model.group_parent[run] = stack
 
 

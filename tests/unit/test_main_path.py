@@ -77,3 +77,27 @@ def test_hugging_face_gpt2_from_dynamo_draws_no_edge_upward():
     for expanded in (set(), expand_all(model)):
         layout = layout_graph(model, visible_graph(model, expanded))
         assert [e for e in layout.edges if layout.y[e.target] < layout.y[e.source]] == []
+
+
+def test_a_module_called_twice_is_cut_into_its_calls():
+    """diffusers' ResnetBlock2D applies one `nonlinearity` after each norm, and dynamo gives both calls one module
+    path: as one box it sat both before and after conv1 (an upward edge). Its calls become `act` and `act #2`."""
+    b = GraphBuilder()
+    block = b.group("resnets.0", kind="scope")
+    groups = {name: b.group(name, block, kind="scope") for name in ("norm1", "act", "conv1", "norm2")}
+    x = b.node("x", "input")
+    chain = [x]
+    for name, op, group in [("n1a", "GroupNormalization", "norm1"), ("n1b", "Identity", "norm1"),
+                            ("s1", "Sigmoid", "act"), ("m1", "Mul", "act"), ("c1a", "Conv", "conv1"),
+                            ("c1b", "Identity", "conv1"), ("n2a", "GroupNormalization", "norm2"),
+                            ("n2b", "Identity", "norm2"), ("s2", "Sigmoid", "act"), ("m2", "Mul", "act")]:  # fmt: skip
+        node = b.node(name, op, group=groups[group])
+        b.edge(chain[-1], node)
+        chain.append(node)
+    b.edge(chain[-1], b.node("y", "output"))
+    model = b.build()
+    labels = {model.node_label[n]: model.group_label[int(model.node_group[n])] for n in chain[1:]}
+    assert (labels["s1"], labels["m1"], labels["s2"], labels["m2"]) == ("act", "act", "act #2", "act #2")
+    for expanded in ({0}, expand_all(model)):
+        layout = layout_graph(model, visible_graph(model, expanded))
+        assert [e for e in layout.edges if layout.y[e.target] < layout.y[e.source]] == []

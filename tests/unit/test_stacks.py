@@ -152,3 +152,22 @@ def test_a_hugging_face_gpt2_from_dynamo_stacks_the_blocks_after_the_first():
     [stack] = stacks(model)
     assert blocks_of(model, stack) == ["h.1", "h.2", "h.3"]
     assert group_title(model, stack) == "h.1–3 × 3 GPT2Block"
+
+
+def test_alike_branches_side_by_side_are_not_a_stack():
+    """An attention's query, key and value are alike Linear modules reading one input: three branches, not a
+    chain the values flow through; stacked they would hide which feeds what."""
+    b = GraphBuilder()
+    x = b.node("x", "input")
+    ends = []
+    for name in ("query", "key", "value"):
+        block = b.group(name, kind="scope", detail="Linear")
+        matmul = b.node(f"/{name}/MatMul", "MatMul", group=block)
+        add = b.node(f"/{name}/Add", "Add", group=block)
+        b.edge(x, matmul)
+        b.edge(matmul, add)
+        ends.append(add)
+    out = b.node("out", "output")
+    for end in ends:
+        b.edge(end, out)
+    assert stacks(b.build()) == []

@@ -1,0 +1,114 @@
+"""Models as torch exports them (issue #54), a part of `make bench`: the Hugging Face architectures of
+hf_exports.py, each by both torch exporters, opened as the graph view opens them. Per export: its nodes, module
+groups and stacks; the first screen's boxes (target: at most 80 for a dynamo export) and upward edges; the time
+from the file to its summary (`open_document`, what `info` costs) and on to the first graph screen's layout
+(target for the 80-layer decoder: within 1 s of the summary); Enter on its first stack (target: at most 100 ms);
+and with every group open, crossings and total edge length against dagre on the same boxes (targets: crossings
+at most dagre's, length at most 1.1× dagre's, no upward edge). Run alone: `python benchmarks/hf_graph_bench.py`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def first_screen(path: Path) -> dict:
+    from explorer.api import open_document
+    from explorer.graph.layout import initial_expansion, layout_graph, visible_graph
+
+    started = time.perf_counter()
+    document = open_document(path)
+    summary = time.perf_counter() - started
+    model = document.view.graph_model()
+    expanded = initial_expansion(model)
+    cache: dict = {}
+    layout = layout_graph(model, visible_graph(model, expanded), cache=cache)
+    screen = time.perf_counter() - started
+    stacks = [g for g in range(model.n_groups) if model.group_kind[g] == "stack"]
+    enter = None
+    if stacks:
+        began = time.perf_counter()
+        layout_graph(model, visible_graph(model, expanded | {stacks[0]}), cache=cache, previous=layout)
+        enter = time.perf_counter() - began
+    return {
+        "nodes": model.n_nodes,
+        "modules": sum(kind == "scope" for kind in model.group_kind),
+        "stacks": [f"{model.group_label[g]} × {int((model.group_parent == g).sum())}" for g in stacks],
+        "boxes": layout.visible.n_items,
+        "upward": sum(1 for e in layout.edges if layout.y[e.target] < layout.y[e.source]),
+        "summary": summary,
+        "screen": screen,
+        "enter": enter,
+    }
+
+
+def section(out: Path) -> list[str]:
+    from graph_quality import measure
+    from hf_exports import export_all
+
+    lines = [
+        "## Models as torch exports them (issue #54)",
+        "",
+        "Hugging Face architectures built from their config classes with random weights (narrowed: widths 64-128,",
+        "so an export takes seconds; the layer counts and block structure are the real ones), exported by torch",
+        "2.13's dynamo exporter (module paths in the node metadata) and its TorchScript one (opset 17), by",
+        "`benchmarks/hf_exports.py`. First screen: what the graph view opens on (`initial_expansion`); summary:",
+        "`open_document` (what `info` costs); screen: from the file to the first screen's layout; Enter: opening",
+        "the first stack from there. All open: every group open, against dagre on the same boxes (as the layout",
+        "quality section).",
+        "",
+        "| export | nodes | modules | stacks | first screen: boxes | upward | summary | screen | Enter on the stack "
+        "| all open: boxes | crossings (dagre) | length (dagre) | upward |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    failed, verdicts = [], []
+    for name, exporter, path, what in export_all(out):
+        if path is None:
+            failed.append(f"{name} ({exporter}): {what}")
+            continue
+        screen = first_screen(path)
+        whole = measure(path)
+        ours, dagre = whole["ours"], whole["dagre"]
+        if "error" in dagre:
+            crossings = f"{ours['crossings']:,} ({dagre['error']})"
+            length = f"{ours['length']:,} (—)"
+        else:
+            crossings = f"{ours['crossings']:,} ({dagre['crossings']:,})"
+            length = f"{ours['length']:,} ({dagre['length']:,}, {ours['length'] / max(dagre['length'], 1):.2f}×)"
+        enter = f"{screen['enter'] * 1000:.0f} ms" if screen["enter"] is not None else "—"
+        lines.append(
+            f"| {name} ({exporter}) | {screen['nodes']:,} | {screen['modules']:,} | "
+            f"{', '.join(screen['stacks']) or '—'} | {screen['boxes']:,} | {screen['upward']} | "
+            f"{screen['summary']:.2f} s | {screen['screen']:.2f} s | {enter} | {ours['boxes']:,} | {crossings} | "
+            f"{length} | {ours['upward']} |"
+        )
+        verdicts.append(_verdict(f"{name} ({exporter})", exporter, screen, ours, dagre))
+    lines += ["", "Against issue #54's targets:", ""] + [f"- {v}" for v in verdicts]
+    if failed:
+        lines += ["", "Exports torch could not write (left out):", ""] + [f"- {f}" for f in failed]
+    return lines + [""]
+
+
+def _verdict(label: str, exporter: str, screen: dict, ours: dict, dagre: dict) -> str:
+    met = {"0 upward edges": ours["upward"] == 0 and screen["upward"] == 0}
+    if exporter == "dynamo":
+        met["first screen ≤ 80 boxes"] = screen["boxes"] <= 80
+    if screen["enter"] is not None:
+        met["Enter on the stack ≤ 100 ms"] = screen["enter"] <= 0.1
+    if "80_layers" in label:
+        met["first screen within 1 s of the summary"] = screen["screen"] - screen["summary"] <= 1.0
+    if "error" not in dagre:
+        met["crossings ≤ dagre's"] = ours["crossings"] <= dagre["crossings"]
+        met["length ≤ 1.1× dagre's"] = ours["length"] <= 1.1 * dagre["length"]
+    missed = [k for k, ok in met.items() if not ok]
+    return f"{label}: " + ("all met." if not missed else "met except " + ", ".join(missed) + ".")
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "out"
+    target.mkdir(parents=True, exist_ok=True)
+    print("\n".join(section(target)))
