@@ -98,6 +98,8 @@ async def test_a_fork_says_which_of_how_many_and_o_takes_the_other_branch():
     app = make_app(SAMPLE_DATA / "residual_blocks.onnx")
     async with app.run_test(size=(160, 48)) as pilot:
         graph = await open_graph(pilot)
+        await pilot.press("X")  # every group open: the alike blocks are a stack, closed on the first screen
+        await pilot.pause()
         for _ in range(40):  # ↓ until a fork
             await pilot.press("down")
             if graph._fork is not None:
