@@ -180,8 +180,13 @@ def _stubs(layout: Layout, shown: set[int] | None = None) -> list[str]:
         back = item in layout.back_sources
         text = stub_text("↺" if back else "↓" if tb else "→", [layout.labels[t] for t in targets], 24)
         label(item, text, True, "#b03030" if back else "#7a5a00")
-    for item, sources in layout.in_stubs.items():
-        label(item, stub_text("↑ from" if tb else "← from", [layout.labels[s] for s in sources], 24), False)
+    for item in sorted(set(layout.in_stubs) | set(layout.in_bundles)):  # one line above a box: stubs, then bundles
+        parts = []
+        if item in layout.in_stubs:
+            parts.append(stub_text("↑ from" if tb else "← from", [layout.labels[s] for s in layout.in_stubs[item]], 24))
+        if item in layout.in_bundles:  # a bundled value's reader says it reads one (the bundle draws no line to it)
+            parts.append(stub_text("⇈", [layout.labels[s] for s in layout.in_bundles[item]], 24))
+        label(item, "  ".join(parts), False)
     for item, count in layout.bundles.items():
         label(item, f"⇊ {count:,} readers", True)
     for item, name in layout.visible.dangling:

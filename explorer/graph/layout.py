@@ -190,6 +190,7 @@ class Layout:
     out_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → targets drawn as stubs below it
     in_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → sources drawn as stubs above it
     bundles: dict[int, int] = field(default_factory=dict)  # item → how many items its bundled edge feeds
+    in_bundles: dict[int, list[int]] = field(default_factory=dict)  # item → bundled sources it reads (`⇈ cos`)
     # gaps with more edges than tracks: (minor from, minor to, major of the busiest track, sources beyond the
     # cap), absolute cells across/along the layers (x/y in TB, y/x in LR)
     shared_tracks: list[tuple[int, int, int, int]] = field(default_factory=list)
@@ -810,6 +811,7 @@ def _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level
             result.in_stubs.setdefault(edge.target, []).append(edge.source)
         elif edge.kind == "bundle":
             result.bundles[edge.source] = result.bundles.get(edge.source, 0) + 1
+            result.in_bundles.setdefault(edge.target, []).append(edge.source)
     return result
 
 

@@ -281,6 +281,11 @@ def _draw_stubs(canvas: Canvas, layout: Layout, ox: int, oy: int, shown: np.ndar
         bundle = layout.bundles.get(item)
         if bundle:
             canvas.free_text(x if tb else x + w + 1, y + h if tb else y, f"⇊ {bundle:,} readers", STUB)
+        bundled = layout.in_bundles.get(item)
+        if bundled:  # each reader of a bundled value says it reads one (the bundle has no line to it)
+            text = stub_text("⇈", [layout.labels[s] for s in bundled])[: max(w + 12, 16)]
+            spots = [(x + w - len(text), y - 1), (x, y - 1), (x + w + 1, y)] if tb else [(x, y + h)]
+            canvas.free_text_near(spots, text, STUB)
     on_screen = set(shown.tolist())
     for item, name in layout.visible.dangling:
         if item in on_screen:
