@@ -9,6 +9,8 @@ TorchScript one). An export that fails is reported with its reason and left out.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 import time
 import warnings
@@ -139,7 +141,8 @@ def export_all(out: Path, only: set[str] | None = None) -> list[tuple[str, str, 
             try:
                 model, example, names, output = build()
                 options = {} if exporter == "dynamo" else {"opset_version": 17}
-                with torch.no_grad():
+                # torch prints the whole graph to stdout when the TorchScript exporter fails: kept off the report
+                with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()):
                     torch.onnx.export(model, example, path, dynamo=exporter == "dynamo", input_names=names,
                                       output_names=[output], **options)  # fmt: skip
                 if exporter == "dynamo":  # the weights into the file, as a TorchScript export keeps them
