@@ -23,10 +23,12 @@ run: $(STAMP)
 	$(COMPILE)
 	$(VENV)/bin/ir-explorer $(if $(FILE),$(FILE),$(SAMPLE))
 
-# Spread over the machine's cores, at most 4 workers (measured on 2 cores: 10 min in one process, 5.6 min in two);
-# loadgroup keeps a file's tests together where it asks (the fuzz round counts what it ran)
+# One worker more than the machine has cores, at most 4: the app tests wait on Textual's timers and the CLI tests on
+# their child processes, so a third worker fills two cores (measured on 2 cores: 10:30 with two workers, 9:23 with
+# three); loadgroup keeps a file's tests together where it asks (the fuzz round counts what it ran)
+WORKERS := $(shell $(PYTHON) -c 'import os; print(min(4, (os.cpu_count() or 1) + 1))')
 test: $(STAMP) browser
-	$(PY) -m pytest -q -n auto --maxprocesses=4 --dist loadgroup
+	$(PY) -m pytest -q -n $(WORKERS) --dist loadgroup
 
 # The HTML report test opens the page in headless Chromium. Debian's package is installed when it is missing
 # and this runs as root with apt (CI); otherwise that one test skips with a reason. IR_EXPLORER_NO_BROWSER=1 skips it.

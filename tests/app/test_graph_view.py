@@ -231,7 +231,7 @@ async def _keys_then_state(monkeypatch, path, keys: list[str], before_ready: boo
             await pilot.press(*keys)
             assert not graph.ready and len(graph._kept) == len(keys)
         release.set()
-        for _ in range(400):
+        for _ in range(3000):  # on a loaded machine the worker's layout takes seconds
             if graph.ready:
                 break
             await pilot.pause(0.01)
@@ -239,7 +239,7 @@ async def _keys_then_state(monkeypatch, path, keys: list[str], before_ready: boo
         await pilot.pause()
         if not before_ready:
             await pilot.press(*keys)
-        for _ in range(400):  # the kept keys run one a refresh
+        for _ in range(3000):  # the kept keys run one a refresh
             if not graph._kept:
                 break
             await pilot.pause(0.01)
