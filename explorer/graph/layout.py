@@ -205,7 +205,6 @@ class Layout:
     # per item: the earliest topological rank in the model of the nodes it shows (the containers' order ties,
     # and the reading order at a fork: explorer.graph.walk)
     model_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    walk_heights: np.ndarray | None = None  # per item: the way on from it (explorer.graph.walk.item_heights)
 
     def item_at(self, cx: int, cy: int) -> int:
         """The item whose box holds the cell (cx, cy), or -1."""

@@ -23,9 +23,8 @@ SHAPE_READERS = frozenset({"Shape", "Size", "sym_size", "sym_size.int", "aten::s
 
 def item_heights(layout: Layout) -> np.ndarray:
     """Per item: the most items on a path from it on through the drawn edges that lead on down the screen (a
-    closed group counts as one), worked out once per layout: how long the way on is from each consumer."""
-    if layout.walk_heights is not None:
-        return layout.walk_heights
+    closed group counts as one): how long the way on is from each consumer. Worked out at each step, not kept
+    on the layout: the view shifts a layout's boxes after it is made (a kept copy went stale)."""
     visible = layout.visible
     height = np.zeros(visible.n_items, dtype=np.int64)
     src, dst = visible.edge_src, visible.edge_dst
@@ -42,7 +41,6 @@ def item_heights(layout: Layout) -> np.ndarray:
             if values[d] + 1 > values[s]:
                 values[s] = values[d] + 1
         height = np.asarray(values, dtype=np.int64)
-    layout.walk_heights = height
     return height
 
 
