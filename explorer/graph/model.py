@@ -251,6 +251,19 @@ def topological_rank(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarr
     return rank, cyclic
 
 
+def path_heights(n: int, src: np.ndarray, dst: np.ndarray, along: np.ndarray) -> np.ndarray:
+    """Per node: the most edges on a path from it on, following only edges that go forward in `along` (a
+    topological rank, a row on screen); the latest sources first, so each one's readers are final when it is."""
+    forward = along[src] < along[dst]
+    src, dst = src[forward], dst[forward]
+    order = np.argsort(-along[src], kind="stable")
+    height = [0] * n
+    for s, d in zip(src[order].tolist(), dst[order].tolist(), strict=True):
+        if height[d] + 1 > height[s]:
+            height[s] = height[d] + 1
+    return np.asarray(height, dtype=np.int64)
+
+
 def successors_csr(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[list[int], list[int]]:
     """CSR of the edges by source (self-loops dropped): targets[ptr[v]:ptr[v + 1]] are v's successors."""
     keep = src != dst

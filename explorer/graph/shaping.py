@@ -16,6 +16,7 @@ from explorer.graph.model import (
     VALUE_OPS,
     GraphModel,
     LazyText,
+    path_heights,
     successors_csr,
     topological_rank,
 )
@@ -508,14 +509,6 @@ def heights(model: GraphModel) -> np.ndarray:
     """Per node: the most drawn nodes on a path from it on (edges that follow the topological order only),
     worked out once per model."""
     if model._heights is None:
-        n = model.n_nodes
-        keep = (model.topo_rank[model.edge_src] < model.topo_rank[model.edge_dst]) & ~model.node_constant[
-            model.edge_dst] & ~model.node_constant[model.edge_src]  # fmt: skip
-        src, dst = model.edge_src[keep], model.edge_dst[keep]
-        by_source = np.lexsort((dst, -model.topo_rank[src]))  # sources latest first: their readers are final
-        height = [0] * n
-        for s, d in zip(src[by_source].tolist(), dst[by_source].tolist(), strict=True):
-            if height[d] + 1 > height[s]:
-                height[s] = height[d] + 1
-        model._heights = np.asarray(height, dtype=np.int64)
+        drawn = ~model.node_constant[model.edge_src] & ~model.node_constant[model.edge_dst]
+        model._heights = path_heights(model.n_nodes, model.edge_src[drawn], model.edge_dst[drawn], model.topo_rank)
     return model._heights

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.graph.layout import Layout
-from explorer.graph.model import GraphModel
+from explorer.graph.model import GraphModel, path_heights
 
 # ops that read only a value's shape, not its data: a fork into one is a side branch (the shape computations
 # torch exports keep), taken after the data's readers
@@ -25,23 +25,12 @@ def item_heights(layout: Layout) -> np.ndarray:
     """Per item: the most items on a path from it on through the drawn edges that lead on down the screen (a
     closed group counts as one): how long the way on is from each consumer. Worked out at each step, not kept
     on the layout: the view shifts a layout's boxes after it is made (a kept copy went stale)."""
+    # the way on as drawn: edges leading down the screen (TB) or right (LR). Neither the model's order (a closed
+    # group's earliest member can be a weight adopted into it) nor the drawn graph's own (a closed group can close
+    # a cycle with an op beside it) follows the picture.
+    along = (layout.y if layout.direction == "TB" else layout.x).astype(np.int64)
     visible = layout.visible
-    height = np.zeros(visible.n_items, dtype=np.int64)
-    src, dst = visible.edge_src, visible.edge_dst
-    if src.size:
-        # the way on as drawn: edges leading down the screen (TB) or right (LR). Neither the model's order (a closed
-        # group's earliest member can be a weight adopted into it) nor the drawn graph's own (a closed group can
-        # close a cycle with an op beside it) follows the picture.
-        along = (layout.y if layout.direction == "TB" else layout.x).astype(np.int64)
-        forward = along[src] < along[dst]
-        src, dst = src[forward], dst[forward]
-        order = np.argsort(-along[src], kind="stable")  # the lowest sources first: their consumers are final
-        values = height.tolist()
-        for s, d in zip(src[order].tolist(), dst[order].tolist(), strict=True):
-            if values[d] + 1 > values[s]:
-                values[s] = values[d] + 1
-        height = np.asarray(values, dtype=np.int64)
-    return height
+    return path_heights(visible.n_items, visible.edge_src, visible.edge_dst, along)
 
 
 def next_along(model: GraphModel, layout: Layout, item: int, forward: bool) -> list[int]:
