@@ -41,9 +41,13 @@ class DocumentTree(Tree[Item]):
         # ref → the view id a reveal put the cursor there for; its highlight (a message, arriving after any
         # number of other reveals) says so. Dropped when its highlight comes, or when it never will.
         self._following: dict[Any, str] = {}
+        # the ref of the last highlight: opening nodes above the cursor moves its line, and Textual highlights the
+        # same node again; passed on, that stale highlight pulled a view back to what it had left
+        self._highlighted: Any = None
 
     def show_document(self, document: Document) -> None:
         self.document = document
+        self._highlighted = None
         self.clear()
         self.root.label = Text(document.tree.label)  # a str label would be read as markup
         self.root.data = document.tree
@@ -72,6 +76,10 @@ class DocumentTree(Tree[Item]):
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[Item]) -> None:
         if event.node.data is not None:
             ref = event.node.data.ref
+            if _hashable(ref) and ref == self._highlighted:
+                self._following.pop(ref, None)
+                return
+            self._highlighted = ref if _hashable(ref) else None
             view = self._following.pop(ref, "") if _hashable(ref) else ""
             self.post_message(Selected(ref, self, event.node.data.label, following=view))
 
