@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from explorer.graph import brandes_koepf
 from explorer.graph.model import topological_rank
 
 MAX_SPAN = 6  # edges over more layers are stubs ("→ Add_9_1") that jump to their other end
@@ -126,6 +127,8 @@ def place_container(
     wanted_chains: dict[tuple, list[int]] | None = None,
     wanted_centres: np.ndarray | None = None,
     entry_cells: dict[int, int] | None = None,
+    wanted_rows: np.ndarray | None = None,
+    changed: np.ndarray | None = None,
 ) -> Placement:
     """Boxes and routes of one container.
 
@@ -139,6 +142,10 @@ def place_container(
     `entry_cells[port]` (a group just opened) is the cell across the top border, from the frame's left border,
     where the edge from that port's source entered the group's closed box: the port goes there, so the edges above
     drop where they did and the gap above needs no track more than before.
+    `wanted_rows[e]` is where element e's box started along the layers, from the frame's first cell, before
+    (NaN for none); `changed[e]` says its size along them changed (a group opened or closed): the layers down to
+    the first changed element's start no higher than they did (a gap keeps rows it no longer needs), so what is
+    above an opened group stays where it was relative to it.
     """
     n = int(minor_size.size)
     entries = sorted({-c.source - 1 for c in connections if c.source < 0})
@@ -207,7 +214,7 @@ def place_container(
                 want[v] = old[0]
     keys = _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, wanted_centres)
     slot = _slots(v_layer, keys) if keys is not None else _order_layers(total, v_layer, su, sv, rank)
-    minor = _place(total, v_layer, slot, v_minor_size, gaps.minor, su, sv, want)
+    minor = _place(total, v_layer, slot, v_minor_size, gaps.minor, su, sv, want, base)
     # across: the frame's columns around everything (the top level: one column of margin)
     if framed:
         lo = int((minor).min()) - FRAME_PAD - 1 if total else 0
@@ -243,6 +250,11 @@ def place_container(
     if exits:  # above the bottom border: the tracks only (the edges go on through the border, no arrow there)
         gap[top_layer - 1] = max(stem[top_layer - 1] + tracks[top_layer - 1], 1)
     starts = np.concatenate([[0], np.cumsum(thickness + gap)[:-1]])
+    if wanted_rows is not None and n:
+        fed_elements = np.zeros(total, dtype=bool)
+        fed_elements[sv] = True
+        top_rule = "canvas" if not framed else ("ports" if entries else "title")
+        starts = _keep_rows(starts, layer + shift, fed_elements[:n], wanted_rows, changed, top_rule)
     v_major = starts[v_layer]
     # a layer is as thick as its tallest box (often a frame): what nothing feeds (inputs, weights) sits at its
     # bottom, next to its readers; everything else at its top, next to what feeds it
@@ -276,6 +288,25 @@ def place_container(
                                      v_major, v_major_size, -lo) for c in connections}  # fmt: skip
     placement.shared_tracks = [(a - lo, b - lo, track_row[(k, t)], count) for k, (t, a, b, count) in shared.items()]
     return placement
+
+
+def _keep_rows(starts: np.ndarray, layer: np.ndarray, fed: np.ndarray, wanted_rows: np.ndarray,
+               changed: np.ndarray | None, top_rule: str) -> np.ndarray:  # fmt: skip
+    """Layer starts grown (never shrunk) so each layer down to the first changed element's starts no higher
+    than its fed elements did (a source sits at its layer's bottom, so says nothing of where the layer began).
+    Rows count from the frame's first cell: the port row on top ("ports"), two rows above the first layer
+    ("title"), or one row above the canvas's first layer ("canvas"), as place_container places them."""
+    last = int(layer[changed].min()) if changed is not None and changed.any() else int(layer.max())
+    first = int(layer.min())
+    want = np.full(starts.size, np.inf)
+    known = ~np.isnan(wanted_rows) & fed
+    np.minimum.at(want, layer[known], wanted_rows[known])
+    starts = starts.copy()
+    for k in range(first + (1 if top_rule == "title" else 0), last + 1):
+        top = {"ports": 0, "title": int(starts[first]) - 2, "canvas": -1}[top_rule]
+        if np.isfinite(want[k]) and want[k] > starts[k] - top:
+            starts[k:] += int(want[k]) - int(starts[k] - top)
+    return starts
 
 
 def _put_entry_ports(
@@ -466,9 +497,10 @@ def _slots(v_layer: np.ndarray, key: np.ndarray) -> np.ndarray:
 
 
 def _place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, gap: int,
-           seg_u: np.ndarray, seg_v: np.ndarray, wanted: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Minor-axis coordinates: each box pulled toward the mean centre of its neighbours (or to its wanted
-    place, where it has one), order and gaps kept.
+           seg_u: np.ndarray, seg_v: np.ndarray, wanted: np.ndarray, first_dummy: int) -> np.ndarray:  # fmt: skip
+    """Minor-axis coordinates, order and gaps kept. Laid out afresh: Brandes-Köpf (long edges straight, each box
+    over a median neighbour). Where elements have wanted places (a group opened beside them): each box pulled
+    toward the mean centre of its neighbours or to its wanted place.
 
     Within a layer (in slot order) z = coord - packed offset must not decrease. A pass asks every box for the
     centre of its neighbours (`want`), then takes the mean of the two nearest non-decreasing sequences (a
@@ -477,6 +509,9 @@ def _place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, 
     """
     if total == 0:
         return np.zeros(0, dtype=np.int64)
+    has_want = ~np.isnan(wanted)
+    if seg_u.size and not has_want.any():
+        return _brandes_koepf(total, v_layer, slot, size, gap, seg_u, seg_v, first_dummy)
     order = np.lexsort((slot, v_layer))
     layer_sorted = v_layer[order]
     size_sorted = size[order].astype(np.float64)
@@ -487,7 +522,6 @@ def _place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, 
     layer_width = offset[last] + size_sorted[last]
     z = -layer_width / 2.0  # layers start centred on 0
     size_f = size.astype(np.float64)
-    has_want = ~np.isnan(wanted)
     passes = PLACEMENT_PASSES if seg_u.size or has_want.any() else 0
     for _ in range(passes):
         coord = np.empty(total)
@@ -509,6 +543,29 @@ def _place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, 
     coord[order] = coord_sorted
     if has_want.any():
         coord = _settle(order, layer_sorted, size, gap, coord, wanted)
+    return coord
+
+
+def _brandes_koepf(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, gap: int,
+                   seg_u: np.ndarray, seg_v: np.ndarray, first_dummy: int) -> np.ndarray:  # fmt: skip
+    """Left cells from brandes_koepf's centres, rounded, then pushed right where rounding left a gap short."""
+    layers = int(v_layer.max()) + 1
+    members = _layer_members(v_layer, slot, layers)
+    up, down = _neighbours(total, seg_u, seg_v)
+    dummy = (np.arange(total) >= first_dummy).tolist()
+    centre = np.asarray(brandes_koepf.place(members, up, down, size.tolist(), gap, dummy))
+    left = np.floor(centre - size / 2.0).astype(np.int64)
+    order = np.lexsort((slot, v_layer))
+    layer_sorted = v_layer[order]
+    size_sorted = size[order].astype(np.int64)
+    packed = np.cumsum(size_sorted + gap) - (size_sorted + gap)
+    first = np.searchsorted(layer_sorted, layer_sorted, side="left")
+    offset = packed - packed[first]
+    z = left[order] - offset  # non-decreasing within a layer when the gaps hold
+    lift = layer_sorted * (4 * (int(np.abs(z).max()) + int(offset.max()) + 16))
+    z = np.maximum.accumulate(z + lift) - lift
+    coord = np.empty(total, dtype=np.int64)
+    coord[order] = z + offset
     return coord
 
 

@@ -501,12 +501,16 @@ def layout_graph(
         element_keys = element_keys_of[c] = [*_item_keys(visible, members), *((1, g) for g in kids)]
         wanted, centres = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
         wanted_chains = before.wanted_chains(c, element_keys) if wanted is not None else None
+        rows, changed = before.wanted_rows(c, element_keys, major_size, members.size)
         found = cache.get(key)
         if found is not None and not _keeps(found, wanted, wanted_chains):  # reached from another picture
             found = None
+        if found is not None and not _keeps_rows(found, layer, rows, changed):
+            found = None
         if found is None:
             found = place_container(minor_size, major_size, layer, local_position, pieces_here, port_cells, gaps,
-                                    framed, min_minor, wanted, wanted_chains, centres, entry_cells)  # fmt: skip
+                                    framed, min_minor, wanted, wanted_chains, centres, entry_cells,
+                                    rows, changed)  # fmt: skip
             laid_out += 1
             if len(cache) > 4096:
                 cache.clear()
@@ -609,6 +613,8 @@ class _Before:
     def __init__(self, previous: Layout | None, tb: bool, level: int, direction: str) -> None:
         self.boxes: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, id) → (first cell, size) across
         self.frames: dict[int, tuple[int, int]] = {}
+        self.rows: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, id) → (first cell, size) along
+        self.frame_rows: dict[int, tuple[int, int]] = {}
         self.chains: dict[int, tuple[dict[tuple, list[int]], list[tuple[int, int]]]] = {}
         self.previous: Layout | None = None
         self.tb = tb
@@ -619,8 +625,12 @@ class _Before:
         kinds, ids = previous.visible.item_kind.tolist(), previous.visible.item_id.tolist()
         for k, (a, b) in enumerate(zip(across.tolist(), size.tolist(), strict=True)):
             self.boxes[(kinds[k], ids[k])] = (a, b)
+        along, thick = (previous.y, previous.h) if tb else (previous.x, previous.w)
+        for k, (a, b) in enumerate(zip(along.tolist(), thick.tolist(), strict=True)):
+            self.rows[(kinds[k], ids[k])] = (a, b)
         for g, (fx, fy, fw, fh) in previous.frames.items():
             self.frames[g] = (fx, fw) if tb else (fy, fh)
+            self.frame_rows[g] = (fy, fh) if tb else (fx, fw)
         self.chains = previous.chains
         self.previous = previous
 
@@ -705,6 +715,31 @@ class _Before:
             centres[e] = old[0] - origin + old[1] / 2.0
         return (None, None) if np.isnan(wanted).all() else (wanted, centres)
 
+    def wanted_rows(self, container: int, keys: list[tuple[int, int]], sizes: np.ndarray,
+                    n_items: int) -> tuple[np.ndarray | None, np.ndarray | None]:  # fmt: skip
+        """Each element's old first cell along the layers inside `container`, from its frame's first cell (NaN
+        where it was not there), and which elements changed size along them (a group opened or closed, a frame
+        grown): rows down to the first changed one stay where they were (`place_container`)."""
+        if container == ROOT:
+            origin = 0 if self.rows else None
+        else:
+            frame = self.frame_rows.get(container)
+            origin = frame[0] if frame else None
+        if origin is None:
+            return None, None
+        wanted = np.full(len(keys), np.nan)
+        changed = np.zeros(len(keys), dtype=bool)
+        for e, key in enumerate(keys):
+            old = self.rows.get(key) if e < n_items or key not in self.frame_rows else self.frame_rows[key[1]]
+            if old is None and key[0] == 1:
+                old = self.frame_rows.get(key[1]) or self.rows.get(key)
+            if old is None:
+                changed[e] = True
+                continue
+            wanted[e] = old[0] - origin
+            changed[e] = old[1] != int(sizes[e])
+        return (None, None) if np.isnan(wanted).all() else (wanted, changed)
+
     def shift(self, container: int, keys: list[tuple[int, int]], placed: np.ndarray) -> float | None:
         """How far the container's elements moved inside its box (the median over those that were there)."""
         origin = self.origin(container)
@@ -724,6 +759,16 @@ def _keeps(placement: Placement, wanted: np.ndarray | None, wanted_chains: dict 
     if not np.all(placement.minor[: wanted.size][known] == np.floor(wanted[known])):
         return False
     return not wanted_chains or all(placement.chains.get(ends, cells) == cells for ends, cells in wanted_chains.items())
+
+
+def _keeps_rows(placement: Placement, layer: np.ndarray, rows: np.ndarray | None, changed: np.ndarray | None) -> bool:
+    """Whether a cached placement starts no element of the layers kept (down to the first changed element's)
+    higher than it was (what place_container's `wanted_rows` asks)."""
+    if rows is None or layer.size == 0:
+        return True
+    last = int(layer[changed[: layer.size]].min()) if changed is not None and changed[: layer.size].any() else None
+    kept = ~np.isnan(rows[: layer.size]) & ((layer <= last) if last is not None else True)
+    return bool(np.all(placement.major[: layer.size][kept] >= rows[: layer.size][kept]))
 
 
 def _first_positions(tree: Containers, position: np.ndarray) -> dict[int, int]:
