@@ -110,6 +110,10 @@ def weights_text(model: GraphModel, node: int, usual: str, width: int = WEIGHTS_
         size = _elements(detail)  # the weights first, whatever their dtype (an int8 W before a float bias)
         value = values[source] if values is not None else ""
         if model.node_shape_only[source]:  # computed from shapes when the model runs: how, not a weight's shape
+            known = _shape_it_makes(model, node, role)
+            if known:
+                parts.append((0, f"{role} = {known}"))
+                continue
             made = shape_ops_text(model, source)
             parts.append((0, f"{role} ← {made}" if role else f"← {made}"))
             continue
@@ -126,6 +130,21 @@ def weights_text(model: GraphModel, node: int, usual: str, width: int = WEIGHTS_
             return f"{line} · +{len(parts) - k}"
         line = candidate
     return line
+
+
+_UNKNOWN_DIM = re.compile(r"\bunk__\d+\b")  # ONNX shape inference's name for a dim it could not work out
+SHAPE_READERS = {"Reshape": "shape", "ConstantOfShape": "input"}  # op → its input whose value is the output's shape
+
+
+def _shape_it_makes(model: GraphModel, node: int, role: str) -> str:
+    """A folded shape value as the dims it comes to (`[1, seq, 6, 16]`), where the reader's output shape is that
+    value and shape inference knows every dim of it; "" otherwise (then the line counts the ops)."""
+    if SHAPE_READERS.get(model.node_op[node]) != role:
+        return ""
+    found = _TYPED.match(model.node_detail[node])
+    if not found or "?" in found.group(2) or _UNKNOWN_DIM.search(found.group(2)):
+        return ""
+    return f"[{found.group(2)}]"
 
 
 def shape_ops_text(model: GraphModel, node: int) -> str:

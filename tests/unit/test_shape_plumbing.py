@@ -73,6 +73,19 @@ def test_the_reader_says_how_many_ops_compute_its_shape():
     assert weights_text(model, ids["pos_embedding"], "float32") == "initializer · ← 3 ops"
 
 
+@pytest.mark.skipif(not (SAMPLES / "onnx").exists(), reason="real samples not found (a user's clone has no ../shared)")
+def test_a_reshape_says_the_shape_its_plumbing_comes_to_where_every_dim_is_known():
+    document = open_document(SAMPLES / "onnx" / "minigpt4_dynamo_dynseq_noopt.onnx")
+    model = document.view.graph_model()
+    reshapes = [n for n in range(model.n_nodes) if model.node_op[n] == "Reshape" and not model.node_constant[n]]
+    texts = {weights_text(model, n, "float32") for n in reshapes}
+    assert "shape = [1, seq, 6, 16]" in texts  # its output's shape, `seq` the symbolic sequence length
+    unknown = [n for n in reshapes if "?" in model.node_detail[n] or "unk__" in model.node_detail[n]]
+    assert all("←" in weights_text(model, n, "float32") for n in unknown if model.folded_inputs(n))
+    where = next(n for n in range(model.n_nodes) if model.node_op[n] == "Where" and not model.node_constant[n])
+    assert weights_text(model, where, "float32") == "condition ← 10 ops"  # not a shape: its ops counted
+
+
 def test_the_constants_switch_draws_the_shape_arithmetic():
     model, ids = plumbing()
     assert visible_graph(model, set()).n_items == 5
