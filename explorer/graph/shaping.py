@@ -203,10 +203,17 @@ def adopt_sandwiched(model: GraphModel) -> None:
             g = parent
         return -2
 
+    src_all, dst_all = model.edge_src[keep], model.edge_dst[keep]
     for _ in range(MAX_SANDWICH_DEPTH):  # one level deeper a round
         moved = False
+        column = np.asarray(groups, dtype=np.int64)
+        crossing = column[src_all] != column[dst_all]  # an op whose edges all stay in its group is no sandwich
+        bordering = np.zeros(n, dtype=bool)
+        bordering[src_all[crossing]] = True
+        bordering[dst_all[crossing]] = True
+        near = bordering.tolist()
         for node in order:
-            if folded[node] or value_ops[node]:
+            if folded[node] or value_ops[node] or not near[node]:
                 continue
             here = groups[node]
             reads = {child_toward(here, groups[v]) for v in sources[source_ptr[node] : source_ptr[node + 1]]}
@@ -217,6 +224,8 @@ def adopt_sandwiched(model: GraphModel) -> None:
             if len(feeds) == 1:
                 groups[node] = feeds.pop()
                 moved = True
+                for v in (*targets[ptr[node] : ptr[node + 1]], *sources[source_ptr[node] : source_ptr[node + 1]]):
+                    near[v] = True  # its neighbours now border it, later in this round too
         if not moved:
             break
     model.node_group = np.asarray(groups, dtype=np.int64)

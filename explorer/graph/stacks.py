@@ -49,8 +49,8 @@ def add_stacks(model: GraphModel) -> None:
         ordered = sorted(first, key=lambda g: (first[g], g))
         run: list[int] = []
         for g in ordered:
-            if (run and shape.quick(g) == shape.quick(run[0]) and shape.full(g) == shape.full(run[0])
-                    and _feeds(model, nodes[run[-1]], nodes[g])):  # fmt: skip
+            if (run and shape.quick(g) == shape.quick(run[0]) and _feeds(model, nodes[run[-1]], nodes[g])
+                    and shape.ops(g) == shape.ops(run[0]) and shape.full(g) == shape.full(run[0])):  # fmt: skip
                 run.append(g)
                 continue
             runs += _acyclic_runs(model, run, units)
@@ -65,8 +65,8 @@ def add_stacks(model: GraphModel) -> None:
 def _feeds(model: GraphModel, before: list[int], after: list[int]) -> bool:
     """Whether a block reads what the one before it computes: a stack is a chain the values flow through, not
     alike branches side by side (an attention's query, key and value)."""
-    later = set(after)
-    return any(int(r) in later for node in before for r in model.readers(node).tolist())
+    later = set(after)  # from the block's last nodes back: its output is read first, so this ends early
+    return any(int(r) in later for node in reversed(before) for r in model.readers(node).tolist())
 
 
 def _nodes_by_group(model: GraphModel) -> list[list[int]]:
@@ -82,18 +82,28 @@ def _nodes_by_group(model: GraphModel) -> list[list[int]]:
 
 
 class _Shape:
-    """What makes two blocks alike: a quick key (class, node and sub-scope counts) and, only where the quick keys
-    agree, a digest of every op, sub-scope, edge, folded weight's shape and attribute inside."""
+    """What makes two blocks alike: a quick key (class, node and sub-scope counts), then the ops in order, and
+    only where those agree, a digest of every op, sub-scope, edge, folded weight's shape and attribute inside
+    (reading every attribute is what costs: blocks that differ mostly differ in their ops already)."""
 
     def __init__(self, model: GraphModel, nodes: list[list[int]]) -> None:
         self.model, self.nodes = model, nodes
         self.children = np.bincount(model.group_parent[model.group_parent >= 0], minlength=model.n_groups)
         self._full: dict[int, bytes] = {}
+        self._ops: dict[int, bytes] = {}
 
     def quick(self, group: int) -> tuple:
         model = self.model
         return (model.group_detail[group] if group < len(model.group_detail) else "", len(self.nodes[group]),
                 int(self.children[group]))  # fmt: skip
+
+    def ops(self, group: int) -> bytes:
+        found = self._ops.get(group)
+        if found is None:
+            ops = self.model.node_op
+            text = "\0".join(ops[node] for node in self.nodes[group])
+            found = self._ops[group] = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        return found
 
     def full(self, group: int) -> bytes:
         found = self._full.get(group)
