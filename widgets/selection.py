@@ -112,7 +112,7 @@ class SelectionSync:
 
     # ---- one message in ---------------------------------------------------------------------------------------
     def on_selected(self, message: Selected) -> None:
-        if self.document is None:
+        if self.document is None or not self.query(DetailsPanel):  # closing: the views are being taken down
             return
         ref, view = message.ref, message.view
         name = getattr(view, "id", None) or ""

@@ -257,3 +257,20 @@ async def test_keys_pressed_while_the_graph_is_laid_out_are_not_lost(monkeypatch
     late = await _keys_then_state(monkeypatch, path, keys, before_ready=False)
     assert early == late
     assert early[-1]  # the keys did something
+
+
+async def test_a_selection_arriving_while_the_app_closes_is_dropped():
+    """A view's selection still in the queue when the app is taken down reached a screen without its details
+    panel, and the app raised instead of closing (seen in `make bench`, whose probes end right after a key)."""
+    from widgets.details import DetailsPanel
+    from widgets.doc_tree import DocumentTree
+    from widgets.messages import Selected
+
+    app = make_app(ONNX)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        tree = app.query_one(DocumentTree)
+        await app.query_one(DetailsPanel).remove()
+        app.on_selected(Selected(("node", "graph", 0), tree, "x"))
+        await pilot.pause()
+        assert app.is_running
