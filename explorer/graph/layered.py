@@ -334,10 +334,10 @@ def _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, cent
     keys[:n] += minor_size / 2.0
     if centres is not None:  # where they were: the order they had
         keys[:n] = np.where(np.isnan(centres), keys[:n], centres)
-    for e, v in vertex_of_entry.items():
-        keys[v] = keys[e % n] - 0.25 + (e // n) * 1e-3
+    for e, v in vertex_of_entry.items():  # a port that was there keeps its order (its row holds ports only)
+        keys[v] = want[v] + 0.5 if not np.isnan(want[v]) else keys[e % n] - 0.25 + (e // n) * 1e-3
     for e, v in vertex_of_exit.items():
-        keys[v] = keys[e] + 0.25
+        keys[v] = want[v] + 0.5 if not np.isnan(want[v]) else keys[e] + 0.25
     for (a, b), chain in chains.items():
         for k, d in enumerate(chain, 1):
             if np.isnan(want[d]):  # a dummy without an old cell: spaced between its ends

@@ -75,19 +75,3 @@ def test_a_skip_connection_is_drawn_as_a_straight_line():
     centres = placement.minor + sizes / 2
     assert len({float(c) for c in centres[1:4]}) == 1  # the block's ops in one column too
 
-
-def test_rows_above_a_changed_element_start_no_higher_than_they_did():
-    """A group opened: a gap above it that now needs a track less keeps its rows, so the frame's corner lands
-    where its box was; layers below the changed element are free to move up."""
-    from explorer.graph.layered import _keep_rows
-
-    starts = np.asarray([0, 6, 12, 18])
-    layer = np.asarray([0, 1, 2, 3])
-    fed = np.asarray([False, True, True, True])  # the input at layer 0 sits at its layer's bottom: says nothing
-    wanted = np.asarray([5.0, 8.0, 14.0, 40.0])  # rows from the canvas's row -1, as the previous layout had them
-    changed = np.asarray([False, False, True, False])
-    assert _keep_rows(starts, layer, fed, wanted, changed, "canvas").tolist() == [0, 7, 13, 19]
-    # nothing changed: every layer kept, the last one too
-    assert _keep_rows(starts, layer, fed, wanted, None, "canvas").tolist() == [0, 7, 13, 39]
-    # inside a frame with a title and no port row: the first layer is always two rows down, so it is not moved
-    assert _keep_rows(starts, layer, fed, np.asarray([0.0, 9.0, 15.0, 12.0]), None, "title").tolist() == [0, 7, 13, 19]
