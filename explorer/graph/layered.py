@@ -290,20 +290,24 @@ def place_container(
     return placement
 
 
+def last_kept_layer(layer: np.ndarray, changed: np.ndarray | None) -> int:
+    """The deepest layer a relayout keeps the rows of: the first changed element's, or every layer."""
+    return int(layer[changed].min()) if changed is not None and changed.any() else int(layer.max())
+
+
 def _keep_rows(starts: np.ndarray, layer: np.ndarray, fed: np.ndarray, wanted_rows: np.ndarray,
                changed: np.ndarray | None, top_rule: str) -> np.ndarray:  # fmt: skip
     """Layer starts grown (never shrunk) so each layer down to the first changed element's starts no higher
     than its fed elements did (a source sits at its layer's bottom, so says nothing of where the layer began).
     Rows count from the frame's first cell: the port row on top ("ports"), two rows above the first layer
     ("title"), or one row above the canvas's first layer ("canvas"), as place_container places them."""
-    last = int(layer[changed].min()) if changed is not None and changed.any() else int(layer.max())
     first = int(layer.min())
     want = np.full(starts.size, np.inf)
     known = ~np.isnan(wanted_rows) & fed
     np.minimum.at(want, layer[known], wanted_rows[known])
     starts = starts.copy()
-    for k in range(first + (1 if top_rule == "title" else 0), last + 1):
-        top = {"ports": 0, "title": int(starts[first]) - 2, "canvas": -1}[top_rule]
+    top = {"ports": 0, "title": int(starts[first]) - 2, "canvas": -1}[top_rule]  # the first layer never moves
+    for k in range(first + (1 if top_rule == "title" else 0), last_kept_layer(layer, changed) + 1):
         if np.isfinite(want[k]) and want[k] > starts[k] - top:
             starts[k:] += int(want[k]) - int(starts[k] - top)
     return starts
@@ -512,13 +516,9 @@ def _place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, 
     has_want = ~np.isnan(wanted)
     if seg_u.size and not has_want.any():
         return _brandes_koepf(total, v_layer, slot, size, gap, seg_u, seg_v, first_dummy)
-    order = np.lexsort((slot, v_layer))
-    layer_sorted = v_layer[order]
+    order, layer_sorted, offset = _packed(v_layer, slot, size, gap)
     size_sorted = size[order].astype(np.float64)
-    packed = np.cumsum(size_sorted + gap) - (size_sorted + gap)
-    first = np.searchsorted(layer_sorted, layer_sorted, side="left")
     last = np.searchsorted(layer_sorted, layer_sorted, side="right") - 1
-    offset = packed - packed[first]
     layer_width = offset[last] + size_sorted[last]
     z = -layer_width / 2.0  # layers start centred on 0
     size_f = size.astype(np.float64)
@@ -546,6 +546,17 @@ def _place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, 
     return coord
 
 
+def _packed(v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, gap: int) -> tuple[np.ndarray, ...]:
+    """The vertices in layer-then-slot order, their layers, and each one's first cell were its layer packed from
+    0 with `gap` between boxes: a placement keeps order and gaps when coord - offset never decreases in a layer."""
+    order = np.lexsort((slot, v_layer))
+    layer_sorted = v_layer[order]
+    size_sorted = size[order].astype(np.int64)
+    packed = np.cumsum(size_sorted + gap) - (size_sorted + gap)
+    first = np.searchsorted(layer_sorted, layer_sorted, side="left")
+    return order, layer_sorted, packed - packed[first]
+
+
 def _brandes_koepf(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, gap: int,
                    seg_u: np.ndarray, seg_v: np.ndarray, first_dummy: int) -> np.ndarray:  # fmt: skip
     """Left cells from brandes_koepf's centres, rounded, then pushed right where rounding left a gap short."""
@@ -555,12 +566,7 @@ def _brandes_koepf(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.n
     dummy = (np.arange(total) >= first_dummy).tolist()
     centre = np.asarray(brandes_koepf.place(members, up, down, size.tolist(), gap, dummy))
     left = np.floor(centre - size / 2.0).astype(np.int64)
-    order = np.lexsort((slot, v_layer))
-    layer_sorted = v_layer[order]
-    size_sorted = size[order].astype(np.int64)
-    packed = np.cumsum(size_sorted + gap) - (size_sorted + gap)
-    first = np.searchsorted(layer_sorted, layer_sorted, side="left")
-    offset = packed - packed[first]
+    order, layer_sorted, offset = _packed(v_layer, slot, size, gap)
     z = left[order] - offset  # non-decreasing within a layer when the gaps hold
     lift = layer_sorted * (4 * (int(np.abs(z).max()) + int(offset.max()) + 16))
     z = np.maximum.accumulate(z + lift) - lift

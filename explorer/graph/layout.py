@@ -23,6 +23,7 @@ from explorer.graph.layered import (
     Connection,
     Gaps,
     Placement,
+    last_kept_layer,
     order_and_layers,
     place_container,
     simplify,
@@ -501,7 +502,7 @@ def layout_graph(
         element_keys = element_keys_of[c] = [*_item_keys(visible, members), *((1, g) for g in kids)]
         wanted, centres = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
         wanted_chains = before.wanted_chains(c, element_keys) if wanted is not None else None
-        rows, changed = before.wanted_rows(c, element_keys, major_size, members.size)
+        rows, changed = before.wanted_rows(c, element_keys, major_size)
         found = cache.get(key)
         if found is not None and not _keeps(found, wanted, wanted_chains):  # reached from another picture
             found = None
@@ -681,10 +682,11 @@ class _Before:
         cells = {port: entered[key] for port, key in sources.items() if key in entered}
         return cells or None
 
-    def origin(self, container: int) -> int | None:
+    def origin(self, container: int, along: bool = False) -> int | None:
+        """The container's first cell before, across the layers (or along them): 0 for the canvas."""
         if container == ROOT:
             return 0 if self.boxes else None
-        frame = self.frames.get(container)
+        frame = (self.frame_rows if along else self.frames).get(container)
         return frame[0] if frame else None
 
     def wanted(self, container: int, keys: list[tuple[int, int]], sizes: np.ndarray, child_shifts: list,
@@ -715,24 +717,21 @@ class _Before:
             centres[e] = old[0] - origin + old[1] / 2.0
         return (None, None) if np.isnan(wanted).all() else (wanted, centres)
 
-    def wanted_rows(self, container: int, keys: list[tuple[int, int]], sizes: np.ndarray,
-                    n_items: int) -> tuple[np.ndarray | None, np.ndarray | None]:  # fmt: skip
+    def wanted_rows(
+        self, container: int, keys: list[tuple[int, int]], sizes: np.ndarray
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Each element's old first cell along the layers inside `container`, from its frame's first cell (NaN
         where it was not there), and which elements changed size along them (a group opened or closed, a frame
         grown): rows down to the first changed one stay where they were (`place_container`)."""
-        if container == ROOT:
-            origin = 0 if self.rows else None
-        else:
-            frame = self.frame_rows.get(container)
-            origin = frame[0] if frame else None
+        origin = self.origin(container, along=True)
         if origin is None:
             return None, None
         wanted = np.full(len(keys), np.nan)
         changed = np.zeros(len(keys), dtype=bool)
         for e, key in enumerate(keys):
-            old = self.rows.get(key) if e < n_items or key not in self.frame_rows else self.frame_rows[key[1]]
+            old = self.rows.get(key)  # a box before; else a group that was open, by its frame
             if old is None and key[0] == 1:
-                old = self.frame_rows.get(key[1]) or self.rows.get(key)
+                old = self.frame_rows.get(key[1])
             if old is None:
                 changed[e] = True
                 continue
@@ -766,9 +765,8 @@ def _keeps_rows(placement: Placement, layer: np.ndarray, rows: np.ndarray | None
     higher than it was (what place_container's `wanted_rows` asks)."""
     if rows is None or layer.size == 0:
         return True
-    last = int(layer[changed[: layer.size]].min()) if changed is not None and changed[: layer.size].any() else None
-    kept = ~np.isnan(rows[: layer.size]) & ((layer <= last) if last is not None else True)
-    return bool(np.all(placement.major[: layer.size][kept] >= rows[: layer.size][kept]))
+    kept = ~np.isnan(rows) & (layer <= last_kept_layer(layer, changed))
+    return bool(np.all(placement.major[kept] >= rows[kept]))
 
 
 def _first_positions(tree: Containers, position: np.ndarray) -> dict[int, int]:

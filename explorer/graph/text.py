@@ -133,13 +133,13 @@ def weights_text(model: GraphModel, node: int, usual: str, width: int = WEIGHTS_
 
 
 _UNKNOWN_DIM = re.compile(r"\bunk__\d+\b")  # ONNX shape inference's name for a dim it could not work out
-SHAPE_READERS = {"Reshape": "shape", "ConstantOfShape": "input"}  # op → its input whose value is the output's shape
+SHAPE_INPUT_OF = {"Reshape": "shape", "ConstantOfShape": "input"}  # op → its input whose value is the output's shape
 
 
 def _shape_it_makes(model: GraphModel, node: int, role: str) -> str:
     """A folded shape value as the dims it comes to (`[1, seq, 6, 16]`), where the reader's output shape is that
     value and shape inference knows every dim of it; "" otherwise (then the line counts the ops)."""
-    if SHAPE_READERS.get(model.node_op[node]) != role:
+    if SHAPE_INPUT_OF.get(model.node_op[node]) != role:
         return ""
     found = _TYPED.match(model.node_detail[node])
     if not found or "?" in found.group(2) or _UNKNOWN_DIM.search(found.group(2)):
