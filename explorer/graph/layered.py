@@ -213,7 +213,11 @@ def place_container(
             if old is not None:
                 want[v] = old[0]
     keys = _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, wanted_centres)
-    slot = _slots(v_layer, keys) if keys is not None else _order_layers(total, v_layer, su, sv, rank)
+    if keys is not None:
+        slot = _slots(v_layer, keys)
+    else:
+        off_u, off_v = _port_offsets(connections, vertex, chains, port_cells, minor_size, su.size)
+        slot = _order_layers(total, v_layer, su, sv, rank, off_u, off_v)
     minor = _place(total, v_layer, slot, v_minor_size, gaps.minor, su, sv, want, base)
     # across: the frame's columns around everything (the top level: one column of margin)
     if framed:
@@ -351,16 +355,53 @@ def _wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, cent
     return keys
 
 
+def _port_offsets(connections, vertex, chains, port_cells, minor_size, segments: int) -> tuple[np.ndarray, ...]:
+    """Per segment: where across its upper and its lower vertex it ends, as a fraction of the box from its middle
+    (-0.5 left border, +0.5 right border), for ends at an open child group's port; 0 elsewhere. The ordering reads
+    a child's ports as places within its slot (ELK's port-aware barycentres): two edges into one group through
+    ports in one order cross when their sources stand in the other."""
+    off_u = np.zeros(segments)
+    off_v = np.zeros(segments)
+    first_segment: dict[tuple[int, int], int] = {}
+    at = 0
+    for pair, chain in chains.items():  # the segments were made in this order, len(chain) + 1 per pair
+        first_segment[pair] = at
+        at += len(chain) + 1
+    for c in connections:
+        if c.source_port < 0 and c.target_port < 0:
+            continue
+        a, b = vertex(c.source, True), vertex(c.target, False)
+        first = first_segment[(a, b)]
+        if c.source_port >= 0:
+            off_u[first] = _fraction(port_cells[a][1][c.source_port], int(minor_size[a]))
+        if c.target_port >= 0:
+            off_v[first + len(chains[(a, b)])] = _fraction(port_cells[b][0][c.target_port], int(minor_size[b]))
+    return off_u, off_v
+
+
+def _fraction(cell: int, width: int) -> float:
+    return min(max((cell + 0.5) / max(width, 1) - 0.5, -0.49), 0.49)
+
+
 def _order_layers(
-    total: int, v_layer: np.ndarray, seg_u: np.ndarray, seg_v: np.ndarray, rank: np.ndarray
+    total: int,
+    v_layer: np.ndarray,
+    seg_u: np.ndarray,
+    seg_v: np.ndarray,
+    rank: np.ndarray,
+    off_u: np.ndarray | None = None,
+    off_v: np.ndarray | None = None,
 ) -> np.ndarray:
     """Each vertex's slot in its layer, as the layered-layout literature orders them (Graphviz dot, dagre, ELK):
     sweeps down and up, one layer at a time, each layer sorted by the barycentre of its neighbours in the layer
     just placed (vertices without any keep their place); then adjacent pairs transposed while that removes
     crossings; the ordering with the fewest crossings seen is kept. Long edges are chains of dummy vertices, one
     per layer, so their runs take part like boxes. At most ORDER_ITERATIONS rounds, fewer when
-    ORDER_PATIENCE rounds in a row find nothing better: bounded whatever the graph."""
+    ORDER_PATIENCE rounds in a row find nothing better: bounded whatever the graph. `off_u`/`off_v` say where
+    across its end vertices each segment ends (see _port_offsets)."""
     slot = _slots(v_layer, rank)
+    if off_u is None or off_v is None:
+        off_u = off_v = np.zeros(seg_u.size)
     if seg_u.size == 0:
         return slot
     layers = int(v_layer.max()) + 1
@@ -372,9 +413,10 @@ def _order_layers(
     by_layer = np.argsort(seg_layer, kind="stable")
     bounds = np.searchsorted(seg_layer[by_layer], np.arange(layers + 1))
     below = [by_layer[bounds[k] : bounds[k + 1]] for k in range(layers)]
-    up_nbrs, down_nbrs = _neighbours(total, seg_u, seg_v)
+    up_nbrs, down_nbrs = _neighbour_ends(total, seg_u, seg_v, off_u, off_v)
     position = slot.astype(np.int64)
-    best, best_crossings = position.copy(), _crossings(position, seg_u, seg_v, below)
+    ends = (seg_u, seg_v, off_u, off_v)
+    best, best_crossings = position.copy(), _crossings(position, *ends, below)
     still = 0
     for iteration in range(ORDER_ITERATIONS):
         if best_crossings == 0:
@@ -383,7 +425,7 @@ def _order_layers(
         bias_right = (iteration // 2) % 2 == 1  # ties broken the other way every second round (dagre does so)
         for k in range(1, layers) if down else range(layers - 2, -1, -1):
             _sort_by_barycentre(members[k], position, up_nbrs if down else down_nbrs, bias_right)
-        crossings = _crossings(position, seg_u, seg_v, below)
+        crossings = _crossings(position, *ends, below)
         if crossings < best_crossings:
             best, best_crossings, still = position.copy(), crossings, 0
         else:
@@ -413,7 +455,22 @@ def _neighbours(total: int, seg_u: np.ndarray, seg_v: np.ndarray) -> tuple[list[
     return up, down
 
 
-def _sort_by_barycentre(layer: list[int], position: np.ndarray, nbrs: list[list[int]], bias_right: bool) -> None:
+Ends = list[list[tuple[int, float]]]
+
+
+def _neighbour_ends(total: int, seg_u: np.ndarray, seg_v: np.ndarray, off_u: np.ndarray,
+                    off_v: np.ndarray) -> tuple[Ends, Ends]:  # fmt: skip
+    """Per vertex: its neighbours in the layer above and in the layer below, each with where across it the
+    segment ends (a fraction of its slot, see _port_offsets)."""
+    up: Ends = [[] for _ in range(total)]
+    down: Ends = [[] for _ in range(total)]
+    for u, v, fu, fv in zip(seg_u.tolist(), seg_v.tolist(), off_u.tolist(), off_v.tolist(), strict=True):
+        up[v].append((u, fu))
+        down[u].append((v, fv))
+    return up, down
+
+
+def _sort_by_barycentre(layer: list[int], position: np.ndarray, nbrs: Ends, bias_right: bool) -> None:
     """Reorder one layer (in place, `position` updated) by the mean position of each vertex's neighbours in the
     fixed layer; a vertex with none keeps its index, the others fill the remaining indices in barycentre order."""
     if len(layer) < 2:
@@ -422,7 +479,7 @@ def _sort_by_barycentre(layer: list[int], position: np.ndarray, nbrs: list[list[
     for index, v in enumerate(layer):
         near = nbrs[v]
         if near:
-            bary = sum(int(position[w]) for w in near) / len(near)
+            bary = sum(int(position[w]) + f for w, f in near) / len(near)
             sortable.append((bary, -index if bias_right else index, v))
         else:
             fixed[index] = v
@@ -436,7 +493,7 @@ def _sort_by_barycentre(layer: list[int], position: np.ndarray, nbrs: list[list[
         position[v] = index
 
 
-def _transpose(members: list[list[int]], position: np.ndarray, up: list[list[int]], down: list[list[int]]) -> None:
+def _transpose(members: list[list[int]], position: np.ndarray, up: Ends, down: Ends) -> None:
     """Swap adjacent vertices of a layer while that removes crossings with both neighbouring layers (dot's
     transpose), a bounded number of passes. Neighbour positions are read as sorted lists once per layer (the
     neighbouring layers do not move while one layer is transposed)."""
@@ -446,7 +503,7 @@ def _transpose(members: list[list[int]], position: np.ndarray, up: list[list[int
         for layer in members:
             if len(layer) < 2:
                 continue
-            near = {v: (sorted(pos[w] for w in up[v]), sorted(pos[w] for w in down[v])) for v in layer}
+            near = {v: (sorted(pos[w] + f for w, f in up[v]), sorted(pos[w] + f for w, f in down[v])) for v in layer}
             for index in range(len(layer) - 1):
                 a, b = layer[index], layer[index + 1]
                 (a_up, a_down), (b_up, b_down) = near[a], near[b]
@@ -462,7 +519,7 @@ def _transpose(members: list[list[int]], position: np.ndarray, up: list[list[int
     position[:] = pos
 
 
-def _inversions(left: list[int], right: list[int]) -> int:
+def _inversions(left: list[float], right: list[float]) -> int:
     """Crossings between the edges of a vertex standing left (to the sorted places `left`) and of the vertex
     right of it (to `right`): pairs whose places are in the opposite order."""
     if not left or not right:
@@ -470,13 +527,17 @@ def _inversions(left: list[int], right: list[int]) -> int:
     return sum(bisect.bisect_left(right, x) for x in left)
 
 
-def _crossings(position: np.ndarray, seg_u: np.ndarray, seg_v: np.ndarray, below: list[np.ndarray]) -> int:
-    """Crossings of all segments, layer gap by layer gap: pairs whose ends are in opposite orders."""
+def _crossings(position: np.ndarray, seg_u: np.ndarray, seg_v: np.ndarray, off_u: np.ndarray | None,
+               off_v: np.ndarray | None, below: list[np.ndarray]) -> int:  # fmt: skip
+    """Crossings of all segments, layer gap by layer gap: pairs whose ends are in opposite orders (an end's place
+    is its vertex's slot plus where across the vertex it ends)."""
     total = 0
     for segments in below:
         if segments.size < 2:
             continue
         pu, pv = position[seg_u[segments]], position[seg_v[segments]]
+        if off_u is not None and off_v is not None:
+            pu, pv = pu + off_u[segments], pv + off_v[segments]
         if segments.size <= 512:
             du = pu[:, None] - pu[None, :]
             dv = pv[:, None] - pv[None, :]

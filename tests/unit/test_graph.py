@@ -304,7 +304,7 @@ def test_the_ordering_sweeps_layer_by_layer_and_keeps_the_best_it_saw():
     order = layered._order_layers(6, v_layer, np.array([0, 1, 2]), np.array([5, 4, 3]), np.arange(6.0))
     assert order[[3, 4, 5]].tolist() == [2, 1, 0] or order[[0, 1, 2]].tolist() == [2, 1, 0]
     below = [np.array([0, 1, 2]), np.array([], dtype=np.int64)]
-    assert layered._crossings(order, np.array([0, 1, 2]), np.array([5, 4, 3]), below) == 0
+    assert layered._crossings(order, np.array([0, 1, 2]), np.array([5, 4, 3]), None, None, below) == 0
 
     rng = np.random.default_rng(7)
     layers, width = 40, 12
@@ -313,9 +313,9 @@ def test_the_ordering_sweeps_layer_by_layer_and_keeps_the_best_it_saw():
     v = (v_layer[u] + 1) * width + rng.integers(0, width, u.size)
     start = layered._slots(v_layer, np.arange(v_layer.size, dtype=np.float64))
     below = [np.flatnonzero(v_layer[u] == k) for k in range(layers)]
-    first = layered._crossings(start, u, v, below)
+    first = layered._crossings(start, u, v, None, None, below)
     ordered = layered._order_layers(v_layer.size, v_layer, u, v, np.arange(v_layer.size, dtype=np.float64))
-    assert layered._crossings(ordered, u, v, below) < first
+    assert layered._crossings(ordered, u, v, None, None, below) < first
 
 
 def stable_layout_files() -> list[str]:
