@@ -41,6 +41,7 @@ browser:
 lint: $(STAMP)
 	$(VENV)/bin/ruff check explorer widgets tests benchmarks examples
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 samples: $(STAMP)
 	$(PY) -m explorer.samples sample_data

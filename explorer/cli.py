@@ -351,7 +351,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         document.run_deep_checks()
     counts = count_by_severity(document.problems)
     if command == "info":
-        payload = {
+        payload: dict[str, Any] = {
             "format": document.meta.format,
             "file": str(args.file),
             "summary": document.summary,
@@ -360,12 +360,12 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         }
         from explorer.companions import companions_of, measured_summary
 
-        companions = companions_of(document)
-        if companions.paths:
-            payload["companions"] = {kind: {"file": str(path), "joined": kind not in companions.refused,
-                                            "why_not": companions.refused.get(kind, "")}
-                                     for kind, path in companions.paths.items()}  # fmt: skip
-        if companions.measured is not None:
+        joined = companions_of(document)
+        if joined.paths:
+            payload["companions"] = {kind: {"file": str(path), "joined": kind not in joined.refused,
+                                            "why_not": joined.refused.get(kind, "")}
+                                     for kind, path in joined.paths.items()}  # fmt: skip
+        if joined.measured is not None:
             payload["measured"] = measured_summary(document)
         from explorer.schedule.pressure import pressure_of
 

@@ -14,13 +14,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from explorer.arrays import distinct
 from explorer.bounded_read import regular_size, too_big
-from explorer.document import Document, Item, Section
+from explorer.document import Document, DocumentView, Item, Section
 from explorer.errors import LoadError, Problem
 
 SCHEDULE_NAME = re.compile(r"^(?P<model>.+)_b(?P<batch>\d+)_c(?P<cores>\d+)_bw(?P<bw>\d+)_stschedule\.json$")
@@ -225,7 +225,8 @@ def attach_companions(
                                              f"{companions.paths[kind].name} was not joined: {why}",
                                              companions.paths[kind].name))  # fmt: skip
     if companions.paths:
-        document.view = JoinedView(document.view, companions, document)
+        # not a DocumentView subclass: what it does not answer itself goes to the schedule's view (__getattr__)
+        document.view = cast(DocumentView, JoinedView(document.view, companions, document))
     if document.tree.children is not None:  # each joined companion's tree, under the schedule's own
         document.tree.children += [companion_root(document, kind) for kind in joined(companions)]
     return companions
@@ -297,6 +298,7 @@ def companion_links(document: Document, ref: Any) -> list[tuple[str, Any]]:
                 found.append((f"frontend layer {name}", ("companion", "frontend", target)))
 
     def instruction_links(hits: np.ndarray) -> None:
+        assert code is not None and table is not None  # called only when a trace or an assembly is joined
         ids = companions.documents[code].schedule.wl_id  # row → instruction: inverted once
         row_of = np.full(max(int(ids.max(initial=-1)) + 1, 0), -1, dtype=np.int64)
         row_of[ids] = np.arange(ids.size)
@@ -467,12 +469,11 @@ def measured_summary(document: Document) -> dict:
         entry = per_layer.setdefault(layer, {"estimated": 0.0, "measured": 0.0})
         entry["estimated"] += float(s.wl_time[row])
         entry["measured"] += float(spans[row])
-    for entry in per_layer.values():
-        entry["ratio"] = entry["measured"] / entry["estimated"] if entry["estimated"] else None
+    ratios = {layer: e["measured"] / e["estimated"] if e["estimated"] else None for layer, e in per_layer.items()}
     return {
         "source": measured.source.name,
         "makespan": measured.makespan,
         "estimated_makespan": estimate.makespan if estimate else None,
         "workloads": measured.workloads,
-        "per_layer": per_layer,
+        "per_layer": {layer: {**entry, "ratio": ratios[layer]} for layer, entry in per_layer.items()},
     }

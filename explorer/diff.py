@@ -140,8 +140,8 @@ def _schedule_diff(
     changes += [{"kind": "workload-added", "core": core, "workload_id": wl} for core, wl in added]
     changes += [{"kind": "workload-removed", "core": core, "workload_id": wl} for core, wl in removed]
     names_a, names_b = np.asarray(sa.layers, dtype=object), np.asarray(sb.layers, dtype=object)
-    renamed = np.flatnonzero(names_a[sa.wl_layer[rows_a]] != names_b[sb.wl_layer[rows_b]]) if rows_a.size else []
-    for k in list(renamed):
+    renamed = np.flatnonzero(names_a[sa.wl_layer[rows_a]] != names_b[sb.wl_layer[rows_b]]) if rows_a.size else None
+    for k in renamed.tolist() if renamed is not None else []:
         row_a, row_b = int(rows_a[k]), int(rows_b[k])
         changes.append({"kind": "layer-changed", "core": int(sa.wl_core[row_a]), "workload_id": int(sa.wl_id[row_a]),
                         "a": sa.layers[sa.wl_layer[row_a]], "b": sb.layers[sb.wl_layer[row_b]]})  # fmt: skip
@@ -267,7 +267,7 @@ def _transfer_changes(sa: Any, sb: Any, limit: int | None) -> tuple[list[dict[st
     changes.sort(key=lambda c: (c["kind"] != "transfer-added", c["direction"], c["core"], c["workload_id"]))
     moved = distinct(keys[:, 3]) if keys.size else np.zeros(0, dtype=np.int64)
     moved = moved[_present(moved, columns_a[3]) & _present(moved, columns_b[3])]
-    endpoints = [{"kind": "transfer-endpoints", "transfer": int(tid)} for tid in moved.tolist()]
+    endpoints: list[dict[str, Any]] = [{"kind": "transfer-endpoints", "transfer": int(tid)} for tid in moved.tolist()]
     shown = moved if limit is None else moved[:limit]
     for side, columns in (("a", columns_a), ("b", columns_b)):
         mine = np.flatnonzero(np.isin(columns[3], shown))
@@ -304,7 +304,7 @@ def _layer_time_deltas(sa: Any, sb: Any) -> list[dict[str, Any]]:
         return {name: float(v) for name, v in zip(s.layers, sums.tolist(), strict=False) if v}
 
     ta, tb = per_layer(sa), per_layer(sb)
-    found = [{"kind": "layer-time", "layer": name, "a": ta.get(name, 0.0), "b": tb.get(name, 0.0),
+    found: list[dict[str, Any]] = [{"kind": "layer-time", "layer": name, "a": ta.get(name, 0.0), "b": tb.get(name, 0.0),
               "delta": tb.get(name, 0.0) - ta.get(name, 0.0)}
              for name in sorted(set(ta) | set(tb)) if ta.get(name, 0.0) != tb.get(name, 0.0)]  # fmt: skip
     found.sort(key=lambda c: -abs(c["delta"]))
@@ -334,7 +334,7 @@ def _problem_changes(a: Document, b: Document) -> list[dict[str, Any]]:
     """Errors and warnings one file has and the other not (matched by code, place and ids, not by wording)."""
 
     def keys(document: Document) -> dict[tuple, Any]:
-        found = {}
+        found: dict[tuple, Any] = {}
         for p in document.problems:
             ids = tuple(p.refs.get("tensor_ids") or p.refs.get("transfer_ids") or ())
             ident = (p.code, p.refs.get("core"), p.refs.get("workload_id"), ids, p.refs.get("transfer_id"))

@@ -62,7 +62,7 @@ class Section:
 
     title: str
     columns: Sequence[str]
-    rows: list[Sequence[Any]]
+    rows: Sequence[Sequence[Any]]
 
     def __post_init__(self) -> None:  # values from the file, shown inert by the details panel and the exports
         self.title = visible(self.title)
@@ -415,10 +415,14 @@ def chunked_items(
             "chunk",
             f"{word} {lo - start}–{min(lo + CHUNK, stop) - 1 - start}",
             chunk_ref(lo),
-            expand=lambda lo=lo: [make_item(i) for i in range(lo, min(lo + CHUNK, stop))],
+            expand=_chunk_items(make_item, lo, min(lo + CHUNK, stop)),
         )
         for lo in range(start, stop, CHUNK)
     ]
+
+
+def _chunk_items(make_item: Callable[[int], Item], lo: int, hi: int) -> Callable[[], list[Item]]:
+    return lambda: [make_item(i) for i in range(lo, hi)]
 
 
 def chunk_start(index: int, start: int = 0) -> int:

@@ -36,7 +36,7 @@ class FileSpans:
         self._fd: list[int] = []
         weakref.finalize(self, _close, self._fd)
 
-    def read(self, offset: int, length: int) -> bytes:
+    def read(self, offset: int, length: int) -> bytes | bytearray:
         try:
             if not self._fd:
                 self._fd.append(os.open(self.path, os.O_RDONLY))
@@ -47,7 +47,7 @@ class FileSpans:
         except OSError as error:
             raise FileChanged(self.path, "", f"cannot read the file again: {error.strerror or error}") from None
 
-    def item(self, key: int, index: int) -> bytes:
+    def item(self, key: int, index: int) -> bytes | bytearray:
         """The raw JSON of item `index` of the array at span `key`. The first look at an array reads it whole
         once to find where its items lie; each item is then read alone."""
         return self.read(*self.item_span(key, index))
@@ -68,7 +68,7 @@ class FileSpans:
 _BETWEEN = frozenset(b" \t\r\n,")  # what may lie between two items of a JSON array
 
 
-def _item_starts(array: bytes, lengths: np.ndarray) -> np.ndarray:
+def _item_starts(array: bytes | bytearray, lengths: np.ndarray) -> np.ndarray:
     """Where each item of a JSON array starts, from the items' lengths: each follows the previous one after
     whitespace and a comma."""
     starts = np.empty(lengths.size, dtype=np.int64)

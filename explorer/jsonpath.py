@@ -83,7 +83,9 @@ def explain_validation_error(error: msgspec.ValidationError, root: Any, base_pat
     return location, what[:1].lower() + what[1:]
 
 
-def locate_decode_error(error: msgspec.DecodeError, data: bytes, base_offset: int = 0) -> tuple[str, str]:
+def locate_decode_error(
+    error: msgspec.DecodeError, data: bytes | bytearray, base_offset: int = 0
+) -> tuple[str, str]:
     """(location, message) for malformed JSON: line, column and byte, which is what an editor needs."""
     text = str(error)
     at = _AT.match(text)
@@ -105,10 +107,11 @@ def locate_decode_error(error: msgspec.DecodeError, data: bytes, base_offset: in
     return f"line {line}, column {column} (byte {offset})", message[:1].lower() + message[1:]
 
 
-class _Pairs(dict):
+class _Pairs(dict[str, Any]):
     """A decoded object that remembers the keys it saw more than once (a JSON reader keeps the last)."""
 
     __slots__ = ("repeated",)
+    repeated: dict[str, int]
 
 
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> _Pairs:

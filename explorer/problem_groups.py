@@ -9,10 +9,11 @@ tests and any other view read the same groups.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from explorer.errors import SEVERITY_RANK, Problem
+from explorer.errors import SEVERITY_RANK, Problem, Severity
 from explorer.formatting import plural
 
 if TYPE_CHECKING:  # the schedule wing's incidents, grouped here as data: the core imports no wing to run
@@ -111,7 +112,7 @@ def rows_with_problems(s: Any, problems: list[Problem], severities: tuple[str, .
 
 
 def group_problems(
-    problems: list[Problem], incidents: list[Incident] = (), chosen: ProblemFilter = ProblemFilter()
+    problems: list[Problem], incidents: Sequence[Incident] = (), chosen: ProblemFilter = ProblemFilter()
 ) -> list[ProblemGroup]:
     """Groups of the problems `chosen` keeps, errors first, then by code, core and where they start.
 
@@ -153,7 +154,7 @@ def group_problems(
     return groups
 
 
-def filter_choices(problems: list[Problem]) -> tuple[list[str], list[str], list[int]]:
+def filter_choices(problems: list[Problem]) -> tuple[list[Severity], list[str], list[int]]:
     """The severities, codes and cores present, in the order the filter keys cycle through them."""
     severities = sorted({p.severity for p in problems}, key=lambda s: SEVERITY_RANK.get(s, 3))
     codes = sorted({p.code for p in problems})

@@ -170,7 +170,8 @@ class WorkerPool:
                             self._replace(worker)
                             break
             idle = not running and not self._queue and self.workers
-            ready, _, _ = select.select([self._wake_read, *running], [], [], IDLE_SECONDS if idle else None)
+            watched: list[Any] = [self._wake_read, *running]
+            ready, _, _ = select.select(watched, [], [], IDLE_SECONDS if idle else None)
             if not ready:  # idle that long: the workers' memory goes back to the machine until the next job
                 with self._lock:
                     if not self._queue:
@@ -305,7 +306,7 @@ def _serve(preload: Sequence[str], lowered: bool) -> None:
             lowered = True
             _lower_priority()
         try:
-            function = importlib.import_module(module)
+            function: Any = importlib.import_module(module)
             for part in name.split("."):
                 function = getattr(function, part)
             answer = (True, function(*args))

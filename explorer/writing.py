@@ -57,7 +57,8 @@ def _in_words(error: OSError) -> str:
         errno.ENOENT: "the folder does not exist",
         errno.ENAMETOOLONG: "the name is too long",
     }
-    return words.get(error.errno, error.strerror or str(error))
+    fallback = error.strerror or str(error)
+    return words.get(error.errno, fallback) if error.errno is not None else fallback
 
 
 def _replace_with(path: Path, data: bytes) -> None:

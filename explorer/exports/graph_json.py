@@ -86,9 +86,11 @@ def graph_json(
     carries its drawn route (`points`)."""
     layout, expanded = opened_layout(model, expand, opens or [], direction, level, constants)
     visible = layout.visible
-    nodes, box_of_group = [], {}
+    nodes = []
+    box_of_group: dict[int, dict[str, int | None]] = {}
     for item in range(visible.n_items):
-        box = {"x": int(layout.x[item]), "y": int(layout.y[item]), "w": int(layout.w[item]), "h": int(layout.h[item])}
+        box: dict[str, int | None] = {"x": int(layout.x[item]), "y": int(layout.y[item]),
+                                      "w": int(layout.w[item]), "h": int(layout.h[item])}  # fmt: skip
         ident = int(visible.item_id[item])
         if visible.item_kind[item] == 1:
             box_of_group[ident] = box
@@ -148,7 +150,7 @@ def graph_json(
         folded = np.zeros(model.n_nodes, dtype=bool)
         folded[folded_ids] = True
         out = np.flatnonzero(folded[model.edge_src])
-        pairs = {}
+        pairs: dict[tuple[str, str], int] = {}
         for e in out.tolist():
             target = int(model.edge_dst[e])
             item = int(visible.node_item[target])

@@ -220,8 +220,9 @@ def memory_map_figure(document: Document, core: int | None = None) -> go.Figure:
             customdata=ids[m.overlap_step],
             hovertemplate=f"overlap before {words.block} #%{{customdata}}<br>%{{base:#x}} + %{{y}} B<extra></extra>",
         )
-    for first, last, lo, _ in m.ring:
-        figure.add_shape(type="line", x0=first, x1=last + 1, y0=lo, y1=lo, line={"dash": "dot", "color": "#888"})
+    for ring_first, ring_last, lo, _ in m.ring:
+        figure.add_shape(type="line", x0=ring_first, x1=ring_last + 1, y0=lo, y1=lo,
+                         line={"dash": "dot", "color": "#888"})
     figure.add_hline(y=m.capacity, line_dash="dash", line_color="#888", annotation_text="capacity")
     if m.peak_step >= 0:
         figure.add_vline(x=m.peak_step + 0.5, line_color="#ff9f43",
@@ -466,7 +467,7 @@ def _builders(document: Document) -> list[Callable[[Document], go.Figure | None]
         measured = [measured_gantt, measured_scatter] if companions_of(document).measured is not None else []
         # the figures a measurement draws only when a trace was joined: the progress never announces one it skips
         return [gantt, *measured, occupancy_animation, memory_map_figure, occupancy_curve]
-    builders = [op_histogram, parameter_bytes, memory_plan_figure]
+    builders: list[Callable[[Document], go.Figure | None]] = [op_histogram, parameter_bytes, memory_plan_figure]
     if document.offers(Capability.TIMELINE) and not document.offers(Capability.BUFFERS):
         builders.append(gantt)  # lanes without an address space: an instruction trace
     return builders

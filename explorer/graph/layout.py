@@ -414,9 +414,9 @@ def layout_graph(
     box = (float(np.median(item_minor)), float(np.median(item_major))) if m else (0.0, 0.0)  # a grid's cell
     for c in tree.order:
         n = tree.element_count(c)
-        members = edges_in[c]
-        pair_src = np.asarray([x[1] for x in members], dtype=np.int64)
-        pair_dst = np.asarray([x[2] for x in members], dtype=np.int64)
+        inside = edges_in[c]
+        pair_src = np.asarray([x[1] for x in inside], dtype=np.int64)
+        pair_dst = np.asarray([x[2] for x in inside], dtype=np.int64)
         codes, inverse = np.unique(pair_src * max(n, 1) + pair_dst, return_inverse=True)
         u, v = codes // max(n, 1), codes % max(n, 1)
         base = np.concatenate([model_rank[tree.items[c]], [first[g] for g in tree.children[c]]]).astype(np.int64)
@@ -431,7 +431,7 @@ def layout_graph(
         span = np.abs(layer[v] - layer[u])
         stub = back | (span > MAX_SPAN) | (c in gridded)  # a grid's rows are not steps: edges in it are stubs
         if stub.any():
-            edge_ids = np.asarray([x[0] for x in members], dtype=np.int64)
+            edge_ids = np.asarray([x[0] for x in inside], dtype=np.int64)
             turned = edge_ids[stub[inverse]]
             kind[turned[kind[turned] == ROUTED]] = STUB  # a bundle stays a bundle, however far it reaches
         layering[c] = (local_position, layer, codes[~stub].tobytes())
@@ -481,7 +481,7 @@ def layout_graph(
     placements: dict[int, Placement] = {}
     laid_out = 0
     before = _Before(previous, tb, level, direction)
-    shifts: dict[int, float] = {}  # per container: how far its content moved inside its box since `previous`
+    shifts: dict[int, float | None] = {}  # per container: how far its content moved inside its box since `previous`
     element_keys_of: dict[int, list[tuple[int, int]]] = {}
     for c in reversed(tree.order):
         members = tree.items[c]
@@ -670,6 +670,7 @@ class _Before:
         source's edge did)."""
         if self._entered is None:  # every closed group's incoming edges, indexed once per layout
             previous, self._entered = self.previous, {}
+            assert previous is not None  # just_opened says there was a layout before
             kinds, ids = previous.visible.item_kind, previous.visible.item_id
             for edge in previous.edges:
                 if edge.kind != "routed" or not edge.points or kinds[edge.target] != 1:

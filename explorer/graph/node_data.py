@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.errors import LoadError, Problem
+from explorer.errors import LoadError, Problem, Severity
 from explorer.formatting import human_bytes, number
 from explorer.graph.model import ROOT, GraphModel, first_nodes
 from explorer.memory_guard import ensure_fits, ensure_json_fits
@@ -171,7 +171,9 @@ def _from_csv(path: Path, text: str) -> _Table:
         dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
     except csv.Error:
         dialect = csv.excel
-    keys, raw, lines = [], [], []
+    keys: list[str] = []
+    raw: list[str] = []
+    lines: list[int] = []
     rows = enumerate(csv.reader(io.StringIO(text), dialect), start=1)
     while True:
         try:
@@ -288,7 +290,7 @@ def _join(path: Path, graph_id: str, table: _Table, model: GraphModel, joiner: _
                                           "node-data-not-finite": []}  # fmt: skip
     counts = dict.fromkeys(problems, 0)
 
-    def add(code: str, severity: str, message: Any, row: int) -> None:  # the first MAX_LISTED made, all counted
+    def add(code: str, severity: Severity, message: Any, row: int) -> None:  # the first MAX_LISTED made, all counted
         counts[code] += 1
         if counts[code] <= MAX_LISTED:
             problems[code].append(Problem(severity, code, message(), table.locate(row)))
@@ -324,10 +326,10 @@ def _join(path: Path, graph_id: str, table: _Table, model: GraphModel, joiner: _
         else:
             unit_values[unit] = numbers[row]
     listed = []
-    for code, found in problems.items():
-        listed += found
+    for code, made in problems.items():
+        listed += made
         if counts[code] > MAX_LISTED:
-            listed.append(Problem(found[0].severity, code, f"{where}: {counts[code] - MAX_LISTED:,} more like the "
+            listed.append(Problem(made[0].severity, code, f"{where}: {counts[code] - MAX_LISTED:,} more like the "
                                   f"above ({counts[code]:,} in all)", ""))  # fmt: skip
     if keys and matched == 0:
         listed.insert(0, Problem("error", "node-data-no-match", f"{where}: none of its {len(keys):,} keys names "
@@ -413,7 +415,9 @@ def numeric_mode_set(model: GraphModel, mode: str) -> NodeDataSet | None:
     from explorer.graph.colours import MODE_KEYS
 
     key = MODE_KEYS.get(mode)
-    column = model.node_values.get(key) if key and key != "problems" else None
+    if key is None:
+        return None
+    column = model.node_values.get(key) if key != "problems" else None
     if not isinstance(column, np.ndarray):
         return None
     groups = model.group_values.get(key)

@@ -395,9 +395,9 @@ def _member_of(model: GraphModel, group: int) -> np.ndarray:
             below[member] = top
     below_arr = np.append(np.asarray(below, dtype=np.int64), -1)  # ROOT reads the appended -1
     nodes = model.node_group
-    member = np.where(nodes == group, np.arange(n), -1)
+    own = np.where(nodes == group, np.arange(n), -1)
     under = below_arr[nodes]
-    return np.where((member < 0) & (under >= 0), n + under, member)
+    return np.where((own < 0) & (under >= 0), n + under, own)
 
 
 def _chunk_group(model: GraphModel, group: int) -> None:

@@ -112,7 +112,7 @@ def dependencies(s: Schedule) -> Dependencies:
         producers.append(of_rows[producer_index[ok]])
         tids.append(s.in_tid[~direct][spill_inputs])
         via.append(np.ones(int(ok.sum()), dtype=bool))
-    if s.wl_dep_src is not None and s.wl_dep_src.size:  # edges a format knows directly (a trace's wait bits)
+    if s.wl_dep_src is not None and s.wl_dep_src.size and s.wl_dep_dst is not None:  # a trace's wait bits
         consumers.append(s.wl_dep_dst)
         producers.append(s.wl_dep_src)
         tids.append(np.full(s.wl_dep_src.size, -1, dtype=np.int64))

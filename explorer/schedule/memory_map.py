@@ -162,7 +162,7 @@ def _ring_runs(s: Schedule, r0: int, r1: int) -> list[tuple[int, int, int, int]]
                 run = open_[key] = [step, step, *key]
                 runs.append(run)
             run[1] = step
-    return [tuple(run) for run in runs]
+    return [(a, b, c, d) for a, b, c, d in runs]
 
 
 @dataclass

@@ -139,7 +139,7 @@ def relocated_bytes(s: Schedule, move: Move) -> bytes:
         offset, length = spans.item_span(int(s.wl_core[row]), int(s.wl_pos[row]))
         start, size = _address_span(bytes(whole[offset : offset + length]), int(s.buf_pos[entry]))
         edits.append((offset + start, offset + start + size, str(move.address).encode()))
-    pieces: list[bytes] = []
+    pieces: list[bytes | bytearray] = []
     at = 0
     for lo, hi, value in sorted(edits):
         pieces += [whole[at:lo], value]

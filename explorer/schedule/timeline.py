@@ -202,6 +202,7 @@ def _finished(s: Schedule, passed: tuple[np.ndarray, np.ndarray, np.ndarray, np.
 def measured_timeline(s: Schedule) -> Timeline:
     """The timeline of measured blocks: their own starts and ends; per lane, busy time is the union of its
     blocks (blocks of one lane may overlap) and idle the rest of the lane's span."""
+    assert s.wl_start is not None  # asked only of a schedule with measured starts
     start = s.wl_start.astype(np.float64)
     end = start + s.wl_time
     n = s.n_workloads

@@ -116,7 +116,7 @@ def _sampled_hits(
     elements = base + row_pos[:, None] * row_pitch + col_pos[None, :]
     inside = _in_data(other, elements * layout.element_bytes)
     inside &= (row_pos[:, None] < rows_total) & (col_pos[None, :] < cols_total)
-    return inside.reshape(n_rows, per_row, n_cols, per_col).any(axis=(1, 3)), exact
+    return np.asarray(inside.reshape(n_rows, per_row, n_cols, per_col).any(axis=(1, 3))), exact
 
 
 def _sample_positions(n_blocks: int, block: int, per_block: int, total: int) -> np.ndarray:

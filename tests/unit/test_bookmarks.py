@@ -205,12 +205,21 @@ def test_a_planted_fifo_folder_lock_or_dangling_link_is_refused_not_waited_on(tm
     source.write_bytes(b"input")
     fifo = tmp_path / "fifo.bookmarks.json"
     os.mkfifo(fifo)
-    started = time.monotonic()
+    opened: list[int] = []  # the flags of every open of the FIFO: a blocking one would wait for a writer
+    real_open = os.open
+
+    def watching_open(path, flags, *args, **kwargs):
+        if Path(path) == fifo:
+            opened.append(flags)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", watching_open)
     with pytest.raises(BookmarksError, match="not a regular file"):
         load(fifo)
     with pytest.raises(BookmarksError, match="not a regular file"):
         add_bookmark(fifo, source, new_bookmark(("x",), "tree", "note", "x", "me"))
-    assert time.monotonic() - started < 5
+    monkeypatch.setattr(os, "open", real_open)
+    assert opened and all(flags & os.O_NONBLOCK for flags in opened)
 
     monkeypatch.setattr(bookmarks_module, "LOCK_SECONDS", 0.3)
     sidecar = tmp_path / "model.onnx.bookmarks.json"

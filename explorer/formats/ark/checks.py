@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import networkx as nx
 
@@ -252,7 +252,7 @@ def _producer_checks(ark: ArkFile, by_id: dict) -> list[Problem]:
 def plan_checks(ark: ArkFile) -> list[Problem]:
     """Task groups must name existing tasks and stay inside their task, processor and warp ranges."""
     problems: list[Problem] = []
-    tasks = {}
+    tasks: dict[Any, Any] = {}
     for task in ark.tasks:
         if task.id in tasks:
             problems.append(

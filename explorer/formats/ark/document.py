@@ -8,6 +8,7 @@ Refs are tuples: ("group", g), ("op", g, i), ("tensor", g, i, role, k), ("buffer
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from explorer.document import Capability, Document, DocumentView, Item, Meta, Se
 from explorer.errors import Problem
 from explorer.formats.ark.checks import TensorIndex
 from explorer.formats.ark.layout import layout_of
-from explorer.formats.ark.model import ArkArg, ArkFile, ArkOp, ArkTensor
+from explorer.formats.ark.model import ArkArg, ArkFile, ArkNode, ArkOp, ArkTensor
 from explorer.formatting import human, human_bytes
 from explorer.tensors.strides import TensorLayout
 
@@ -110,13 +111,13 @@ class ArkView(DocumentView):
 
     def _group_items(self) -> list[Item]:
         return [
-            Item(self.group_word, self.group_label(g), ("group", g), expand=lambda g=g: self._op_items(g))
+            Item(self.group_word, self.group_label(g), ("group", g), expand=functools.partial(self._op_items, g))
             for g in range(len(self.ark.groups))
         ]
 
     def _op_items(self, g: int) -> list[Item]:
         return [
-            Item("op", op_label(op), ("op", g, i), expand=lambda i=i: self._tensor_items(g, i))
+            Item("op", op_label(op), ("op", g, i), expand=functools.partial(self._tensor_items, g, i))
             for i, op in enumerate(self.ark.groups[g].ops)
         ]
 
@@ -141,7 +142,7 @@ class ArkView(DocumentView):
 
     def _buffer_items(self) -> list[Item]:
         return [
-            Item("buffer", self.buffer_label(b), ("buffer", b), expand=lambda b=b: self._buffer_tensor_items(b))
+            Item("buffer", self.buffer_label(b), ("buffer", b), expand=functools.partial(self._buffer_tensor_items, b))
             for b in self.index.buffers
         ]
 
@@ -158,7 +159,7 @@ class ArkView(DocumentView):
                     "pgroup",
                     f"processor group {p}  processors {pg.processor_range}",
                     ("pgroup", p),
-                    expand=lambda p=p: self._rgroup_items(p),
+                    expand=functools.partial(self._rgroup_items, p),
                 )
             )
         return items
@@ -250,7 +251,7 @@ class ArkView(DocumentView):
         return [
             (
                 f"{u.role} in {self.group_label(u.site.group)}",
-                ("tensor", u.site.group, u.site.index, u.role, u.position),
+                ("tensor", u.site.group, u.site.op_index, u.role, u.position),
             )
             for u in self.index.uses.get(tensor_id, [])
         ]
@@ -261,7 +262,7 @@ class ArkView(DocumentView):
         if not uses:
             return ("tensor-id", tensor_id)
         use = uses[0]
-        return ("tensor", use.site.group, use.site.index, use.role, use.position)
+        return ("tensor", use.site.group, use.site.op_index, use.role, use.position)
 
     def search(self, text: str, limit: int = 200) -> list[tuple[str, Any]]:
         """Nodes/tasks by id, ops by name or type, tensors by id ("t5"), buffers ("buffer 4"), dtype, shape."""
@@ -364,7 +365,7 @@ class ArkView(DocumentView):
                     (
                         group.id,
                         " + ".join(op.type for op in group.ops),
-                        dims(group.producers) if self.ark.kind == "model" else group.num_warps,
+                        dims(group.producers) if isinstance(group, ArkNode) else group.num_warps,
                     )
                     for group in self.ark.groups
                 ],
@@ -373,7 +374,7 @@ class ArkView(DocumentView):
 
     def _describe_group(self, g: int) -> list[Section]:
         group = self.ark.groups[g]
-        if self.ark.kind == "model":
+        if isinstance(group, ArkNode):  # a model's node; a plan's groups are its tasks
             rows = [
                 ("id", group.id),
                 ("producers", dims(group.producers)),
@@ -424,7 +425,7 @@ class ArkView(DocumentView):
         layout = self.index.layout(tensor_id)
         return f"{layout.bytes:,}" if layout else "?"
 
-    def _op_tensor(self, ref: tuple) -> ArkTensor | None:
+    def _op_tensor(self, ref: tuple) -> ArkTensor:
         _, g, i, role, k = ref
         return self.ark.groups[g].ops[i].tensors(role)[k]
 
@@ -473,7 +474,7 @@ class ArkView(DocumentView):
                 [
                     (
                         self.ark.groups[u.site.group].id,
-                        op_label(self.ark.groups[u.site.group].ops[u.site.index]),
+                        op_label(self.ark.groups[u.site.group].ops[u.site.op_index]),
                         u.role,
                     )
                     for u in uses

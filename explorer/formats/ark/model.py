@@ -6,6 +6,7 @@ Every object keeps the JSON path it came from, so a problem can point at the exa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -201,7 +202,7 @@ class OpSite(NamedTuple):
     """Where an op sits: the node (model) or task (plan) at `group` position, op `index` inside it."""
 
     group: int
-    index: int
+    op_index: int
 
 
 @dataclass
@@ -219,7 +220,7 @@ class ArkFile:
     num_warps_per_processor: int = 1
 
     @property
-    def groups(self) -> list[ArkNode] | list[ArkTask]:
+    def groups(self) -> Sequence[ArkNode | ArkTask]:
         return self.nodes if self.kind == "model" else self.tasks
 
     def ops(self) -> list[tuple[OpSite, ArkOp]]:

@@ -207,8 +207,9 @@ class ArkReader:
         tensor_id, dtype, buffer = obj.get("Id"), obj.get("DataType"), obj.get("Buffer")
         if type(tensor_id) is not int or not 0 <= tensor_id <= INT_LIMIT or type(dtype) is not str:
             return None
-        dims = [_plain_ints(obj.get(name)) for name in ("Shape", "Strides", "Offsets", "PaddedShape")]
-        if None in dims or type(buffer) is not dict:
+        shape, strides, offsets, padded = (_plain_ints(obj.get(name)) for name in ("Shape", "Strides", "Offsets",
+                                                                                 "PaddedShape"))  # fmt: skip
+        if shape is None or strides is None or offsets is None or padded is None or type(buffer) is not dict:
             return None
         buffer_id = buffer.get("Id")
         seen = self._read_buffers.get(buffer_id) if type(buffer_id) is int else None
@@ -217,7 +218,7 @@ class ArkReader:
         else:
             ark_buffer = self.buffer(buffer, path + ".Buffer")
             self._read_buffers[ark_buffer.id] = (buffer, ark_buffer)
-        return ArkTensor(tensor_id, dtype, *dims, buffer=ark_buffer, path=path)  # type: ignore[misc]
+        return ArkTensor(tensor_id, dtype, shape, strides, offsets, padded, buffer=ark_buffer, path=path)
 
     def _tensor_fields(self, obj: dict, path: str) -> ArkTensor:
         tensor_id = self.int_field(obj, "Id", path, low=0)

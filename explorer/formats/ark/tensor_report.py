@@ -12,6 +12,8 @@ class PlacedTensors(Protocol):
 
     def layout(self, tensor_id: int) -> Any: ...
 
+    def aliases_of(self, tensor_id: int) -> list[int]: ...
+
 
 def tensor_report(index: PlacedTensors, tensor_id: int) -> dict[str, Any] | None:
     """The documented JSON fields; None when the file has no such tensor. Unplaceable tensors get nulls."""

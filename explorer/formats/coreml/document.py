@@ -7,6 +7,7 @@ Refs: ("description",), ("feature", section, k), ("function", name), ("block", k
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -114,15 +115,15 @@ class CoreMLView(DocumentView):
         """The `info` summary (issue #5 fixes the keys)."""
         model = self.model
         if model.model is None:
-            ops = self.mil_ops()
+            mil_ops = self.mil_ops()
             metadata = model.compiled_metadata or {}
             version = metadata.get("specificationVersion")
             found = {
                 "model_type": "compiled",
                 "spec_version": version if isinstance(version, int) else None,
-                "functions": len({f for f, _, _ in ops}),
-                "operations": len(ops),
-                "op_types": dict(Counter(t for _, t, _ in ops).most_common()),
+                "functions": len({f for f, _, _ in mil_ops}),
+                "operations": len(mil_ops),
+                "op_types": dict(Counter(t for _, t, _ in mil_ops).most_common()),
             }
             if model.compiled_metadata is not None:  # coremlcompiler's metadata.json: the model's interface
                 found["inputs"] = len(_schema(metadata, "inputSchema"))
@@ -226,7 +227,7 @@ class CoreMLView(DocumentView):
                         "function",
                         f"function {function_name}  ({count} ops)",
                         ("function", function_name),
-                        expand=lambda key=key: self._op_items(key) if key else [],
+                        expand=functools.partial(self._op_items, key) if key else list,
                     )
                 )
         layers = self.layers()
@@ -291,7 +292,7 @@ class CoreMLView(DocumentView):
                     "block",
                     f"block {j}  ({count} ops)",
                     ("block", nested),
-                    expand=lambda nested=nested: self._op_items(nested),
+                    expand=functools.partial(self._op_items, nested),
                 )
             )
         return items
@@ -377,7 +378,7 @@ class CoreMLView(DocumentView):
         needle = text.strip().lower()
         if not needle:
             return []
-        hits = []
+        hits: list[tuple[str, Any]] = []
         for key, block in self.model.blocks.items():
             for i, op in enumerate(block.proto.operations):
                 outputs = " ".join(type_text(o.type, self.mil) for o in op.outputs).lower()
@@ -546,7 +547,7 @@ class CoreMLView(DocumentView):
             Section("Attributes", ("name", "type", "value"), attributes),
         ]
         blob = self.model.blobs.get((key, i))
-        if blob is not None:
+        if blob is not None and self.model.weights_dir is not None:  # blobs are read only from a weights folder
             weight_file = self.model.weights_dir / "weight.bin"
             sections.append(
                 Section(

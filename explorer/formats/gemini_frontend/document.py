@@ -7,6 +7,7 @@ Ref kinds: ("summary",), ("layers",), ("layer", index-in-order), ("operations",)
 
 from __future__ import annotations
 
+import functools
 import math
 from functools import cached_property
 from pathlib import Path
@@ -46,7 +47,8 @@ def build_document(path: Path, ir: FrontendIR) -> Document:
 def weight_bytes(layer: Layer) -> int:
     """Bytes of the layer's weights: its inputs after the first (KCRS), at the first input's element size."""
     shapes = layer.shapes("input_shape")
-    dtypes = layer.record.get("input_dtype") if isinstance(layer.record.get("input_dtype"), list) else []
+    listed = layer.record.get("input_dtype")
+    dtypes: list[Any] = listed if isinstance(listed, list) else []
     size = {"int8": 1, "uint8": 1, "float16": 2, "int16": 2, "float32": 4, "int32": 4}
     total = 0
     for k, shape in enumerate(shapes[1:], start=1):
@@ -111,13 +113,15 @@ class FrontendView(DocumentView):
                                               lambda lo: ("layer", lo))),
             Item("group", f"By operation ({len(operations)})", ("operations",), children=[
                 Item("operation", f"{op} · {count}", ("operation", op),
-                     expand=lambda op=op: [self._layer_item(k) for k, layer in enumerate(ir.layers)
-                                           if layer.operation == op])
+                     expand=functools.partial(self._operation_items, op))
                 for op, count in operations.items()
             ]),
             Item("group", f"Graph inputs ({len(ir.inputs)})", ("inputs",),
                  children=[Item("input", name, ("input", name)) for name in ir.inputs]),
         ])  # fmt: skip
+
+    def _operation_items(self, operation: str) -> list[Item]:
+        return [self._layer_item(k) for k, layer in enumerate(self.ir.layers) if layer.operation == operation]
 
     def _layer_item(self, k: int) -> Item:
         layer = self.ir.layers[k]
@@ -213,7 +217,8 @@ class FrontendView(DocumentView):
         tensors = []
         for side in ("input", "output"):
             shapes = layer.shapes(f"{side}_shape")
-            dtypes = record.get(f"{side}_dtype") if isinstance(record.get(f"{side}_dtype"), list) else []
+            listed = record.get(f"{side}_dtype")
+            dtypes: list[Any] = listed if isinstance(listed, list) else []
             for j, shape in enumerate(shapes):
                 tensors.append((f"{side} {j}", "×".join(map(str, shape)), dtypes[j] if j < len(dtypes) else "?"))
         if tensors:
@@ -254,7 +259,7 @@ class FrontendView(DocumentView):
             dtypes = layer.record.get("output_dtype")
             dtype = dtypes[0] if isinstance(dtypes, list) and dtypes and isinstance(dtypes[0], str) else ""
             detail = f"{dtype}[{', '.join(map(str, shapes[0]))}]" if shapes else dtype
-            values = {"dtype": dtype or None, "parameter_bytes": weight_bytes(layer) or None}
+            values: dict[str, Any] = {"dtype": dtype or None, "parameter_bytes": weight_bytes(layer) or None}
             node_of[layer.name] = builder.node(layer.name, layer.operation, detail=detail, ref=("layer", k), **values)
         for name in self.ir.outputs:
             node_of[name] = builder.node(name, "output", ref=("output", name))

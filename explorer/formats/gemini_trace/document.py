@@ -7,7 +7,7 @@ Ref kinds: ("summary",), ("unit", u), ("by-workload",), ("wkl", w), ("by-layer",
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +167,7 @@ class TraceView(DocumentView):
         p = self.program
         units = [
             Item("unit", f"{u} {UNIT_TITLES.get(u, '')} · {int((p.unit == k).sum()):,}", ("unit", k),
-                 expand=lambda k=k: self._instruction_items(np.flatnonzero(p.unit == k)))
+                 expand=partial(self._matching_items, p.unit, k))
             for k, u in enumerate(p.units)
         ]  # fmt: skip
         return Item("file", name, ("summary",), children=[
@@ -183,9 +183,12 @@ class TraceView(DocumentView):
         keys = distinct(values[values >= 0]).tolist()
         return [
             Item(kind, f"{word} {key} · {int((values == key).sum()):,} instructions", (kind, key),
-                 expand=lambda key=key: self._instruction_items(np.flatnonzero(values == key)))
+                 expand=partial(self._matching_items, values, key))
             for key in keys
         ]  # fmt: skip
+
+    def _matching_items(self, values: np.ndarray, key: int) -> list[Item]:
+        return self._instruction_items(np.flatnonzero(values == key))
 
     def _instruction_items(self, instructions: np.ndarray) -> list[Item]:
         rows = self.row_of[instructions].tolist()
@@ -289,7 +292,7 @@ class TraceView(DocumentView):
         if p.timed and rows.size:
             facts += [("first start", f"{int(p.start[rows].min()):,}"), ("last end", f"{int(p.end[rows].max()):,}"),
                       ("span (cycles)", f"{int(p.end[rows].max() - p.start[rows].min()):,}")]  # fmt: skip
-        per_unit = {}
+        per_unit: dict[str, int] = {}
         for k in rows.tolist():
             per_unit[p.units[int(p.unit[k])]] = per_unit.get(p.units[int(p.unit[k])], 0) + 1
         facts.append(("per unit", ", ".join(f"{u} {c}" for u, c in per_unit.items())))

@@ -98,7 +98,7 @@ MEMORY_PER_LINE = 300
 
 def decode_lines(text: bytes, timed: bool) -> tuple[list[tuple | None], list[BadLine]]:
     """Every non-blank line decoded (None where it could not be), and where and why the others failed."""
-    line_type = TraceLine if timed else AsmLine
+    line_type: Any = TraceLine if timed else AsmLine  # a tuple type made at run time: msgspec reads it
     numbered = [(k + 1, line) for k, line in enumerate(text.split(b"\n")) if line.strip()]
     try:
         decoded = msgspec.json.decode(to_json(text), type=list[line_type])
@@ -106,7 +106,7 @@ def decode_lines(text: bytes, timed: bool) -> tuple[list[tuple | None], list[Bad
             return list(decoded), []
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         pass
-    decoder = msgspec.json.Decoder(line_type)
+    decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(line_type)
     results: list[tuple | None] = []
     bad: list[BadLine] = []
     for number, line in numbered:

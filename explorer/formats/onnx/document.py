@@ -357,12 +357,13 @@ class OnnxView(DocumentView):
         info = self.index.graphs[key]
         if info.kind == "function":
             return [("functions",), ("graph", key)]
-        parent = info.parent
-        path = self._graph_path(parent) + self._node_path(parent, info.owner)
+        parent, owner = info.parent, info.owner
+        assert parent is not None and owner is not None  # a subgraph: held by a node of its parent
+        path = self._graph_path(parent) + self._node_path(parent, owner)
         return [*path, ("graph", key)]
 
     def _node_path(self, key: str, n: int) -> list[Any]:
-        path = [("nodes", key)]
+        path: list[Any] = [("nodes", key)]
         if len(self.index.graphs[key].nodes) > CHUNK:
             path.append(("chunk", key, chunk_start(n)))
         return [*path, ("node", key, n)]
@@ -465,7 +466,7 @@ class OnnxView(DocumentView):
     def _describe_graph(self, key: str) -> list[Section]:
         info = self.index.graphs[key]
         rows = [("graph", info.title), ("location", key), ("nodes", len(info.nodes))]
-        if info.parent is not None:
+        if info.parent is not None and info.owner is not None:
             rows.append(
                 ("inside", f"{self.index.graphs[info.parent].title}, node {self.node_label(info.parent, info.owner)}")
             )
@@ -482,10 +483,15 @@ class OnnxView(DocumentView):
                 Section(
                     "Values from enclosing graphs",
                     ("name", "defined in"),
-                    [(n, self.index.graphs[self.index.resolve(key, n)[0]].title) for n in outer],
+                    [(n, self._defined_in(key, n)) for n in outer],
                 )
             )
         return sections
+
+    def _defined_in(self, key: str, name: str) -> str:
+        """The title of the graph defining a value `key` reads (an outer value: _outer_values found it)."""
+        found = self.index.resolve(key, name)
+        return self.index.graphs[found[0]].title if found else "?"
 
     def _outer_values(self, key: str) -> list[str]:
         """Names a subgraph reads from enclosing graphs (only subgraphs have any)."""

@@ -17,6 +17,8 @@ from typing import Any
 
 from onnx import AttributeProto, TensorProto
 
+from explorer.errors import Severity
+
 ELEMENT_NAMES = {code: name.lower() for name, code in TensorProto.DataType.items()}
 ELEMENT_NAMES.update({TensorProto.FLOAT: "float32", TensorProto.DOUBLE: "float64", TensorProto.FLOAT16: "float16"})
 # bits per element, for parameter bytes (strings have no fixed size)
@@ -82,7 +84,7 @@ class ModelIndex:
     model: Any
     graphs: dict[str, GraphInfo]
     counted: list[str]  # main + subgraphs outside functions, in document order (the summary's "graphs")
-    problems: list[tuple[str, str, str, str]] = field(default_factory=list)  # severity, code, message, location
+    problems: list[tuple[Severity, str, str, str]] = field(default_factory=list)  # severity, code, message, where
 
     @property
     def main(self) -> GraphInfo:

@@ -7,6 +7,7 @@ grouped in chunks so a core with 10^5 workloads opens instantly.
 from __future__ import annotations
 
 import contextlib
+import functools
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -125,7 +126,7 @@ class ScheduleView(DocumentView):
                     "core",
                     f"core {core}  (x{x}, y{y})  · {len(rows)} workloads",
                     ("core", core),
-                    expand=lambda core=core: self._core_children(core),
+                    expand=functools.partial(self._core_children, core),
                 )
             )
         return Item("file", name, ("summary",), children=children)
@@ -379,7 +380,7 @@ class ScheduleView(DocumentView):
         for layer in list(dict.fromkeys(s.wl_layer[: min(s.n_workloads, 32)].tolist()))[:BATCH_LAYERS_READ]:
             first, last = None, None
             for row in np.flatnonzero(s.wl_layer == layer)[:BATCH_ROWS_READ].tolist():
-                box = self.raw(row).get("workload")
+                box: Any = self.raw(row).get("workload")
                 try:
                     b0, b1 = int(box[0][0]), int(box[1][0])
                 except (TypeError, ValueError, IndexError, KeyError):
@@ -493,13 +494,14 @@ class ScheduleView(DocumentView):
                 ("measured over", measured.basis),
                 ("instructions joined", f"{int(measured.instructions[row]):,}"),
             ]
-            if measured.first_start is not None and (measured.first_start[row], measured.last_end[row]) != (
+            first_start, last_end = measured.first_start, measured.last_end
+            if first_start is not None and last_end is not None and (first_start[row], last_end[row]) != (
                 measured.start[row],
                 measured.end[row],
             ):  # the whole span too, when set-up ran outside the work
-                whole = float(measured.last_end[row] - measured.first_start[row])
-                rows.append(("with set-up (cycles)", f"{number(whole)} ({number(measured.first_start[row])} → "
-                             f"{number(measured.last_end[row])})"))  # fmt: skip
+                whole = float(last_end[row] - first_start[row])
+                rows.append(("with set-up (cycles)", f"{number(whole)} ({number(first_start[row])} → "
+                             f"{number(last_end[row])})"))  # fmt: skip
             sections.append(Section("Estimate vs measured", ("property", "value"), rows))
             mine = (s.wl_layer == s.wl_layer[row]) & (measured.instructions > 0)
             layer_span = float(np.nansum(measured.end[mine] - measured.start[mine]))
@@ -520,12 +522,12 @@ class ScheduleView(DocumentView):
             if table is None:
                 continue
             mine = np.flatnonzero(table.workload == int(s.wl_id[row]))[:200].tolist()
-            rows = []
+            instructions = []
             for k in mine:
                 when = f"{int(table.start[k]):,} → {int(table.end[k]):,}" if table.start is not None else ""
-                rows.append((table.name[k], table.unit[k], int(table.line[k]), when))
+                instructions.append((table.name[k], table.unit[k], int(table.line[k]), when))
             title = f"Instructions ({kind})"
-            sections.append(Section(title, ("instruction", "unit", "line", "start → end"), rows))
+            sections.append(Section(title, ("instruction", "unit", "line", "start → end"), instructions))
             break
         frontend = companions.documents.get("frontend")
         if frontend is not None and "frontend" not in companions.refused:

@@ -32,7 +32,7 @@ class FirstCore:
     """The first core's array as it lies in the file, and the file's top-level numbers found at its end."""
 
     key: str
-    raw: bytes
+    raw: bytes | bytearray
     offset: int  # where the array starts in the file
     length: int
     scalars: dict[str, int]
@@ -62,7 +62,7 @@ def read_first_core(
         return None  # the full load reports it
 
 
-def _scalars(tail: bytes) -> dict[str, int]:
+def _scalars(tail: bytes | bytearray) -> dict[str, int]:
     return {**reader.TOP_SCALARS, **layout.tail_scalars(tail)}
 
 
@@ -91,13 +91,12 @@ def first_core_part(
     """The first core read from the head of a big file and decoded; None when there is no preview: a small or
     unusual file, or a first core with a workload that does not decode (the full load reports it). With
     `prefix_bytes`, a core of more than `cut_above` bytes gives only its first workloads, about that many bytes."""
-    cutting = prefix_bytes is not None
-    first = read_first_core(path, min_bytes, HEAD_READ * prefix_bytes if cutting else None, cut_above)
+    first = read_first_core(path, min_bytes, HEAD_READ * prefix_bytes if prefix_bytes is not None else None, cut_above)
     if first is None:
         return None
     with reader.collector_paused():
         cut = None
-        while cutting and first.length > cut_above:
+        while prefix_bytes is not None and first.length > cut_above:
             cut = _first_workloads(first, prefix_bytes)
             if cut is not None or len(first.raw) == first.length:
                 break  # (a cut that does not decode is looked for again in more bytes, at worst the whole core)
@@ -148,6 +147,7 @@ def _first_workloads(first: FirstCore, prefix_bytes: int) -> tuple[bytes, int, i
 def first_core_schedule(found: FirstCorePart, path: Path) -> Schedule:
     """The first core alone as a Schedule (no DRAM section: its transfers come with the full load)."""
     builder = reader.ScheduleBuilder()
-    builder.add_part(dataclasses.replace(found.part, columns=dict(found.part.columns)))  # the part stays as decoded
+    columns = found.part.columns  # the part stays as decoded: the builder gets a copy
+    builder.add_part(dataclasses.replace(found.part, columns=dict(columns) if columns is not None else None))
     spans = FileSpans(path, {found.part.core: (found.first.offset, found.first.length)}, found.first.stamp)
     return builder.build(found.first.scalars, spans)

@@ -56,7 +56,7 @@ def schedule_graph(view: Any) -> GraphModel:
             s.layers[layer], kind="layer", ref=("workload", rows[0]), unit=True, op=kind,
             detail=f"{plural(len(rows), 'workload')} · {where}",
             time=float(time[layer]), core=where, l2_peak=float(l2_peak[layer]),
-            **{key: float(column[layer]) for key, column in layer_measure.items()},
+            **_measures(layer_measure, layer),
         )  # fmt: skip
         for row in rows:
             core = int(s.wl_core[row])
@@ -67,7 +67,7 @@ def schedule_graph(view: Any) -> GraphModel:
                 detail=f"{float(s.wl_time[row]):,.0f} cycles", ref=("workload", row), lane=core,
                 data_key=f"{core}/{int(s.wl_id[row])}",  # how per-node data names a workload
                 time=float(s.wl_time[row]), core=f"core {core}", l2_peak=float(l2[row]),
-                **{key: float(column[row]) for key, column in row_measure.items()},
+                **_measures(row_measure, row),
             )  # fmt: skip
     frontend = _joined_frontend(view)
     if frontend is not None:  # the network as the frontend IR draws it, its layers holding their workloads
@@ -140,3 +140,8 @@ def _frontend_edges(b: GraphBuilder, frontend: GraphModel, s: Any, rows_of_layer
                                strict=True):  # fmt: skip
         if src in ends and dst in ends:
             b.edge(ends[src][0], ends[dst][1], label)
+
+
+def _measures(columns: dict[str, Any], at: int) -> dict[str, Any]:
+    """One row of the measured columns, as the builder's colour values."""
+    return {key: float(column[at]) for key, column in columns.items()}

@@ -91,7 +91,7 @@ def find_core_spans(
         return None
 
 
-def tail_scalars(tail: bytes) -> dict[str, int]:
+def tail_scalars(tail: bytes | bytearray) -> dict[str, int]:
     """The top-level numbers found in the file's last bytes (where json.dumps and our writer put them)."""
     return {name.decode(): int(value) for name, value in _SCALAR.findall(tail)}
 

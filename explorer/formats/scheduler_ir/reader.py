@@ -197,7 +197,7 @@ class _Context:
         self.strict = strict
         self.stamp = stamp  # the file's (size, mtime_ns) when opened: workers refuse a file changed since
         self.span_guessed = False  # the core being decoded lies where `layout` guessed: not an array refutes it
-        self.problems: list[Problem] = CappedProblems()  # counted past 10,000 a code: memory bounded by the cap
+        self.problems = CappedProblems()  # counted past 10,000 a code: memory bounded by the cap
 
     def error(self, code: str, location: str, message: str, **refs: Any) -> None:
         self.problems.add(Problem("error", code, message, location, refs))
@@ -458,7 +458,7 @@ class TopLevel:
     core_keys: list[tuple[int, str]]
     spans: dict[int, tuple[int, int]]
     dram_span: tuple[int, int] | None
-    problems: list[Problem]
+    problems: CappedProblems  # the top level's, carried on by the cores' context
 
 
 def read_top_level(path: str, stamp: tuple[int, int]) -> TopLevel:
@@ -511,7 +511,7 @@ def _top_level_around(
     and the DRAM section's bytes; None unless those bytes are an object whose core keys hold exactly those `[]`
     (then, with each core one array, the file is the JSON a full parse would see)."""
     file = FileSpans(path, {}, stamp)
-    pieces: list[bytes] = []
+    pieces: list[bytes | bytearray] = []
     placed: dict[int, int] = {}  # core → where its `[]` is in the skeleton
     at = size = 0
     for core, (offset, length) in sorted(spans.items(), key=lambda item: item[1][0]):
@@ -541,7 +541,7 @@ def _top_level_around(
     return top_level, dram_raw
 
 
-def _builder(context: _Context, top_level: TopLevel, dram_raw: bytes | None) -> ScheduleBuilder:
+def _builder(context: _Context, top_level: TopLevel, dram_raw: bytes | bytearray | None) -> ScheduleBuilder:
     """A builder that knows the cores' spans and holds the DRAM section, decoded (its problems after the top
     level's, as the file orders them)."""
     builder = ScheduleBuilder()
@@ -597,7 +597,7 @@ class CorePart:
 def decode_core_part(
     path: Path,
     key: str,
-    raw: bytes | msgspec.Raw,
+    raw: bytes | bytearray | msgspec.Raw,
     strict: bool,
     bar: _CoreProgress | None = None,
     guessed: bool = False,
@@ -612,7 +612,7 @@ def decode_core_part(
     went from 0.2 s to 0.035 s; the wall time gained is small, as the workers are the busier side).
     `count_objects` (how many cores are decoded at once, 0: not counted) counts the core's JSON objects first and
     refuses a core that would not fit (`_ensure_core_fits`)."""
-    objects = _ensure_core_fits(path, key, raw, count_objects) if count_objects else None  # type: ignore[arg-type]
+    objects = _ensure_core_fits(path, key, raw, count_objects) if count_objects else None
     context = _Context(path, b"", strict)
     context.span_guessed = guessed
     kept = _decode_workloads(context, key, raw, bar.workloads if bar else _ignore)
@@ -826,7 +826,7 @@ def _read_all(handle: Any, size: int, meter: _ByteMeter) -> bytes | bytearray:
 
 
 def _decode_workloads(
-    context: _Context, key: str, raw: msgspec.Raw, report: Callable[[int], None]
+    context: _Context, key: str, raw: bytes | bytearray | msgspec.Raw, report: Callable[[int], None]
 ) -> list[tuple[int, Workload, dict[str, list[int]]]]:
     """A core's valid workloads as (file position, workload, positions of the list entries kept when some were
     dropped). The whole core is decoded typed in one go when it can be; otherwise workload by workload."""
@@ -875,7 +875,7 @@ def _decode_buffers(
     return entries
 
 
-def _decode_core(raw: msgspec.Raw, report: Callable[[int], None]) -> list[Workload]:
+def _decode_core(raw: bytes | bytearray | msgspec.Raw, report: Callable[[int], None]) -> list[Workload]:
     """A core's workloads, typed. A big core is split into its workloads' raw texts first and decoded in slices
     of about SLICE_BYTES, reporting the bytes done after each; a malformed core raises as one decode would."""
     if len(raw) <= SLICE_BYTES:
@@ -955,7 +955,7 @@ def _decode_dram(context: _Context, raw: msgspec.Raw | None) -> tuple[Dram, dict
     return Dram(in_=kept["in"], out=kept["out"]), positions
 
 
-def _decode_core_array(context: _Context, key: str, raw: msgspec.Raw) -> list[msgspec.Raw]:
+def _decode_core_array(context: _Context, key: str, raw: bytes | bytearray | msgspec.Raw) -> list[msgspec.Raw]:
     try:
         return _raw_list_decoder.decode(raw)
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
@@ -1179,7 +1179,7 @@ class ScheduleBuilder:
         self.parts: list[dict[str, Any]] = []
         self.layers: dict[str, int] = {}  # layer name → id, in order of first appearance in the workloads
         self.spans: dict[int, tuple[int, int]] = {}  # core → where its array lies in the file
-        self.dram_raw: bytes | None = None
+        self.dram_raw: bytes | bytearray | None = None
         self.core_order: list[int] = []
         self.dram_columns = _dram_columns(Dram(), {})
         self.saw_wl0 = False
@@ -1412,7 +1412,7 @@ class ScheduleBuilder:
         return -1 if name is None else self.layers.setdefault(name, len(self.layers))
 
 
-def _dram_columns(dram: Dram, positions: dict[str, list[int]]) -> dict[str, np.ndarray]:
+def _dram_columns(dram: Dram, positions: dict[str, list[int]]) -> dict[str, Any]:
     """The DRAM section as the schedule's din_*/dout_* columns; `positions` holds the file positions of the
     transfers kept when some were dropped."""
     din, dout = dram.in_, dram.out

@@ -34,7 +34,7 @@ _DECODE_ERRORS = (msgspec.DecodeError, RecursionError, UnicodeDecodeError)
 Role = tuple[str, str | None, RoleSource | None]
 
 
-def roles_of(raw: bytes) -> list[Role]:
+def roles_of(raw: bytes | bytearray) -> list[Role]:
     """A workload's L2 entries, in file order, as (type, layer name, first source). Only those keys are decoded
     (typed, the rest skipped); an odd record is read as plain JSON, and one that is not JSON names nothing."""
     try:
@@ -45,7 +45,7 @@ def roles_of(raw: bytes) -> list[Role]:
              (e.source if isinstance(e.source, RoleSource) else None)) for e in decoded]  # fmt: skip
 
 
-def _plain_roles(raw: bytes) -> list[Role]:
+def _plain_roles(raw: bytes | bytearray) -> list[Role]:
     try:
         value = msgspec.json.decode(raw)
     except _DECODE_ERRORS:

@@ -8,6 +8,7 @@ Refs: ("metadata",), ("module", m), ("graph", m), ("gnode", m, nid), ("workload"
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,9 @@ from explorer.document import (
 )
 from explorer.errors import Problem
 from explorer.formats.tvm_mlf.bundle import MlfBundle, Module
+from explorer.formats.tvm_mlf.graph import Graph
 from explorer.formats.tvm_mlf.params import array_stats
+from explorer.formats.tvm_mlf.storage_plan import StoragePlan
 from explorer.formatting import human, human_bytes
 
 SOURCE_SUFFIXES = {
@@ -174,12 +177,25 @@ class TvmView(DocumentView):
                     graph.add_edge((m, nid), (m, node.nid))
         return graph
 
+    def _graph(self, m: int) -> Graph:
+        """Module m's graph, asked only where its refs come from one (a graph node, a workload row)."""
+        graph = self.modules[m].graph
+        assert graph is not None, f"module {m} has no graph"
+        return graph
+
+    def _plan(self, m: int) -> StoragePlan:
+        """Module m's storage plan, asked only where its refs come from one (the plan, a storage id)."""
+        plan = self.modules[m].plan
+        assert plan is not None, f"module {m} has no storage plan"
+        return plan
+
     # ---- tree -------------------------------------------------------------------------------------------
     def tree(self, name: str) -> Item:
         children = [Item("summary", "Summary", ("summary",)), Item("metadata", "Metadata", ("metadata",))]
         for m, module in enumerate(self.modules):
             children.append(
-                Item("module", self.module_label(module), ("module", m), expand=lambda m=m: self._module_items(m))
+                Item("module", self.module_label(module), ("module", m),
+                     expand=functools.partial(self._module_items, m))  # fmt: skip
             )
         assigned = {member for module in self.modules for member in self._members_of(module)}
         others = [member for member in sorted(self.mlf.bundle.members) if member not in assigned]
@@ -247,7 +263,7 @@ class TvmView(DocumentView):
         return ("workload", row) if row is not None else ("gnode", m, nid)
 
     def _node_items(self, m: int) -> list[Item]:
-        graph = self.modules[m].graph
+        graph = self._graph(m)
         params = {array.name for array in self.modules[m].params}
         items = []
         for node in graph.nodes:
@@ -269,7 +285,7 @@ class TvmView(DocumentView):
         ]
 
     def _sid_items(self, m: int) -> list[Item]:
-        plan = self.modules[m].plan
+        plan = self._plan(m)
         return [
             Item("sid", f"storage {s.sid}  {human_bytes(s.size)}  nodes {s.start}–{s.end}  {s.role}", ("sid", m, s.sid))
             for s in plan.storage.values()
@@ -331,7 +347,7 @@ class TvmView(DocumentView):
         if not isinstance(ref, tuple) or not ref or ref[0] not in ("workload", "gnode"):
             return []
         m, nid = self._module_of_row(ref[1]) if ref[0] == "workload" else (ref[1], ref[2])
-        graph = self.modules[m].graph
+        graph = self._graph(m)
         node = graph.nodes[nid]
         found = [
             (f"← #{src} {graph.nodes[src].func_name or graph.nodes[src].name}", self.node_ref(m, src))
@@ -466,7 +482,7 @@ class TvmView(DocumentView):
         ]
 
     def _describe_graph(self, m: int) -> list[Section]:
-        graph = self.modules[m].graph
+        graph = self._graph(m)
         ops = [n for n in graph.nodes if n.op == "tvm_op"]
         return [
             Section(
@@ -488,7 +504,7 @@ class TvmView(DocumentView):
 
     def _describe_gnode(self, m: int, nid: int) -> list[Section]:
         module = self.modules[m]
-        graph = module.graph
+        graph = self._graph(m)
         node = graph.nodes[nid]
         rows: list[tuple[str, Any]] = [("node", nid), ("name", node.name), ("op", node.op)]
         if node.op == "tvm_op":
@@ -537,6 +553,7 @@ class TvmView(DocumentView):
             ("device type", array.device_type),
             ("file", f"{module.params_member} at byte {array.offset:,}"),
         ]
+        assert module.params_member is not None  # its params were read from that member
         stats = array_stats(self.mlf.bundle.members[module.params_member], array)
         return [
             Section(f"Parameter {array.name}", ("property", "value"), rows),
@@ -545,8 +562,8 @@ class TvmView(DocumentView):
 
     def _describe_storage(self, m: int) -> list[Section]:
         module = self.modules[m]
-        plan = module.plan
-        peak_node = module.graph.nodes[plan.peak_node] if plan.peak_node >= 0 else None
+        plan = self._plan(m)
+        peak_node = self._graph(m).nodes[plan.peak_node] if plan.peak_node >= 0 else None
         rows = [
             ("storage ids", len(plan.storage)),
             ("allocated (every id, whole run)", f"{plan.allocated_bytes:,} B"),
@@ -563,9 +580,8 @@ class TvmView(DocumentView):
         ]
 
     def _describe_sid(self, m: int, sid: int) -> list[Section]:
-        module = self.modules[m]
-        s = module.plan.storage[sid]
-        graph = module.graph
+        s = self._plan(m).storage[sid]
+        graph = self._graph(m)
         entries = [graph.entries[eid] for eid in s.entries]
         return [
             Section(

@@ -113,11 +113,11 @@ def parse_graph(data: bytes, member: str) -> tuple[Graph, list[Problem]]:
         raise GraphError(where + "$", said)
     try:
         top = msgspec.json.decode(data)
-    except msgspec.DecodeError as error:
-        location, message = jsonpath.locate_decode_error(error, data)
+    except msgspec.DecodeError as undecodable:
+        location, message = jsonpath.locate_decode_error(undecodable, data)
         raise GraphError(where + location, f"not valid JSON: {message}") from None
-    except (RecursionError, UnicodeDecodeError) as error:
-        raise GraphError(where + "$", f"unreadable JSON ({type(error).__name__})") from None
+    except (RecursionError, UnicodeDecodeError) as unreadable:
+        raise GraphError(where + "$", f"unreadable JSON ({type(unreadable).__name__})") from None
     if not isinstance(top, dict) or not isinstance(top.get("nodes"), list):
         raise GraphError(where + "$", 'expected a graph object with a "nodes" array')
     if len(top["nodes"]) > MAX_GRAPH_NODES:

@@ -103,7 +103,8 @@ def _modules(metadata: dict[str, Any], bundle: Bundle, problems: list[Problem]) 
         if raw_modules is not None:
             problems.append(Problem("error", "bad-metadata", f"expected an object of modules, got "
                                     f"{jsonpath.short_json(raw_modules)}", "metadata.json: $.modules"))  # fmt: skip
-        name = metadata.get("model_name") if isinstance(metadata.get("model_name"), str) else "default"
+        named = metadata.get("model_name")
+        name = named if isinstance(named, str) else "default"
         entries = [(name, metadata, "metadata.json: $")]
     modules = []
     for name, value, where in entries:

@@ -15,10 +15,14 @@ into "workloads" of a scheduler-IR `Schedule`, so the same buffer-occupancy widg
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.formats.tvm_mlf.graph import Graph
+
+if TYPE_CHECKING:  # imported where it is built: reading a bundle without a plan never loads the schedule wing
+    from explorer.schedule.model import Schedule
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +101,7 @@ def _role(graph: Graph, entries: list, heads: set, param_names: set[str] | froze
 MAX_SNAPSHOT_ENTRIES = 5_000_000
 
 
-def plan_schedule(modules: list[tuple[str, Graph, StoragePlan]]) -> tuple[object, dict[int, list[int]]]:
+def plan_schedule(modules: list[tuple[str, Graph, StoragePlan]]) -> tuple[Schedule, dict[int, list[int]]]:
     """A one-core-per-module `Schedule` whose workloads are the tvm_op nodes (duration 1, so time = node order)
     and whose L2 snapshots are the storage ids live at each node. Returns it and, per core, the node id of
     each workload row. Storage ids sit side by side from address 0 in id order: a layout for drawing, not
