@@ -56,6 +56,19 @@ class Item:
         return self.children
 
 
+@dataclass(frozen=True, slots=True)
+class KeyHint:
+    """A details value that points at a key without naming it (the core knows no front end's keys): the TUI
+    writes `press <key> to <purpose>` with the key its bindings give `action`; `info`, the exports and the
+    serve page write the purpose alone."""
+
+    action: str  # an action as the TUI's bindings name it: "view('source')", "select_cursor"
+    purpose: str  # what the key does, as a verb phrase: "open the source view", "jump there"
+
+    def __str__(self) -> str:
+        return self.purpose
+
+
 @dataclass(slots=True)
 class Section:
     """One table of the details panel: a title, column names and rows of plain values."""

@@ -12,7 +12,9 @@ from textual import events
 from textual.containers import ScrollableContainer
 from textual.widgets import Static
 
-from explorer.document import Section
+from explorer.document import KeyHint, Section
+from widgets.doc_tree import DocumentTree
+from widgets.key_names import key_for
 
 KEY_VALUE = ("property", "value")
 # a cell that is one number, with a unit or not: "1,024", "-3.5", "0x1c40", "2.0 KiB", "12 %"
@@ -44,6 +46,7 @@ class DetailsPanel(ScrollableContainer):
     def show_sections(self, sections: list[Section]) -> None:
         """One Static per table, reused from selection to selection: each table wraps its words at the panel's
         width, and only a table whose numbers cannot fit is wider (then the panel scrolls sideways)."""
+        sections = [self._keys_named(section) for section in sections]
         self.sections = sections
         empty = self.query_one("#details-empty", Static)
         empty.display = not sections
@@ -63,6 +66,19 @@ class DetailsPanel(ScrollableContainer):
             static.display = False
         self._fit_width()
         self.scroll_home(animate=False)
+
+    def _keys_named(self, section: Section) -> Section:
+        """The section with each KeyHint written as this app's key for it (`press 5 to open the source view`)."""
+        if not any(isinstance(cell, KeyHint) for row in section.rows for cell in row):
+            return section
+
+        def said(cell: Any) -> Any:
+            if not isinstance(cell, KeyHint):
+                return cell
+            key = key_for(self.app, cell.action, (DocumentTree,))  # a link's Enter is the tree's
+            return f"press {key} to {cell.purpose}" if key else cell.purpose
+
+        return Section(section.title, section.columns, [[said(cell) for cell in row] for row in section.rows])
 
     def _fit_width(self) -> None:
         console = self.app.console

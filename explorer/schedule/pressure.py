@@ -666,12 +666,15 @@ def worst_line(cores: dict[str, dict[str, Any]]) -> str:
             f"(workload {said['max_fragmentation_workload']})")  # fmt: skip
 
 
+NO_INCIDENT = "choose an overlap incident first to preview where its tensor fits"  # the views add their keys
+
+
 def preview_room(document: Any, core: int, tensors: tuple[int, ...], row: int) -> tuple[Room | None, str]:
     """Where the selected incident's misplaced tensor (`tensors[0]`, as the views highlight it) would go, for
     the views' preview of `relocate`: the room found, or None and why in words."""
     pressure = pressure_of(document)
     if pressure is None or not tensors:
-        return None, "choose an overlap incident first (p: problems, n: next) to preview where its tensor fits"
+        return None, NO_INCIDENT
     s = pressure.schedule
     [stay] = residencies(s, pressure.placement, [(core, int(tensors[0]), row)])
     if stay is None:

@@ -69,7 +69,8 @@ async def test_v_without_an_incident_says_what_to_do():
         await pilot.press("7", "v")
         await pilot.pause()
         assert app.query_one(MemoryMapView).preview is None
-        assert any("choose an overlap incident first" in n.message for n in app._notifications)
+        said = "choose an overlap incident first to preview where its tensor fits (p: problems, n: next)"
+        assert any(n.message == said for n in app._notifications)  # the keys as the app binds them (issue #55)
 
 
 async def test_p_lists_the_peak_largest_first_and_enter_selects_one():

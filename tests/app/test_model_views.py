@@ -21,7 +21,11 @@ async def test_onnx_value_link_jumps_to_the_consumer_inside_a_subgraph():
         tree = app.query_one("#tree")
         assert tree.cursor_node.data.ref == ("value", "graph", "x")
         await pilot.press("enter", "down")  # open the value: "← input of main graph", then "→ to ..." links
-        await pilot.press("down", "enter")  # the first consumer: the Loop in the If's else branch
+        await pilot.press("down")
+        await pilot.pause()
+        link = app.query_one("#details").sections[0]  # the key is named as the tree binds it (issue #55)
+        assert (link.title, [list(row) for row in link.rows]) == ("Link", [["link", "press Enter to jump there"]])
+        await pilot.press("enter")  # the first consumer: the Loop in the If's else branch
         await pilot.pause()
         assert tree.cursor_node.data.ref == ("node", "graph.node[0].attribute[0].g", 0)
         assert app.query_one("#details").sections[0].title == "Node #0 Loop  inner_loop"

@@ -25,6 +25,8 @@ async def test_graph_node_moves_the_storage_views_and_opens_its_c_source():
         await pilot.pause()
         assert tabs.active == "tab-source" and app.focused is app.source
         assert (app.source.member, app.source.target_line) == ("codegen/host/src/classifier_lib0.c", 12)
+        view_row = app.query_one("#details").sections[0].rows[-1]
+        assert list(view_row) == ["view", "press 5 to open the source view"]  # the key from the bindings
         lines = [app.source.render_line(y).text for y in range(app.source.size.height)]
         assert any(line.lstrip().startswith("12 TVM_DLL int32_t tvmgen_classifier_fused_nn_relu(") for line in lines)
         await pilot.press("3")

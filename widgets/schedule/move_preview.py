@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.schedule.pressure import preview_room
+from explorer.schedule.pressure import NO_INCIDENT, preview_room
+from widgets.key_names import keys_said
 
 
 class MovePreview:
@@ -24,6 +25,10 @@ class MovePreview:
         else:
             room, why = preview_room(self.document, self.core, self.highlight, self.row)  # type: ignore[attr-defined]
             if room is None:
+                if why == NO_INCIDENT:  # the keys that choose one, as this app binds them
+                    choosing = [("focus('problems')", "problems"), ("next_problem(1)", "next")]
+                    hint = keys_said(self.app, choosing)  # type: ignore[attr-defined]
+                    why = f"{why} ({hint})" if hint else why
                 self.notify(why, severity="warning")  # type: ignore[attr-defined]
                 return
             self.preview = room

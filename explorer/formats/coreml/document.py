@@ -18,6 +18,7 @@ from explorer.document import (
     Document,
     DocumentView,
     Item,
+    KeyHint,
     Meta,
     Section,
     Vocabulary,
@@ -620,7 +621,7 @@ class CoreMLView(DocumentView):
                     ("lines", len(lines)),
                     ("line", line),
                     ("text", shown[:200]),
-                    ("view", "press 5 (Enter) for the source view"),
+                    ("view", KeyHint("view('source')", "open the source view")),
                 ],
             )
         ]
@@ -630,7 +631,8 @@ class CoreMLView(DocumentView):
         return [Section(f"function {name}", ("op", "count"), Counter(t for t, _ in ops).most_common())]
 
     def _describe_goto(self, target: Any) -> list[Section]:
-        return [Section("Link", ("property", "value"), [("press Enter", "to jump there")]), *self.describe(target)]
+        return [Section("Link", ("property", "value"), [("link", KeyHint("select_cursor", "jump there"))]),
+                *self.describe(target)]
 
 
 def _layer_type(layer: Any) -> str:

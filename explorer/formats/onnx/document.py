@@ -20,6 +20,7 @@ from explorer.document import (
     Document,
     DocumentView,
     Item,
+    KeyHint,
     Meta,
     Section,
     Vocabulary,
@@ -664,7 +665,8 @@ class OnnxView(DocumentView):
         return (said if not tensor.dims and len(values) == 1 else f"[{said}]")[:40]
 
     def _describe_goto(self, target: Any) -> list[Section]:
-        return [Section("Link", ("property", "value"), [("press Enter", "to jump there")]), *self.describe(target)]
+        return [Section("Link", ("property", "value"), [("link", KeyHint("select_cursor", "jump there"))]),
+                *self.describe(target)]
 
 
 def weight_stats(tensor: Any, base_dir: Path) -> dict[str, str]:

@@ -20,6 +20,7 @@ from explorer.document import (
     Document,
     DocumentView,
     Item,
+    KeyHint,
     MemoryCurve,
     Meta,
     Section,
@@ -614,7 +615,7 @@ class TvmView(DocumentView):
                     ("bytes", f"{len(self.mlf.bundle.members.get(member, b'')):,}"),
                     ("lines", text.count("\n") + 1),
                     ("shown at line", line),
-                    ("view", "press 5 for the source view"),
+                    ("view", KeyHint("view('source')", "open the source view")),
                 ],
             )
         ]
