@@ -17,19 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.arrays import distinct
-from explorer.graph.layered import (
-    MAX_SPAN,
-    PORT,
-    Connection,
-    Gaps,
-    Placement,
-    last_kept_layer,
-    order_and_layers,
-    place_container,
-    simplify,
-)
+from explorer.graph.layered import MAX_SPAN, PORT, Gaps, Placement, place_container
+from explorer.graph.layering import order_and_layers
 from explorer.graph.model import ROOT, GraphModel, count_nodes, topological_rank
+from explorer.graph.placement import last_kept_layer
 from explorer.graph.problems import mark_of
+from explorer.graph.routing import Connection, simplify
 from explorer.graph.shaping import reading_path, reading_start
 from explorer.graph.text import shape_text, title, usual_dtype, weights_text
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.graph import brandes_koepf as bk
-from explorer.graph.layered import Connection, Gaps, place_container
+from explorer.graph.layered import Gaps, place_container
+from explorer.graph.routing import Connection
 
 
 def neighbours(total: int, edges: list[tuple[int, int]]) -> tuple[list[list[int]], list[list[int]]]:

@@ -298,24 +298,24 @@ def test_frames_hold_their_members_and_nothing_else_and_edges_cross_them_through
 def test_the_ordering_sweeps_layer_by_layer_and_keeps_the_best_it_saw():
     """Issue #40: three edges crossing each other (a→z, b→y, c→x in the file's order) end with none; on a dense
     random graph the bounded rounds finish with fewer crossings than the first order had."""
-    from explorer.graph import layered
+    from explorer.graph import ordering
 
     v_layer = np.array([0, 0, 0, 1, 1, 1])
-    order = layered._order_layers(6, v_layer, np.array([0, 1, 2]), np.array([5, 4, 3]), np.arange(6.0))
+    order = ordering.order_layers(6, v_layer, np.array([0, 1, 2]), np.array([5, 4, 3]), np.arange(6.0))
     assert order.tolist() == [0, 1, 2, 2, 1, 0]  # the lower layer turned round under the upper one
     below = [np.array([0, 1, 2]), np.array([], dtype=np.int64)]
-    assert layered._crossings(order, np.array([0, 1, 2]), np.array([5, 4, 3]), None, None, below) == 0
+    assert ordering.crossings(order, np.array([0, 1, 2]), np.array([5, 4, 3]), None, None, below) == 0
 
     rng = np.random.default_rng(7)
     layers, width = 40, 12
     v_layer = np.repeat(np.arange(layers), width)
     u = rng.integers(0, (layers - 1) * width, 2_000)
     v = (v_layer[u] + 1) * width + rng.integers(0, width, u.size)
-    start = layered._slots(v_layer, np.arange(v_layer.size, dtype=np.float64))
+    start = ordering.slots(v_layer, np.arange(v_layer.size, dtype=np.float64))
     below = [np.flatnonzero(v_layer[u] == k) for k in range(layers)]
-    first = layered._crossings(start, u, v, None, None, below)
-    ordered = layered._order_layers(v_layer.size, v_layer, u, v, np.arange(v_layer.size, dtype=np.float64))
-    assert layered._crossings(ordered, u, v, None, None, below) < first
+    first = ordering.crossings(start, u, v, None, None, below)
+    ordered = ordering.order_layers(v_layer.size, v_layer, u, v, np.arange(v_layer.size, dtype=np.float64))
+    assert ordering.crossings(ordered, u, v, None, None, below) < first
 
 
 def stable_layout_files() -> list[str]:

@@ -5,15 +5,15 @@ ports they feed (ELK's port-aware barycentres)."""
 import numpy as np
 import pytest
 
-from explorer.graph import layered
-from explorer.graph.layered import Connection
+from explorer.graph import ordering
+from explorer.graph.routing import Connection
 
 
 def test_a_port_is_a_fraction_of_its_box_from_the_middle():
-    assert layered._fraction(0, 10) == pytest.approx(-0.45)
-    assert layered._fraction(9, 10) == pytest.approx(0.45)
-    assert layered._fraction(4, 9) == 0.0
-    assert layered._fraction(50, 10) == 0.49  # a cell past the border still stays inside its slot
+    assert ordering.port_fraction(0, 10) == pytest.approx(-0.45)
+    assert ordering.port_fraction(9, 10) == pytest.approx(0.45)
+    assert ordering.port_fraction(4, 9) == 0.0
+    assert ordering.port_fraction(50, 10) == 0.49  # a cell past the border still stays inside its slot
 
 
 def test_two_sources_take_the_order_of_the_ports_they_feed():
@@ -24,11 +24,11 @@ def test_two_sources_take_the_order_of_the_ports_they_feed():
     off_u, off_v = np.zeros(2), np.array([0.3, -0.3])
     below = [np.array([0, 1]), np.array([], dtype=np.int64)]
     as_they_stand = np.array([0, 1, 0])
-    assert layered._crossings(as_they_stand, seg_u, seg_v, off_u, off_v, below) == 1
-    assert layered._crossings(as_they_stand, seg_u, seg_v, None, None, below) == 0
-    order = layered._order_layers(3, v_layer, seg_u, seg_v, np.arange(3.0), off_u, off_v)
+    assert ordering.crossings(as_they_stand, seg_u, seg_v, off_u, off_v, below) == 1
+    assert ordering.crossings(as_they_stand, seg_u, seg_v, None, None, below) == 0
+    order = ordering.order_layers(3, v_layer, seg_u, seg_v, np.arange(3.0), off_u, off_v)
     assert order.tolist() == [1, 0, 0]
-    assert layered._order_layers(3, v_layer, seg_u, seg_v, np.arange(3.0)).tolist() == [0, 1, 0]
+    assert ordering.order_layers(3, v_layer, seg_u, seg_v, np.arange(3.0)).tolist() == [0, 1, 0]
 
 
 def test_the_offsets_sit_on_the_segments_that_touch_the_ports():
@@ -43,6 +43,6 @@ def test_the_offsets_sit_on_the_segments_that_touch_the_ports():
     def vertex_of(end: int, entry: bool) -> int:
         return vertex[(end, entry)] if end < 0 else end
 
-    off_u, off_v = layered._port_offsets(connections, vertex_of, chains, port_cells, np.array([10, 5]), 4)
+    off_u, off_v = ordering.port_offsets(connections, vertex_of, chains, port_cells, np.array([10, 5]), 4)
     assert off_u.tolist() == [0.0, 0.0, 0.0, 0.0]
     assert off_v.tolist() == pytest.approx([0.35, 0.0, 0.0, -0.35])

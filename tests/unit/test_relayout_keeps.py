@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.graph.layered import _keep_rows, _wanted_keys
+from explorer.graph.ordering import wanted_keys
+from explorer.graph.placement import keep_rows
 
 
 def test_rows_above_a_changed_element_start_no_higher_than_they_did():
@@ -16,11 +17,11 @@ def test_rows_above_a_changed_element_start_no_higher_than_they_did():
     fed = np.asarray([False, True, True, True])  # the input at layer 0 sits at its layer's bottom: says nothing
     wanted = np.asarray([5.0, 8.0, 14.0, 40.0])  # rows from the canvas's row -1, as the previous layout had them
     changed = np.asarray([False, False, True, False])
-    assert _keep_rows(starts, layer, fed, wanted, changed, "canvas").tolist() == [0, 7, 13, 19]
+    assert keep_rows(starts, layer, fed, wanted, changed, "canvas").tolist() == [0, 7, 13, 19]
     # nothing changed: every layer kept, the last one too
-    assert _keep_rows(starts, layer, fed, wanted, None, "canvas").tolist() == [0, 7, 13, 39]
+    assert keep_rows(starts, layer, fed, wanted, None, "canvas").tolist() == [0, 7, 13, 39]
     # inside a frame with a title and no port row: the first layer is always two rows down, so it is not moved
-    assert _keep_rows(starts, layer, fed, np.asarray([0.0, 9.0, 15.0, 12.0]), None, "title").tolist() == [0, 7, 13, 19]
+    assert keep_rows(starts, layer, fed, np.asarray([0.0, 9.0, 15.0, 12.0]), None, "title").tolist() == [0, 7, 13, 19]
 
 
 def test_ports_that_were_there_keep_their_own_order():
@@ -29,6 +30,6 @@ def test_ports_that_were_there_keep_their_own_order():
     UNet's frames opened a row below their boxes)."""
     want = np.asarray([0.0, 20.0, 30.0, 5.0, np.nan])  # two elements; ports of element 0 at 30, of element 1 at 5
     sizes = np.asarray([10, 10])
-    keys = _wanted_keys(want, sizes, {0: 2, 1: 3}, {1: 4}, {})
+    keys = wanted_keys(want, sizes, {0: 2, 1: 3}, {1: 4}, {})
     assert keys.tolist()[:4] == [5.0, 25.0, 30.5, 5.5]  # the ports by their own old cells
     assert keys[4] == 25.25  # a port without an old cell: beside its element, as before
