@@ -264,7 +264,8 @@ def _rank_length(tops: np.ndarray, src: np.ndarray, dst: np.ndarray) -> int:
 def measure(path: Path) -> dict:
     from explorer.api import open_document
     from explorer.graph.layering import longest_path_layers
-    from explorer.graph.layout import FULL, box_sizes, expand_all, item_texts, layout_graph, visible_graph
+    from explorer.graph.layout import FULL, box_sizes, item_texts, layout_graph
+    from explorer.graph.visible import expand_all, visible_graph
 
     document = open_document(path)
     document.run_deep_checks()

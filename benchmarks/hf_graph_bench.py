@@ -19,7 +19,9 @@ HERE = Path(__file__).resolve().parent
 
 def first_screen(path: Path) -> dict:
     from explorer.api import open_document
-    from explorer.graph.layout import initial_expansion, layout_graph, visible_graph
+    from explorer.graph.expansion import initial_expansion
+    from explorer.graph.layout import layout_graph
+    from explorer.graph.visible import visible_graph
 
     started = time.perf_counter()
     document = open_document(path)
@@ -55,7 +57,8 @@ def keeps_in_place(model, expanded: set[int], first, cache: dict) -> tuple[int, 
     """Enter on each closed group of the first screen, then Enter again: (groups after whose opening a box above
     the group moved relative to where the group's box was, groups whose closing did not put every box back
     relative to its box, closed groups tried)."""
-    from explorer.graph.layout import layout_graph, visible_graph
+    from explorer.graph.layout import layout_graph
+    from explorer.graph.visible import visible_graph
 
     def places(layout) -> dict:
         v = layout.visible

@@ -8,9 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from explorer.graph.layout import FULL, Layout, expand_all, initial_expansion, layout_graph, visible_graph
+from explorer.graph.expansion import initial_expansion
+from explorer.graph.layout import FULL, layout_graph
 from explorer.graph.model import ROOT, GraphModel
 from explorer.graph.node_data import MODE_PREFIX
+from explorer.graph.picture import Layout
+from explorer.graph.visible import expand_all, visible_graph
 
 
 def expansion(model: GraphModel, expand: str) -> set[int]:

@@ -17,194 +17,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.arrays import distinct
-from explorer.graph.layered import MAX_SPAN, PORT, Gaps, Placement, place_container
+from explorer.graph.layered import MAX_SPAN, Gaps, Placement, place_container
 from explorer.graph.layering import order_and_layers
 from explorer.graph.model import ROOT, GraphModel, count_nodes, topological_rank
-from explorer.graph.placement import last_kept_layer
+from explorer.graph.picture import KIND_NAMES, Edge, Layout
 from explorer.graph.problems import mark_of
+from explorer.graph.relayout import Before, item_keys, keeps, keeps_rows
 from explorer.graph.routing import Connection, simplify
-from explorer.graph.shaping import reading_path, reading_start
+from explorer.graph.shaping import reading_start
 from explorer.graph.text import shape_text, title, usual_dtype, weights_text
+from explorer.graph.visible import VisibleGraph
 
 FANOUT = 24  # an item feeding more visible items than this draws one bundled stub with the count
 FULL, COMPACT, DOTS = 0, 1, 2
 LEVEL_NAMES = ("full", "compact", "dots")
 # per level: box height, minor gap (between boxes of a layer), major gap (between layers), width bounds
 _LEVELS = {FULL: (4, 2, 3, 10, 30), COMPACT: (1, 1, 2, 5, 18), DOTS: (1, 1, 1, 1, 1)}
-PATH_BUDGET = 600  # most drawn boxes the groups on the reading path may open to (a chunk is at most 400)
-
-
-@dataclass
-class VisibleGraph:
-    """What the current expansion shows: items (nodes or collapsed groups) and the edges between them."""
-
-    item_kind: np.ndarray  # 0 node, 1 group
-    item_id: np.ndarray  # node id or group id
-    node_item: np.ndarray  # item of each node: its own, its collapsed group's, or -1 (a folded constant)
-    edge_src: np.ndarray  # item ids, one edge per distinct pair
-    edge_dst: np.ndarray
-    edge_count: np.ndarray  # model edges behind each item edge
-    open_groups: list[int]  # expanded groups that have something visible (drawn as frames)
-    folded: np.ndarray  # per item: constants folded into it
-    dangling: list[tuple[int, str]]  # (item, value nobody produces)
-    # per edge: an owner → closed branch link (an If and its closed then-branch), drawn dotted
-    owner_link: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-
-    @property
-    def n_items(self) -> int:
-        return int(self.item_id.size)
-
-
-def visible_graph(model: GraphModel, expanded: set[int], show_constants: bool = False) -> VisibleGraph:
-    n = model.n_nodes
-    closed_at = np.full(model.n_groups, -1, dtype=np.int64)  # the outermost collapsed group holding g, or -1
-    depth = model.group_depth()
-    for g in np.argsort(depth, kind="stable").tolist():
-        parent = int(model.group_parent[g])
-        outer = closed_at[parent] if parent != ROOT else -1
-        closed_at[g] = outer if outer >= 0 else (-1 if g in expanded else g)
-    groups = model.node_group
-    closed_or_none = np.append(closed_at, -1)  # index -1 (ROOT) reads the appended "not hidden"
-    hidden_by = closed_or_none[groups]
-    key = np.where(hidden_by >= 0, n + hidden_by, np.arange(n))
-    constants = model.node_constant & (hidden_by < 0) & (not show_constants)
-    key = np.where(constants, -1, key)
-    shown = distinct(key[key >= 0])
-    item_of_key = {int(k): i for i, k in enumerate(shown.tolist())}
-    lookup = np.full(n + model.n_groups, -1, dtype=np.int64)
-    lookup[shown] = np.arange(shown.size)
-    node_item = np.where(key >= 0, lookup[np.maximum(key, 0)], -1)
-    del item_of_key
-    src_item = node_item[model.edge_src] if model.edge_src.size else np.zeros(0, dtype=np.int64)
-    dst_item = node_item[model.edge_dst] if model.edge_dst.size else np.zeros(0, dtype=np.int64)
-    links = _owner_links(model, node_item, lookup, n)
-    if links:  # a closed branch's captured values are read by its owner, which the branch hangs off
-        dst_item = dst_item.copy()
-        for owner_item, branch_item in links:
-            dst_item[(dst_item == branch_item) & (src_item != branch_item)] = owner_item
-    links += _open_owner_links(model, node_item, closed_at)
-    folded = np.zeros(shown.size, dtype=np.int64)
-    from_constant = (src_item < 0) & (dst_item >= 0)
-    if from_constant.any():
-        np.add.at(folded, dst_item[from_constant], 1)
-    keep = (src_item >= 0) & (dst_item >= 0) & (src_item != dst_item)
-    pairs = src_item[keep] * max(shown.size, 1) + dst_item[keep]
-    link_pairs = np.asarray([a * max(shown.size, 1) + b for a, b in links], dtype=np.int64)
-    unique, counts = np.unique(np.concatenate([pairs, link_pairs]), return_counts=True)
-    open_groups = sorted(
-        {int(g) for g in model.node_group[hidden_by < 0].tolist() if g >= 0}
-        | _open_ancestors(model, expanded, closed_at)
-    )
-    dangling = [(int(node_item[node]), name) for node, name in model.dangling if node_item[node] >= 0]
-    return VisibleGraph(
-        item_kind=(shown >= n).astype(np.int64),
-        item_id=np.where(shown >= n, shown - n, shown),
-        node_item=node_item,
-        edge_src=unique // max(shown.size, 1),
-        edge_dst=unique % max(shown.size, 1),
-        edge_count=counts,
-        open_groups=open_groups,
-        folded=folded,
-        dangling=dangling,
-        owner_link=np.isin(unique, link_pairs),
-    )
-
-
-def _owner_links(model: GraphModel, node_item: np.ndarray, lookup: np.ndarray, n: int) -> list[tuple[int, int]]:
-    """(owner item, branch item) for every owned group drawn closed apart from its owner."""
-    links = []
-    for g in np.flatnonzero(model.group_owner >= 0).tolist() if model.group_owner.size else []:
-        branch, owner = int(lookup[n + g]), int(node_item[model.group_owner[g]])
-        if branch >= 0 and owner >= 0 and owner != branch:
-            links.append((owner, branch))
-    return links
-
-
-def _open_owner_links(model: GraphModel, node_item: np.ndarray, closed_at: np.ndarray) -> list[tuple[int, int]]:
-    """(owner item, first drawn member's item) for every owned group drawn open: the dotted link goes on to the
-    body's first box, so the open frame still hangs below its owner (without it a Loop body opened into a frame
-    at the top of the graph, above the Loop and its inputs, nothing saying whose body it was)."""
-    owned = np.flatnonzero(model.group_owner >= 0).tolist() if model.group_owner.size else []
-    opened = [g for g in owned if closed_at[g] < 0 and node_item[model.group_owner[g]] >= 0]
-    if not opened:
-        return []
-    first_rank = _group_first_rank(model)
-    node_at_rank = np.argsort(model.topo_rank)  # topo_rank is a permutation of the nodes
-    links = []
-    for g in opened:
-        if first_rank[g] < model.n_nodes:  # a drawn node inside (its box, or its closed subgroup's)
-            owner, first = int(node_item[model.group_owner[g]]), int(node_item[node_at_rank[first_rank[g]]])
-            if first >= 0 and first != owner:
-                links.append((owner, first))
-    return links
-
-
-def _open_ancestors(model: GraphModel, expanded: set[int], closed_at: np.ndarray) -> set[int]:
-    """Expanded groups whose members are all inside collapsed child groups still get a frame."""
-    found = set()
-    for g in expanded:
-        if 0 <= g < model.n_groups and closed_at[g] < 0:
-            parent = int(model.group_parent[g])
-            if parent == ROOT or closed_at[parent] < 0:
-                found.add(g)
-    return found
-
-
-@dataclass
-class Edge:
-    source: int  # item
-    target: int  # item
-    count: int
-    kind: str  # "routed", "stub" (too long), "back" (closes a cycle), "bundle" (huge fan-out)
-    points: list[tuple[int, int]] = field(default_factory=list)  # orthogonal polyline, cells
-    owner: bool = False  # the dotted link from an op to its closed branch or body (not a value)
-
-
-@dataclass
-class Layout:
-    visible: VisibleGraph
-    level: int
-    direction: str  # "TB" or "LR"
-    x: np.ndarray
-    y: np.ndarray
-    w: np.ndarray
-    h: np.ndarray
-    layer: np.ndarray
-    edges: list[Edge]
-    frames: dict[int, tuple[int, int, int, int]]  # open group → (x, y, w, h) around its visible members
-    width: int
-    height: int
-    back_edges: int = 0
-    labels: list[str] = field(default_factory=list)  # full names: the status line, stubs, find
-    ops: list[str] = field(default_factory=list)
-    details: list[str] = field(default_factory=list)  # a box's second line: its output shape, a group's kind
-    titles: list[str] = field(default_factory=list)  # a box's first line: op type (and name where it adds)
-    extras: list[str] = field(default_factory=list)  # a box's third line: folded weights, "" for none
-    compacts: list[str] = field(default_factory=list)  # a one-line box's text
-    out_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → targets drawn as stubs below it
-    in_stubs: dict[int, list[int]] = field(default_factory=dict)  # item → sources drawn as stubs above it
-    bundles: dict[int, int] = field(default_factory=dict)  # item → how many items its bundled edge feeds
-    in_bundles: dict[int, list[int]] = field(default_factory=dict)  # item → bundled sources it reads (`⇈ cos`)
-    # gaps with more edges than tracks: (minor from, minor to, major of the busiest track, sources beyond the
-    # cap), absolute cells across/along the layers (x/y in TB, y/x in LR)
-    shared_tracks: list[tuple[int, int, int, int]] = field(default_factory=list)
-    back_sources: set[int] = field(default_factory=set)  # items with an edge that closes a cycle
-    frame_labels: dict[int, str] = field(default_factory=dict)  # open group → its label
-    unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # items that are closed unit groups
-    laid_out: int = 0  # containers laid out by this call (the others came from the cache)
-    first_item: int = -1  # where reading starts: the item showing the model's first input (reading_start)
-    # per container: its long edges' dummies and ports (Placement.chains) and its elements' keys, so a group opened
-    # next keeps the edges above it where they were
-    chains: dict[int, tuple[dict[tuple, list[int]], list[tuple[int, int]]]] = field(default_factory=dict)
-    # per item: the earliest topological rank in the model of the nodes it shows (the containers' order ties,
-    # and the reading order at a fork: explorer.graph.walk)
-    model_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-
-    def item_at(self, cx: int, cy: int) -> int:
-        """The item whose box holds the cell (cx, cy), or -1."""
-        inside = (self.x <= cx) & (cx < self.x + self.w) & (self.y <= cy) & (cy < self.y + self.h)
-        hits = np.flatnonzero(inside)
-        return int(hits[0]) if hits.size else -1
 
 
 @dataclass
@@ -289,7 +117,6 @@ def box_sizes(texts: ItemTexts, level: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 ROUTED, STUB, BACK, BUNDLE = 0, 1, 2, 3
-KIND_NAMES = ("routed", "stub", "back", "bundle")
 
 
 @dataclass
@@ -473,7 +300,7 @@ def layout_graph(
     # bottom up: each container laid out (or found in the cache) with its open children as boxes
     placements: dict[int, Placement] = {}
     laid_out = 0
-    before = _Before(previous, tb, level, direction)
+    before = Before(previous, tb, level, direction)
     shifts: dict[int, float | None] = {}  # per container: how far its content moved inside its box since `previous`
     element_keys_of: dict[int, list[tuple[int, int]]] = {}
     for c in reversed(tree.order):
@@ -492,14 +319,14 @@ def layout_graph(
                tuple(pieces_here), tuple(sorted((k, tuple(sorted(a.items())), tuple(sorted(b.items())))
                                                for k, (a, b) in port_cells.items())),
                tuple(sorted(entry_cells.items())) if entry_cells else ())  # fmt: skip
-        element_keys = element_keys_of[c] = [*_item_keys(visible, members), *((1, g) for g in kids)]
+        element_keys = element_keys_of[c] = [*item_keys(visible, members), *((1, g) for g in kids)]
         wanted, centres = before.wanted(c, element_keys, minor_size, [shifts.get(g) for g in kids], members.size)
         wanted_chains = before.wanted_chains(c, element_keys) if wanted is not None else None
         rows, changed = before.wanted_rows(c, element_keys, major_size)
         found = cache.get(key)
-        if found is not None and not _keeps(found, wanted, wanted_chains):  # reached from another picture
+        if found is not None and not keeps(found, wanted, wanted_chains):  # reached from another picture
             found = None
-        if found is not None and not _keeps_rows(found, layer, rows, changed):
+        if found is not None and not keeps_rows(found, layer, rows, changed):
             found = None
         if found is None:
             found = place_container(minor_size, major_size, layer, local_position, pieces_here, port_cells, gaps,
@@ -595,172 +422,6 @@ class _EntryPorts:
             self.count[(container, element)] = k + 1
             found = self.ids[key] = element + k * self.tree.element_count(container)
         return found
-
-
-def _item_keys(visible: VisibleGraph, items: np.ndarray) -> list[tuple[int, int]]:
-    return list(zip(visible.item_kind[items].tolist(), visible.item_id[items].tolist(), strict=True))
-
-
-class _Before:
-    """Where things were across the layers in the previous layout, per container: what `wanted` asks for."""
-
-    def __init__(self, previous: Layout | None, tb: bool, level: int, direction: str) -> None:
-        self.boxes: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, id) → (first cell, size) across
-        self.frames: dict[int, tuple[int, int]] = {}
-        self.rows: dict[tuple[int, int], tuple[int, int]] = {}  # (kind, id) → (first cell, size) along
-        self.frame_rows: dict[int, tuple[int, int]] = {}
-        self.chains: dict[int, tuple[dict[tuple, list[int]], list[tuple[int, int]]]] = {}
-        self.previous: Layout | None = None
-        self.tb = tb
-        self._entered: dict[int, dict[tuple[int, int], int]] | None = None  # built at the first just-opened group
-        if previous is None or previous.level != level or previous.direction != direction:
-            return
-        across, size = (previous.x, previous.w) if tb else (previous.y, previous.h)
-        kinds, ids = previous.visible.item_kind.tolist(), previous.visible.item_id.tolist()
-        for k, (a, b) in enumerate(zip(across.tolist(), size.tolist(), strict=True)):
-            self.boxes[(kinds[k], ids[k])] = (a, b)
-        along, thick = (previous.y, previous.h) if tb else (previous.x, previous.w)
-        for k, (a, b) in enumerate(zip(along.tolist(), thick.tolist(), strict=True)):
-            self.rows[(kinds[k], ids[k])] = (a, b)
-        for g, (fx, fy, fw, fh) in previous.frames.items():
-            self.frames[g] = (fx, fw) if tb else (fy, fh)
-            self.frame_rows[g] = (fy, fh) if tb else (fx, fw)
-        self.chains = previous.chains
-        self.previous = previous
-
-    def wanted_chains(self, container: int, keys: list[tuple[int, int]]) -> dict[tuple, list[int]] | None:
-        """The container's long edges' dummies and ports where they were (Placement.chains), their ends renamed
-        from the old layout's elements to the same elements now (an element's index changes when a group opens)."""
-        old, old_keys = self.chains.get(container, ({}, []))
-        if not old:
-            return None
-        local = {key: e for e, key in enumerate(keys)}
-        n, n_old = len(keys), max(len(old_keys), 1)
-
-        def end(name: tuple) -> tuple | None:
-            if name == PORT:
-                return PORT
-            element = name[1] % n_old if name[0] == "in" else name[1]
-            e = local.get(old_keys[element])
-            if e is None:
-                return None
-            return ("in", e + name[1] // n_old * n) if name[0] == "in" else (name[0], e)
-
-        out = {}
-        for (a, b), cells in old.items():
-            ends = end(a), end(b)
-            if ends[0] is not None and ends[1] is not None:
-                out[ends] = cells
-        return out or None
-
-    def just_opened(self, container: int) -> bool:
-        """Whether the container is a group that was a closed box in the previous layout."""
-        return self.previous is not None and container != ROOT and (1, container) in self.boxes
-
-    def entry_cells(self, group: int, sources: dict[int, tuple[int, int]]) -> dict[int, int] | None:
-        """For a group just opened (`just_opened`): per entry port (`sources`: port → its source's key), the cell
-        across its closed box's near side, from the box's first cell, where that source's edge came in (None when no
-        source's edge did)."""
-        if self._entered is None:  # every closed group's incoming edges, indexed once per layout
-            previous, self._entered = self.previous, {}
-            assert previous is not None  # just_opened says there was a layout before
-            kinds, ids = previous.visible.item_kind, previous.visible.item_id
-            for edge in previous.edges:
-                if edge.kind != "routed" or not edge.points or kinds[edge.target] != 1:
-                    continue
-                x, y = edge.points[-1]
-                first = previous.x[edge.target] if self.tb else previous.y[edge.target]
-                source = (int(kinds[edge.source]), int(ids[edge.source]))
-                self._entered.setdefault(int(ids[edge.target]), {})[source] = int((x if self.tb else y) - first)
-        entered = self._entered.get(group, {})
-        cells = {port: entered[key] for port, key in sources.items() if key in entered}
-        return cells or None
-
-    def origin(self, container: int, along: bool = False) -> int | None:
-        """The container's first cell before, across the layers (or along them): 0 for the canvas."""
-        if container == ROOT:
-            return 0 if self.boxes else None
-        frame = (self.frame_rows if along else self.frames).get(container)
-        return frame[0] if frame else None
-
-    def wanted(self, container: int, keys: list[tuple[int, int]], sizes: np.ndarray, child_shifts: list,
-               n_items: int) -> tuple[np.ndarray | None, np.ndarray | None]:  # fmt: skip
-        """Each element's old first cell inside `container` (NaN where it was not there): a group that stays
-        open is placed so its content stays put; a group just opened puts its frame's corner where its box's was
-        (the frame grows right and down, so what is above and left of it stays), and one just closed puts its
-        box where its frame's corner was; a box that only changed size keeps its centre. Also each element's
-        old centre (what orders a layer: a just-opened group's frame, centred on its new size, would sort after
-        the edges that ran beside its box)."""
-        origin = self.origin(container)
-        if origin is None:
-            return None, None
-        wanted = np.full(len(keys), np.nan)
-        centres = np.full(len(keys), np.nan)
-        for e, key in enumerate(keys):
-            child_shift = child_shifts[e - n_items] if e >= n_items else None
-            if e >= n_items and key[1] in self.frames and child_shift is not None:
-                wanted[e] = self.frames[key[1]][0] - origin - child_shift
-                centres[e] = wanted[e] + int(sizes[e]) / 2.0
-                continue
-            was_box = self.boxes.get(key)
-            old = was_box or (self.frames.get(key[1]) if key[0] == 1 else None)
-            if old is None:
-                continue
-            opened_or_closed = (e >= n_items) == (was_box is not None)
-            wanted[e] = old[0] - origin + (0.0 if opened_or_closed else (old[1] - int(sizes[e])) / 2.0)
-            centres[e] = old[0] - origin + old[1] / 2.0
-        return (None, None) if np.isnan(wanted).all() else (wanted, centres)
-
-    def wanted_rows(
-        self, container: int, keys: list[tuple[int, int]], sizes: np.ndarray
-    ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Each element's old first cell along the layers inside `container`, from its frame's first cell (NaN
-        where it was not there), and which elements changed size along them (a group opened or closed, a frame
-        grown): rows down to the first changed one stay where they were (`place_container`)."""
-        origin = self.origin(container, along=True)
-        if origin is None:
-            return None, None
-        wanted = np.full(len(keys), np.nan)
-        changed = np.zeros(len(keys), dtype=bool)
-        for e, key in enumerate(keys):
-            old = self.rows.get(key)  # a box before; else a group that was open, by its frame
-            if old is None and key[0] == 1:
-                old = self.frame_rows.get(key[1])
-            if old is None:
-                changed[e] = True
-                continue
-            wanted[e] = old[0] - origin
-            changed[e] = old[1] != int(sizes[e])
-        return (None, None) if np.isnan(wanted).all() else (wanted, changed)
-
-    def shift(self, container: int, keys: list[tuple[int, int]], placed: np.ndarray) -> float | None:
-        """How far the container's elements moved inside its box (the median over those that were there)."""
-        origin = self.origin(container)
-        if origin is None:
-            return None
-        moved = [int(placed[e]) - (self.boxes[key][0] - origin) for e, key in enumerate(keys[: placed.size])
-                 if key in self.boxes]  # fmt: skip
-        return float(np.median(moved)) if moved else None
-
-
-def _keeps(placement: Placement, wanted: np.ndarray | None, wanted_chains: dict | None = None) -> bool:
-    """Whether a cached placement puts every element that has a wanted place exactly there (and the long edges'
-    dummies where they were)."""
-    if wanted is None:
-        return True
-    known = ~np.isnan(wanted)
-    if not np.all(placement.minor[: wanted.size][known] == np.floor(wanted[known])):
-        return False
-    return not wanted_chains or all(placement.chains.get(ends, cells) == cells for ends, cells in wanted_chains.items())
-
-
-def _keeps_rows(placement: Placement, layer: np.ndarray, rows: np.ndarray | None, changed: np.ndarray | None) -> bool:
-    """Whether a cached placement starts no element of the layers kept (down to the first changed element's)
-    higher than it was (what place_container's `wanted_rows` asks)."""
-    if rows is None or layer.size == 0:
-        return True
-    kept = ~np.isnan(rows) & (layer <= last_kept_layer(layer, changed))
-    return bool(np.all(placement.major[kept] >= rows[kept]))
 
 
 def _first_positions(tree: Containers, position: np.ndarray) -> dict[int, int]:
@@ -872,69 +533,3 @@ def _item_order(model: GraphModel, visible: VisibleGraph) -> np.ndarray:
     renumber[base] = np.arange(visible.n_items)
     rank, _ = topological_rank(visible.n_items, renumber[visible.edge_src], renumber[visible.edge_dst])
     return base[np.argsort(rank, kind="stable")]
-
-
-ON_DEMAND_KINDS = frozenset({"subgraph", "function", "stack"})  # groups the first screen leaves closed off the path
-
-
-def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
-    """What opens first: the groups on the path from the first input to its first ops (outermost first, while
-    the drawn boxes stay within PATH_BUDGET: the first ops must be on the first screen even when a group holds a
-    whole chunk), then the other groups level by level in the model's order within `budget`; a small graph
-    opens whole, a large one on its reading start. Control-flow bodies and local functions off that path stay
-    closed (as Netron and Model Explorer show them on demand): opened, their frames stood between the first
-    ops. A stack of alike blocks stays closed, on the path too."""
-    if model.n_groups == 0:
-        return set()
-    drawn = ~model.node_constant
-    direct = np.bincount(model.node_group[(model.node_group >= 0) & drawn], minlength=model.n_groups)
-    children: dict[int, list[int]] = {}
-    for g, parent in enumerate(model.group_parent.tolist()):
-        children.setdefault(parent, []).append(g)
-    first_rank = _group_first_rank(model)
-    for members in children.values():
-        members.sort(key=lambda g: (int(first_rank[g]), g))
-    visible = len(children.get(ROOT, [])) + int(((model.node_group == ROOT) & drawn).sum())
-    expanded: set[int] = set()
-
-    def opened_cost(g: int) -> int:
-        return int(direct[g]) + len(children.get(g, [])) - 1
-
-    for node in reading_path(model):  # the path's groups may open up to a chunk's worth of boxes
-        for g in model.ancestors(int(model.node_group[node])):
-            if g in expanded:
-                continue
-            if model.group_unit[g] or model.group_kind[g] == "stack" or visible + opened_cost(g) > max(
-                    budget, PATH_BUDGET):  # fmt: skip
-                break  # a stack stays one box: the model's shape first, its blocks on Enter
-            expanded.add(g)
-            visible += opened_cost(g)
-    frontier = list(children.get(ROOT, []))
-    while frontier:
-        g = frontier.pop(0)
-        if model.group_unit[g] or (g not in expanded and model.group_kind[g] in ON_DEMAND_KINDS):
-            continue  # a unit, a loop body, a function: opened when asked
-        if g not in expanded:
-            if visible + opened_cost(g) > budget:
-                continue
-            expanded.add(g)
-            visible += opened_cost(g)
-        frontier += children.get(g, [])
-    return expanded
-
-
-def _group_first_rank(model: GraphModel) -> np.ndarray:
-    """Per group: the smallest topological rank of a drawn node inside it (at any depth)."""
-    best = np.full(model.n_groups, np.iinfo(np.int64).max, dtype=np.int64)
-    inside = (model.node_group >= 0) & ~model.node_constant
-    np.minimum.at(best, model.node_group[inside], model.topo_rank[inside])
-    for g in np.argsort(-model.group_depth(), kind="stable").tolist():
-        parent = int(model.group_parent[g])
-        if parent != ROOT and best[g] < best[parent]:
-            best[parent] = best[g]
-    return best
-
-
-def expand_all(model: GraphModel) -> set[int]:
-    """Every group open, except unit groups (they stand for one node each, as a schedule's layers)."""
-    return {g for g in range(model.n_groups) if not model.group_unit[g]}

@@ -7,8 +7,10 @@ import numpy as np
 
 from explorer.api import open_document
 from explorer.graph.colours import colour_modes, item_colours
-from explorer.graph.layout import initial_expansion, item_texts, visible_graph
+from explorer.graph.expansion import initial_expansion
+from explorer.graph.layout import item_texts
 from explorer.graph.problems import mark_problems
+from explorer.graph.visible import visible_graph
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import SAMPLE_DATA
 from widgets.app import make_app

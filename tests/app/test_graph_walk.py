@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.layout import layout_graph, visible_graph
+from explorer.graph.layout import layout_graph
+from explorer.graph.visible import visible_graph
 from explorer.graph.walk import above_or_below, beside, next_along
 from tests.app.helpers import wait_loaded
 from tests.app.test_graph_view import open_graph

@@ -7,7 +7,8 @@ import numpy as np
 
 from explorer.exports.graph_svg import graph_svg
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.layout import FANOUT, layout_graph, visible_graph
+from explorer.graph.layout import FANOUT, layout_graph
+from explorer.graph.visible import visible_graph
 from widgets.graph.canvas import draw
 
 

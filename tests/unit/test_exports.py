@@ -155,7 +155,9 @@ def test_the_reports_graph_is_the_graph_views_layout_drawn_as_svg():
 
     from explorer.exports.graph_svg import CELL_H, CELL_W, MARGIN
     from explorer.exports.html_report import graph_section
-    from explorer.graph.layout import initial_expansion, layout_graph, visible_graph
+    from explorer.graph.expansion import initial_expansion
+    from explorer.graph.layout import layout_graph
+    from explorer.graph.visible import visible_graph
 
     document = open_document(SAMPLE_DATA / "subgraphs_functions.onnx")
     section = graph_section(document)

@@ -224,7 +224,8 @@ def test_the_report_shows_estimate_against_measurement(tmp_path):
 
 def test_the_schedule_graph_is_coloured_by_the_measurement_when_joined(tmp_path):
     from explorer.graph.colours import colour_modes, item_colours
-    from explorer.graph.layout import initial_expansion, visible_graph
+    from explorer.graph.expansion import initial_expansion
+    from explorer.graph.visible import visible_graph
 
     joined = open_document(pipeline_folder(tmp_path, 1)).view.graph_model()
     assert {"measured time", "estimate error"} <= set(colour_modes(joined))
@@ -316,7 +317,8 @@ def test_the_estimate_error_is_coloured_on_a_scale_centred_on_one(tmp_path):
     from collections import Counter
 
     from explorer.graph.colours import DIVERGING, DIVERGING_BASE, item_colours
-    from explorer.graph.layout import initial_expansion, visible_graph
+    from explorer.graph.expansion import initial_expansion
+    from explorer.graph.visible import visible_graph
 
     model = open_document(pipeline_folder(tmp_path, 1)).view.graph_model()
     colours, legend = item_colours(model, visible_graph(model, initial_expansion(model)), "estimate error")

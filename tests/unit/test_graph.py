@@ -15,18 +15,12 @@ import pytest
 from explorer.api import open_document
 from explorer.exports.graph_json import graph_json
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.layout import (
-    COMPACT,
-    DOTS,
-    FULL,
-    expand_all,
-    initial_expansion,
-    layout_graph,
-    visible_graph,
-)
+from explorer.graph.expansion import initial_expansion
+from explorer.graph.layout import COMPACT, DOTS, FULL, layout_graph
 from explorer.graph.model import CHUNK
 from explorer.graph.search import search_nodes
 from explorer.graph.text import shape_text
+from explorer.graph.visible import expand_all, visible_graph
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 

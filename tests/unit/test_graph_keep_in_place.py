@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from explorer.api import open_document
-from explorer.graph.layout import expand_all, initial_expansion, layout_graph, visible_graph
+from explorer.graph.expansion import initial_expansion
+from explorer.graph.layout import layout_graph
+from explorer.graph.visible import expand_all, visible_graph
 from tests.conftest import SAMPLES
 
 FILES = ["resnet18_narrow_torchscript_opset17.onnx", "minigpt6_torchscript_opset17_noconstfold.onnx",

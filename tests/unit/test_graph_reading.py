@@ -15,15 +15,12 @@ import pytest
 
 from explorer.api import open_document
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.layout import (
-    expand_all,
-    initial_expansion,
-    layout_graph,
-    visible_graph,
-)
+from explorer.graph.expansion import initial_expansion
+from explorer.graph.layout import layout_graph
 from explorer.graph.model import CHUNK
 from explorer.graph.shaping import reading_path, reading_start
 from explorer.graph.text import shape_text, title
+from explorer.graph.visible import expand_all, visible_graph
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 RESNET = SAMPLES / "onnx" / "resnet18_narrow_torchscript_opset17.onnx"

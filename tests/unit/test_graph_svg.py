@@ -15,7 +15,8 @@ import pytest
 from explorer.api import open_document
 from explorer.exports.graph_svg import CELL_H, CELL_W, graph_svg
 from explorer.graph.colours import item_colours
-from explorer.graph.layout import expand_all, layout_graph, visible_graph
+from explorer.graph.layout import layout_graph
+from explorer.graph.visible import expand_all, visible_graph
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 ONNX = SAMPLE_DATA / "subgraphs_functions.onnx"

@@ -7,7 +7,7 @@ import numpy as np
 
 from explorer.graph import layering, ordering, placement, routing
 from explorer.graph.layered import Placement
-from explorer.graph.layout import _keeps, _keeps_rows
+from explorer.graph.relayout import keeps, keeps_rows
 
 
 def ends(total: int, edges: list[tuple[int, int]]) -> tuple[ordering.Ends, ordering.Ends]:
@@ -73,13 +73,13 @@ def test_a_kept_place_wins_and_a_dummy_makes_room_for_it():
 
 def test_a_cached_placement_is_reused_only_where_it_keeps_the_wanted_places():
     cached = Placement(minor=np.array([0, 5]), major=np.array([0, 9]), minor_size=8, major_size=12)
-    assert _keeps(cached, None)
-    assert _keeps(cached, np.array([np.nan, 5.0]))
-    assert not _keeps(cached, np.array([np.nan, 6.0]))  # the second box was wanted a cell further right
+    assert keeps(cached, None)
+    assert keeps(cached, np.array([np.nan, 5.0]))
+    assert not keeps(cached, np.array([np.nan, 6.0]))  # the second box was wanted a cell further right
     cached.chains = {(("e", 0), ("e", 1)): [3]}
-    assert not _keeps(cached, np.array([0.0, 5.0]), {(("e", 0), ("e", 1)): [2]})  # its long edge moved
-    assert _keeps_rows(cached, np.array([0, 1]), np.array([0.0, 9.0]), None)
-    assert not _keeps_rows(cached, np.array([0, 1]), np.array([0.0, 10.0]), None)  # a row above moved up
+    assert not keeps(cached, np.array([0.0, 5.0]), {(("e", 0), ("e", 1)): [2]})  # its long edge moved
+    assert keeps_rows(cached, np.array([0, 1]), np.array([0.0, 9.0]), None)
+    assert not keeps_rows(cached, np.array([0, 1]), np.array([0.0, 10.0]), None)  # a row above moved up
 
 
 def test_placement_centres_a_fan_out_over_its_middle_reader_and_balances_a_skip():

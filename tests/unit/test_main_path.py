@@ -6,7 +6,8 @@ GPT-2 qkv `Split`) joins that scope instead of closing a cycle with its box."""
 from __future__ import annotations
 
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.layout import expand_all, layout_graph, visible_graph
+from explorer.graph.layout import layout_graph
+from explorer.graph.visible import expand_all, visible_graph
 from explorer.graph.walk import item_heights, next_along
 
 

@@ -15,8 +15,8 @@ from explorer.api import open_document
 from explorer.errors import LoadError
 from explorer.graph.builder import GraphBuilder
 from explorer.graph.colours import DIVERGING_BASE, GRADIENT_BASE, GREY_INDEX, item_colours
-from explorer.graph.layout import expand_all, visible_graph
 from explorer.graph.node_data import load_node_data, read_node_data, set_aggregate, top_nodes
+from explorer.graph.visible import expand_all, visible_graph
 from tests.conftest import ROOT, SAMPLE_DATA
 
 
@@ -242,8 +242,8 @@ def test_the_legend_of_plain_groups_follows_the_aggregate(tmp_path):
     aggregate; the legend named the sum's range after `a` switched to max or mean. It says the aggregate now."""
     from explorer.api import open_document
     from explorer.graph.colours import item_colours
-    from explorer.graph.layout import visible_graph
     from explorer.graph.node_data import load_node_data, set_aggregate
+    from explorer.graph.visible import visible_graph
     from tests.conftest import SAMPLE_DATA
 
     document = open_document(SAMPLE_DATA / "residual_blocks.onnx")

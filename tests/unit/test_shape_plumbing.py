@@ -11,8 +11,9 @@ import pytest
 from explorer.api import open_document
 from explorer.graph.builder import GraphBuilder
 from explorer.graph.group_details import group_sections
-from explorer.graph.layout import expand_all, item_texts, visible_graph
+from explorer.graph.layout import item_texts
 from explorer.graph.text import weights_text
+from explorer.graph.visible import expand_all, visible_graph
 from tests.conftest import SAMPLES
 
 

@@ -10,8 +10,10 @@ import pytest
 from explorer.api import open_document
 from explorer.exports.graph_json import graph_json, resolve_group
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.layout import expand_all, group_title, initial_expansion, layout_graph, visible_graph
+from explorer.graph.expansion import initial_expansion
+from explorer.graph.layout import group_title, layout_graph
 from explorer.graph.stacks import MIN_STACK, stack_label
+from explorer.graph.visible import expand_all, visible_graph
 from tests.conftest import ROOT
 
 

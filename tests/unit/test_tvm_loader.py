@@ -307,7 +307,8 @@ def test_a_tvm_graphs_boxes_name_the_operators_they_fused():
     type is now the operators (`conv2d+add+relu`), the box coloured by the first, the legend names them."""
     from explorer.formats.tvm_mlf.graph_model import fused_operators
     from explorer.graph.colours import item_colours
-    from explorer.graph.layout import expand_all, item_texts, visible_graph
+    from explorer.graph.layout import item_texts
+    from explorer.graph.visible import expand_all, visible_graph
 
     assert fused_operators("fused_nn_contrib_conv2d_NCHWc_add_nn_relu_1") == "conv2d+add+relu"
     assert fused_operators("fused_nn_contrib_dense_pack_add_14669711146056581479_") == "dense+add"

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.formatting import shorten_middle
-from explorer.graph.layout import COMPACT, DOTS, Layout
+from explorer.graph.layout import COMPACT, DOTS
+from explorer.graph.picture import Layout
 from explorer.graph.text import stub_text
 
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8

@@ -21,17 +21,9 @@ from textual.strip import Strip
 
 from explorer.arrays import distinct
 from explorer.graph.colours import COLOURS, colour_modes, item_colours
+from explorer.graph.expansion import initial_expansion
 from explorer.graph.group_details import group_ref, is_group_ref
-from explorer.graph.layout import (
-    DOTS,
-    FULL,
-    LEVEL_NAMES,
-    Layout,
-    expand_all,
-    initial_expansion,
-    layout_graph,
-    visible_graph,
-)
+from explorer.graph.layout import DOTS, FULL, LEVEL_NAMES, layout_graph
 from explorer.graph.model import ROOT, GraphModel
 from explorer.graph.node_data import (
     AGGREGATES,
@@ -42,10 +34,12 @@ from explorer.graph.node_data import (
     value_of,
     value_text,
 )
+from explorer.graph.picture import Layout
 from explorer.graph.problems import mark_problems
 from explorer.graph.search import matched_by_unit, search_nodes
 from explorer.graph.shaping import reading_path
 from explorer.graph.text import shape_text, usual_dtype
+from explorer.graph.visible import expand_all, visible_graph
 from explorer.graph.walk import SHAPE_READERS, above_or_below, beside, next_along
 from widgets.frame_widget import FrameWidget
 from widgets.graph.canvas import (
