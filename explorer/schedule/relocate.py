@@ -1,5 +1,5 @@
 """A schedule with one misplaced tensor moved: the bytes of the input file with only that tensor's `address`
-fields changed, for the snapshots of its residency (`pressure.residency`), so that an engineer can hand the
+fields changed, for the snapshots of its residency (`rooms.residency`), so that an engineer can hand the
 fixed schedule to the next tool and `check` proves the move (the incident gone, none added).
 
 The input is read, never written: the copy is assembled from the file's bytes (each workload's span is known
@@ -18,7 +18,7 @@ from explorer.file_spans import FileSpans, span_of
 from explorer.schedule.buffers import Placement
 from explorer.schedule.incidents import Incident
 from explorer.schedule.model import Schedule
-from explorer.schedule.pressure import ALIGNMENT, Residency, residency, room_for
+from explorer.schedule.rooms import ALIGNMENT, Residency, residency, room_for
 
 _object = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _array = msgspec.json.Decoder(list[msgspec.Raw])

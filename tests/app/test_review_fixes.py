@@ -280,7 +280,7 @@ async def test_the_address_zoom_follows_the_incident_n_moves_to():
 def test_screenshot_and_serve_take_the_companions_the_tui_takes(tmp_path, capsys):
     """Issue #45, item 7: `screenshot` and `serve` refused --frontend/--asm/--trace, so companions not beside the
     schedule could not be shown in a saved screenshot or a browser."""
-    from explorer import cli
+    from explorer import cli, cli_parsers
     from tests.conftest import SAMPLES
     from widgets.serve.server import command_argv
 
@@ -288,7 +288,8 @@ def test_screenshot_and_serve_take_the_companions_the_tui_takes(tmp_path, capsys
     frontend = SAMPLES / "gemini_pipeline" / "int8_resnet34.sim_quantized_b1.json"
     argv = command_argv(schedule, False, None, None, {"frontend": frontend})
     assert argv[-2:] == ["--frontend", str(frontend)]  # every browser tab's app is opened with it
-    assert cli._command_parser("serve").parse_args([str(schedule), "--frontend", str(frontend)]).frontend == frontend
+    serve_args = cli_parsers.command_parser("serve").parse_args([str(schedule), "--frontend", str(frontend)])
+    assert serve_args.frontend == frontend
     if not schedule.exists():
         return  # the real samples are not here (a user's clone): the options are checked above
     out = tmp_path / "shot.svg"

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.api import open_document
-from explorer.schedule import pressure
+from explorer.schedule import pressure, rooms
 from explorer.schedule.incidents import incidents_of
 from explorer.schedule.overlap import count_overlapping_pairs, overlapping_pairs
 from tests.conftest import ROOT
@@ -59,8 +59,8 @@ def test_the_rooms_past_the_budget_are_left_unsaid(tmp_path, monkeypatch):
         return incidents
 
     full = explained(open_document(path))
-    monkeypatch.setattr(pressure, "PIECES_PER_ENTRY", 0)
-    monkeypatch.setattr(pressure, "PIECES_PER_BATCH", 1_000)  # about two rooms' snapshots
+    monkeypatch.setattr(rooms, "PIECES_PER_ENTRY", 0)
+    monkeypatch.setattr(rooms, "PIECES_PER_BATCH", 1_000)  # about two rooms' snapshots
     some = explained(open_document(path))
     assert [(i.core, i.tensor_ids) for i in some] == [(i.core, i.tensor_ids) for i in full]
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from explorer import cli
+from explorer import cli, cli_parsers
 from explorer.api import open_document
 from explorer.bounded_read import read_regular
 from explorer.errors import LoadError
@@ -73,7 +73,7 @@ def test_the_companion_limit_is_raised_by_its_option(tmp_path, monkeypatch):
 @pytest.mark.parametrize(("text", "size"), [("512M", 512 * 2**20), ("2G", 2 * 2**30), ("2GiB", 2 * 2**30),
                                             ("1048576", 2**20), ("1.5k", 1536)])  # fmt: skip
 def test_sizes_are_read_in_binary_units(text, size):
-    assert cli._byte_size(text) == size
+    assert cli_parsers.byte_size(text) == size
 
 
 def test_a_giant_model_mil_is_refused_by_the_memory_guard(tmp_path):

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from explorer import cli
 from explorer.api import open_document
 from explorer.schedule.incidents import incidents_of
-from explorer.schedule.pressure import packing_text, pressure_of, residency, worst_line
+from explorer.schedule.pressure import packing_text, pressure_of, worst_line
+from explorer.schedule.rooms import residency
 from tests.schedules import DRAM, entry, workload
 
 
@@ -320,7 +321,7 @@ def test_residencies_follow_the_definition_on_random_snapshots(data):
     come back, or sit twice in one snapshot."""
     import tempfile
 
-    from explorer.schedule.pressure import residencies
+    from explorer.schedule.rooms import residencies
 
     def snapshot() -> list[dict]:
         count = data.draw(st.integers(0, 4))

@@ -109,7 +109,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         self._wl0_capacity: dict[int, int] = {}  # per core: scanning its WL0 entries once is enough
         self.addresses: tuple[int, int] | None = None  # the L2 address window shown (None: all of it)
         self._zoom_follows = False  # after `I`: n/N re-fit the window to each incident (until zoomed all out)
-        self.preview: Any = None  # `v`: the incident's tensor drawn where it would fit (a pressure.Room)
+        self.preview: Any = None  # `v`: the incident's tensor drawn where it would fit (a rooms.Room)
 
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:

@@ -118,7 +118,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         self.whole_run = False  # `0` was pressed: the whole run, however many steps a column
         self._addresses: dict[tuple[int, str], tuple[int, int]] = {}  # per (core, memory): the address zoom
         self._zoom_follows = False  # after `I`: n/N re-fit the window to each incident (until zoomed all out)
-        self.preview: Any = None  # `v`: the incident's tensor drawn where it would fit (a pressure.Room)
+        self.preview: Any = None  # `v`: the incident's tensor drawn where it would fit (a rooms.Room)
 
     @property
     def addresses(self) -> tuple[int, int] | None:

@@ -11,7 +11,7 @@ from widgets.key_names import keys_said
 
 class MovePreview:
     """Mixed into a LaneFrameWidget with a `highlight` (the incident's tensors, the misplaced one first); the view
-    draws `preview` (a pressure.Room) when it is set."""
+    draws `preview` (a rooms.Room) when it is set."""
 
     preview: Any = None
 
