@@ -469,11 +469,11 @@ def measured_summary(document: Document) -> dict:
         entry = per_layer.setdefault(layer, {"estimated": 0.0, "measured": 0.0})
         entry["estimated"] += float(s.wl_time[row])
         entry["measured"] += float(spans[row])
-    ratios = {layer: e["measured"] / e["estimated"] if e["estimated"] else None for layer, e in per_layer.items()}
     return {
         "source": measured.source.name,
         "makespan": measured.makespan,
         "estimated_makespan": estimate.makespan if estimate else None,
         "workloads": measured.workloads,
-        "per_layer": {layer: {**entry, "ratio": ratios[layer]} for layer, entry in per_layer.items()},
+        "per_layer": {layer: {**e, "ratio": e["measured"] / e["estimated"] if e["estimated"] else None}
+                      for layer, e in per_layer.items()},  # fmt: skip
     }

@@ -140,8 +140,8 @@ def _schedule_diff(
     changes += [{"kind": "workload-added", "core": core, "workload_id": wl} for core, wl in added]
     changes += [{"kind": "workload-removed", "core": core, "workload_id": wl} for core, wl in removed]
     names_a, names_b = np.asarray(sa.layers, dtype=object), np.asarray(sb.layers, dtype=object)
-    renamed = np.flatnonzero(names_a[sa.wl_layer[rows_a]] != names_b[sb.wl_layer[rows_b]]) if rows_a.size else None
-    for k in renamed.tolist() if renamed is not None else []:
+    renamed = np.flatnonzero(names_a[sa.wl_layer[rows_a]] != names_b[sb.wl_layer[rows_b]]) if rows_a.size else ()
+    for k in list(renamed):
         row_a, row_b = int(rows_a[k]), int(rows_b[k])
         changes.append({"kind": "layer-changed", "core": int(sa.wl_core[row_a]), "workload_id": int(sa.wl_id[row_a]),
                         "a": sa.layers[sa.wl_layer[row_a]], "b": sb.layers[sb.wl_layer[row_b]]})  # fmt: skip
@@ -304,9 +304,10 @@ def _layer_time_deltas(sa: Any, sb: Any) -> list[dict[str, Any]]:
         return {name: float(v) for name, v in zip(s.layers, sums.tolist(), strict=False) if v}
 
     ta, tb = per_layer(sa), per_layer(sb)
-    found: list[dict[str, Any]] = [{"kind": "layer-time", "layer": name, "a": ta.get(name, 0.0), "b": tb.get(name, 0.0),
-              "delta": tb.get(name, 0.0) - ta.get(name, 0.0)}
-             for name in sorted(set(ta) | set(tb)) if ta.get(name, 0.0) != tb.get(name, 0.0)]  # fmt: skip
+    found: list[dict[str, Any]] = [
+        {"kind": "layer-time", "layer": name, "a": ta.get(name, 0.0), "b": tb.get(name, 0.0),
+         "delta": tb.get(name, 0.0) - ta.get(name, 0.0)}
+        for name in sorted(set(ta) | set(tb)) if ta.get(name, 0.0) != tb.get(name, 0.0)]  # fmt: skip
     found.sort(key=lambda c: -abs(c["delta"]))
     return found
 

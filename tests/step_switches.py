@@ -62,8 +62,8 @@ SWITCHES = {
     "placement: kept places settle": lambda: at_top("placement", "settle", "return coord"),
     "placement: kept rows": lambda: at_top("placement", "keep_rows", "return starts"),
     "routing: tracks for fewer crossings": lambda: at_top("routing", "prefer_fewer_crossings", "return"),
-    "cache: reuse only what keeps places": lambda: at_top("layout", "_keeps", "return True"),
-    "cache: reuse only what keeps rows": lambda: at_top("layout", "_keeps_rows", "return True"),
+    "cache: reuse only what keeps places": lambda: at_top("relayout", "keeps", "return True"),
+    "cache: reuse only what keeps rows": lambda: at_top("relayout", "keeps_rows", "return True"),
 }
 
 

@@ -112,6 +112,7 @@ def place_container(
     seg_u: list[int] = []
     seg_v: list[int] = []
     chains: dict[tuple[int, int], list[int]] = {}
+    segments_of: dict[tuple[int, int], tuple[int, int]] = {}  # each pair's first and last segment
     dummy_layers: list[int] = []
     next_id = base
     for a, b in pairs:
@@ -120,6 +121,7 @@ def place_container(
         next_id += len(chain)
         dummy_layers.extend(range(int(v_layer[a]) + 1, int(v_layer[b])))
         path = [a, *chain, b]
+        segments_of[(a, b)] = (len(seg_u), len(seg_u) + len(chain))
         seg_u += path[:-1]
         seg_v += path[1:]
         chains[(a, b)] = chain
@@ -155,7 +157,7 @@ def place_container(
     if keys is not None:
         slot = slots(v_layer, keys)
     else:
-        off_u, off_v = port_offsets(connections, vertex, chains, port_cells, minor_size, su.size)
+        off_u, off_v = port_offsets(connections, vertex, segments_of, port_cells, minor_size, su.size)
         slot = order_layers(total, v_layer, su, sv, rank, off_u, off_v)
     minor = place(total, v_layer, slot, v_minor_size, gaps.minor, su, sv, want, base)
     # across: the frame's columns around everything (the top level: one column of margin)

@@ -40,27 +40,23 @@ def wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, centr
     return keys
 
 
-def port_offsets(connections, vertex, chains, port_cells, minor_size, segments: int) -> tuple[np.ndarray, ...]:
+def port_offsets(connections, vertex, segments_of, port_cells, minor_size, segments: int) -> tuple[np.ndarray, ...]:
     """Per segment: where across its upper and its lower vertex it ends, as a fraction of the box from its middle
     (-0.5 left border, +0.5 right border), for ends at an open child group's port; 0 elsewhere. The ordering reads
     a child's ports as places within its slot (ELK's port-aware barycentres): two edges into one group through
-    ports in one order cross when their sources stand in the other."""
+    ports in one order cross when their sources stand in the other. `segments_of[(a, b)]` is the first and last
+    segment of the path from vertex a to vertex b."""
     off_u = np.zeros(segments)
     off_v = np.zeros(segments)
-    first_segment: dict[tuple[int, int], int] = {}
-    at = 0
-    for pair, chain in chains.items():  # the segments were made in this order, len(chain) + 1 per pair
-        first_segment[pair] = at
-        at += len(chain) + 1
     for c in connections:
         if c.source_port < 0 and c.target_port < 0:
             continue
         a, b = vertex(c.source, True), vertex(c.target, False)
-        first = first_segment[(a, b)]
+        first, last = segments_of[(a, b)]
         if c.source_port >= 0:
             off_u[first] = port_fraction(port_cells[a][1][c.source_port], int(minor_size[a]))
         if c.target_port >= 0:
-            off_v[first + len(chains[(a, b)])] = port_fraction(port_cells[b][0][c.target_port], int(minor_size[b]))
+            off_v[last] = port_fraction(port_cells[b][0][c.target_port], int(minor_size[b]))
     return off_u, off_v
 
 
@@ -144,7 +140,7 @@ Ends = list[list[tuple[int, float]]]
 
 
 def neighbour_ends(total: int, seg_u: np.ndarray, seg_v: np.ndarray, off_u: np.ndarray,
-                    off_v: np.ndarray) -> tuple[Ends, Ends]:  # fmt: skip
+                   off_v: np.ndarray) -> tuple[Ends, Ends]:  # fmt: skip
     """Per vertex: its neighbours in the layer above and in the layer below, each with where across it the
     segment ends (a fraction of its slot, see port_offsets)."""
     up: Ends = [[] for _ in range(total)]
@@ -213,7 +209,7 @@ def inversions(left: list[float], right: list[float]) -> int:
 
 
 def crossings(position: np.ndarray, seg_u: np.ndarray, seg_v: np.ndarray, off_u: np.ndarray | None,
-               off_v: np.ndarray | None, below: list[np.ndarray]) -> int:  # fmt: skip
+              off_v: np.ndarray | None, below: list[np.ndarray]) -> int:  # fmt: skip
     """Crossings of all segments, layer gap by layer gap: pairs whose ends are in opposite orders (an end's place
     is its vertex's slot plus where across the vertex it ends)."""
     total = 0

@@ -17,7 +17,7 @@ def last_kept_layer(layer: np.ndarray, changed: np.ndarray | None) -> int:
 
 
 def keep_rows(starts: np.ndarray, layer: np.ndarray, fed: np.ndarray, wanted_rows: np.ndarray,
-               changed: np.ndarray | None, top_rule: str) -> np.ndarray:  # fmt: skip
+              changed: np.ndarray | None, top_rule: str) -> np.ndarray:  # fmt: skip
     """Layer starts grown (never shrunk) so each layer down to the first changed element's starts no higher
     than its fed elements did (a source sits at its layer's bottom, so says nothing of where the layer began).
     Rows count from the frame's first cell: the port row on top ("ports"), two rows above the first layer
@@ -50,7 +50,7 @@ def put_entry_ports(
 
 
 def place(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, gap: int,
-           seg_u: np.ndarray, seg_v: np.ndarray, wanted: np.ndarray, first_dummy: int) -> np.ndarray:  # fmt: skip
+          seg_u: np.ndarray, seg_v: np.ndarray, wanted: np.ndarray, first_dummy: int) -> np.ndarray:  # fmt: skip
     """Minor-axis coordinates, order and gaps kept. Laid out afresh: Brandes-Köpf (long edges straight, each box
     over a median neighbour). Where elements have wanted places (a group opened beside them): each box pulled
     toward the mean centre of its neighbours or to its wanted place.
@@ -101,13 +101,13 @@ def packed(v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, gap: int) ->
     order = np.lexsort((slot, v_layer))
     layer_sorted = v_layer[order]
     size_sorted = size[order].astype(np.int64)
-    packed = np.cumsum(size_sorted + gap) - (size_sorted + gap)
+    running = np.cumsum(size_sorted + gap) - (size_sorted + gap)
     first = np.searchsorted(layer_sorted, layer_sorted, side="left")
-    return order, layer_sorted, packed - packed[first]
+    return order, layer_sorted, running - running[first]
 
 
 def aligned_cells(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.ndarray, gap: int,
-                   seg_u: np.ndarray, seg_v: np.ndarray, first_dummy: int) -> np.ndarray:  # fmt: skip
+                  seg_u: np.ndarray, seg_v: np.ndarray, first_dummy: int) -> np.ndarray:  # fmt: skip
     """Left cells from brandes_koepf's centres, rounded, then pushed right where rounding left a gap short."""
     layers = int(v_layer.max()) + 1
     members = layer_members(v_layer, slot, layers)
@@ -134,18 +134,18 @@ def settle(order, layer_sorted, size, gap, coord, wanted) -> np.ndarray:
     ordered = order.tolist()
     for lo, hi in zip(layers[:-1], layers[1:], strict=False):
         members = ordered[lo:hi]
-        place: dict[int, int] = {}
+        at: dict[int, int] = {}
         limit = None
         for v in reversed(members):
             if want[v] == want[v]:  # not NaN
-                place[v] = int(np.floor(want[v]))
+                at[v] = int(np.floor(want[v]))
             else:
-                place[v] = int(coord[v]) if limit is None else min(int(coord[v]), limit - size_list[v])
-            limit = place[v] - gap
+                at[v] = int(coord[v]) if limit is None else min(int(coord[v]), limit - size_list[v])
+            limit = at[v] - gap
         end = None
         for v in members:
-            if end is not None and place[v] < end + gap:
-                place[v] = end + gap
-            end = place[v] + size_list[v]
-            coord[v] = place[v]
+            if end is not None and at[v] < end + gap:
+                at[v] = end + gap
+            end = at[v] + size_list[v]
+            coord[v] = at[v]
     return coord

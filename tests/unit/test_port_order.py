@@ -37,12 +37,12 @@ def test_the_offsets_sit_on_the_segments_that_touch_the_ports():
     chain ends at a port."""
     connections = [Connection(-1, -1, 0, 7), Connection(1, -1, 0, 3)]
     port_cells = {0: ({7: 8, 3: 1}, {})}
-    chains = {(2, 0): [], (1, 0): [3, 4]}
+    segments_of = {(2, 0): (0, 0), (1, 0): (1, 3)}  # the chain's three segments: 1→3, 3→4, 4→0
     vertex = {(-1, True): 2, (1, True): 1, (0, False): 0}
 
     def vertex_of(end: int, entry: bool) -> int:
         return vertex[(end, entry)] if end < 0 else end
 
-    off_u, off_v = ordering.port_offsets(connections, vertex_of, chains, port_cells, np.array([10, 5]), 4)
+    off_u, off_v = ordering.port_offsets(connections, vertex_of, segments_of, port_cells, np.array([10, 5]), 4)
     assert off_u.tolist() == [0.0, 0.0, 0.0, 0.0]
     assert off_v.tolist() == pytest.approx([0.35, 0.0, 0.0, -0.35])
