@@ -256,9 +256,27 @@ def _segment_crossings(routes: list, sources: list) -> int:
 
 def _rank_length(tops: np.ndarray, src: np.ndarray, dst: np.ndarray) -> int:
     """Total edge length in layers: each box's layer is its rank among the distinct rows boxes start on."""
+    return int(_edge_lengths(tops, src, dst).sum())
+
+
+def _edge_lengths(tops: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     rows = np.unique(tops)
     rank = np.searchsorted(rows, tops)
-    return int(np.abs(rank[dst] - rank[src]).sum())
+    return np.abs(rank[dst] - rank[src])
+
+
+def frame_entries(model, visible) -> np.ndarray:
+    """Per edge: it runs from a graph input, or from a value at least 8 boxes read, into a frame its source is not
+    in. Such an edge enters the frame at its top border, however deep inside its reader sits (the length the
+    layout's frames cost, which a flat layout like dagre's does not pay)."""
+    src, dst = visible.edge_src, visible.edge_dst
+    node = visible.item_kind == 0
+    container = np.where(node, model.node_group[np.where(node, visible.item_id, 0)],
+                         model.group_parent[np.where(node, 0, visible.item_id)])  # fmt: skip
+    is_input = np.asarray([bool(node[i]) and model.node_op[int(visible.item_id[i])] == "input"
+                           for i in range(visible.n_items)], dtype=bool)  # fmt: skip
+    readers = np.bincount(src, minlength=visible.n_items)
+    return (is_input[src] | (readers[src] >= 8)) & (container[src] != container[dst])
 
 
 def measure(path: Path) -> dict:
@@ -282,6 +300,7 @@ def measure(path: Path) -> dict:
     ours = {"upward": upward, "seconds": seconds, "width": layout.width, "height": layout.height,
             "crossings": crossings,
             "shared": shared, "length": _rank_length(layout.y, src, dst),
+            "edge_lengths": _edge_lengths(layout.y, src, dst), "frame_entries": frame_entries(model, visible),
             "stubs": sum(e.kind != "routed" for e in layout.edges), "boxes": visible.n_items,
             "edges": int(src.size)}  # fmt: skip
     # the flat layering of the same graph: no groups, longest path with sources pulled down to their readers
@@ -313,7 +332,8 @@ def _dagre(layout, src: np.ndarray, dst: np.ndarray) -> dict:
     tops = np.asarray([y for _, y in found["nodes"]]) - layout.h / 2.0
     return {"seconds": found["seconds"], "width": round(found["width"]), "height": round(found["height"]),
             "crossings": _segment_crossings(found["routes"], src.tolist()),
-            "length": _rank_length(np.round(tops).astype(np.int64), src, dst)}  # fmt: skip
+            "length": _rank_length(np.round(tops).astype(np.int64), src, dst),
+            "edge_lengths": _edge_lengths(np.round(tops).astype(np.int64), src, dst)}  # fmt: skip
 
 
 def section(out: Path) -> list[str]:
