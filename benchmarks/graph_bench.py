@@ -132,7 +132,7 @@ async def measure():
             graph.render_frame()
             (steps if graph.expanded == was else entering).append(time.perf_counter() - t)
         layout = graph.layout
-        keys = (graph._key_of(layout, item) for item in range(layout.visible.n_items))
+        keys = (graph.session.key_of(layout, item) for item in range(layout.visible.n_items))
         closed = [key for key in keys if key[0] == 1]
         # a first screen with every group open (the ResNet): the group closed first (with what is inside it, as
         # Enter closes), then the Enter that opens it again timed, that picture not seen before (the view's
@@ -143,7 +143,7 @@ async def measure():
         for key in [*closed, *opened_ones][:12]:
             if key not in closed:
                 graph.expanded = first_screen - {key[1]} - graph.model.descendants(key[1])
-                graph._layouts = {graph._layout_key(): graph.layout}
+                graph.session.layouts = {graph.session.state(): graph.layout}
             graph.selected_key = key
             t = time.perf_counter()
             graph.action_toggle_group()

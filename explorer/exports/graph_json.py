@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 
 from explorer.graph.expansion import initial_expansion
-from explorer.graph.layout import FULL, layout_graph
+from explorer.graph.layout import FULL
 from explorer.graph.model import ROOT, GraphModel
 from explorer.graph.node_data import MODE_PREFIX
 from explorer.graph.picture import Layout
-from explorer.graph.visible import expand_all, visible_graph
+from explorer.graph.session import GraphSession
+from explorer.graph.visible import expand_all
 
 
 def expansion(model: GraphModel, expand: str) -> set[int]:
@@ -47,20 +48,14 @@ def resolve_group(model: GraphModel, spec: str) -> int:
 
 def opened_layout(model: GraphModel, expand: str, opens: list[int], direction: str = "TB", level: int = FULL,
                   constants: bool = False) -> tuple[Layout, set[int]]:  # fmt: skip
-    """The layout the view shows after Enter opened `opens` one after the other from `expand`'s screen: each
-    step laid out with the one before as the picture to keep (the rule that keeps boxes in place), a group's
-    closed ancestors opened first as Enter would have to."""
-    expanded = expansion(model, expand)
-    cache: dict = {}
-    layout = layout_graph(model, visible_graph(model, expanded, show_constants=constants), level, direction, cache)
+    """The layout the view shows after Enter opened `opens` one after the other from `expand`'s screen (the
+    graph session the view drives: each step keeps the picture of the one before)."""
+    session = GraphSession(model, expansion(model, expand), constants, level, direction)
     for group in opens:
-        for g in model.ancestors(group):  # outermost first, the group itself last
-            if g in expanded:
-                continue
-            expanded = expanded | {g}
-            layout = layout_graph(model, visible_graph(model, expanded, show_constants=constants), level, direction,
-                                  cache, previous=layout)  # fmt: skip
-    return layout, expanded
+        session.open_path(group)
+    layout = session.layout
+    assert layout is not None
+    return layout, session.expanded
 
 
 def _stacked(model: GraphModel, group: int) -> dict[str, object]:

@@ -96,18 +96,18 @@ async def test_enter_opens_in_place_and_always_leaves_a_selection():
         model = graph.model
         stages = model.group_label.index("stages")
         layout = graph.layout
-        item = next(i for i in range(layout.visible.n_items) if graph._key_of(layout, i) == (1, stages))
+        item = next(i for i in range(layout.visible.n_items) if graph.session.key_of(layout, i) == (1, stages))
         graph.select_item(item)
         await pilot.pause()
         above = [i for i in range(layout.visible.n_items) if layout.y[i] + layout.h[i] <= layout.y[item]]
-        before = {graph._key_of(layout, i): (int(layout.x[i]) - graph.origin[0], int(layout.y[i]) - graph.origin[1])
-                  for i in above}  # fmt: skip
+        ox, oy = graph.origin
+        before = {graph.session.key_of(layout, i): (int(layout.x[i]) - ox, int(layout.y[i]) - oy) for i in above}
         await pilot.press("enter")
         after = graph.layout
         assert graph.selected_item >= 0  # the first member, a closed group here
         assert graph.selected_key == (1, model.group_label.index("stages.0"))
         for key, place in before.items():  # the boxes above did not move on screen
-            i = graph._item_of_key(after, key)
+            i = graph.session.item_of_key(after, key)
             assert (int(after.x[i]) - graph.origin[0], int(after.y[i]) - graph.origin[1]) == place, key
         await pilot.press("enter")  # opens stages.0: its first node is selected
         assert graph.selected_key[0] == 0

@@ -229,18 +229,18 @@ async def _keys_then_state(monkeypatch, path, keys: list[str], before_ready: boo
         graph = pilot.app.query_one("#graph")
         if before_ready:
             await pilot.press(*keys)
-            assert not graph.ready and len(graph._kept) == len(keys)
+            assert not graph.ready and len(graph.kept_keys.kept) == len(keys)
         release.set()
         for _ in range(3000):  # on a loaded machine the worker's layout takes seconds
             if graph.ready:
                 break
             await pilot.pause(0.01)
-        first = graph._key_of(graph.layout, graph.layout.first_item)
+        first = graph.session.key_of(graph.layout, graph.layout.first_item)
         await pilot.pause()
         if not before_ready:
             await pilot.press(*keys)
         for _ in range(3000):  # the kept keys run one a refresh
-            if not graph._kept:
+            if not graph.kept_keys.kept:
                 break
             await pilot.pause(0.01)
         await pilot.pause()

@@ -114,10 +114,10 @@ async def test_a_fork_says_which_of_how_many_and_o_takes_the_other_branch():
         await pilot.pause()
         for _ in range(40):  # ↓ until a fork
             await pilot.press("down")
-            if graph._fork is not None:
+            if graph.session.fork is not None:
                 break
-        assert graph._fork is not None
-        choices, taken, _ = graph._fork
+        assert graph.session.fork is not None
+        choices = graph.session.fork.choices
         status = "\n".join(strip.text for strip in graph.render_frame())
         assert f"↓ 1 of {len(choices)}: " in status and "(o)" in status
         first = graph.selected_key
@@ -272,7 +272,7 @@ async def test_enter_on_a_block_moves_nothing_on_screen_above_it(size):
         ox, oy = graph.origin
         width, body = graph.size.width, graph.size.height - 2
         top = int(layout.y[block])
-        above = {graph._key_of(layout, i): (int(layout.x[i]) - ox, int(layout.y[i]) - oy)
+        above = {graph.session.key_of(layout, i): (int(layout.x[i]) - ox, int(layout.y[i]) - oy)
                  for i in range(layout.visible.n_items) if layout.y[i] + layout.h[i] <= top
                  and 0 <= layout.x[i] - ox < width and 0 <= layout.y[i] - oy < body}  # fmt: skip
         assert above or size[1] < 30  # at 80×24 the block, centred, may have nothing above it on screen
@@ -286,7 +286,7 @@ async def test_enter_on_a_block_moves_nothing_on_screen_above_it(size):
         else:  # at 80 columns no member of the 225-column frame is on screen: the window moves across, never down
             assert fy - oy == corner[1]
         for key, place in above.items():
-            i = graph._item_of_key(after, key)
+            i = graph.session.item_of_key(after, key)
             assert (int(after.x[i]) - ox, int(after.y[i]) - oy) == place, key
         item = graph.selected_item
         assert 0 <= after.x[item] - ox < width and 0 <= after.y[item] - oy < body  # the cursor is on screen
@@ -345,7 +345,7 @@ async def test_a_name_scope_selected_is_what_the_details_describe_and_g_lists():
         await pilot.pause()
         target = app.document.links(("graph-group", int(layout.visible.item_id[block])))[0][1]
         assert app.query_one("#tree").cursor_node.data.ref == target
-        graph.select_item(graph._item_of_key(graph.layout, (1, int(layout.visible.item_id[block]))))
+        graph.select_item(graph.session.item_of_key(graph.layout, (1, int(layout.visible.item_id[block]))))
         await pilot.pause()
         await pilot.press("b")
         await pilot.pause()

@@ -367,16 +367,16 @@ async def test_at_80_columns_the_companions_and_the_problem_keys_stay_on_screen(
 def test_a_graph_legend_at_80_columns_keeps_whole_entries_and_says_what_it_dropped():
     """Issue #45, item 9: the estimate-error legend read `measured…d < 0.25×` and entries that did not fit
     vanished without a word; entries are whole now, and the rest is counted (`+N more`)."""
-    from widgets.graph.view import _legend_segments
+    from widgets.graph.painting import legend_segments
 
     names = ["measured/estimated < 0.25×", "0.25×–0.5×", "0.5×–0.8×", "0.8×–1.25× (measured ≈ estimated)", "1.25×–2×",
              "none"]  # fmt: skip
     legend = [(name, "#777777") for name in names]
-    text = "".join(segment.text for segment in _legend_segments(legend, 78))
+    text = "".join(segment.text for segment in legend_segments(legend, 78))
     assert "measured/estimated < 0.25×" in text and text.rstrip().endswith("more")
     shown = sum(1 for name, _ in legend if name in text)
     assert f"+{len(legend) - shown} more" in text and len(text) <= 78
-    wide = "".join(segment.text for segment in _legend_segments(legend, 400))
+    wide = "".join(segment.text for segment in legend_segments(legend, 400))
     assert "more" not in wide and all(name in wide for name, _ in legend)
 
 

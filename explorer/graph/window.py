@@ -1,0 +1,73 @@
+"""Where a screen's window over a layout goes: onto the selection, back over boxes after a group closed, and
+over the first boxes of the reading path on the first screen. Origins are the window's top-left cell in layout
+cells; `body` is the rows the window shows (the panel without its status lines)."""
+
+from __future__ import annotations
+
+from explorer.graph.model import GraphModel
+from explorer.graph.picture import Layout
+from explorer.graph.shaping import reading_path
+
+START_PATH = 32  # boxes along the reading path the first screen tries to show with the input
+
+
+def on_selection(layout: Layout, item: int, origin: tuple[int, int], width: int, body: int, center: bool = False,
+                 keep: bool = False) -> tuple[int, int]:  # fmt: skip
+    """Keep the selection in the window (centred when asked); a graph that fits is centred across and
+    top-aligned. With `keep` (a group just opened or closed in place) nothing is re-centred: the window moves only
+    when the selection's top-left corner (its title) is outside, and then only as far as that needs."""
+    x, y, w, h = int(layout.x[item]), int(layout.y[item]), int(layout.w[item]), int(layout.h[item])
+    ox, oy = origin
+    if keep:
+        ox = min(max(ox, x + min(w, width) - width), x) if not ox <= x < ox + width else ox
+        oy = min(max(oy, y + min(h, body) - body), y) if not oy <= y < oy + body else oy
+        return ox, oy
+    if layout.width <= width:
+        ox = (layout.width - width) // 2
+    elif center or not (ox <= x and x + w <= ox + width):
+        ox = min(max(x + w // 2 - width // 2, 0), layout.width - width)
+    if layout.height <= body:
+        oy = 0
+    elif center or not (oy <= y and y + h <= oy + body):
+        oy = min(max(y + h // 2 - body // 2, 0), layout.height - body)
+    return ox, oy
+
+
+def closed_up(layout: Layout, origin: tuple[int, int], width: int, body: int) -> tuple[int, int]:
+    """After a group closed, the graph is smaller than the window that held it open: where boxes are outside past
+    one edge while the other edge shows empty room, the window moves back over them (closing a wide block at 80
+    columns left the window scrolled right, the graph's left part hidden). Opening keeps its empty room instead:
+    there the boxes around the group staying put matters more."""
+    ox, oy = origin
+    ox = min(max(ox, min(0, layout.width - width)), max(0, layout.width - width))
+    oy = min(max(oy, min(0, layout.height - body)), max(0, layout.height - body))
+    return ox, oy
+
+
+def at_start(model: GraphModel, layout: Layout, item: int, width: int, body: int) -> tuple[int, int]:
+    """The first screen shows where reading starts: the selection (the model's first input) near the top (left in
+    LR) with as many of the first boxes along the main path as fit, centred across them (or the whole graph, when
+    it fits)."""
+    tb = layout.direction == "TB"
+    span_across, span_along = (width, body) if tb else (body, width)
+    x0, y0 = int(layout.x[item]), int(layout.y[item])
+    x1, y1 = x0 + int(layout.w[item]), y0 + int(layout.h[item])
+    for node in reading_path(model, count=START_PATH)[1:]:  # grow the window's target while it still fits
+        k = int(layout.visible.node_item[node])
+        if k < 0:
+            continue
+        nx0, ny0 = min(x0, int(layout.x[k])), min(y0, int(layout.y[k]))
+        nx1, ny1 = max(x1, int(layout.x[k] + layout.w[k])), max(y1, int(layout.y[k] + layout.h[k]))
+        across, along = (nx1 - nx0, ny1 - ny0) if tb else (ny1 - ny0, nx1 - nx0)
+        if across > span_across or along > span_along:
+            break
+        x0, y0, x1, y1 = nx0, ny0, nx1, ny1
+    if tb:
+        ox = (layout.width - width) // 2 if layout.width <= width else min(max((x0 + x1) // 2 - width // 2, 0),
+                                                                         layout.width - width)  # fmt: skip
+        margin = 1 if y1 - y0 < body else 0  # a row above the input, where it does not cost a box below
+        oy = 0 if layout.height <= body else min(max(y0 - margin, 0), layout.height - body)
+    else:
+        ox = 0 if layout.width <= width else min(max(x0 - 2, 0), layout.width - width)
+        oy = 0 if layout.height <= body else min(max((y0 + y1) // 2 - body // 2, 0), layout.height - body)
+    return ox, oy
