@@ -143,7 +143,7 @@ extra = {"core_bytes": len(bytes(core)), "workloads": len(workloads)}
 """,
     "validate_msgspec": """
 import gc, time, msgspec
-from explorer.formats.scheduler_ir.reader import BufferEntry, Workload
+from explorer.formats.scheduler_ir.schema import BufferEntry, Workload
 with open(PATH, "rb") as f:
     core = msgspec.json.decode(f.read(), type=dict[str, msgspec.Raw])["0"]
 decoder = msgspec.json.Decoder(list[Workload])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import weakref
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 import numpy as np
@@ -18,6 +19,18 @@ from explorer.errors import LoadError
 _raw_items = msgspec.json.Decoder(list[msgspec.Raw])
 
 
+class FileIdentity(NamedTuple):
+    """A file as it was when a load began: a read that finds it otherwise refuses to go on (it changed on disk).
+    A tuple, so it crosses to worker processes and compares as plain values do."""
+
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, status: os.stat_result) -> FileIdentity:
+        return cls(status.st_size, status.st_mtime_ns)
+
+
 class FileChanged(LoadError):
     """The file is no longer what was loaded: its bytes cannot be read again."""
 
@@ -25,10 +38,10 @@ class FileChanged(LoadError):
 class FileSpans:
     """JSON arrays at known byte ranges of a file (key → (offset, length)), and their items on demand."""
 
-    def __init__(self, path: Path, spans: dict[int, tuple[int, int]], stamp: tuple[int, int]) -> None:
+    def __init__(self, path: Path, spans: dict[int, tuple[int, int]], stamp: FileIdentity) -> None:
         self.path = Path(path)
         self.spans = spans
-        self.stamp = stamp  # (size, mtime_ns) when the file was loaded
+        self.stamp = stamp  # the file when it was loaded
         self._items: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # key → (item offsets, item lengths)
         # One read-only descriptor, opened on the first read and closed with this object: opening the file for
         # each read cost a third of the time incidents take to name their thousands of tensors. A file replaced
@@ -41,7 +54,7 @@ class FileSpans:
             if not self._fd:
                 self._fd.append(os.open(self.path, os.O_RDONLY))
             status = os.fstat(self._fd[0])
-            if (status.st_size, status.st_mtime_ns) != self.stamp:
+            if FileIdentity.of(status) != self.stamp:
                 raise FileChanged(self.path, "", "the file changed on disk since it was loaded: reopen it")
             return read_fully(self._fd[0], offset, length)
         except OSError as error:

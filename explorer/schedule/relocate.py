@@ -130,8 +130,8 @@ def relocated_bytes(s: Schedule, move: Move) -> bytes:
     spans = s.core_raw
     if not isinstance(spans, FileSpans):
         raise RelocateRefused("", "", "this schedule's addresses are not fields of its file: it cannot be relocated")
-    whole = spans.read(0, spans.stamp[0])  # read once: the workloads edited are found in these bytes
-    if len(whole) != spans.stamp[0]:
+    whole = spans.read(0, spans.stamp.size)  # read once: the workloads edited are found in these bytes
+    if len(whole) != spans.stamp.size:
         raise RelocateRefused(spans.path, "", "the file is shorter than when it was opened: reopen it")
     edits: list[tuple[int, int, bytes]] = []
     row_of = np.searchsorted(s.buf_ptr, move.stay.entries, side="right") - 1

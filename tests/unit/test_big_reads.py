@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from explorer.file_spans import FileChanged, FileSpans, read_fully
+from explorer.file_spans import FileChanged, FileIdentity, FileSpans, read_fully
 
 SIZE = 2**31 + 8192  # past the one-call limit (2,147,479,552) and past 2 GiB
 END = b'"end of the file"'
@@ -26,8 +26,7 @@ def sparse(tmp_path_factory):
 
 
 def stamp_of(path):
-    status = path.stat()
-    return status.st_size, status.st_mtime_ns
+    return FileIdentity.of(path.stat())
 
 
 def test_file_spans_read_a_whole_file_over_2_gib(sparse):
@@ -50,7 +49,7 @@ def test_read_fully_across_the_2_gib_mark_and_at_the_end(sparse):
 
 
 def test_the_scheduler_reader_reads_a_file_over_2_gib_whole(sparse):
-    from explorer.formats.scheduler_ir.reader import _read_all
+    from explorer.formats.scheduler_ir.load_progress import read_all
 
     class Meter:
         def __init__(self):
@@ -61,7 +60,7 @@ def test_the_scheduler_reader_reads_a_file_over_2_gib_whole(sparse):
 
     meter = Meter()
     with sparse.open("rb") as handle:
-        data = _read_all(handle, SIZE, meter)
+        data = read_all(handle, SIZE, meter)
     assert len(data) == SIZE and bytes(data[-len(END) :]) == END and meter.seen == SIZE
     del data
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from explorer import worker_pool
+from explorer.file_spans import FileIdentity
 from explorer.formats.scheduler_ir import layout, reader
 from explorer.formats.scheduler_ir.reader import load_schedule
 from tests.unit.test_parallel_load import PLANTED, _RecordingPool, columns, every_size, in_process  # noqa: F401
@@ -20,7 +21,7 @@ from tests.unit.test_parallel_load import PLANTED, _RecordingPool, columns, ever
 def spans_of(path: Path) -> dict[int, tuple[int, int]] | None:
     status = path.stat()
     found = []
-    stamp = (status.st_size, status.st_mtime_ns)
+    stamp = FileIdentity.of(status)
     spans = layout.find_core_spans(path, stamp, lambda *a: found.append(a), lambda _: None)
     assert spans is None or found == list(spans.items())  # each told as found, in file order
     return spans
@@ -66,7 +67,7 @@ def guessed_and_parsed(path: Path, monkeypatch) -> tuple[bool, bool]:
         patch.setattr(worker_pool, "shared_pool", lambda: recording)
         parallel, problems = load_schedule(path)
     assert columns(parallel) == columns(here) and problems == here_problems, path.name
-    guessed = [args[4] for args in recording.decoded]  # decode_core_at(path, stamp, key, span, guessed, ...)
+    guessed = [job.guessed for job, in recording.decoded]  # decode_core_at(CoreJob)
     return any(guessed), reader.read_top_level in recording.functions
 
 
@@ -87,7 +88,7 @@ def test_a_right_guess_is_used_and_a_wrong_one_is_refuted(tmp_path, monkeypatch,
 def test_the_top_level_around_the_cores_must_hold_them(tmp_path, planted):
     path = write(tmp_path, "indented", json.dumps(planted, indent=2))
     status = path.stat()
-    stamp = (status.st_size, status.st_mtime_ns)
+    stamp = FileIdentity.of(status)
     spans = spans_of(path)
     top_level, dram = reader._top_level_around(path, stamp, spans)
     assert top_level.spans == spans and json.loads(dram) == planted["-1"]

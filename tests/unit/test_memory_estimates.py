@@ -117,7 +117,7 @@ def hostile_file(folder: Path, reader: str, count: int) -> tuple[int, tuple[str,
         # the layout of every node: more than `info` needs
         return json_memory_bound(graph, MEMORY_PER_OBJECT), ("graph", str(tvm_bundle(subfolder, graph)), "--json")
     if reader == "scheduler-ir":
-        from explorer.formats.scheduler_ir.reader import MEMORY_PER_FILE_BYTE, MEMORY_PER_OBJECT
+        from explorer.formats.scheduler_ir.memory_budget import MEMORY_PER_FILE_BYTE, MEMORY_PER_OBJECT
 
         data = ('{"0": [' + empty_objects(count) + '], "buffersize": 1024, "xlen": 1, "ylen": 1}').encode()
         path = folder / f"empty_{count}_stschedule.json"
@@ -125,7 +125,7 @@ def hostile_file(folder: Path, reader: str, count: int) -> tuple[int, tuple[str,
         estimate = max(int(len(data) * MEMORY_PER_FILE_BYTE), data.count(b"{") * MEMORY_PER_OBJECT)
         return estimate, ("check", str(path))
     if reader == "scheduler-ir-elements":  # one workload reading `count` transfers: array elements, not objects
-        from explorer.formats.scheduler_ir.reader import _objects_estimate, json_counts
+        from explorer.formats.scheduler_ir.memory_budget import json_counts, objects_estimate
         from explorer.memory_guard import BASE_BYTES
         from tests.schedules import two_core
 
@@ -134,7 +134,7 @@ def hostile_file(folder: Path, reader: str, count: int) -> tuple[int, tuple[str,
         data = json.dumps(schedule).encode()
         path = folder / f"elements_{count}_stschedule.json"
         path.write_bytes(data)
-        return _objects_estimate(len(data), *json_counts(data)) - BASE_BYTES, ("check", str(path))
+        return objects_estimate(len(data), *json_counts(data)) - BASE_BYTES, ("check", str(path))
     from explorer.graph.node_data import CSV_BYTES_PER_BYTE
 
     path = folder / f"rows_{count}.csv"

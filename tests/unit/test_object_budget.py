@@ -13,16 +13,19 @@ import pytest
 
 from explorer import memory_guard, worker_pool
 from explorer.errors import LoadError
+from explorer.file_spans import FileIdentity
 from explorer.formats.scheduler_ir import reader
-from explorer.formats.scheduler_ir.reader import (
-    BASE_BYTES,
+from explorer.formats.scheduler_ir.core_jobs import CoreJob, decode_core_at
+from explorer.formats.scheduler_ir.memory_budget import (
     MEMORY_PER_ELEMENT,
     MEMORY_PER_FILE_BYTE,
     MEMORY_PER_OBJECT,
     WORST_PER_BYTE,
+    ObjectBudget,
     json_counts,
-    load_schedule,
 )
+from explorer.formats.scheduler_ir.reader import load_schedule
+from explorer.memory_guard import BASE_BYTES
 from tests.unit.test_parallel_load import every_size  # noqa: F401  (a fixture: workers for files of any size)
 
 # An L2 entry with ten empty objects the decoder skips: dense in `{` (one in 8 bytes), cheap to decode
@@ -57,7 +60,7 @@ def test_the_workers_load_refuses_by_the_objects_its_cores_counted(tmp_path, mon
     by_size, by_objects, worst = estimates(path, objects)
     assert by_size < by_objects < worst
     # the whole file is never counted here: its cores are
-    monkeypatch.setattr(reader, "_ensure_objects_fit", lambda *_: pytest.fail("a pass over the whole file"))
+    monkeypatch.setattr(reader, "ensure_objects_fit", lambda *_: pytest.fail("a pass over the whole file"))
     monkeypatch.setattr(memory_guard, "available_bytes", lambda: (by_size + by_objects) // 2)
     with pytest.raises(LoadError) as refused:
         load_schedule(path)
@@ -66,7 +69,7 @@ def test_the_workers_load_refuses_by_the_objects_its_cores_counted(tmp_path, mon
     # with room for the objects (not for the worst case: they are still counted), it loads
     monkeypatch.setattr(memory_guard, "available_bytes", lambda: (by_objects + worst) // 2)
     counted = []
-    monkeypatch.setattr(reader._ObjectBudget, "add", lambda self, n, length: counted.append(n))
+    monkeypatch.setattr(ObjectBudget, "add", lambda self, n, length: counted.append(n))
     schedule, _ = load_schedule(path)
     assert schedule.n_workloads == 4 and len(counted) == 4
     assert (sum(c[0] for c in counted), sum(c[1] for c in counted)) == objects
@@ -94,20 +97,20 @@ def test_a_core_is_refused_by_its_own_count_where_it_is_decoded(tmp_path, monkey
     span = (start, text.index(b',"-1"') - start)
     need_one = BASE_BYTES + objects[0] * MEMORY_PER_OBJECT + objects[1] * MEMORY_PER_ELEMENT
     monkeypatch.setattr(memory_guard, "available_bytes", lambda: need_one + 1)
-    stamp = (status.st_size, status.st_mtime_ns)
-    part = reader.decode_core_at(str(path), stamp, "0", span, count_objects=1)
+    stamp = FileIdentity.of(status)
+    part = decode_core_at(CoreJob(str(path), stamp, "0", span, count_objects=1))
     assert part.objects == objects and part.columns is not None
     with pytest.raises(LoadError) as refused:  # two cores decoded at once: twice the room asked
-        reader.decode_core_at(str(path), stamp, "0", span, count_objects=2)
+        decode_core_at(CoreJob(str(path), stamp, "0", span, count_objects=2))
     said = str(refused.value)
     assert refused.value.location == '$["0"]' and f"{objects[0]:,} JSON objects and {objects[1]:,}" in said
-    assert reader.decode_core_at(str(path), stamp, "0", span).objects is None  # not asked: not counted
+    assert decode_core_at(CoreJob(str(path), stamp, "0", span)).objects is None  # not asked: not counted
 
 
 def test_the_budget_projects_the_total_from_the_cores_done(tmp_path):
     path = tmp_path / "x_stschedule.json"
     size = 10_000_000
-    budget = reader._ObjectBudget(path, size, BASE_BYTES + 1_000_000 * MEMORY_PER_OBJECT)
+    budget = ObjectBudget(path, size, BASE_BYTES + 1_000_000 * MEMORY_PER_OBJECT)
     budget.add(None, 5_000_000)  # a core not counted adds nothing
     budget.add((400_000, 0), 5_000_000)  # half the file: 800,000 projected, fits
     with pytest.raises(LoadError) as refused:

@@ -16,8 +16,9 @@ import pytest
 
 from explorer import worker_pool
 from explorer.errors import LoadError
-from explorer.file_spans import FileChanged
+from explorer.file_spans import FileChanged, FileIdentity
 from explorer.formats.scheduler_ir import early, layout, reader, started
+from explorer.formats.scheduler_ir.core_jobs import CoreJob, decode_core_at
 from explorer.formats.scheduler_ir.reader import load_schedule
 from tests.conftest import SAMPLE_DATA, SAMPLES
 
@@ -125,9 +126,9 @@ def test_junk_found_by_a_worker_is_the_same_load_error(every_size, tmp_path, mon
 
 
 def test_a_file_changed_while_loading_is_refused(every_size):
-    stamp = PLANTED.stat().st_size, PLANTED.stat().st_mtime_ns - 1  # as if it had been written since
+    stamp = FileIdentity(PLANTED.stat().st_size, PLANTED.stat().st_mtime_ns - 1)  # as if it had been written since
     with pytest.raises(FileChanged):
-        reader.decode_core_at(str(PLANTED), stamp, "0", (0, 10))
+        decode_core_at(CoreJob(str(PLANTED), stamp, "0", (0, 10)))
     with pytest.raises(FileChanged):
         reader.read_top_level(str(PLANTED), stamp)
 
@@ -204,8 +205,8 @@ class _RecordingPool:
 
     def submit(self, function, *args, urgent=False):
         self.functions.append(function)
-        if function is reader.decode_core_at:
-            self.cores.append(args[2])
+        if function is decode_core_at:
+            self.cores.append(args[0].key)
             self.decoded.append(args)
         return self.pool.submit(function, *args, urgent=urgent)
 

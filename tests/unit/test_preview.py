@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from explorer.document import Capability
+from explorer.file_spans import FileIdentity
 from explorer.formats.scheduler_ir import first_core
 from explorer.formats.scheduler_ir.preview import preview, previews, read_first_core
 from explorer.formats.scheduler_ir.reader import load_schedule
@@ -100,7 +101,7 @@ def through_workloads(count: int) -> int:
     """The `prefix_bytes` that cut the demo file's first core after its first `count` workloads: one byte past
     the end of the one before (the cut is through the first workload ending at or past it)."""
     from explorer.file_spans import span_of
-    from explorer.formats.scheduler_ir.reader import raw_items
+    from explorer.formats.scheduler_ir.lenient import raw_items
 
     raw = read_first_core(PLANTED).raw
     before = raw_items(raw)[count - 2]
@@ -163,7 +164,7 @@ def test_a_small_first_core_is_shown_whole_at_once_and_decoded_once(any_size, mo
 
 
 def test_a_big_first_core_shows_its_first_workloads_then_all_of_it(any_size, monkeypatch):
-    from explorer.formats.scheduler_ir import reader
+    from explorer.formats.scheduler_ir.core_jobs import CoreJobs
 
     started = early_jobs(monkeypatch, through_workloads(3), 1000)  # a core over 1,000 bytes is big
     look = started.first_looks[PLANTED.resolve()]
@@ -174,8 +175,8 @@ def test_a_big_first_core_shows_its_first_workloads_then_all_of_it(any_size, mon
     # the load takes the whole core's decode (the next worker's), never the first look's cut
     taken = started.take_first_core(PLANTED)
     assert taken.result(timeout=60).prefix is None and look.result().prefix == 3
-    stamp = (PLANTED.stat().st_size, PLANTED.stat().st_mtime_ns)
+    stamp = FileIdentity.of(PLANTED.stat())
     started.take_spans(PLANTED, stamp)
-    jobs = reader._CoreJobs(None, PLANTED, stamp, False, None)
+    jobs = CoreJobs(None, PLANTED, stamp, None, guessed=False)
     jobs.spans[0] = (look.result().first.offset, look.result().first.length)
     assert not jobs._take_previewed(0, look) and jobs._take_previewed(0, taken)

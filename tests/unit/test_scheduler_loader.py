@@ -232,14 +232,14 @@ def test_a_core_that_is_not_an_array(write_json):
 def test_progress_moves_by_bytes_even_for_one_core(tmp_path, monkeypatch):
     """A one-core file's bar does not jump from 0 to 100 %: reading, the core's slices and the build each
     report, in order, and a slice-by-slice decode gives the same schedule as one decode."""
-    from explorer.formats.scheduler_ir import reader
+    from explorer.formats.scheduler_ir import lenient, load_progress, reader
     from explorer.formats.scheduler_ir.samples import Recipe, write_streaming
 
     path = tmp_path / "one_core_stschedule.json"
     size = write_streaming(path, Recipe(xlen=1, ylen=1, layers=400))
     whole = reader.load_schedule(path)[0]
-    monkeypatch.setattr(reader, "READ_CHUNK", size // 7)
-    monkeypatch.setattr(reader, "SLICE_BYTES", size // 9)
+    monkeypatch.setattr(load_progress, "READ_CHUNK", size // 7)
+    monkeypatch.setattr(lenient, "SLICE_BYTES", size // 9)
     seen: list[tuple[float, str]] = []
     sliced = reader.load_schedule(path, progress=lambda done, total, stage: seen.append((done / total, stage)))[0]
     fractions = [f for f, _ in seen]

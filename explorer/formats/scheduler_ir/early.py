@@ -10,6 +10,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from explorer import worker_pool
+from explorer.file_spans import FileIdentity
 from explorer.formats.scheduler_ir import started
 from explorer.formats.scheduler_ir.started import PARALLEL_MIN_BYTES, PREVIEW_MIN_BYTES
 
@@ -32,11 +33,11 @@ def prepare(path: Path, interactive: bool) -> None:
         first = pool.submit(_first_core, str(path), *sizes, urgent=True)
         started.first_looks[path.resolve()] = first
         started.first_cores[path.resolve()] = _whole_first_core(pool, path, first)
-        stamp = (status.st_size, status.st_mtime_ns)
+        stamp = FileIdentity.of(status)
         started.span_searches[path.resolve()] = (stamp, pool.submit(_core_spans, str(path), stamp))
 
 
-def _core_spans(path: str, stamp: tuple[int, int]) -> object:
+def _core_spans(path: str, stamp: FileIdentity) -> object:
     from explorer.formats.scheduler_ir.layout import core_spans_at
 
     return core_spans_at(path, stamp)

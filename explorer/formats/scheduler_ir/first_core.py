@@ -21,9 +21,14 @@ import msgspec
 import numpy as np
 
 from explorer.errors import LoadError
-from explorer.file_spans import FileSpans
-from explorer.formats.scheduler_ir import layout, reader
+from explorer.file_spans import FileIdentity, FileSpans
+from explorer.formats.scheduler_ir import layout
+from explorer.formats.scheduler_ir.columns import CorePart, ScheduleBuilder
+from explorer.formats.scheduler_ir.core_jobs import decode_core_part
+from explorer.formats.scheduler_ir.lenient import raw_items
+from explorer.formats.scheduler_ir.schema import TOP_SCALARS
 from explorer.formats.scheduler_ir.started import PREVIEW_MIN_BYTES
+from explorer.gc_pause import collector_paused
 from explorer.schedule.model import Schedule
 
 
@@ -36,7 +41,7 @@ class FirstCore:
     offset: int  # where the array starts in the file
     length: int
     scalars: dict[str, int]
-    stamp: tuple[int, int]  # the file's (size, mtime_ns) when read
+    stamp: FileIdentity  # the file's (size, mtime_ns) when read
 
 
 def read_first_core(
@@ -49,13 +54,13 @@ def read_first_core(
         status = path.stat()
         if status.st_size < (PREVIEW_MIN_BYTES if min_bytes is None else min_bytes):
             return None
-        stamp = (status.st_size, status.st_mtime_ns)
+        stamp = FileIdentity.of(status)
         spans = layout.find_core_spans(path, stamp, limit=1)
         if not spans:
             return None
         ((core, (offset, length)),) = spans.items()
         file = FileSpans(path, {}, stamp)  # read-only; refuses a file changed since it was looked through
-        tail = file.read(max(stamp[0] - layout.TAIL, 0), layout.TAIL)
+        tail = file.read(max(stamp.size - layout.TAIL, 0), layout.TAIL)
         read = length if head is None or length <= above else min(length, head)
         return FirstCore(str(core), file.read(offset, read), offset, length, _scalars(tail), stamp)
     except (OSError, LoadError):
@@ -63,7 +68,7 @@ def read_first_core(
 
 
 def _scalars(tail: bytes | bytearray) -> dict[str, int]:
-    return {**reader.TOP_SCALARS, **layout.tail_scalars(tail)}
+    return {**TOP_SCALARS, **layout.tail_scalars(tail)}
 
 
 @dataclass
@@ -71,14 +76,14 @@ class FirstCorePart:
     """The first core decoded into columns, and where it lies: what a worker sends back for the preview."""
 
     first: FirstCore  # its `raw` emptied: the bytes stay in the worker
-    part: reader.CorePart
+    part: CorePart
     prefix: int | None = None  # the part is the core's first `prefix` workloads only (None: the whole core)
     prefix_bytes: int = 0  # the bytes of the core those take
 
     def describe(self) -> str:
         """What the part is, for the summary bar: 'core 0 of a 3,128 MB file', or 'core 0: first 1,450 workloads,
         4 of its 177 MB (a 372 MB file)' (the count first: a bar 80 columns wide keeps it)."""
-        size = f"a {self.first.stamp[0] / 1e6:,.0f} MB file"
+        size = f"a {self.first.stamp.size / 1e6:,.0f} MB file"
         if self.prefix is None:
             return f"core {self.first.key} of {size}"
         return (f"core {self.first.key}: first {self.prefix:,} workloads, {self.prefix_bytes / 1e6:,.0f} of its "
@@ -94,7 +99,7 @@ def first_core_part(
     first = read_first_core(path, min_bytes, HEAD_READ * prefix_bytes if prefix_bytes is not None else None, cut_above)
     if first is None:
         return None
-    with reader.collector_paused():
+    with collector_paused():
         cut = None
         while prefix_bytes is not None and first.length > cut_above:
             cut = _first_workloads(first, prefix_bytes)
@@ -108,7 +113,7 @@ def first_core_part(
         raw, prefix, shown = cut or (first.raw, None, 0)
         buffersize = first.scalars["buffersize"]  # from the file's last bytes: the full load checks it
         # counted (one core at a time here): the load adds its objects up as it would the workers' cores
-        part = reader.decode_core_part(path, first.key, raw, False, buffersize=buffersize, count_objects=1)
+        part = decode_core_part(path, first.key, raw, strict=False, buffersize=buffersize, count_objects=1)
     if part.columns is None or any(problem.code == "bad-workload" for problem in part.problems):
         return None  # a workload dropped: not shown as if it were the core (bad list entries are only dropped)
     first.raw = b""
@@ -136,7 +141,7 @@ def _first_workloads(first: FirstCore, prefix_bytes: int) -> tuple[bytes, int, i
         return None  # the cut would be the whole core
     array = bytes(first.raw[:end]) + b"]"
     try:
-        items = reader.raw_items(array)
+        items = raw_items(array)
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         return None
     if not items or any(bytes(memoryview(item)[:1]) != b"{" for item in items):
@@ -146,7 +151,7 @@ def _first_workloads(first: FirstCore, prefix_bytes: int) -> tuple[bytes, int, i
 
 def first_core_schedule(found: FirstCorePart, path: Path) -> Schedule:
     """The first core alone as a Schedule (no DRAM section: its transfers come with the full load)."""
-    builder = reader.ScheduleBuilder()
+    builder = ScheduleBuilder()
     columns = found.part.columns  # the part stays as decoded: the builder gets a copy
     builder.add_part(dataclasses.replace(found.part, columns=dict(columns) if columns is not None else None))
     spans = FileSpans(path, {found.part.core: (found.first.offset, found.first.length)}, found.first.stamp)

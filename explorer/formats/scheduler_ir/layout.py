@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from explorer.file_spans import FileChanged
+from explorer.file_spans import FileChanged, FileIdentity
 
 WINDOW = 32 << 20  # bytes looked through per search step; pages behind the scan are given back to the kernel
 TAIL = 64 << 10  # the top-level numbers ("xlen", ...) are looked for in the file's last bytes
@@ -52,7 +52,7 @@ class SpanGuessWrong(Exception):
 
 def find_core_spans(
     path: Path,
-    stamp: tuple[int, int],
+    stamp: FileIdentity,
     found: Found = lambda core, span: None,
     scanned: Callable[[int], None] = lambda done: None,
     limit: int | None = None,
@@ -64,7 +64,7 @@ def find_core_spans(
     try:
         with open(path, "rb") as handle:  # read-only
             status = os.fstat(handle.fileno())
-            if (status.st_size, status.st_mtime_ns) != stamp:
+            if FileIdentity.of(status) != stamp:
                 raise FileChanged(path, "", "the file changed on disk while it was being loaded: open it again")
             if status.st_size == 0:
                 return None
@@ -96,7 +96,7 @@ def tail_scalars(tail: bytes | bytearray) -> dict[str, int]:
     return {name.decode(): int(value) for name, value in _SCALAR.findall(tail)}
 
 
-def core_spans_at(path: str, stamp: tuple[int, int]) -> dict[int, Span] | None:
+def core_spans_at(path: str, stamp: FileIdentity) -> dict[int, Span] | None:
     """`find_core_spans` as a worker process's job (module-level, so the worker finds it by name): all the
     spans at once."""
     return find_core_spans(Path(path), stamp)

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from explorer.file_spans import FileSpans
+from explorer.file_spans import FileIdentity, FileSpans
 
 
 class RoleSource(msgspec.Struct, gc=False):
@@ -72,7 +72,7 @@ def object_entries(values: Any, keep_positions: bool = False) -> list:
     return [v for v in values if isinstance(v, dict)]
 
 
-def roles_at(path: str, stamp: tuple[int, int], span: tuple[int, int], positions: list[int]) -> list[list[Role]]:
+def roles_at(path: str, stamp: FileIdentity, span: tuple[int, int], positions: list[int]) -> list[list[Role]]:
     """What a worker does for incidents: the roles of the workloads at `positions` of the core array at `span`
     (refused, as FileChanged, if the file changed since it was loaded). Module-level, found by name."""
     spans = FileSpans(Path(path), {0: span}, stamp)

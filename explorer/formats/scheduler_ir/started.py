@@ -9,6 +9,8 @@ from __future__ import annotations
 from concurrent.futures import Future
 from pathlib import Path
 
+from explorer.file_spans import FileIdentity
+
 PARALLEL_MIN_BYTES = 32 << 20  # smaller files decode in about a second in one process: workers would not pay
 PREVIEW_MIN_BYTES = 64 << 20  # a smaller file loads whole in about a second: no preview
 # A first core bigger than this (its decode takes longer than the TUI takes to start, about 0.9 s) is shown in two
@@ -46,7 +48,7 @@ def take_first_core(path: Path) -> Future | None:
     return first_cores.pop(path.resolve(), None)
 
 
-def take_spans(path: Path, stamp: tuple[int, int]) -> Future | None:
+def take_spans(path: Path, stamp: FileIdentity) -> Future | None:
     """The cores' spans looked for since `prepare`, for the full load (taken once), if asked for the file as
     it is now (`stamp`)."""
     asked = span_searches.pop(path.resolve(), None)
