@@ -444,7 +444,8 @@ def chunk_start(index: int, start: int = 0) -> int:
 
 
 def describe_by_kind(view: Any, ref: Any) -> list[Section]:
-    """The details of `ref` from the view's `_describe_<kind>` method (kind = ref[0], `-` read as `_`).
+    """The details of `ref` from `view`'s `_describe_<kind>` method (a format's view or its details object; kind
+    = ref[0], `-` read as `_`).
 
     A kept record can still hold junk that the loader's fast path never read; instead of failing the panel,
     such a record is described as unreadable, with the reason.

@@ -30,7 +30,7 @@ def test_the_numbers_in_the_limits_are_the_enforced_ones():
     from explorer.formats.ark.reader import INT_LIMIT
     from explorer.formats.coreml.model import MAX_STATS_BYTES as COREML_STATS
     from explorer.formats.coreml.reader import MAX_SPEC_BYTES
-    from explorer.formats.onnx.document import MAX_STATS_BYTES as ONNX_STATS
+    from explorer.formats.onnx.details import MAX_STATS_BYTES as ONNX_STATS
     from explorer.formats.onnx.reader import MAX_BYTES
     from explorer.formats.scheduler_ir.checks import MAX_PER_CODE
     from explorer.formats.scheduler_ir.memory_budget import MEMORY_PER_FILE_BYTE

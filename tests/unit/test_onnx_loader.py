@@ -114,7 +114,7 @@ def test_value_links_jump_to_producers_and_consumers(tmp_path):
 def test_every_type_is_shown(tmp_path):
     doc = open_document(save(odd_types_model(), tmp_path))
     view = doc.view
-    from explorer.formats.onnx.document import type_text
+    from explorer.formats.onnx.text import type_text
 
     shown = {name: type_text(view.index.type_of("graph", name)) for name in view.index.main.inputs}
     assert shown == {

@@ -125,7 +125,7 @@ def test_the_details_say_the_file_changed_instead_of_showing_empty_sections(writ
 def test_external_data_reads_the_declared_bytes_only(tmp_path, monkeypatch):
     import onnx
 
-    from explorer.formats.onnx import document as onnx_document
+    from explorer.formats.onnx import details as onnx_details
     from explorer.formats.onnx.samples import linear_model, save_with_external_data
 
     path = save_with_external_data(linear_model(4, 4), tmp_path)
@@ -148,11 +148,11 @@ def test_external_data_reads_the_declared_bytes_only(tmp_path, monkeypatch):
         return handle
 
     monkeypatch.setattr(Path, "open", spying_open)
-    stats = onnx_document.weight_stats(weight, tmp_path)
+    stats = onnx_details.weight_stats(weight, tmp_path)
     assert set(stats) == {"min", "max", "mean", "std", "sparsity", "first values"}, stats  # summarised, not refused
     assert reads == [4 * 4 * 4]
     weight.external_data.add(key="length", value="1000")
-    assert "the dims say 64" in str(onnx_document.weight_stats(weight, tmp_path))
+    assert "the dims say 64" in str(onnx_details.weight_stats(weight, tmp_path))
 
 
 class _Spy:

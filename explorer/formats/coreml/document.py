@@ -18,7 +18,6 @@ from explorer.document import (
     Document,
     DocumentView,
     Item,
-    KeyHint,
     Meta,
     Section,
     Vocabulary,
@@ -27,9 +26,18 @@ from explorer.document import (
     describe_by_kind,
 )
 from explorer.errors import Problem
+from explorer.formats.coreml.details import CoreMLDetails
 from explorer.formats.coreml.mil_text import MilProgram, read_mil
-from explorer.formats.coreml.model import CoreMLModel, blob_stats, feature_type, op_name, type_text, value_text
-from explorer.formatting import human, human_bytes
+from explorer.formats.coreml.model import (
+    CoreMLModel,
+    feature_type,
+    layer_type,
+    layer_weights,
+    op_name,
+    schema_entries,
+    type_text,
+    value_text,
+)
 
 
 def build_document(path: Path, model: CoreMLModel, problems: list[Problem]) -> Document:
@@ -75,6 +83,7 @@ class CoreMLView(DocumentView):
         self.model = model
         self._mil = None
         self._mil_program: MilProgram | None = None
+        self.details = CoreMLDetails(self)  # what `describe` shows of each kind of ref
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
@@ -127,8 +136,8 @@ class CoreMLView(DocumentView):
                 "op_types": dict(Counter(t for _, t, _ in mil_ops).most_common()),
             }
             if model.compiled_metadata is not None:  # coremlcompiler's metadata.json: the model's interface
-                found["inputs"] = len(_schema(metadata, "inputSchema"))
-                found["outputs"] = len(_schema(metadata, "outputSchema"))
+                found["inputs"] = len(schema_entries(metadata, "inputSchema"))
+                found["outputs"] = len(schema_entries(metadata, "outputSchema"))
             return found
         spec = model.model
         description = spec.description
@@ -149,10 +158,10 @@ class CoreMLView(DocumentView):
             layers = self.layers()
             result |= {
                 "layers": len(layers),
-                "layer_types": dict(Counter(_layer_type(layer) for layer in layers).most_common()),
+                "layer_types": dict(Counter(layer_type(layer) for layer in layers).most_common()),
             }
         elif model.model_type == "pipeline" or model.model_type.startswith("pipeline"):
-            result["models"] = len(self._pipeline().models)
+            result["models"] = len(self.pipeline().models)
         result |= {"inputs": inputs, "outputs": outputs, "states": len(description.state)}
         return result
 
@@ -172,7 +181,7 @@ class CoreMLView(DocumentView):
             return getattr(spec, kind).layers
         return None
 
-    def _pipeline(self) -> Any:
+    def pipeline(self) -> Any:
         return getattr(self.spec, self.model.model_type)
 
     # ---- model.mil (compiled folders) --------------------------------------------------------------------
@@ -221,7 +230,7 @@ class CoreMLView(DocumentView):
         )
         if model.model_type == "mlProgram":
             for function_name in sorted(self.spec.mlProgram.functions):
-                key = self._active_block(function_name)
+                key = self.active_block(function_name)
                 count = len(model.blocks[key].proto.operations) if key else 0
                 children.append(
                     Item(
@@ -235,13 +244,13 @@ class CoreMLView(DocumentView):
         if layers is not None:
             children.append(Item("layers", f"Layers  ({len(layers)})", ("layers",), expand=self._layer_items))
         if model.model_type.startswith("pipeline"):
-            models = self._pipeline().models
+            models = self.pipeline().models
             children += [
                 Item("pipeline", f"model {k}: {m.WhichOneof('Type')}", ("pipeline", k)) for k, m in enumerate(models)
             ]
         return Item("file", name, ("summary",), children=children)
 
-    def _active_block(self, function_name: str) -> str | None:
+    def active_block(self, function_name: str) -> str | None:
         return next((k for k, b in self.model.blocks.items() if b.parent is None and b.function == function_name), None)
 
     def _feature_items(self) -> list[Item]:
@@ -332,7 +341,7 @@ class CoreMLView(DocumentView):
 
     def _layer_items(self) -> list[Item]:
         return [
-            Item("layer", f"#{k} {_layer_type(layer)}  {layer.name}", ("layer", k))
+            Item("layer", f"#{k} {layer_type(layer)}  {layer.name}", ("layer", k))
             for k, layer in enumerate(self.layers())
         ]
 
@@ -388,8 +397,8 @@ class CoreMLView(DocumentView):
                     if len(hits) >= limit:
                         return hits
         for k, layer in enumerate(self.layers() or []):
-            if needle in layer.name.lower() or needle == _layer_type(layer).lower():
-                hits.append((f"layer #{k} {_layer_type(layer)} {layer.name}", ("layer", k)))
+            if needle in layer.name.lower() or needle == layer_type(layer).lower():
+                hits.append((f"layer #{k} {layer_type(layer)} {layer.name}", ("layer", k)))
         if self.spec is not None:
             for section in ("input", "output", "state"):
                 for k, feature in enumerate(getattr(self.spec.description, section)):
@@ -402,278 +411,16 @@ class CoreMLView(DocumentView):
 
     # ---- details ----------------------------------------------------------------------------------------
     def describe(self, ref: Any) -> list[Section]:
-        return describe_by_kind(self, ref)
-
-    def _describe_summary(self) -> list[Section]:
-        summary = self.document.summary if self.document else self.summary()
-        rows = [(k.replace("_", " "), human(v, k)) for k, v in summary.items() if not isinstance(v, dict)]
-        sections = [Section("Core ML model", ("property", "value"), rows)]
-        for key in ("op_types", "layer_types"):
-            if summary.get(key):
-                sections.append(
-                    Section(key.replace("_", " ").capitalize(), ("type", "count"), list(summary[key].items()))
-                )
-        if self.spec is not None:
-            sections.append(self._weights_section())
-        return sections
+        return describe_by_kind(self.details, ref)
 
     def weights_by_dtype(self) -> dict[str, tuple[int, int]]:
         """dtype → (tensors, bytes) of the weight.bin blobs and the NeuralNetwork layers' inline weights."""
         sizes = [(blob.dtype, blob.size) for blob in self.model.blobs.values()]
-        sizes += [weight for layer in self.layers() or [] for weight in _layer_weights(layer)]
+        sizes += [weight for layer in self.layers() or [] for weight in layer_weights(layer)]
         by_dtype: dict[str, tuple[int, int]] = {}
         for dtype, size in sizes:
             count, total = by_dtype.get(dtype, (0, 0))
             by_dtype[dtype] = (count + 1, total + size)
         return by_dtype
 
-    def _weights_section(self) -> Section:
-        rows = [(k, count, f"{total:,}") for k, (count, total) in self.weights_by_dtype().items()]
-        return Section("Weights by dtype", ("dtype", "tensors", "bytes"), rows)
 
-    def _describe_description(self) -> list[Section]:
-        if self.spec is None:
-            return self._describe_compiled_metadata()
-        description = self.spec.description
-        metadata = description.metadata
-        rows = [
-            ("specification version", self.spec.specificationVersion),
-            ("model type", self.model.model_type),
-            ("author", metadata.author),
-            ("license", metadata.license),
-            ("version", metadata.versionString),
-            ("short description", metadata.shortDescription),
-        ]
-        rows += [(f"user: {k}", v) for k, v in sorted(metadata.userDefined.items())]
-        if description.defaultFunctionName:
-            rows.append(("default function", description.defaultFunctionName))
-        features = [
-            (section, f.name, feature_type(f))
-            for section in ("input", "output", "state")
-            for f in getattr(description, section)
-        ]
-        for function in description.functions:
-            features += [(f"{function.name} input", f.name, feature_type(f)) for f in function.input]
-            features += [(f"{function.name} output", f.name, feature_type(f)) for f in function.output]
-        return [
-            Section("Model description", ("property", "value"), rows),
-            Section("Features", ("kind", "name", "type"), features),
-        ]
-
-    def _describe_compiled_metadata(self) -> list[Section]:
-        """A compiled folder's metadata.json: its scalar fields, user metadata, and the input/output schemas."""
-        metadata = self.model.compiled_metadata or {}
-        rows = [(key, value) for key, value in metadata.items() if isinstance(value, str | int | float)]
-        for key in ("availability", "modelType"):
-            if isinstance(metadata.get(key), dict):
-                rows.append((key, ", ".join(f"{k} {v}" for k, v in metadata[key].items())))
-        user = metadata.get("userDefinedMetadata")
-        rows += [(f"user: {k}", v) for k, v in sorted(user.items())] if isinstance(user, dict) else []
-        features = [
-            (kind, str(entry.get("name", "?")), str(entry.get("formattedType") or entry.get("type", "?")))
-            for kind, key in (("input", "inputSchema"), ("output", "outputSchema"), ("state", "stateSchema"))
-            for entry in _schema(metadata, key)
-        ]
-        return [
-            Section("Model description (metadata.json)", ("property", "value"), rows),
-            Section("Features", ("kind", "name", "type"), features),
-        ]
-
-    def _describe_feature(self, section: str, k: int) -> list[Section]:
-        feature = getattr(self.spec.description, section)[k]
-        return [
-            Section(
-                f"{section} {feature.name}",
-                ("property", "value"),
-                [("type", feature_type(feature)), ("description", feature.shortDescription)],
-            )
-        ]
-
-    def _describe_function(self, name: str) -> list[Section]:
-        function = self.spec.mlProgram.functions[name]
-        key = self._active_block(name)
-        block = self.model.blocks[key].proto if key else None
-        rows = [
-            ("opset", function.opset),
-            ("specializations", ", ".join(function.block_specializations)),
-            ("active block", key or "(missing)"),
-            ("operations", len(block.operations) if block else 0),
-            ("outputs", ", ".join(block.outputs) if block else ""),
-        ]
-        inputs = [(i.name, type_text(i.type, self.mil)) for i in function.inputs]
-        return [Section(f"Function {name}", ("property", "value"), rows), Section("Inputs", ("name", "type"), inputs)]
-
-    def _describe_block(self, key: str) -> list[Section]:
-        block = self.model.blocks[key]
-        proto = block.proto
-        rows = [
-            ("block", block.title),
-            ("location", key),
-            ("operations", len(proto.operations)),
-            ("inputs", ", ".join(i.name for i in proto.inputs)),
-            ("outputs", ", ".join(proto.outputs)),
-        ]
-        return [Section(block.title, ("property", "value"), rows)]
-
-    def _describe_chunk(self, key: str, lo: int) -> list[Section]:
-        return self._describe_block(key)
-
-    def _describe_op(self, key: str, i: int) -> list[Section]:
-        op = self.model.blocks[key].proto.operations[i]
-        rows = [
-            ("type", op.type),
-            ("name", op_name(op)),
-            ("block", self.model.blocks[key].title),
-            ("location", f"{key}.operations[{i}]"),
-        ]
-        if op.type.startswith("constexpr_"):
-            rows.append(("kind", "compressed constant (decompressed when the model loads)"))
-        inputs = []
-        for param, argument in sorted(op.inputs.items()):  # protobuf maps have no order: sort
-            for binding in argument.arguments:
-                if binding.WhichOneof("binding") == "name":
-                    source = self.resolve(key, binding.name)
-                    origin = self.op_label(*source) if source else "function input"
-                    inputs.append((param, binding.name, origin))
-                else:
-                    inputs.append((param, value_text(binding.value), "value"))
-        outputs = [(o.name, type_text(o.type, self.mil)) for o in op.outputs]
-        attributes = [
-            (k, type_text(v.type, self.mil), value_text(v)) for k, v in sorted(op.attributes.items()) if k != "name"
-        ]
-        sections = [
-            Section(f"Op {op.type}", ("property", "value"), rows),
-            Section("Inputs", ("parameter", "binding", "from"), inputs),
-            Section("Outputs", ("name", "type"), outputs),
-            Section("Attributes", ("name", "type", "value"), attributes),
-        ]
-        blob = self.model.blobs.get((key, i))
-        if blob is not None and self.model.weights_dir is not None:  # blobs are read only from a weights folder
-            weight_file = self.model.weights_dir / "weight.bin"
-            sections.append(
-                Section(
-                    "Blob in weight.bin",
-                    ("property", "value"),
-                    [
-                        ("record at", f"{blob.offset:,}"),
-                        ("dtype", blob.dtype),
-                        ("bytes", f"{blob.size:,}"),
-                        ("data at", f"{blob.data_offset:,}"),
-                    ],
-                )
-            )
-            sections.append(Section("Values", ("property", "value"), list(blob_stats(weight_file, blob).items())))
-        return sections
-
-    def _describe_layers(self) -> list[Section]:
-        return [
-            Section(
-                "Layers",
-                ("#", "type", "name", "weights"),
-                [
-                    (k, _layer_type(layer), layer.name, human_bytes(sum(s for _, s in _layer_weights(layer))))
-                    for k, layer in enumerate(self.layers())
-                ],
-            )
-        ]
-
-    def _describe_layer(self, k: int) -> list[Section]:
-        layer = self.layers()[k]
-        kind = _layer_type(layer)
-        rows = [
-            ("type", kind),
-            ("name", layer.name),
-            ("inputs", ", ".join(layer.input)),
-            ("outputs", ", ".join(layer.output)),
-        ]
-        params = getattr(layer, kind)
-        fields = [
-            (f.name, _short(v))
-            for f, v in params.ListFields()
-            if f.message_type is None or f.message_type.name != "WeightParams"
-        ]
-        weights = [(name, dtype, f"{size:,}") for name, dtype, size in _named_weights(params)]
-        return [
-            Section(f"Layer {layer.name}", ("property", "value"), rows),
-            Section("Parameters", ("field", "value"), fields),
-            Section("Weights", ("name", "stored as", "bytes"), weights),
-        ]
-
-    def _describe_pipeline(self, k: int) -> list[Section]:
-        member = self._pipeline().models[k]
-        rows = [
-            ("type", member.WhichOneof("Type")),
-            ("spec version", member.specificationVersion),
-            ("inputs", ", ".join(f.name for f in member.description.input)),
-            ("outputs", ", ".join(f.name for f in member.description.output)),
-        ]
-        return [Section(f"Pipeline model {k}", ("property", "value"), rows)]
-
-    def _describe_source(self, member: str, line: int) -> list[Section]:
-        text = self.model.mil_text or ""
-        lines = text.splitlines()
-        shown = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-        return [
-            Section(
-                "model.mil",
-                ("property", "value"),
-                [
-                    ("lines", len(lines)),
-                    ("line", line),
-                    ("text", shown[:200]),
-                    ("view", KeyHint("view('source')", "open the source view")),
-                ],
-            )
-        ]
-
-    def _describe_mil_function(self, name: str) -> list[Section]:
-        ops = [(t, line) for f, t, line in self.mil_ops() if f == name]
-        return [Section(f"function {name}", ("op", "count"), Counter(t for t, _ in ops).most_common())]
-
-    def _describe_goto(self, target: Any) -> list[Section]:
-        return [Section("Link", ("property", "value"), [("link", KeyHint("select_cursor", "jump there"))]),
-                *self.describe(target)]
-
-
-def _layer_type(layer: Any) -> str:
-    return layer.WhichOneof("layer") or "?"
-
-
-def _named_weights(params: Any) -> list[tuple[str, str, int]]:
-    found = []
-    for field_descriptor, value in params.ListFields():
-        if field_descriptor.message_type is not None and field_descriptor.message_type.name == "WeightParams":
-            for stored, size in _weight_size(value):
-                found.append((field_descriptor.name, stored, size))
-    return found
-
-
-def _weight_size(weights: Any) -> list[tuple[str, int]]:
-    sizes = []
-    if len(weights.floatValue):
-        sizes.append(("float32", 4 * len(weights.floatValue)))
-    if weights.float16Value:
-        sizes.append(("float16", len(weights.float16Value)))
-    if weights.rawValue:
-        sizes.append(("raw", len(weights.rawValue)))
-    if weights.int8RawValue:
-        sizes.append(("int8", len(weights.int8RawValue)))
-    return sizes
-
-
-def _layer_weights(layer: Any) -> list[tuple[str, int]]:
-    kind = _layer_type(layer)
-    if kind == "?":
-        return []
-    return [(dtype, size) for _, dtype, size in _named_weights(getattr(layer, kind))]
-
-
-def _short(value: Any) -> str:
-    text = str(value).replace("\n", " ")
-    return text if len(text) <= 80 else text[:79] + "…"
-
-
-def _schema(metadata: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    """The entries of one of metadata.json's feature lists (inputSchema, outputSchema, stateSchema)."""
-    value = metadata.get(key)
-    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []

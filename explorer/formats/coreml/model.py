@@ -218,3 +218,42 @@ def feature_type(feature: Any) -> str:
     if kind == "stateType":
         return "state"
     return kind or "?"
+
+
+def schema_entries(metadata: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The entries of one of metadata.json's feature lists (inputSchema, outputSchema, stateSchema)."""
+    value = metadata.get(key)
+    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
+
+
+def layer_type(layer: Any) -> str:
+    return layer.WhichOneof("layer") or "?"
+
+
+def layer_weights(layer: Any) -> list[tuple[str, int]]:
+    kind = layer_type(layer)
+    if kind == "?":
+        return []
+    return [(dtype, size) for _, dtype, size in named_weights(getattr(layer, kind))]
+
+
+def named_weights(params: Any) -> list[tuple[str, str, int]]:
+    found = []
+    for field_descriptor, value in params.ListFields():
+        if field_descriptor.message_type is not None and field_descriptor.message_type.name == "WeightParams":
+            for stored, size in weight_size(value):
+                found.append((field_descriptor.name, stored, size))
+    return found
+
+
+def weight_size(weights: Any) -> list[tuple[str, int]]:
+    sizes = []
+    if len(weights.floatValue):
+        sizes.append(("float32", 4 * len(weights.floatValue)))
+    if weights.float16Value:
+        sizes.append(("float16", len(weights.float16Value)))
+    if weights.rawValue:
+        sizes.append(("raw", len(weights.rawValue)))
+    if weights.int8RawValue:
+        sizes.append(("int8", len(weights.int8RawValue)))
+    return sizes

@@ -11,7 +11,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from onnx import AttributeProto, TensorProto
 
 from explorer.document import (
@@ -20,7 +19,6 @@ from explorer.document import (
     Document,
     DocumentView,
     Item,
-    KeyHint,
     Meta,
     Section,
     Vocabulary,
@@ -29,70 +27,9 @@ from explorer.document import (
     describe_by_kind,
 )
 from explorer.errors import Problem
-from explorer.formats.onnx.index import ModelIndex, element_name, tensor_bytes
-from explorer.formatting import human_bytes
-
-MAX_STATS_BYTES = 256 * 1024 * 1024
-
-
-def type_text(type_proto: Any) -> str:
-    """`float32[batch, 3, 32, 32]`, `seq(float32[?])`, `optional(int64[])`, `map(string, float32)`."""
-    if type_proto is None:
-        return "?"
-    kind = type_proto.WhichOneof("value")
-    if kind in ("tensor_type", "sparse_tensor_type"):
-        tensor = getattr(type_proto, kind)
-        dims = "?" if not tensor.HasField("shape") else ", ".join(_dim(d) for d in tensor.shape.dim)
-        prefix = "sparse " if kind == "sparse_tensor_type" else ""
-        return f"{prefix}{element_name(tensor.elem_type)}[{dims}]"
-    if kind == "sequence_type":
-        return f"seq({type_text(type_proto.sequence_type.elem_type)})"
-    if kind == "optional_type":
-        return f"optional({type_text(type_proto.optional_type.elem_type)})"
-    if kind == "map_type":
-        return f"map({element_name(type_proto.map_type.key_type)}, {type_text(type_proto.map_type.value_type)})"
-    return "?"
-
-
-def _dim(dim: Any) -> str:
-    which = dim.WhichOneof("value")
-    if which == "dim_value":
-        return str(dim.dim_value)
-    if which == "dim_param":
-        name = dim.dim_param  # bytes when a corrupt file holds invalid UTF-8 there
-        return name if isinstance(name, str) else name.decode("utf-8", errors="replace")
-    return "?"
-
-
-def attribute_text(attribute: Any, limit: int = 80) -> tuple[str, str]:
-    """(type name, short value) of a node attribute."""
-    kind = attribute.type
-    name = AttributeProto.AttributeType.Name(kind).lower() if kind in AttributeProto.AttributeType.values() else "?"
-    if kind == AttributeProto.FLOAT:
-        value = f"{attribute.f:g}"
-    elif kind == AttributeProto.INT:
-        value = str(attribute.i)
-    elif kind == AttributeProto.STRING:
-        value = repr(attribute.s.decode("utf-8", errors="replace"))
-    elif kind == AttributeProto.TENSOR:
-        value = f"tensor {element_name(attribute.t.data_type)}{list(attribute.t.dims)}"
-    elif kind == AttributeProto.GRAPH:
-        value = f"graph ({len(attribute.g.node)} nodes)"
-    elif kind == AttributeProto.FLOATS:
-        value = "[" + ", ".join(f"{v:g}" for v in attribute.floats) + "]"
-    elif kind == AttributeProto.INTS:
-        value = "[" + ", ".join(map(str, attribute.ints)) + "]"
-    elif kind == AttributeProto.STRINGS:
-        value = "[" + ", ".join(repr(v.decode("utf-8", errors="replace")) for v in attribute.strings) + "]"
-    elif kind == AttributeProto.GRAPHS:
-        value = f"{len(attribute.graphs)} graphs"
-    elif kind == AttributeProto.TYPE_PROTO:
-        value = type_text(attribute.tp)
-    else:
-        value = attribute.ref_attr_name and f"ref {attribute.ref_attr_name}" or "?"
-    if attribute.ref_attr_name:
-        value = f"→ function attribute {attribute.ref_attr_name}"
-    return name, value if len(value) <= limit else value[: limit - 1] + "…"
+from explorer.formats.onnx.details import OnnxDetails
+from explorer.formats.onnx.index import ModelIndex, element_name
+from explorer.formats.onnx.text import attribute_text, type_text
 
 
 def build_document(path: Path, index: ModelIndex, problems: list[Problem], summary: dict[str, Any]) -> Document:
@@ -125,6 +62,7 @@ class OnnxView(DocumentView):
         self.path = path
         self.index = index
         self._graph = None
+        self.details = OnnxDetails(self)  # what `describe` shows of each kind of ref
 
     def deep_checks(self) -> list[Problem]:
         """Shape inference: it costs more than reading the file, so `check` and the TUI run it, `info` not."""
@@ -435,210 +373,7 @@ class OnnxView(DocumentView):
 
     # ---- details ----------------------------------------------------------------------------------------
     def describe(self, ref: Any) -> list[Section]:
-        return describe_by_kind(self, ref)
-
-    def _describe_summary(self) -> list[Section]:
-        model = self.index.model
-        summary = self.document.summary if self.document else {}
-        rows = [
-            ("format", f"ONNX, IR version {model.ir_version}"),
-            ("producer", f"{model.producer_name} {model.producer_version}".strip() or "(not set)"),
-            ("domain", model.domain or "(not set)"),
-            ("model version", model.model_version),
-            ("opsets", ", ".join(f"{k} {v}" for k, v in summary.get("opsets", {}).items())),
-        ]
-        rows += [(k.replace("_", " "), f"{v:,}") for k, v in summary.items() if isinstance(v, int)]
-        if model.doc_string:
-            rows.append(("doc", model.doc_string[:200]))
-        sections = [Section("ONNX model", ("property", "value"), rows)]
-        if model.metadata_props:
-            sections.append(Section("Metadata", ("key", "value"), [(p.key, p.value) for p in model.metadata_props]))
-        sections.append(Section("Op types", ("op", "nodes"), list(summary.get("op_types", {}).items())))
-        dtypes = summary.get("parameters_by_dtype", {})
-        sections.append(
-            Section(
-                "Parameters by dtype",
-                ("dtype", "elements", "bytes"),
-                [(k, f"{v[0]:,}", f"{v[1]:,}") for k, v in dtypes.items()],
-            )
-        )
-        return sections
-
-    def _describe_graph(self, key: str) -> list[Section]:
-        info = self.index.graphs[key]
-        rows = [("graph", info.title), ("location", key), ("nodes", len(info.nodes))]
-        if info.parent is not None and info.owner is not None:
-            rows.append(
-                ("inside", f"{self.index.graphs[info.parent].title}, node {self.node_label(info.parent, info.owner)}")
-            )
-        if info.kind == "function":
-            proto = info.proto
-            rows += [("domain", proto.domain), ("attributes", ", ".join(proto.attribute) or "none")]
-            rows.append(("opsets", ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in proto.opset_import)))
-        outer = self._outer_values(key) if info.parent is not None else []
-        sections = [Section(info.title, ("property", "value"), rows)]
-        sections.append(Section("Inputs", ("name", "type"), [(n, self.type_str(key, n)) for n in info.inputs]))
-        sections.append(Section("Outputs", ("name", "type"), [(n, self.type_str(key, n)) for n in info.outputs]))
-        if outer:
-            sections.append(
-                Section(
-                    "Values from enclosing graphs",
-                    ("name", "defined in"),
-                    [(n, self._defined_in(key, n)) for n in outer],
-                )
-            )
-        return sections
-
-    def _defined_in(self, key: str, name: str) -> str:
-        """The title of the graph defining a value `key` reads (an outer value: _outer_values found it)."""
-        found = self.index.resolve(key, name)
-        return self.index.graphs[found[0]].title if found else "?"
-
-    def _outer_values(self, key: str) -> list[str]:
-        """Names a subgraph reads from enclosing graphs (only subgraphs have any)."""
-        info = self.index.graphs[key]
-        names = set()
-        for node in info.nodes:
-            for name in node.input:
-                if name and name not in info.producer and name not in info.initializers and name not in info.inputs:
-                    found = self.index.resolve(key, name)
-                    if found and found[0] != key:
-                        names.add(name)
-        return sorted(names)
-
-    def _describe_inputs(self, key: str) -> list[Section]:
-        names = self.index.graphs[key].inputs
-        return [Section("Inputs", ("name", "type"), [(n, self.type_str(key, n)) for n in names])]
-
-    def _describe_outputs(self, key: str) -> list[Section]:
-        names = self.index.graphs[key].outputs
-        return [Section("Outputs", ("name", "type"), [(n, self.type_str(key, n)) for n in names])]
-
-    def _describe_nodes(self, key: str) -> list[Section]:
-        info = self.index.graphs[key]
-        counts: dict[str, int] = {}
-        for node in info.nodes:
-            counts[node.op_type] = counts.get(node.op_type, 0) + 1
-        return [Section(f"Nodes of {info.title}", ("op", "count"), sorted(counts.items(), key=lambda kv: -kv[1]))]
-
-    def _describe_chunk(self, key: str, lo: int) -> list[Section]:
-        return self._describe_nodes(key)
-
-    def _describe_inits(self, key: str) -> list[Section]:
-        proto = self.index.graphs[key].proto
-        return [
-            Section(
-                "Initializers",
-                ("name", "dtype", "shape", "bytes", "stored"),
-                [
-                    (t.name, element_name(t.data_type), str(list(t.dims)), _bytes(t), _storage(t))
-                    for t in proto.initializer
-                ],
-            )
-        ]
-
-    def _describe_functions(self) -> list[Section]:
-        return [
-            Section(
-                "Local functions",
-                ("domain", "name", "nodes", "inputs", "outputs"),
-                [(f.domain, f.name, len(f.node), len(f.input), len(f.output)) for f in self.index.model.functions],
-            )
-        ]
-
-    def _describe_node(self, key: str, n: int) -> list[Section]:
-        info = self.index.graphs[key]
-        node = info.nodes[n]
-        rows = [
-            ("op type", node.op_type),
-            ("domain", node.domain or "ai.onnx"),
-            ("name", node.name or "(none)"),
-            ("graph", info.title),
-            ("location", f"{key}.node[{n}]"),
-        ]
-        if node.doc_string:
-            rows.append(("doc", node.doc_string[:200]))
-        function = self._local_function(node)
-        if function is not None:
-            rows.append(("local function", f"{function} (Functions in the tree)"))
-        inputs = [
-            (k, name or "(omitted)", self.type_str(key, name) if name else "", self._source(key, name))
-            for k, name in enumerate(node.input)
-        ]
-        outputs = [
-            (
-                k,
-                name,
-                self.type_str(key, name),
-                ", ".join(self.node_label(ck, cn) for ck, cn in self.consumers_of(key, name)[:6]) or "(graph output)"
-                if name in info.outputs or self.consumers_of(key, name)
-                else "(unused)",
-            )
-            for k, name in enumerate(node.output)
-        ]
-        attributes = [(a.name, *attribute_text(a)) for a in node.attribute]
-        return [
-            Section(f"Node {self.node_label(key, n)}", ("property", "value"), rows),
-            Section("Inputs", ("#", "value", "type", "from"), inputs),
-            Section("Outputs", ("#", "value", "type", "to"), outputs),
-            Section("Attributes", ("name", "type", "value"), attributes),
-        ]
-
-    def _local_function(self, node: Any) -> str | None:
-        for function in self.index.model.functions:
-            if function.name == node.op_type and function.domain == node.domain:
-                return f"{function.domain}.{function.name}"
-        return None
-
-    def _source(self, key: str, name: str) -> str:
-        if not name:
-            return ""
-        found = self.index.resolve(key, name)
-        if found is None:
-            return "undefined"
-        where, kind = found
-        info = self.index.graphs[where]
-        scope = "" if where == key else f" ({info.title})"
-        if kind == "node":
-            return self.node_label(where, info.producer[name]) + scope
-        return f"{kind}{scope}"
-
-    def _describe_value(self, key: str, name: str) -> list[Section]:
-        found = self.index.resolve(key, name)
-        rows = [("name", name), ("type", self.type_str(key, name)), ("from", self._source(key, name))]
-        if found and found[1] == "initializer":
-            info = self.index.graphs[found[0]]
-            return [
-                Section(f"Value {name}", ("property", "value"), rows),
-                *self._describe_init(found[0], info.initializers[name]),
-            ]
-        consumers = self.consumers_of(found[0] if found else key, name)
-        return [
-            Section(f"Value {name}", ("property", "value"), rows),
-            Section(
-                "Consumers",
-                ("graph", "node"),
-                [(self.index.graphs[k].title, self.node_label(k, n)) for k, n in consumers],
-            ),
-        ]
-
-    def _describe_init(self, key: str, i: int) -> list[Section]:
-        tensor = self.index.graphs[key].proto.initializer[i]
-        rows = [
-            ("name", tensor.name),
-            ("dtype", element_name(tensor.data_type)),
-            ("shape", str(list(tensor.dims))),
-            ("elements", f"{math.prod(tensor.dims):,}"),
-            ("bytes", _bytes(tensor)),
-            ("stored", _storage(tensor)),
-            ("location", f"{key}.initializer[{i}]"),
-        ]
-        return [Section(f"Initializer {tensor.name}", ("property", "value"), rows), self._values_section(tensor)]
-
-    def _values_section(self, tensor: Any) -> Section:
-        """Statistics of the weights, read now (from the file or its external-data sidecar)."""
-        stats = weight_stats(tensor, self.path.parent)
-        return Section("Values", ("property", "value"), list(stats.items()))
+        return describe_by_kind(self.details, ref)
 
     def value_preview(self, ref: Any, limit: int = 8) -> str:
         """A small constant's values (an initializer or a `Constant` node's, up to `limit` elements, stored
@@ -664,85 +399,9 @@ class OnnxView(DocumentView):
         said = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in values)
         return (said if not tensor.dims and len(values) == 1 else f"[{said}]")[:40]
 
-    def _describe_goto(self, target: Any) -> list[Section]:
-        return [Section("Link", ("property", "value"), [("link", KeyHint("select_cursor", "jump there"))]),
-                *self.describe(target)]
-
-
-def weight_stats(tensor: Any, base_dir: Path) -> dict[str, str]:
-    size = tensor_bytes(tensor)
-    if size is not None and size > MAX_STATS_BYTES:
-        return {"values": f"not summarised: {human_bytes(size)} is over the {human_bytes(MAX_STATS_BYTES)} limit"}
-    try:
-        from onnx import numpy_helper
-
-        if tensor.data_location == TensorProto.EXTERNAL:
-            array = _external_array(tensor, base_dir)
-        else:
-            array = numpy_helper.to_array(tensor)
-    except FileNotFoundError as error:
-        return {"values": f"external data missing: {error.filename or error}"}
-    except Exception as error:  # a malformed tensor: say why instead of failing the panel
-        return {"values": f"cannot be read: {type(error).__name__}: {str(error)[:120]}"}
-    from explorer.tensors.value_stats import value_stats
-
-    return value_stats(array)
-
-
-def _external_array(tensor: Any, base_dir: Path) -> np.ndarray:
-    """The tensor's bytes from its sidecar, read-only, never touching the model's own proto."""
-    from onnx import numpy_helper
-
-    info = {entry.key: entry.value for entry in tensor.external_data}
-    location = info.get("location", "")
-    try:
-        path = (base_dir / location).resolve()
-    except (RuntimeError, OSError) as error:  # a symbolic link loop
-        raise ValueError(f"cannot follow external data location {location!r}: {error}") from None
-    if not path.is_relative_to(base_dir.resolve()):
-        raise ValueError(f"external data location {location!r} leaves the model's folder")
-    # The read is bounded by what the dims declare, never by the sidecar: a 16-byte tensor without a `length`
-    # once read all 4.5 GiB of the file beside it.
-    declared = tensor_bytes(tensor)
-    if declared is None:
-        raise ValueError("external data of this element type cannot be sized from its dims")
-    try:
-        offset, length = int(info.get("offset", 0) or 0), int(info.get("length") or declared)
-    except ValueError:
-        raise ValueError("external data offset or length is not a number") from None
-    if offset < 0 or length != declared:
-        raise ValueError(f"external data says {length:,} bytes at offset {offset:,}; the dims say {declared:,}")
-    if path.exists() and not path.is_file():  # a FIFO would wait for a writer for ever
-        raise ValueError(f"external data location {location!r} is not a regular file")
-    with path.open("rb") as handle:
-        handle.seek(offset)
-        data = handle.read(declared)
-    if len(data) != declared:
-        raise ValueError(f"external data file ends {declared - len(data):,} bytes before the tensor does")
-    copy = TensorProto()
-    copy.CopyFrom(tensor)
-    del copy.external_data[:]
-    copy.data_location = TensorProto.DEFAULT
-    copy.raw_data = data
-    return numpy_helper.to_array(copy)
-
 
 def _external_mark(tensor: Any) -> str:
     return "  (external)" if tensor.data_location == TensorProto.EXTERNAL else ""
-
-
-def _bytes(tensor: Any) -> str:
-    size = tensor_bytes(tensor)
-    return f"{size:,}" if size is not None else "?"
-
-
-def _storage(tensor: Any) -> str:
-    if tensor.data_location == TensorProto.EXTERNAL:
-        info = {entry.key: entry.value for entry in tensor.external_data}
-        return f"external: {info.get('location', '?')} at {info.get('offset', '0')} (+{info.get('length', '?')})"
-    if tensor.raw_data:
-        return "raw_data in the file"
-    return "typed fields in the file"
 
 
 def _shape_query(text: str) -> tuple[int, ...] | None:
@@ -760,7 +419,6 @@ def attribute_digest(node: Any) -> str:
     subgraph attribute (an If's branch, a Loop's body) counts by name only: its nodes are compared themselves."""
     import hashlib
 
-    from onnx import AttributeProto
 
     subgraphs = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
     return ",".join(a.name if a.type in subgraphs else

@@ -20,7 +20,6 @@ from explorer.document import (
     Document,
     DocumentView,
     Item,
-    KeyHint,
     MemoryCurve,
     Meta,
     Section,
@@ -29,10 +28,10 @@ from explorer.document import (
 )
 from explorer.errors import Problem
 from explorer.formats.tvm_mlf.bundle import MlfBundle, Module
+from explorer.formats.tvm_mlf.details import TvmDetails
 from explorer.formats.tvm_mlf.graph import Graph
-from explorer.formats.tvm_mlf.params import array_stats
 from explorer.formats.tvm_mlf.storage_plan import StoragePlan
-from explorer.formatting import human, human_bytes
+from explorer.formatting import human_bytes
 
 SOURCE_SUFFIXES = {
     ".c": "c",
@@ -97,6 +96,7 @@ class TvmView(DocumentView):
         self.schedule = schedule
         self._functions: dict[str, tuple[str, int]] | None = None
         self._row_of: dict[tuple[int, int], int] = {}
+        self.details = TvmDetails(self)  # what `describe` shows of each kind of ref
         if schedule is not None:
             for row, (core, nid) in enumerate(zip(schedule.wl_core.tolist(), schedule.wl_id.tolist(), strict=True)):
                 self._row_of[(core, nid)] = row
@@ -178,13 +178,13 @@ class TvmView(DocumentView):
                     graph.add_edge((m, nid), (m, node.nid))
         return graph
 
-    def _graph(self, m: int) -> Graph:
+    def graph_of(self, m: int) -> Graph:
         """Module m's graph, asked only where its refs come from one (a graph node, a workload row)."""
         graph = self.modules[m].graph
         assert graph is not None, f"module {m} has no graph"
         return graph
 
-    def _plan(self, m: int) -> StoragePlan:
+    def plan_of(self, m: int) -> StoragePlan:
         """Module m's storage plan, asked only where its refs come from one (the plan, a storage id)."""
         plan = self.modules[m].plan
         assert plan is not None, f"module {m} has no storage plan"
@@ -264,7 +264,7 @@ class TvmView(DocumentView):
         return ("workload", row) if row is not None else ("gnode", m, nid)
 
     def _node_items(self, m: int) -> list[Item]:
-        graph = self._graph(m)
+        graph = self.graph_of(m)
         params = {array.name for array in self.modules[m].params}
         items = []
         for node in graph.nodes:
@@ -286,7 +286,7 @@ class TvmView(DocumentView):
         ]
 
     def _sid_items(self, m: int) -> list[Item]:
-        plan = self._plan(m)
+        plan = self.plan_of(m)
         return [
             Item("sid", f"storage {s.sid}  {human_bytes(s.size)}  nodes {s.start}–{s.end}  {s.role}", ("sid", m, s.sid))
             for s in plan.storage.values()
@@ -315,7 +315,7 @@ class TvmView(DocumentView):
         return language_of(member)
 
     # ---- navigation -------------------------------------------------------------------------------------
-    def _module_of_row(self, row: int) -> tuple[int, int]:
+    def module_of_row(self, row: int) -> tuple[int, int]:
         core, nid = int(self.schedule.wl_core[row]), int(self.schedule.wl_id[row])
         m = next(i for i, module in enumerate(self.modules) if module.core == core)
         return m, nid
@@ -325,7 +325,7 @@ class TvmView(DocumentView):
             return []
         kind = ref[0]
         if kind == "workload":
-            m, _ = self._module_of_row(ref[1])
+            m, _ = self.module_of_row(ref[1])
             return [("module", m), ("graph", m), ref]
         if kind == "gnode":
             return [("module", ref[1]), ("graph", ref[1]), ref]
@@ -347,8 +347,8 @@ class TvmView(DocumentView):
         """A graph node's inputs and the nodes reading its outputs."""
         if not isinstance(ref, tuple) or not ref or ref[0] not in ("workload", "gnode"):
             return []
-        m, nid = self._module_of_row(ref[1]) if ref[0] == "workload" else (ref[1], ref[2])
-        graph = self._graph(m)
+        m, nid = self.module_of_row(ref[1]) if ref[0] == "workload" else (ref[1], ref[2])
+        graph = self.graph_of(m)
         node = graph.nodes[nid]
         found = [
             (f"← #{src} {graph.nodes[src].func_name or graph.nodes[src].name}", self.node_ref(m, src))
@@ -403,261 +403,6 @@ class TvmView(DocumentView):
 
     # ---- details ----------------------------------------------------------------------------------------
     def describe(self, ref: Any) -> list[Section]:
-        return describe_by_kind(self, ref)
-
-    def _describe_summary(self) -> list[Section]:
-        summary = self.document.summary if self.document else self.summary()
-        rows = [
-            ("format", f"TVM Model Library Format, metadata version {summary['metadata_version']}"),
-            ("bundle", f"{self.mlf.bundle.kind}, {summary['members']} files"),
-        ]
-        columns = (
-            "module",
-            "executors",
-            "nodes",
-            "tvm ops",
-            "params",
-            "param bytes",
-            "storage ids",
-            "peak",
-            "workspace",
-        )
-        table = [
-            (
-                m["name"],
-                ", ".join(m["executors"]),
-                m["graph_nodes"],
-                m["tvm_ops"],
-                m["params"],
-                f"{m['param_bytes']:,}",
-                m["storage_ids"],
-                f"{m['peak_storage_bytes']:,}",
-                f"{m['workspace_bytes']:,}",
-            )
-            for m in summary["modules"]
-        ]
-        # one column per module and one row per fact: a narrow panel still shows every number whole
-        transposed = [(column, *(str(row[k]) for row in table)) for k, column in enumerate(columns[1:], start=1)]
-        names = tuple(str(row[0]) for row in table)
-        return [Section("TVM bundle", ("property", "value"), rows), Section("Modules", ("module", *names), transposed)]
-
-    def _describe_metadata(self) -> list[Section]:
-        meta = self.mlf.metadata
-        rows = [(key, _plain(value)) for key, value in meta.items() if key not in ("memory", "modules")]
-        sections = [Section("metadata.json", ("property", "value"), rows)]
-        for module in self.modules:
-            sections.append(
-                Section(
-                    f"Module {module.name}",
-                    ("property", "value"),
-                    [
-                        ("executors", ", ".join(module.executors) or "none"),
-                        ("style", module.style),
-                        ("targets", "; ".join(module.targets)),
-                        ("graph", module.graph_member or "none"),
-                        ("params", module.params_member or "none"),
-                        ("relay", module.relay_member or "none"),
-                    ],
-                )
-            )
-        return sections
-
-    def _describe_module(self, m: int) -> list[Section]:
-        summary = (self.document.summary if self.document else self.summary())["modules"][m]
-        rows = [(k.replace("_", " "), human(v, k)) for k, v in summary.items()]
-        return [
-            Section(f"Module {self.modules[m].name}", ("property", "value"), rows),
-            *self._describe_metadata()[1:][m : m + 1],
-        ]
-
-    def _describe_memory(self, m: int) -> list[Section]:
-        return [
-            Section(
-                f"Memory of module {self.modules[m].name} (metadata.json)",
-                ("function", "device", "workspace", "constants", "io"),
-                [
-                    (u.function, u.device, f"{u.workspace_bytes:,}", _opt(u.constants_bytes), _opt(u.io_bytes))
-                    for u in self.modules[m].memory
-                ],
-            )
-        ]
-
-    def _describe_graph(self, m: int) -> list[Section]:
-        graph = self._graph(m)
-        ops = [n for n in graph.nodes if n.op == "tvm_op"]
-        return [
-            Section(
-                f"Graph {graph.member}",
-                ("property", "value"),
-                [
-                    ("nodes", len(graph.nodes)),
-                    ("tvm_op nodes", len(ops)),
-                    ("inputs and parameters", len(graph.arg_nodes)),
-                    ("entries", len(graph.entries)),
-                    ("outputs", ", ".join(f"node {n} output {i}" for n, i in graph.heads)),
-                ],
-            )
-        ]
-
-    def _describe_workload(self, row: int) -> list[Section]:
-        m, nid = self._module_of_row(row)
-        return self._describe_gnode(m, nid)
-
-    def _describe_gnode(self, m: int, nid: int) -> list[Section]:
-        module = self.modules[m]
-        graph = self._graph(m)
-        node = graph.nodes[nid]
-        rows: list[tuple[str, Any]] = [("node", nid), ("name", node.name), ("op", node.op)]
-        if node.op == "tvm_op":
-            found = self.function_source(node.func_name)
-            rows.append(("function", node.func_name))
-            rows.append(("defined in", f"{found[0]} line {found[1]}" if found else "not found in the C sources"))
-            workspace = [u.workspace_bytes for u in module.memory if u.function == node.func_name]
-            if workspace:
-                rows.append(("workspace", f"{max(workspace):,} B"))
-        elif node.name in {a.name for a in module.params}:
-            rows.append(("kind", "parameter"))
-        else:
-            rows.append(("kind", "graph input"))
-        inputs = []
-        for k, (src, index) in enumerate(node.inputs):
-            eid = graph.entry_id(src, index)
-            entry = graph.entries[eid] if eid is not None and eid < len(graph.entries) else None
-            inputs.append((k, f"#{src} {_short(graph.nodes[src].name)}", index, *(_entry_cells(entry))))
-        outputs = [(e.index, e.eid, *(_entry_cells(e))) for e in graph.entries if e.nid == nid]
-        attrs = [(k, _plain(v)) for k, v in node.attrs.items()]
-        return [
-            Section(f"Graph node {nid}", ("property", "value"), rows),
-            Section("Inputs", ("#", "from", "output", "dtype", "shape", "storage", "bytes"), inputs),
-            Section("Outputs", ("#", "entry", "dtype", "shape", "storage", "bytes"), outputs),
-            Section("Attributes", ("property", "value"), attrs),
-        ]
-
-    def _describe_params(self, m: int) -> list[Section]:
-        module = self.modules[m]
-        return [
-            Section(
-                f"Parameters ({module.params_member})",
-                ("name", "dtype", "shape", "bytes"),
-                [(a.name, a.dtype, str(list(a.shape)), f"{a.nbytes:,}") for a in module.params],
-            )
-        ]
-
-    def _describe_param(self, m: int, k: int) -> list[Section]:
-        module = self.modules[m]
-        array = module.params[k]
-        rows = [
-            ("name", array.name),
-            ("dtype", array.dtype),
-            ("shape", str(list(array.shape))),
-            ("bytes", f"{array.nbytes:,}"),
-            ("device type", array.device_type),
-            ("file", f"{module.params_member} at byte {array.offset:,}"),
-        ]
-        assert module.params_member is not None  # its params were read from that member
-        stats = array_stats(self.mlf.bundle.members[module.params_member], array)
-        return [
-            Section(f"Parameter {array.name}", ("property", "value"), rows),
-            Section("Values", ("property", "value"), list(stats.items())),
-        ]
-
-    def _describe_storage(self, m: int) -> list[Section]:
-        module = self.modules[m]
-        plan = self._plan(m)
-        peak_node = self._graph(m).nodes[plan.peak_node] if plan.peak_node >= 0 else None
-        rows = [
-            ("storage ids", len(plan.storage)),
-            ("allocated (every id, whole run)", f"{plan.allocated_bytes:,} B"),
-            (
-                "peak live",
-                f"{plan.peak_bytes:,} B at node {plan.peak_node}"
-                + (f" ({peak_node.func_name or peak_node.name})" if peak_node else ""),
-            ),
-        ]
-        table = [(s.sid, f"{s.size:,}", s.start, s.end, s.role, len(s.entries)) for s in plan.storage.values()]
-        return [
-            Section(f"Storage plan of module {module.name}", ("property", "value"), rows),
-            Section("Storage ids", ("id", "bytes", "first node", "last node", "role", "entries"), table),
-        ]
-
-    def _describe_sid(self, m: int, sid: int) -> list[Section]:
-        s = self._plan(m).storage[sid]
-        graph = self._graph(m)
-        entries = [graph.entries[eid] for eid in s.entries]
-        return [
-            Section(
-                f"Storage id {sid}",
-                ("property", "value"),
-                [("bytes (largest entry)", f"{s.size:,}"), ("live over nodes", f"{s.start}–{s.end}"), ("role", s.role)],
-            ),
-            Section(
-                "Entries sharing it",
-                ("entry", "node", "dtype", "shape", "bytes"),
-                [
-                    (e.eid, f"#{e.nid} {graph.nodes[e.nid].name}", e.dtype, str(list(e.shape)), f"{e.nbytes:,}")
-                    for e in entries
-                ],
-            ),
-        ]
-
-    def _describe_buffer_entry(self, row: int, e: int) -> list[Section]:
-        m, _ = self._module_of_row(row)
-        return self._describe_sid(m, int(self.schedule.buf_tensor[e]))
-
-    def _describe_source(self, member: str, line: int) -> list[Section]:
-        text = self.mlf.text(member)
-        return [
-            Section(
-                member,
-                ("property", "value"),
-                [
-                    ("language", language_of(member)),
-                    ("bytes", f"{len(self.mlf.bundle.members.get(member, b'')):,}"),
-                    ("lines", text.count("\n") + 1),
-                    ("shown at line", line),
-                    ("view", KeyHint("view('source')", "open the source view")),
-                ],
-            )
-        ]
-
-    def _describe_file(self, member: str) -> list[Section]:
-        data = self.mlf.bundle.members.get(member, b"")
-        return [
-            Section(
-                member,
-                ("property", "value"),
-                [("bytes", f"{len(data):,}"), ("first bytes", data[:16].hex(" "))],
-            )
-        ]
-
-    def _describe_files(self) -> list[Section]:
-        return [
-            Section(
-                "Other files",
-                ("file", "bytes"),
-                [(m, f"{len(d):,}") for m, d in sorted(self.mlf.bundle.members.items())],
-            )
-        ]
+        return describe_by_kind(self.details, ref)
 
 
-def _entry_cells(entry: Any) -> tuple:
-    if entry is None:
-        return ("?", "?", "?", "?")
-    return (entry.dtype, str(list(entry.shape)), entry.storage_id, f"{entry.nbytes:,}")
-
-
-def _short(name: str, limit: int = 28) -> str:
-    """Generated names run to 100 characters: keep the start, which says what the function fuses."""
-    return name if len(name) <= limit else name[: limit - 1] + "…"
-
-
-def _opt(value: int | None) -> str:
-    return "" if value is None else f"{value:,}"
-
-
-def _plain(value: Any) -> str:
-    if isinstance(value, list):
-        return ", ".join(map(str, value))
-    if isinstance(value, dict):
-        return "; ".join(f"{k}: {v}" for k, v in value.items())
-    return str(value)
