@@ -34,7 +34,7 @@ async def measure():
         while not graph.ready:
             await asyncio.sleep(0.001)
         graph.render_frame()
-        return time.perf_counter() - start, graph.layout.visible.n_items, graph.model.n_nodes
+        return time.perf_counter() - start, graph.picture.visible.n_items, graph.model.n_nodes
 elapsed, boxes, nodes = asyncio.run(measure())
 extra = {"boxes": boxes, "nodes": nodes}
 """
@@ -131,7 +131,7 @@ async def measure():
             graph.action_move("down")
             graph.render_frame()
             (steps if graph.expanded == was else entering).append(time.perf_counter() - t)
-        layout = graph.layout
+        layout = graph.picture
         keys = (graph.session.key_of(layout, item) for item in range(layout.visible.n_items))
         closed = [key for key in keys if key[0] == 1]
         # a first screen with every group open (the ResNet): the group closed first (with what is inside it, as
@@ -143,13 +143,13 @@ async def measure():
         for key in [*closed, *opened_ones][:12]:
             if key not in closed:
                 graph.expanded = first_screen - {key[1]} - graph.model.descendants(key[1])
-                graph.session.layouts = {graph.session.state(): graph.layout}
+                graph.session.layouts = {graph.session.state(): graph.picture}
             graph.selected_key = key
             t = time.perf_counter()
             graph.action_toggle_group()
             graph.render_frame()
             opens.append(time.perf_counter() - t)
-            members.append(int(graph.layout.visible.n_items))
+            members.append(int(graph.picture.visible.n_items))
             if key in closed:
                 graph.action_toggle_group()  # close it again: the next group opens from the first screen
             graph.expanded = set(first_screen)

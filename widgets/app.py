@@ -9,7 +9,7 @@ selection (`selection`: one `Selected` message in, every other view and the deta
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         bookmarks: Path | None = None,
         author: str | None = None,
         companions: dict[str, Path | None] | None = None,
-        node_data: list[Path] | None = None,
+        node_data: Sequence[str | Path] | None = None,
         compare: Path | None = None,
     ) -> None:
         super().__init__()
@@ -248,7 +248,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
             for widget in self.query(f"#{widget_id}"):  # empty while the app is shutting down
                 widget.focus()
 
-    def action_focus(self, widget_id: str) -> None:
+    def action_focus(self, widget_id: str) -> None:  # type: ignore[override]  # synchronous on purpose
         if self.document is not None:  # at once, not via focus()'s call_later: `p` then `l` must filter
             self.screen.set_focus(self.query_one(f"#{widget_id}"))
 
@@ -280,7 +280,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
             screen.minimize()
         elif self.focused is not None:
             panel = self.focused
-            panel.ALLOW_MAXIMIZE = True  # every panel of ours may fill the screen when asked
+            panel.ALLOW_MAXIMIZE = True  # type: ignore[misc]  # this panel only (Textual reads it from the instance)
             if not screen.maximize(panel, container=False):
                 self.notify("this panel cannot be maximised")
         else:
@@ -321,7 +321,7 @@ def make_app(
     bookmarks: str | Path | None = None,
     author: str | None = None,
     companions: dict[str, Path | None] | None = None,
-    node_data: list[str | Path] | None = None,
+    node_data: Sequence[str | Path] | None = None,
     compare: str | Path | None = None,
 ) -> IrExplorerApp:
     """The one way to build the app: the CLI, the tests and `serve` all call this."""

@@ -53,7 +53,7 @@ class DetailsPanel(ScrollableContainer):
         if not sections:
             empty.update(Text("Nothing to show for this item.", style="dim"))
         self._tables = [None if tuple(section.columns) == KEY_VALUE else _table(section) for section in sections]
-        pool = list(self.query("Static.section"))
+        pool = list(self.query("Static.section").results(Static))
         if len(pool) < len(self._tables):
             extra = [Static(classes="section") for _ in range(len(self._tables) - len(pool))]
             self.mount_all(extra)
@@ -83,7 +83,8 @@ class DetailsPanel(ScrollableContainer):
     def _fit_width(self) -> None:
         console = self.app.console
         room = self.scrollable_content_region.width if self.size.width else 40
-        for static, table, section in zip(self.query("Static.section"), self._tables, self.sections, strict=False):
+        statics = self.query("Static.section").results(Static)
+        for static, table, section in zip(statics, self._tables, self.sections, strict=False):
             if table is None:  # a key-value section: drawn exactly as wide as the panel, its values folding
                 static.styles.width = room
                 static.update(_key_value(section, room, console))

@@ -68,7 +68,7 @@ class DocumentTree(Tree[Item]):
         node opens, and its default (render, then measure) took 0.2 s for the 8,000 lines that walking a big
         schedule's incidents with `n` opens."""
         icon = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) if node.allow_expand else ""
-        return cell_len(icon) + node.label.cell_len
+        return cell_len(icon) + cell_len(str(node.label))
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[Item]) -> None:
         self._populate(event.node)

@@ -10,16 +10,17 @@ import asyncio
 import contextlib
 import gc
 import time
-from typing import Any
+from typing import Any, cast
 
 from textual import work
-from textual.widgets import ContentSwitcher, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, TabPane
 from textual.worker import get_current_worker
 
 from explorer.api import CHECKING, open_document
 from explorer.document import Capability, Document
 from explorer.errors import LoadError
 from explorer.graph.node_data import load_node_data
+from widgets.app_parts import AppParts, ShowsDocument
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.error_panel import ErrorPanel
@@ -27,6 +28,7 @@ from widgets.load_turn import TurnCancelled, load_turn
 from widgets.loading import LoadingPanel
 from widgets.problems import ProblemsTable
 from widgets.summary_bar import SummaryBar
+from widgets.tab_labels import FittingTabs
 from widgets.views import SYNC_GRAPH_NODES, ViewSpec, offered_views
 
 
@@ -34,7 +36,7 @@ class LoadCancelled(Exception):
     """Raised inside the loader's progress callback when the worker was cancelled (the app is closing)."""
 
 
-class DocumentLoading:
+class DocumentLoading(AppParts):
     """The app's part that loads and shows documents (mixed into the App)."""
 
     document: Document | None
@@ -210,14 +212,14 @@ class DocumentLoading:
         with `prebuild`, start building the graph once they are on screen: its pure-Python build holds the
         interpreter, and begun beside the mounting it delayed the whole file's first paint (seen with py-spy).
         The `lead` view is shown and painted before the other tabs are added (each costs a layout pass)."""
-        tabs = self.query_one(TabbedContent)
+        tabs = self.query_one(FittingTabs)
         for k, spec in enumerate(views):
             if not self.query(f"#{spec.name}"):
                 pane = TabPane(f"{spec.key} {spec.title}", spec.make(), id=f"tab-{spec.name}")
                 # in the views' order, also when a first part of the file offered fewer (a preview has no graph)
                 later = [f"tab-{other.name}" for other in views[k + 1 :] if self.query(f"#tab-{other.name}")]
                 await tabs.add_pane(pane, before=later[0] if later else None)
-            self.query_one(f"#{spec.name}").show_document(document)
+            cast(ShowsDocument, self.query_one(f"#{spec.name}")).show_document(document)
             if spec.name == lead and self.document is document:
                 self.action_view(lead)
                 await self._painted()

@@ -11,9 +11,18 @@ from typing import Any
 from textual.strip import Strip
 from textual.widget import Widget
 
+from explorer.document import Document
+
 
 class FrameWidget(Widget):
-    document: Any = None
+    document: Document | None = None
+
+    @property
+    def shown(self) -> Document:
+        """The document the view shows: its frames and keys run only once it has one (show_document)."""
+        if self.document is None:
+            raise RuntimeError(f"{type(self).__name__} shows no document yet")
+        return self.document
 
     def frame_key(self) -> tuple:
         """Everything (besides size and document) that changes what is drawn."""

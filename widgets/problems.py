@@ -9,6 +9,7 @@ wrong; the location column appears when there is room for it. The grouping itsel
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -29,6 +30,7 @@ from explorer.problem_groups import (
 from explorer.schedule.incidents import Incident
 from widgets.messages import ProblemChosen
 
+_divide_line: Callable[..., list[int]] | None
 try:  # rich's line breaking, as Text.wrap uses it
     from rich._wrap import divide_line as _divide_line
 except ImportError:  # moved in some rich release: wrapped_height wraps the whole text instead
@@ -92,7 +94,7 @@ class ProblemsTable(DataTable):
 
     # ---- content --------------------------------------------------------------------------------------------
     def show_problems(
-        self, problems: list[Problem], incidents: list[Incident] = (), roles_pending: bool = False
+        self, problems: list[Problem], incidents: Sequence[Incident] = (), roles_pending: bool = False
     ) -> None:
         # the model's own first; a file the user added (per-node data) after them, apart
         self.problems = sorted(problems, key=lambda p: (from_added_file(p), SEVERITY_RANK.get(p.severity, 3)))
@@ -248,7 +250,8 @@ class ProblemsTable(DataTable):
 
     def action_filter(self, what: str, step: int) -> None:
         severities, codes, cores = filter_choices(self.problems)
-        choices = {"severity": severities, "code": codes, "core": cores}[what]
+        options: dict[str, list[Any]] = {"severity": severities, "code": codes, "core": cores}
+        choices = options[what]
         self.chosen = replace(self.chosen, **{what: cycle(choices, getattr(self.chosen, what), step)})
         self._regroup()
 

@@ -19,10 +19,12 @@ from explorer.document import Capability, Document
 from explorer.errors import LoadError
 from explorer.graph.group_details import is_group_ref
 from explorer.writing import write_atomically
+from widgets.app_parts import AppParts
+from widgets.graph.view import GraphView
 from widgets.messages import RevealRef
 
 
-class ReviewActions:
+class ReviewActions(AppParts):
     """The app's review actions (mixed into the App)."""
 
     document: Document | None
@@ -169,9 +171,11 @@ class ReviewActions:
 
     def go_to_bookmark(self, bookmark: Any) -> None:
         self.post_message(RevealRef(bookmark.ref))
+        if self.document is None:
+            return
         if bookmark.view != "tree" and bookmark.view in self.views_for(self.document):
             if bookmark.view == "graph":  # its box, with the groups hiding it opened (now, or once built)
-                for graph in self.query("#graph"):
+                for graph in self.query("#graph").results(GraphView):
                     graph.reveal_ref(bookmark.ref)
             self.call_after_refresh(self.action_view, bookmark.view)
 
@@ -201,7 +205,11 @@ class ReviewActions:
         from widgets.review_screens import PromptScreen
 
         default = str(self.path.with_name(self.path.name + suffix))
-        self.push_screen(PromptScreen(question, default), lambda target: self._export(target, write))
+
+        def chosen(target: str | None) -> None:
+            self._export(target, write)
+
+        self.push_screen(PromptScreen(question, default), chosen)
 
     @work(thread=True, group="export", description="export")
     def _export(self, target: str | None, write: Any) -> None:
@@ -210,7 +218,7 @@ class ReviewActions:
         from explorer.writing import refuse_inputs
 
         try:  # the input, its companions and weights, and the per-node data files it was coloured by
-            refuse_inputs(Path(target), [self.path, *self.document.files_read(), *self.node_data])
+            refuse_inputs(Path(target), [self.path, *self.document.files_read(), *map(Path, self.node_data)])
         except LoadError as error:
             self.call_from_thread(self.notify, str(error), severity="error")
             return
@@ -233,7 +241,11 @@ class ReviewActions:
         from widgets.review_screens import PromptScreen
 
         prompt = 'Per-node data file (Model Explorer JSON, {"node": number} JSON, or node,value CSV)?'
-        self.push_screen(PromptScreen(prompt), self._add_node_data)
+
+        def chosen(path: str | None) -> None:
+            self._add_node_data(path)
+
+        self.push_screen(PromptScreen(prompt), chosen)
 
     @work(thread=True, group="node-data", description="read per-node data")
     def _add_node_data(self, path: str | None) -> None:
@@ -258,8 +270,7 @@ class ReviewActions:
 
             self.query_one(ProblemsTable).show_problems(document.problems, self.incidents or ())
         if added and self.query("#graph"):
-            graph = self.query_one("#graph")
-            graph.add_data_sets(added)
+            self.query_one("#graph", GraphView).add_data_sets(added)
             self.action_view("graph")
 
     def action_compare(self) -> None:
@@ -268,7 +279,11 @@ class ReviewActions:
             return
         from widgets.review_screens import PromptScreen
 
-        self.push_screen(PromptScreen("Compare the graph with which file (same format)?"), self.compare_with)
+
+        def chosen(other: str | None) -> None:
+            self.compare_with(other)
+
+        self.push_screen(PromptScreen("Compare the graph with which file (same format)?"), chosen)
 
     @work(thread=True, group="compare", description="compare graphs")
     def compare_with(self, other: str | Path | None) -> None:
@@ -298,7 +313,11 @@ class ReviewActions:
             return
         from widgets.review_screens import PromptScreen
 
-        self.push_screen(PromptScreen("Compare with which file (same format)?"), self._diff_with)
+
+        def chosen(other: str | None) -> None:
+            self._diff_with(other)
+
+        self.push_screen(PromptScreen("Compare with which file (same format)?"), chosen)
 
     @work(thread=True, group="diff", description="compare")
     def _diff_with(self, other: str | None) -> None:
@@ -358,7 +377,7 @@ class ReviewActions:
         self.show_document(document)
         self.notify(f'opened {self.path.name}; the palette\'s "Back to the previous file" returns')
 
-    def action_back(self) -> None:
+    def action_back(self) -> None:  # type: ignore[override]  # Textual's is a coroutine; ours switches at once
         if self.previous_document is not None:
             self.switch_document(self.previous_document)
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from explorer.errors import LoadError
 from widgets.app import make_app
+from widgets.graph.view import GraphView
 
 VIEWS = ("tree", "timeline", "buffers")
 
@@ -55,7 +57,7 @@ async def _render(
     node_data: list[Path] | None = None,
     compare: Path | None = None,
     companions: dict[str, Path | None] | None = None,
-    opens: list[str] = (),
+    opens: Sequence[str] = (),
 ) -> tuple[str, list[Path]]:
     app = make_app(path, strict=strict, node_data=node_data, compare=compare, companions=companions)
     async with app.run_test(size=size) as pilot:
@@ -66,14 +68,16 @@ async def _render(
             raise app.load_error
         while not app.views_ready:
             await pilot.pause(0.02)
-        schedule = app.document.schedule
-        offered = ("tree", *app.views_for(app.document))
+        document = app.document
+        assert document is not None  # loaded: waited for above
+        schedule = document.schedule
+        offered = ("tree", *app.views_for(document))
         if view not in offered:
             raise LoadError(
-                path, "", f"this {app.document.meta.format} file has no {view} view (it has: {', '.join(offered)})"
+                path, "", f"this {document.meta.format} file has no {view} view (it has: {', '.join(offered)})"
             )
         if core is not None or workload is not None:
-            if schedule is None or not app.document.offers("timeline"):
+            if schedule is None or not document.offers("timeline"):
                 raise LoadError(path, "", "--core and --workload apply to files with a timeline (schedules)")
             chosen_core = int(schedule.core_ids[0]) if core is None else core
             rows = schedule.core_rows(chosen_core)
@@ -87,17 +91,17 @@ async def _render(
         await pilot.pause()
         member, line = source
         if member is not None:
-            if view != "source" or app.source is None:
+            if view != "source" or app.source is None or document.sources is None:
                 raise LoadError(path, "", "--member applies to the source view (--view source)")
             try:
-                found = bool(app.document.sources.source_text(member))
+                found = bool(document.sources.source_text(member))
             except (KeyError, OSError, ValueError):
                 found = False
             if not found:
                 raise LoadError(path, "", f"{member!r} is not a source file of this file")
             app.source.show(member, line)
             await pilot.pause()
-        for widget in app.query("#graph") if view == "graph" else ():  # the graph is laid out in a worker
+        for widget in app.query("#graph").results(GraphView) if view == "graph" else ():  # laid out in a worker
             while not widget.ready:
                 await pilot.pause(0.02)
             await pilot.pause()
@@ -111,24 +115,24 @@ async def _render(
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         title = f"{path.name} ⇄ {Path(compare).name}" if compare is not None else f"{path.name} · {view}"
-        read = app.document.files_read()
+        read = document.files_read()
         return app.export_screenshot(title=f"ir-explorer {title}"), read
 
 
-def _open_groups(graph: Any, opens: list[str], path: Path) -> None:
+def _open_groups(graph: GraphView, opens: Sequence[str], path: Path) -> None:
     """Enter on each group in turn, as a user opens them from the first screen, a group's closed ancestors first,
     outermost first (`graph --open` lays out the same)."""
     from explorer.exports.graph_json import UnknownGroup, resolve_group
 
     for spec in opens:
         try:
-            group = resolve_group(graph.model, spec)
+            group = resolve_group(graph.graph_model, spec)
         except UnknownGroup as error:
             raise LoadError(path, "--open", str(error)) from None
-        for g in graph.model.ancestors(group):  # outermost first, the group itself last
+        for g in graph.graph_model.ancestors(group):  # outermost first, the group itself last
             if g in graph.expanded:
                 continue
-            visible = graph.layout.visible
+            visible = graph.shown_picture.visible
             if not ((visible.item_kind == 1) & (visible.item_id == g)).any():
                 raise LoadError(path, "--open", f"group {spec!r} is not drawn (a group it is in is hidden)")
             graph.selected_key = (1, g)

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.dom import DOMNode
 from textual.widgets import TabbedContent
 
 from explorer.document import Document, Section
 from explorer.errors import Problem
 from explorer.formatting import human_bytes
 from explorer.graph.group_details import is_group_ref
+from widgets.app_parts import AppParts
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
+from widgets.graph.view import GraphView
 from widgets.messages import ItemActivated, ProblemChosen, RevealRef, Selected
 
 WORKLOAD_REFS = ("workload", "ifmap", "ofmap", "weight", "buffer", "wl0", "buffer-entry", "wl0-entry")
@@ -99,7 +102,7 @@ def room_section(document: Document, incidents: list[Any], problem: Problem) -> 
     return [Section("Room for the misplaced tensor", ("property", "value"), rows)]
 
 
-class SelectionSync:
+class SelectionSync(AppParts):
     """The app's part that routes selections (mixed into the App; handlers by Textual's naming convention).
 
     `selections` holds what each view shows selected: set by the view's own `Selected`, and again whenever
@@ -136,6 +139,8 @@ class SelectionSync:
     def _follow_tree(self, ref: Any, following: str = "") -> None:
         """Every view follows the tree's cursor but `following`, the view the cursor itself followed."""
         self.show_details(ref)
+        if self.document is None:
+            return
         if isinstance(ref, tuple) and ref and ref[0] in WORKLOAD_REFS and self.document.schedule is not None:
             highlight = None
             if self._jump_reason is not None and self._jump_reason[0] == ref:
@@ -148,7 +153,7 @@ class SelectionSync:
             self.layout.show_tensor(tensor_id)
         if isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
             self.source.show(ref[1], ref[2])
-        for graph in self.query("#graph") if following != "graph" else ():
+        for graph in self.query("#graph").results(GraphView) if following != "graph" else ():
             if graph.select_ref(ref):
                 self.selections["graph"] = (ref, "")
 
@@ -179,12 +184,12 @@ class SelectionSync:
         timeline, buffers, memory map or graph, their own selection; from elsewhere (the details, the problems)
         the last selection made. What `b` bookmarks and `g` starts from."""
         name = ""
-        widget = self.focused
+        widget: DOMNode | None = self.focused
         while widget is not None and name == "":
             if widget.id in VIEWS_WITH_SELECTION:
                 name = widget.id
             widget = widget.parent
-        if name != "tree" and (name or self.last_selection) in self.selections:
+        if name != "tree" and (name or self.last_selection) in self.selections and self.document is not None:
             ref, label = self.selections[name or self.last_selection]
             return ref, with_core(self.document, ref, label or label_of(self.document, ref))
         node = self.query_one(DocumentTree).cursor_node
@@ -233,7 +238,7 @@ class SelectionSync:
             if row is not None and self.timeline is not None:
                 self.select_row(row, message.highlight or tuple(problem.refs.get("tensor_ids") or ()))
                 in_graph = self.query_one(TabbedContent).active == "tab-graph" and any(
-                    graph.select_ref(ref) for graph in self.query("#graph")
+                    graph.select_ref(ref) for graph in self.query("#graph").results(GraphView)
                 )  # `n` from the graph stays there when the problem has a box in it
                 if problem.code in BUFFER_PROBLEMS and self.buffers is not None and not in_graph:
                     self.query_one(TabbedContent).active = "tab-buffers"

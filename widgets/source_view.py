@@ -51,7 +51,7 @@ class SourceView(ScrollView, can_focus=True):
             code = view.source_text(member)
             lexer = LEXERS.get(view.language_of(member) or "text", "text")
             highlighted = Syntax(code, lexer, theme="monokai").highlight(code)
-            self._lines = highlighted.split("\n", allow_blank=True)
+            self._lines = list(highlighted.split("\n", allow_blank=True))
             self.member = member
             width = max((len(line) for line in code.splitlines()), default=0)
             self.virtual_size = Size(width + self._gutter_width() + 1, len(self._lines))

@@ -36,8 +36,8 @@ async def test_compare_opens_two_panes_synced_and_n_walks_the_one_change():
         assert pane_a.modes[pane_a.mode] == "diff" == pane_b.modes[pane_b.mode]
         assert "1 changed, 0 removed, 0 added" in str(screen.query_one("#compare-summary").render())
         await pilot.press("n")
-        assert pane_a.layout.labels[pane_a.selected_item] == CHANGED_NODE[0]
-        assert pane_b.layout.labels[pane_b.selected_item] == CHANGED_NODE[1]  # its match, shown
+        assert pane_a.picture.labels[pane_a.selected_item] == CHANGED_NODE[0]
+        assert pane_b.picture.labels[pane_b.selected_item] == CHANGED_NODE[1]  # its match, shown
         about = str(screen.query_one("#compare-about").render())
         assert "matched by structure" in about and "changed: attributes alpha" in about
         legend = "\n".join(strip.text for strip in pane_b.render_frame()[-2:])
@@ -79,7 +79,7 @@ async def test_added_and_removed_nodes_are_marked_on_their_side(tmp_path):
         assert added == ["/blocks.0/Sigmoid"]
         assert not (screen.comparison.a.node_values["diff"] == REMOVED).any()
         await pilot.press("n")
-        assert screen.pane("b").layout.labels[screen.pane("b").selected_item] == "/blocks.0/Sigmoid"
+        assert screen.pane("b").picture.labels[screen.pane("b").selected_item] == "/blocks.0/Sigmoid"
         assert "added: /blocks.0/Sigmoid (Sigmoid) is only in B" in str(screen.query_one("#compare-about").render())
 
 

@@ -56,13 +56,13 @@ async def test_an_80_layer_decoder_opens_on_its_shape_and_down_reads_into_the_st
     app = make_app(path)
     async with app.run_test(size=size) as pilot:
         graph = await open_graph(pilot)
-        layout, model = graph.layout, graph.model
+        layout, model = graph.picture, graph.model
         order = sorted(range(layout.visible.n_items), key=lambda i: (int(layout.y[i]), int(layout.x[i])))
         assert [layout.titles[i].split(" · ")[0] for i in order] == [
             "input input_ids", "Gather", f"layers.0–{LAYERS - 1} × {LAYERS}", "Sigmoid", "MatMul", "output logits"]
         seen = []
         for _ in range(6):  # input, Gather, the stack (opens), layers.0 (opens), its first op
-            seen.append(graph.layout.labels[graph.selected_item])
+            seen.append(graph.picture.labels[graph.selected_item])
             await pilot.press("down")
         assert seen[:3] == ["input_ids", "/model/embed_tokens/Gather", f"layers.0–{LAYERS - 1}"]
         assert seen[3] == "layers.0" and seen[4].startswith("/model/layers.0/")

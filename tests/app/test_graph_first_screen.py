@@ -37,7 +37,7 @@ def files() -> list:
 
 
 def on_screen(graph, item: int) -> bool:
-    layout = graph.layout
+    layout = graph.picture
     ox, oy = graph.origin
     width, body = graph.size.width, graph.size.height - STATUS_LINES
     x, y, w, h = int(layout.x[item]), int(layout.y[item]), int(layout.w[item]), int(layout.h[item])
@@ -48,7 +48,7 @@ def path_items(graph) -> list[int]:
     """The drawn boxes along the reading path, in order, each once (a closed layer stands for its workloads)."""
     items = []
     for node in reading_path(graph.model, count=64):
-        item = int(graph.layout.visible.node_item[node])
+        item = int(graph.picture.visible.node_item[node])
         if item >= 0 and item not in items:
             items.append(item)
     return items
@@ -56,7 +56,7 @@ def path_items(graph) -> list[int]:
 
 def fitting(graph, items: list[int]) -> int:
     """How many of the first boxes along the path fit in the panel together."""
-    layout = graph.layout
+    layout = graph.picture
     width, body = graph.size.width, graph.size.height - STATUS_LINES
     for k in range(len(items), 0, -1):
         chosen = items[:k]
@@ -83,7 +83,7 @@ async def test_the_first_screen_holds_the_input_and_the_first_ops(path, strict, 
         assert graph.selected_item == items[0]  # the selection starts on the first input
         count = min(wanted, len(items)) if strict else max(min(wanted, fitting(graph, items[:wanted])), 1)
         shown = items[:count]
-        assert all(on_screen(graph, item) for item in shown), [graph.layout.labels[i] for i in shown]
+        assert all(on_screen(graph, item) for item in shown), [graph.picture.labels[i] for i in shown]
 
 
 async def test_enter_opens_in_place_and_always_leaves_a_selection():
@@ -95,7 +95,7 @@ async def test_enter_opens_in_place_and_always_leaves_a_selection():
         await pilot.press("x")  # everything closed: the top group `stages` holds only groups
         model = graph.model
         stages = model.group_label.index("stages")
-        layout = graph.layout
+        layout = graph.picture
         item = next(i for i in range(layout.visible.n_items) if graph.session.key_of(layout, i) == (1, stages))
         graph.select_item(item)
         await pilot.pause()
@@ -103,7 +103,7 @@ async def test_enter_opens_in_place_and_always_leaves_a_selection():
         ox, oy = graph.origin
         before = {graph.session.key_of(layout, i): (int(layout.x[i]) - ox, int(layout.y[i]) - oy) for i in above}
         await pilot.press("enter")
-        after = graph.layout
+        after = graph.picture
         assert graph.selected_item >= 0  # the first member, a closed group here
         assert graph.selected_key == (1, model.group_label.index("stages.0"))
         for key, place in before.items():  # the boxes above did not move on screen
@@ -119,11 +119,11 @@ async def test_the_minimap_keeps_off_the_selection_and_m_hides_it():
         graph = await open_graph(pilot)
         await pilot.press("X")  # every group open: more than the panel holds (the first screen fits)
         await pilot.pause()
-        for item in range(graph.layout.visible.n_items):  # wherever the selection is, the minimap is elsewhere
+        for item in range(graph.picture.visible.n_items):  # wherever the selection is, the minimap is elsewhere
             graph.select_item(item)
             await pilot.pause()
             canvas_text = [strip.text for strip in graph.render_frame()]
-            layout = graph.layout
+            layout = graph.picture
             ox, oy = graph.origin
             x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
             title = layout.titles[item][:6]
@@ -145,7 +145,7 @@ async def test_fit_shows_an_overview_when_even_dots_do_not_fit():
             await pilot.press("down")  # any key leaves it
             assert not graph.overview
         else:
-            layout = graph.layout
+            layout = graph.picture
             assert layout.width <= graph.size.width and layout.height <= graph.size.height - STATUS_LINES
 
 
@@ -157,7 +157,7 @@ async def test_find_matches_a_schedule_layer_by_its_name():
         await pilot.pause()
         assert graph.matches
         item = graph.selected_item
-        assert graph.layout.labels[item] == "Add_3" and graph.layout.unit[item]  # the layer's box, still closed
+        assert graph.picture.labels[item] == "Add_3" and graph.picture.unit[item]  # the layer's box, still closed
 
 
 def _bench_generators():
@@ -189,11 +189,11 @@ async def test_the_first_screen_of_the_generated_analogues(tmp_path, kind, size,
     async with app.run_test(size=size) as pilot:
         graph = await open_graph(pilot)
         items = path_items(graph)
-        assert graph.selected_item == items[0] and graph.layout.ops[items[0]] == "input"
+        assert graph.selected_item == items[0] and graph.picture.ops[items[0]] == "input"
         strict = kind == "densenet" and size == (160, 48)
         count = wanted if strict else max(fitting(graph, items[:wanted]), 1)
         shown = items[:count]
-        assert all(on_screen(graph, item) for item in shown), [graph.layout.labels[i] for i in shown]
+        assert all(on_screen(graph, item) for item in shown), [graph.picture.labels[i] for i in shown]
 
 
 async def test_if_branches_start_closed_and_shift_x_opens_every_group():

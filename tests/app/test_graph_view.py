@@ -37,7 +37,7 @@ async def test_walks_edges_and_the_tree_follows():
     async with app.run_test(size=SIZE) as pilot:
         graph = await open_graph(pilot)
         assert app.query_one(TabbedContent).active == "tab-graph"
-        layout = graph.layout
+        layout = graph.picture
         start = graph.selected_item
         assert layout.labels[start] == "Conv_0"
         await pilot.press("down")
@@ -62,15 +62,15 @@ async def test_groups_open_and_close_with_enter():
         await pilot.press("X")
         assert graph.expanded == set(range(model.n_groups))
         await pilot.press("x")  # collapse every group
-        collapsed = graph.layout.visible.n_items
+        collapsed = graph.picture.visible.n_items
         assert graph.expanded == set()
-        groups = [i for i in range(graph.layout.visible.n_items) if graph.layout.visible.item_kind[i] == 1]
+        groups = [i for i in range(graph.picture.visible.n_items) if graph.picture.visible.item_kind[i] == 1]
         graph.select_item(groups[0])
         await pilot.press("enter")
-        assert graph.layout.visible.n_items > collapsed and len(graph.expanded) == 1
+        assert graph.picture.visible.n_items > collapsed and len(graph.expanded) == 1
         assert graph.selected_key[0] == 0  # the cursor moved onto the opened group's first member
         await pilot.press("enter")  # on a node: closes its group again
-        assert graph.expanded == set() and graph.layout.visible.n_items == collapsed
+        assert graph.expanded == set() and graph.picture.visible.n_items == collapsed
 
 
 async def test_find_marks_every_match_and_jumps():
@@ -100,9 +100,9 @@ async def test_colour_zoom_direction_and_constants_keys():
         assert "colour: dtype" in frame_text(graph) and "float32" in frame_text(graph)
         await pilot.press("c")
         assert "colour: parameter bytes" in frame_text(graph)
-        before = graph.layout.visible.n_items
+        before = graph.picture.visible.n_items
         await pilot.press("i")
-        assert graph.layout.visible.n_items > before  # initializers shown as their own boxes
+        assert graph.picture.visible.n_items > before  # initializers shown as their own boxes
         await pilot.press("minus")
         assert "compact" in frame_text(graph)
         await pilot.press("minus")
@@ -112,7 +112,7 @@ async def test_colour_zoom_direction_and_constants_keys():
         await pilot.press("r")
         assert graph.direction == "LR" and "compact LR" in frame_text(graph)
         await pilot.press("f")
-        assert graph.layout.width <= graph.size.width or graph.level == 2
+        assert graph.picture.width <= graph.size.width or graph.level == 2
 
 
 async def test_schedule_colour_modes_and_help():
@@ -143,13 +143,13 @@ async def test_the_selections_edges_carry_their_values():
         graph = await open_graph(pilot)
         model = graph.model
         scale = model.node_label.index("scale")
-        graph.select_item(int(graph.layout.visible.node_item[scale]))
+        graph.select_item(int(graph.picture.visible.node_item[scale]))
         await pilot.pause()
         text = frame_text(graph)
         # `scale` reads `branch_out` from the If and feeds `y`: both edges are labelled with the value and its
         # shape, said as the boxes say it (the graph's usual dtype left out)
         assert "branch_out : 2×n" in text and "y : 2×n" in text
-        graph.select_item(int(graph.layout.visible.node_item[model.node_label.index("choose")]))
+        graph.select_item(int(graph.picture.visible.node_item[model.node_label.index("choose")]))
         await pilot.pause()
         # where the type does not fit beside the edge leaving `choose`, the value's name still does
         assert "branch_out" in frame_text(graph) and "y : 2×n" not in frame_text(graph)
@@ -159,10 +159,10 @@ async def test_a_schedule_layer_opens_into_its_workloads_per_core():
     app = make_app(SCHEDULE)
     async with app.run_test(size=SIZE) as pilot:
         graph = await open_graph(pilot)
-        layout = graph.layout
+        layout = graph.picture
         assert layout.labels[graph.selected_item] == "Conv_0" and layout.unit[graph.selected_item]
         await pilot.press("enter")
-        opened = graph.layout
+        opened = graph.picture
         workloads = [label for label, unit in zip(opened.labels, opened.unit.tolist(), strict=True) if not unit]
         assert sorted(workloads) == ["c0 (0,0) · #0", "c1 (1,0) · #0", "c2 (0,1) · #0", "c3 (1,1) · #0"]  # a core each
         assert "Conv_0" in opened.frame_labels.values()
@@ -172,7 +172,7 @@ async def test_a_schedule_layer_opens_into_its_workloads_per_core():
         assert opened.titles[selected].startswith("pe c0 (0,0) · #0") and "cycles" in opened.details[selected]
         assert "Conv_0" not in opened.details[selected]  # the frame's title says the layer: the box does not repeat it
         await pilot.press("enter")  # on a workload: the layer closes again
-        assert graph.layout.labels[graph.selected_item] == "Conv_0"
+        assert graph.picture.labels[graph.selected_item] == "Conv_0"
 
 
 async def test_big_graphs_are_built_in_the_background_once_the_file_is_shown(monkeypatch):
@@ -235,7 +235,7 @@ async def _keys_then_state(monkeypatch, path, keys: list[str], before_ready: boo
             if graph.ready:
                 break
             await pilot.pause(0.01)
-        first = graph.session.key_of(graph.layout, graph.layout.first_item)
+        first = graph.session.key_of(graph.picture, graph.picture.first_item)
         await pilot.pause()
         if not before_ready:
             await pilot.press(*keys)

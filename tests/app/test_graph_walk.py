@@ -60,7 +60,7 @@ async def _open_the_stack(pilot, graph) -> None:
 
 def _select_group(graph, label: str):
     """Put the cursor on the closed group box `label`: the layout it was found in and its item."""
-    layout = graph.layout
+    layout = graph.picture
     block = next(i for i in range(layout.visible.n_items)
                  if layout.visible.item_kind[i] == 1 and layout.labels[i] == label)  # fmt: skip
     graph.select_item(block)
@@ -74,7 +74,7 @@ async def _walk_down(path, presses: int, found) -> list[str]:
         graph = await open_graph(pilot)
         seen: list[str] = []
         for _ in range(presses):
-            layout = graph.layout
+            layout = graph.picture
             seen.append(layout.labels[graph.selected_item] + " " + layout.ops[graph.selected_item])
             if found(seen):
                 break
@@ -125,7 +125,7 @@ async def test_a_fork_says_which_of_how_many_and_o_takes_the_other_branch():
         assert graph.selected_key == choices[1] != first
         assert f"↓ 2 of {len(choices)}: " in "\n".join(strip.text for strip in graph.render_frame())
         await pilot.pause()
-        assert graph.layout.labels[graph.selected_item] in _details_text(pilot.app)
+        assert graph.picture.labels[graph.selected_item] in _details_text(pilot.app)
 
 
 def _details_text(app) -> str:
@@ -143,13 +143,13 @@ async def test_the_details_follow_enter_into_a_group():
     async with app.run_test(size=(160, 48)) as pilot:
         graph = await open_graph(pilot)
         await pilot.pause()
-        assert graph.layout.labels[graph.selected_item] in _details_text(pilot.app)  # the first screen's box
-        while graph.layout.visible.item_kind[graph.selected_item] != 1:
+        assert graph.picture.labels[graph.selected_item] in _details_text(pilot.app)  # the first screen's box
+        while graph.picture.visible.item_kind[graph.selected_item] != 1:
             await pilot.press("down")
         await pilot.press("enter")
         await pilot.pause()
-        label = graph.layout.labels[graph.selected_item]
-        assert graph.layout.visible.item_kind[graph.selected_item] in (0, 1) and label in _details_text(pilot.app)
+        label = graph.picture.labels[graph.selected_item]
+        assert graph.picture.visible.item_kind[graph.selected_item] in (0, 1) and label in _details_text(pilot.app)
 
 
 def test_a_reader_of_only_the_shape_is_a_side_branch():
@@ -197,7 +197,7 @@ async def test_a_bookmark_made_in_the_graph_reopens_on_its_box(tmp_path):
             await pilot.pause(0.01)
         await pilot.pause()
         assert graph.selected_key == (0, deep)
-        assert graph.layout.labels[graph.selected_item] == label  # its own box, its groups opened
+        assert graph.picture.labels[graph.selected_item] == label  # its own box, its groups opened
         assert label in _details_text(pilot.app)
 
 
@@ -217,7 +217,7 @@ async def test_the_minimap_covers_no_box_on_any_first_screen():
                 continue
             drawn += 1
             x0, y0, mw, mh = graph.minimap_box
-            layout, (ox, oy) = graph.layout, graph.origin
+            layout, (ox, oy) = graph.picture, graph.origin
             for item in range(layout.visible.n_items):
                 x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
                 w, h = int(layout.w[item]), int(layout.h[item])
@@ -234,7 +234,7 @@ async def test_no_minimap_at_80_columns():
         graph = await open_graph(pilot)
         await pilot.pause()
         graph.render_frame()
-        assert graph.layout.w.max() > 0 and graph.minimap_box is None
+        assert graph.picture.w.max() > 0 and graph.minimap_box is None
 
 
 @pytest.mark.skipif(not GPT.exists(), reason="real samples not found (a user's clone has no ../shared)")
@@ -279,7 +279,7 @@ async def test_enter_on_a_block_moves_nothing_on_screen_above_it(size):
         corner = (int(layout.x[block]) - ox, int(layout.y[block]) - oy)
         await pilot.press("enter")
         await pilot.pause()
-        after, (ox, oy) = graph.layout, graph.origin
+        after, (ox, oy) = graph.picture, graph.origin
         fx, fy, _, _ = after.frames[int(layout.visible.item_id[block])]
         if size[0] >= 160:
             assert (fx - ox, fy - oy) == corner  # the frame's corner where the box was, on screen
@@ -307,7 +307,7 @@ async def test_closing_a_wide_block_leaves_no_box_hidden_beside_empty_room(size)
             await pilot.press("right")
         await pilot.press("enter")  # on a member: closes the block
         await pilot.pause()
-        after, (ox, oy) = graph.layout, graph.origin
+        after, (ox, oy) = graph.picture, graph.origin
         width, body = graph.size.width, graph.size.height - 2
         assert graph.selected_key == (1, int(layout.visible.item_id[block]))
         assert min(0, after.width - width) <= ox <= max(0, after.width - width), (ox, after.width, width)
@@ -345,7 +345,7 @@ async def test_a_name_scope_selected_is_what_the_details_describe_and_g_lists():
         await pilot.pause()
         target = app.document.links(("graph-group", int(layout.visible.item_id[block])))[0][1]
         assert app.query_one("#tree").cursor_node.data.ref == target
-        graph.select_item(graph.session.item_of_key(graph.layout, (1, int(layout.visible.item_id[block]))))
+        graph.select_item(graph.session.item_of_key(graph.picture, (1, int(layout.visible.item_id[block]))))
         await pilot.pause()
         await pilot.press("b")
         await pilot.pause()
@@ -363,7 +363,7 @@ async def test_the_minimap_covers_no_frame_title():
         await pilot.press("X")
         await pilot.pause()
         graph.render_frame()
-        layout, (ox, oy) = graph.layout, graph.origin
+        layout, (ox, oy) = graph.picture, graph.origin
         assert layout.frames and graph.minimap_box is not None
         x0, y0, mw, mh = graph.minimap_box
         for group, (fx, fy, fw, _) in layout.frames.items():
@@ -391,7 +391,7 @@ async def test_down_alone_walks_every_block_of_torch_exports(name, blocks, parts
             return [(b, p) for b in blocks for p in parts if not any(b in path and p in path for path in computed)]
 
         for _ in range(200):
-            layout = graph.layout
+            layout = graph.picture
             item = graph.selected_item
             if layout.visible.item_kind[item] == 0:
                 node = int(layout.visible.item_id[item])
@@ -413,14 +413,14 @@ async def test_enter_opens_a_stack_into_closed_blocks_and_a_block_on_the_second(
         group = int(layout.visible.item_id[stack])
         await pilot.press("enter")
         await pilot.pause()
-        layout = graph.layout
+        layout = graph.picture
         blocks = [layout.labels[i] for i in range(layout.visible.n_items) if layout.visible.item_kind[i] == 1
                   and graph.model.group_parent[int(layout.visible.item_id[i])] == group]
         assert blocks == ["h.1", "h.2", "h.3"]
         assert layout.labels[graph.selected_item] == "h.1"
         await pilot.press("enter")
         await pilot.pause()
-        model, layout = graph.model, graph.layout
+        model, layout = graph.model, graph.picture
         inside = [model.group_path(int(model.node_group[int(layout.visible.item_id[i])]))
                   for i in range(layout.visible.n_items) if layout.visible.item_kind[i] == 0]  # fmt: skip
         assert any("h.1–3 › h.1" in path for path in inside) and not any("h.2" in path for path in inside)

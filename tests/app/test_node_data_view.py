@@ -52,7 +52,7 @@ async def test_node_data_colours_the_graph_and_a_and_t_work():
         assert screen.labels[0].split()[0] == f"{values[0]:,.6g}"
         await pilot.press("enter")
         await pilot.pause()
-        layout = graph.layout
+        layout = graph.picture
         assert layout.labels[graph.selected_item] == hottest and layout.unit[graph.selected_item]
 
 

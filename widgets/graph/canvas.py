@@ -8,6 +8,7 @@ intersects the window is drawn, so a frame costs the same for 100 or 100,000 lai
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -340,10 +341,10 @@ def overview(
     pad_x = max((width - int(np.ceil(layout.width / sx))) // 2, 0)  # centred where the layout is smaller
     pad_y = 0
 
-    def cell_x(v: np.ndarray) -> np.ndarray:
+    def cell_x(v: Any) -> Any:  # an array of cells, or one
         return np.clip((v / sx).astype(np.int64) + pad_x, 0, width - 1)
 
-    def cell_y(v: np.ndarray) -> np.ndarray:
+    def cell_y(v: Any) -> Any:
         return np.clip((v / sy).astype(np.int64) + pad_y, 0, height - 1)
 
     if len(layout.edges) <= MAX_OVERVIEW_EDGES:  # edges: braille dots, 2×4 a cell

@@ -160,7 +160,7 @@ class GraphView(FrameWidget, can_focus=True):
     def _build_now(self, from_thread: bool = False) -> None:
         call = self.app.call_from_thread if from_thread else (lambda fn, *args: fn(*args))
         try:
-            model = self.given_model or self.document.view.graph_model()
+            model = self.given_model or self.shown.view.graph_model()
             mark_problems(model, self.document)  # ✗/⚠ on the boxes, before the boxes are sized
             expanded = initial_expansion(model)
             started = time.perf_counter()
@@ -199,7 +199,7 @@ class GraphView(FrameWidget, can_focus=True):
 
     # ---- layouts ------------------------------------------------------------------------------------------
     @property
-    def layout(self) -> Layout | None:
+    def picture(self) -> Layout | None:
         laid_out = self.session.laid_out
         found = self.session.layout
         if self.session.laid_out != laid_out:
@@ -210,12 +210,27 @@ class GraphView(FrameWidget, can_focus=True):
         key = (*self.session.state(), self.modes[self.mode])
         found = self._colours.get(key)
         if found is None:
-            found = self._colours[key] = item_colours(self.model, self.layout.visible, self.modes[self.mode])
+            visible = self.shown_picture.visible
+            found = self._colours[key] = item_colours(self.graph_model, visible, self.modes[self.mode])
         return found
 
     @property
     def selected_item(self) -> int:
         return self.session.selected_item
+
+    @property
+    def graph_model(self) -> GraphModel:
+        """The model shown: what draws and acts runs only once it is built (`model` is None before)."""
+        if self.model is None:
+            raise RuntimeError("the graph is not built yet")
+        return self.model
+
+    @property
+    def shown_picture(self) -> Layout:
+        found = self.picture
+        if found is None:
+            raise RuntimeError("the graph is not built yet")
+        return found
 
     def _window(self) -> Window:
         return (*self.origin, self.size.width, self.size.height - STATUS_LINES)
@@ -232,7 +247,7 @@ class GraphView(FrameWidget, can_focus=True):
             return [Strip([Segment("Laying out the graph…", BASE_STYLES[DIM])])]
         if self.error:
             return [Strip([Segment(f"The graph could not be built: {self.error}", BASE_STYLES[WARN])])]
-        layout = self.layout
+        layout = self.picture
         if layout is None or layout.visible.n_items == 0:
             return [Strip([Segment("This graph has no nodes.", BASE_STYLES[DIM])])]
         if self._scroll_pending == "start":
@@ -250,13 +265,13 @@ class GraphView(FrameWidget, can_focus=True):
             self.minimap_box = None  # where the last frame drew it (tests, the help), None: hidden
             if self.show_minimap and (layout.width > width or layout.height > body):
                 self.minimap_box = draw_minimap(canvas, layout, width, body, self.origin)
-            label_selected_edges(canvas, layout, self.model, self.selected_item, self.origin)
+            label_selected_edges(canvas, layout, self.graph_model, self.selected_item, self.origin)
         lines = [canvas_strip(canvas, y) for y in range(body)]
         lines += self._status(width, layout, legend)
         return lines
 
     def _status(self, width: int, layout: Layout, legend: list[tuple[str, str]]) -> list[Strip]:
-        model = self.model
+        model = self.graph_model
         parts = []  # most useful first: a narrow terminal cuts from the end
         selected = self.selected_item
         if selected >= 0:
@@ -298,7 +313,7 @@ class GraphView(FrameWidget, can_focus=True):
 
     # ---- selection ----------------------------------------------------------------------------------------
     def select_item(self, item: int, *, announce: bool = True) -> None:
-        layout = self.layout
+        layout = self.picture
         if layout is None or not 0 <= item < layout.visible.n_items:
             return
         changed = self.session.select(item)
@@ -310,7 +325,7 @@ class GraphView(FrameWidget, can_focus=True):
     def _announce_selection(self) -> None:
         """Tell the app (details, tree, status) what is selected now, after a change made without select_item
         (Enter, open all, the first screen): one selection, never a details panel describing the last box."""
-        layout = self.layout
+        layout = self.picture
         item = self.selected_item
         if layout is not None and item >= 0 and (message := self._selected_message(layout, item)) is not None:
             self.post_message(message)
@@ -320,8 +335,8 @@ class GraphView(FrameWidget, can_focus=True):
         (a name scope) is `("graph-group", id)`, which the details describe from the graph."""
         kind, ident = self.session.key_of(layout, item)
         if kind == 0:
-            return self.model.node_ref[ident]
-        ref = self.model.group_ref[ident]
+            return self.graph_model.node_ref[ident]
+        ref = self.graph_model.group_ref[ident]
         return group_ref(ident) if ref is None else ref
 
     def _selected_message(self, layout: Layout, item: int) -> Selected | None:
@@ -330,7 +345,7 @@ class GraphView(FrameWidget, can_focus=True):
         if ref is None:
             return None
         kind, ident = self.session.key_of(layout, item)
-        return Selected(ref, self, self.model.group_path(ident) if kind == 1 and is_group_ref(ref) else "")
+        return Selected(ref, self, self.graph_model.group_path(ident) if kind == 1 and is_group_ref(ref) else "")
 
     def select_ref(self, ref: Any) -> bool:
         """Select the node showing a tree ref (or the collapsed group hiding it); False when none does (also
@@ -351,7 +366,7 @@ class GraphView(FrameWidget, can_focus=True):
     def _scroll_to_selection(self, center: bool = False, keep: bool = False) -> None:
         """Keep the selection on screen (explorer.graph.window.on_selection); before the widget has a size this
         waits for the first frame."""
-        layout, item = self.layout, self.selected_item
+        layout, item = self.picture, self.selected_item
         if layout is None or item < 0:
             return
         if self.size.width == 0 or self.size.height <= STATUS_LINES:
@@ -362,13 +377,13 @@ class GraphView(FrameWidget, can_focus=True):
         self.origin = on_selection(layout, item, self.origin, width, body, center, keep)
 
     def _close_up_room(self) -> None:
-        layout = self.layout
+        layout = self.picture
         if layout is not None and self.size.width:
             self.origin = closed_up(layout, self.origin, self.size.width, self.size.height - STATUS_LINES)
 
     def _scroll_to_start(self) -> None:
         """The first screen: the input and the first boxes of the reading path (explorer.graph.window.at_start)."""
-        layout, item = self.layout, self.selected_item
+        layout, item = self.picture, self.selected_item
         if layout is None or item < 0 or self.model is None:
             return
         if self.size.width == 0 or self.size.height <= STATUS_LINES:
@@ -418,10 +433,10 @@ class GraphView(FrameWidget, can_focus=True):
         came_from = (self.level, self.origin)
         for level in (FULL, 1, DOTS):
             self.session.level = level
-            layout = self.layout
+            layout = self.picture
             if layout is None or (layout.width <= width and layout.height <= body):
                 break
-        layout = self.layout
+        layout = self.picture
         if layout is not None:
             self.overview = layout.width > width or layout.height > body
             self.origin = ((layout.width - width) // 2, max((layout.height - body) // 2, 0))
@@ -504,8 +519,8 @@ class GraphView(FrameWidget, can_focus=True):
         name = self._data_mode()
         if name is None:
             return
-        data = self.model.data_sets[name]
-        set_aggregate(self.model, name, AGGREGATES[(AGGREGATES.index(data.aggregate) + 1) % len(AGGREGATES)])
+        data = self.graph_model.data_sets[name]
+        set_aggregate(self.graph_model, name, AGGREGATES[(AGGREGATES.index(data.aggregate) + 1) % len(AGGREGATES)])
         self._colours.clear()
         self.app.notify(f"closed groups show the {data.aggregate} of what they hold")
         self.refresh()
@@ -521,7 +536,7 @@ class GraphView(FrameWidget, can_focus=True):
         name = data.name
         from widgets.review_screens import LinksScreen
 
-        model = self.model
+        model = self.graph_model
         top = top_nodes(model, data, TOP_NODES)
         labels = []
         for node, unit in top:
@@ -594,7 +609,7 @@ class GraphView(FrameWidget, can_focus=True):
 
     # ---- mouse --------------------------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
-        layout = self.layout
+        layout = self.picture
         if layout is None:
             return
         at = event.get_content_offset(self)

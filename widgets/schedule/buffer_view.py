@@ -225,7 +225,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         s = self.schedule
         if s is None or tensors == ():
             return None
-        cells = l2_cell_map(s, self.row, 1, self.document.schedule_analysis.placement)
+        cells = l2_cell_map(s, self.row, 1, self.shown.schedule_analysis.placement)
         found = [o for o in cells.overlaps if tensors is None or o[0] in tensors or o[1] in tensors]
         return (min(o[2] for o in found), max(o[3] for o in found)) if found else None
 
@@ -267,9 +267,9 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
 
     def _core_frame(self, width: int, height: int) -> list[Strip]:
         s = self.schedule
-        words = self.document.vocabulary
+        words = self.shown.vocabulary
         row = self.row
-        analysis = self.document.schedule_analysis
+        analysis = self.shown.schedule_analysis
         rows = s.core_rows(self.core)
         used = int(analysis.l2_bytes[row])
         header = (
@@ -305,7 +305,8 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         l2_title = f"{words.memory} · {bpc} B per cell · {human_bytes(bpc * l2_cols)} per row"
         if self.addresses is not None:  # said first: the map is a window of the memory
             l2_title = f"{base:#x}–{end:#x} (o: out) · {bpc} B per cell"
-        shorter_forms = (f"{bpc} B/cell · {human_bytes(bpc * l2_cols)}/row", f"{bpc} B per cell", f"{bpc} B/cell")
+        shorter_forms: tuple[str, ...] = (f"{bpc} B/cell · {human_bytes(bpc * l2_cols)}/row", f"{bpc} B per cell",
+                                          f"{bpc} B/cell")  # fmt: skip
         if self.addresses is not None:  # a window keeps saying where it is (the ruler counts from its start)
             shorter_forms = (f"{base:#x}–{end:#x} · {bpc} B/cell", f"{base:#x}–{end:#x}")
         for shorter in shorter_forms:
@@ -350,7 +351,8 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
                 window = cells.bytes_per_cell * cells.owner.size < cells.capacity  # an address zoom, from 0 too
                 relative = cells.base if window and cells.capacity > 0xFFFFF else None
                 segments.append(Segment(ruler_label(address, cells.capacity, tick, relative), DIM))
-            run, run_style = [], None
+            run: list[str] = []
+            run_style = None
             for c in range(cols):
                 index = r * cols + c
                 owner = int(cells.owner[index]) if index < cells.owner.size else -1
@@ -380,7 +382,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
     def _strip_lines(self, width: int, used: np.ndarray) -> list[Strip]:
         """L2 bytes used per workload: two rows of bars under a dashed capacity line; the frame in white."""
         s = self.schedule
-        words = self.document.vocabulary
+        words = self.shown.vocabulary
         plot = width - RULER
         if used.size == 0:
             return []
@@ -431,7 +433,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         """The overlapping pairs of this snapshot, as many as the lines under the map allow (at least three of
         L2's and two of the side memory's), then how many more: never a silent cut."""
         s = self.schedule
-        words = self.document.vocabulary
+        words = self.shown.vocabulary
         lines = []
         side_room = min(len(wl0.overlaps), SHOWN_SIDE_OVERLAPS) + (len(wl0.overlaps) > SHOWN_SIDE_OVERLAPS)
         l2_room = max(room - side_room - (self.selected_entry >= 0), SHOWN_OVERLAPS)
@@ -463,8 +465,8 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
     def _grid_frame(self, width: int, height: int) -> list[Strip]:
         """Every core's L2 at the time cursor: the workload each core is running (or last started) then."""
         s = self.schedule
-        words = self.document.vocabulary
-        analysis = self.document.schedule_analysis
+        words = self.shown.vocabulary
+        analysis = self.shown.schedule_analysis
         start = analysis.timeline.start
         t = float(start[self.row]) if not np.isnan(start[self.row]) else 0.0
         n = int(s.core_ids.size)

@@ -46,8 +46,16 @@ FOOTER_LINES = 5  # axis, fragmentation, selection, legend, findings
 SPARK = " ▁▂▃▄▅▆▇█"
 # pixel colours by palette index: empty, empty under the cursor, empty past the capacity, overlap, selection,
 # highlight, side memory, then one per entry type (as the buffer view colours them)
-PALETTE = (BACKGROUND, CURSOR_BACKGROUND, BEYOND, "#ff3030", SELECTED, HIGHLIGHT, SIDE_STYLE.color.name,
-           *(style.color.name for style in ENTRY_STYLES))  # fmt: skip
+
+
+def _colour_name(style: Style) -> str:
+    if style.color is None:  # every style of the buffer view names a colour
+        raise ValueError(f"{style} has no colour")
+    return style.color.name
+
+
+PALETTE = (BACKGROUND, CURSOR_BACKGROUND, BEYOND, "#ff3030", SELECTED, HIGHLIGHT, _colour_name(SIDE_STYLE),
+           *(_colour_name(style) for style in ENTRY_STYLES))  # fmt: skip
 FREE_INDEX, CURSOR_INDEX, BEYOND_INDEX, OVERLAP_INDEX, SELECTED_INDEX, HIGHLIGHT_INDEX, SIDE_INDEX = range(7)
 KIND_INDEX = 7
 
@@ -111,7 +119,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         super().__init__(**kwargs)
         self.border_title = "Memory map"
         self.document: Document | None = None
-        self._maps: dict[tuple[int, str], MemoryMap] = {}
+        self._maps: dict[tuple, MemoryMap] = {}  # (core, memory), or a preview's (core, "preview", id)
         self._pixels: tuple[tuple, Pixels] | None = None
         self._geometry: tuple[int, int, int, int] | None = None  # (top line, left column, lines, columns)
         self._columns = 0  # the map's width at the last frame: the default window is one step a column
@@ -147,13 +155,13 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
     def map(self) -> MemoryMap:
         preview = self.preview if self.memory == "l2" and self.preview is not None else None
         if preview is not None and preview.residency.core == self.core:  # drawn apart, never cached as the file's
-            key = (self.core, "preview", id(preview))
+            key: tuple = (self.core, "preview", id(preview))
             moved = (preview.residency.entries, preview.address)
         else:
             key, moved = (self.core, self.memory), None
         found = self._maps.get(key)
         if found is None:
-            placement = self.document.schedule_analysis.placement if self.memory == "l2" else None
+            placement = self.shown.schedule_analysis.placement if self.memory == "l2" else None
             found = self._maps[key] = memory_map(self.schedule, self.core, self.memory, placement, moved)
         return found
 
@@ -228,8 +236,8 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
     def action_toggle_memory(self) -> None:
         if self.document is None:
             return
-        if not self.document.vocabulary.side_memory:
-            self.notify(f"this file has one address space ({self.document.vocabulary.memory})")
+        if not self.shown.vocabulary.side_memory:
+            self.notify(f"this file has one address space ({self.shown.vocabulary.memory})")
             return
         self.memory = "wl0" if self.memory == "l2" else "l2"
         self.selected_band = -1
@@ -268,7 +276,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
     def select_entry(self, row: int, entry: int, memory: str) -> None:
         """Select the band of a buf_* (memory "l2") or w0_* ("wl0") entry: the buffer view's or the tree's
         selection, without announcing it back."""
-        if self.schedule is None or (memory == "wl0" and not self.document.vocabulary.side_memory):
+        if self.schedule is None or (memory == "wl0" and not self.shown.vocabulary.side_memory):
             return
         self.show_row(row)
         self.memory = memory
@@ -389,7 +397,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         s, row = self.schedule, self.row
         pressure = pressure_of(self.document)
         role = pressure.entry_role() if pressure is not None else None
-        live = live_tensors(s, row, role, self.document.vocabulary.entry_kinds)
+        live = live_tensors(s, row, role, self.shown.vocabulary.entry_kinds)
         labels = [f"{t['tensor_id']:>8}  {human_bytes(t['bytes']):>10}  at {t['address']:#x}  {t['role']}"
                   for t in live]  # fmt: skip
         title = (f"{s.core_label(self.core)} at its peak: {human_bytes(int(m.used[m.peak_step]))} live before "
@@ -434,7 +442,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         return lines[:height]
 
     def _header(self, width: int, m: MemoryMap) -> list[Strip]:
-        s, words = self.schedule, self.document.vocabulary
+        s, words = self.schedule, self.shown.vocabulary
         row = self.row
         live = self.map.bands_at(self.frame).size
         memory = words.memory if m.memory == "l2" else (words.side_memory or "WL0")
@@ -525,7 +533,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         return Strip([Segment("frag".ljust(RULER - 1) + "│", DIM), Segment(bars[:columns], PEAK)])
 
     def _selection_line(self, width: int, m: MemoryMap) -> Strip:
-        s, words = self.schedule, self.document.vocabulary
+        s, words = self.schedule, self.shown.vocabulary
         band = self.selected_band
         peak = m.peak_step
         peak_text = (f"◆ peak {human_bytes(int(m.used[peak]))} before #{int(s.wl_id[m.rows[peak]])} (step {peak + 1})"
@@ -545,7 +553,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         return Strip([Segment(text[:width].ljust(width), Style(color=SELECTED, bold=True))])
 
     def _legend(self, width: int) -> list[Strip]:
-        words = self.document.vocabulary
+        words = self.shown.vocabulary
         items = []
         if self.memory == "l2":
             for code, name in enumerate(words.entry_kinds):
@@ -565,7 +573,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         if not here.size:
             total = int(distinct(m.overlap_step).size)
             text = (f"overlaps in {plural(total, 'step')} (red)" if total else "no overlap on this "
-                    f"{self.schedule and self.document.vocabulary.lane}")  # fmt: skip
+                    f"{self.schedule and self.shown.vocabulary.lane}")  # fmt: skip
             return Strip([Segment(text[:width].ljust(width), OVERLAP if total else DIM)])
         shared = int((m.overlap_hi[here] - m.overlap_lo[here]).sum())
         moved = self.highlight[0] if self.highlight else None  # an incident's misplaced tensor comes first

@@ -29,9 +29,11 @@ from explorer.schedule.mesh import (
     mesh_layout,
     overlap_rows,
 )
+from widgets.app_parts import explorer_app
 from widgets.frame_widget import FrameWidget
 from widgets.messages import Selected
 from widgets.schedule.playback import SPEEDS, Playback
+from widgets.schedule.timeline import Timeline
 from widgets.text_lines import folded
 
 TEXT = Style(color="#d0d0d0")
@@ -98,26 +100,26 @@ class MeshView(Playback, FrameWidget, can_focus=True):
 
     def _timeline_times(self) -> tuple[np.ndarray, np.ndarray]:
         """The timeline's own times (dependency-aware or sequential, as its `m` chose): one time cursor for both."""
-        found = self.app.query("#timeline") if self.is_mounted else None
-        timeline = found.first() if found else None
+        found = self.app.query("#timeline").results(Timeline) if self.is_mounted else iter(())
+        timeline = next(found, None)
         if timeline is not None and timeline.document is self.document:
             return timeline.times()
-        t = self.document.schedule_analysis.timeline
+        t = self.shown.schedule_analysis.timeline
         return t.start, t.end
 
     @property
     def _sequential(self) -> bool:
-        return self.times is not None and self.times.source is self.document.schedule_analysis.timeline.start_sequential
+        return self.times is not None and self.times.source is self.shown.schedule_analysis.timeline.start_sequential
 
     def _rebuild_times(self) -> None:
-        s = self.document.schedule
+        s = self.shown.schedule
         start, end = self._timeline_times()
-        analysis = self.document.schedule_analysis
-        self.times = MeshTimes(s, start, end, analysis.l2_bytes, overlap_rows(s, self.document.problems))
+        analysis = self.shown.schedule_analysis
+        self.times = MeshTimes(s, start, end, analysis.l2_bytes, overlap_rows(s, self.shown.problems))
 
     def show_row(self, row: int) -> None:
         """Follow the shared cursor: its workload's start is the time, its core the selected cell."""
-        s = self.document.schedule if self.document else None
+        s = self.shown.schedule if self.document else None
         if s is None or self.times is None or not 0 <= row < s.n_workloads:
             return
         if self._timeline_times()[0] is not self.times.source:  # the timeline switched its times
@@ -133,7 +135,14 @@ class MeshView(Playback, FrameWidget, can_focus=True):
     def selected_core(self) -> int | None:
         return self.layout_.place.get(self.cell) if self.layout_ else None
 
+    def _placed(self) -> MeshLayout:
+        if self.layout_ is None:
+            raise RuntimeError("the mesh has no layout before a schedule is shown")
+        return self.layout_
+
     def state_of(self, core: int) -> CoreState:
+        if self.times is None:
+            raise RuntimeError("the mesh has no times before a schedule is shown")
         return self.times.state(core, self.time)
 
     def _announce(self) -> None:
@@ -178,7 +187,7 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         if core is None:
             return
         self._announce()
-        self.app.action_view("buffers")
+        explorer_app(self).action_view("buffers")
 
     # ---- rendering ----------------------------------------------------------------------------------------
     def frame_key(self) -> tuple:
@@ -189,8 +198,8 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         width, height = self.size.width, self.size.height
         if self.document is None or self.layout_ is None or self.times is None or width < 20 or height < 6:
             return [Strip.blank(width)] * height
-        s, words = self.document.schedule, self.document.vocabulary
-        layout = self.layout_
+        s, words = self.shown.schedule, self.shown.vocabulary
+        layout = self._placed()
         selected = self.selected_core
         lines = folded(self._header(selected), width, TEXT)
         footer = self._footer(width)
@@ -208,7 +217,8 @@ class MeshView(Playback, FrameWidget, can_focus=True):
             cell_lines: list[list[Segment]] = [[] for _ in range(cell_h)]
             for x in range(x0, min(x0 + shown_cols, cols)):
                 core = layout.place.get((x, y))
-                texts, style = self._cell(s, words, core, states.get(core), cell_w - 1, cell_h, core == selected)
+                state = states.get(core) if core is not None else None
+                texts, style = self._cell(s, words, core, state, cell_w - 1, cell_h, core == selected)
                 for k in range(cell_h):
                     cell_lines[k] += [Segment(texts[k][: cell_w - 1].ljust(cell_w - 1), style), Segment(" ")]
             lines += [Strip(segments) for segments in cell_lines]
@@ -225,8 +235,8 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         return [*lines, *footer][:height]
 
     def _header(self, selected: int | None) -> str:
-        s, words = self.document.schedule, self.document.vocabulary
-        layout = self.layout_
+        s, words = self.shown.schedule, self.shown.vocabulary
+        layout = self._placed()
         axis = f"{words.time_label}, sequential" if self._sequential else words.time_label
         declared = " (declared {:,}×{:,})".format(*layout.declared) if layout.declared else ""
         text = (f"{layout.xlen}×{layout.ylen}{declared} mesh · {s.core_ids.size} {words.lane}s · "
@@ -277,7 +287,7 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         return texts, style
 
     def _footer(self, width: int) -> list[Strip]:
-        layout = self.layout_
+        layout = self._placed()
         parts: list[Strip] = []
         if layout.unplaced:
             said = "; ".join(why for _, why in layout.unplaced[:3])
@@ -285,7 +295,7 @@ class MeshView(Playback, FrameWidget, can_focus=True):
             text = f"not on the mesh: {said}{more}"
             parts.append(Strip([Segment(text[:width].ljust(width), OVERLAP)]))
         heat = [Segment("heat ", DIM)] + [Segment("  ", Style(bgcolor=colour)) for colour in HEAT]
-        words = self.document.vocabulary
+        words = self.shown.vocabulary
         pair = f" · narrow cells: {words.memory}% {words.side_memory}%" if words.side_memory else ""
         legend = f" {words.memory} low→high{pair} · "
         overlap = [Segment(" ✗ ", Style(color="#ffffff", bgcolor=LIVE_OVERLAP, bold=True)), Segment(" overlap live",

@@ -128,11 +128,11 @@ class Timeline(FrameWidget, can_focus=True):
 
     @property
     def schedule(self):
-        return self.document.schedule if self.document else None
+        return self.shown.schedule if self.document else None
 
     @property
     def makespan(self) -> float:
-        t = self.document.schedule_analysis.timeline
+        t = self.shown.schedule_analysis.timeline
         estimate = t.makespan_sequential if self.sequential else t.makespan
         measured = self.measured
         if measured is not None and np.isfinite(measured.end).any():
@@ -145,7 +145,7 @@ class Timeline(FrameWidget, can_focus=True):
         return companions_of(self.document).measured if self.document is not None else None
 
     def times(self) -> tuple[np.ndarray, np.ndarray]:
-        t = self.document.schedule_analysis.timeline
+        t = self.shown.schedule_analysis.timeline
         return (t.start_sequential, t.end_sequential) if self.sequential else (t.start, t.end)
 
     def select(self, row: int, *, announce: bool = False, keep_view: bool = False) -> None:
@@ -222,7 +222,7 @@ class Timeline(FrameWidget, can_focus=True):
         from widgets.review_screens import PromptScreen
 
         ids = s.core_ids.tolist()
-        lane = self.document.vocabulary.lane
+        lane = self.shown.vocabulary.lane
 
         def go(answer: str | None) -> None:
             if answer is None or not answer.strip():
@@ -322,7 +322,7 @@ class Timeline(FrameWidget, can_focus=True):
         per = self._lines_per_core(len(visible))
         linked = np.zeros(s.n_workloads, dtype=bool)
         if self.selected >= 0:
-            deps = self.document.schedule_analysis.deps
+            deps = self.shown.schedule_analysis.deps
             linked[deps.producers_of(self.selected)] = True
             linked[deps.consumers_of(self.selected)] = True
         important = linked.copy()
@@ -472,7 +472,7 @@ class Timeline(FrameWidget, can_focus=True):
             label = compact(value)
             if col + len(label) <= plot:
                 text[col : col + len(label)] = label
-        unit = self.document.vocabulary.time_label
+        unit = self.shown.vocabulary.time_label
         return Strip([Segment(unit[: LABEL - 1].ljust(LABEL), AXIS), Segment("".join(text), AXIS)])
 
     def _axis_line(self, plot: int) -> Strip:
@@ -486,9 +486,9 @@ class Timeline(FrameWidget, can_focus=True):
         return Strip([Segment(" " * LABEL, AXIS), Segment("".join(line), AXIS)])
 
     def _kind_legend(self) -> str:
-        kinds = self.document.vocabulary.block_kinds
+        kinds = self.shown.vocabulary.block_kinds
         if len(kinds) <= 1:
-            return f"by kind ({kinds[0] if kinds else self.document.vocabulary.block} blue)"
+            return f"by kind ({kinds[0] if kinds else self.shown.vocabulary.block} blue)"
         named = ", ".join(f"{kind} {KIND_COLOR_NAMES[i % len(KIND_COLOR_NAMES)]}" for i, kind in enumerate(kinds))
         return f"by type ({named})"
 
@@ -512,7 +512,7 @@ class Timeline(FrameWidget, can_focus=True):
         hidden = int(s.core_ids.size) - len(visible)
         if hidden > 0:  # a tall mesh: where the rows on screen sit among all of them (j jumps to one)
             above, below = visible[0], int(s.core_ids.size) - 1 - visible[-1]
-            parts.insert(0, f"↑{above} ↓{below} {self.document.vocabulary.lane}s (j: go to)")
+            parts.insert(0, f"↑{above} ↓{below} {self.shown.vocabulary.lane}s (j: go to)")
         text = " · ".join(parts)
         if len(text) > width:  # narrow: the colours' names go first (the legend says "by type"), then the mode
             parts[2] = "by layer" if self.by_layer else "by type"

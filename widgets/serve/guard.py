@@ -138,9 +138,9 @@ async def no_leaks(request: web.Request, handler: Any) -> web.StreamResponse:
         raise
     except Exception as error:  # never a traceback (with its locals) in a page or a log
         log.error("error answering %s: %s", redact(request.path_qs), redact(f"{type(error).__name__}: {error}"))
-        answer = web.HTTPInternalServerError(text="ir-explorer serve: internal error\n")
-        _harden(answer)
-        raise answer from None
+        failure = web.HTTPInternalServerError(text="ir-explorer serve: internal error\n")
+        _harden(failure)
+        raise failure from None
     _harden(response)
     return response
 

@@ -46,7 +46,7 @@ def is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(host, None)
     except (OSError, UnicodeError):
         return False
-    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+    return bool(infos) and all(ipaddress.ip_address(str(info[4][0]).split("%")[0]).is_loopback for info in infos)
 
 
 def check_options(host: str, token: str | None, max_sessions: int, port: int = 8000) -> None:
@@ -149,7 +149,7 @@ def make_server(argv: list[str], host: str, port: int, title: str, public_url: s
                 "title": title,
             }
 
-        async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
             if len(self.sessions) >= max_sessions:
                 raise web.HTTPServiceUnavailable(
                     text=f"ir-explorer serve: {max_sessions} sessions are open (--max-sessions); close a tab\n"

@@ -147,7 +147,9 @@ async def relay_messages(websocket: Any, session: Session) -> None:
         if kind == "stdin" and isinstance(data, str):
             await session.send_bytes(data.encode("utf-8", "replace"))
         elif kind == "resize" and isinstance(data, dict):
-            await session.set_terminal_size(data.get("width"), data.get("height"))
+            width, height = data.get("width"), data.get("height")
+            if isinstance(width, int) and isinstance(height, int):
+                await session.set_terminal_size(width, height)
         elif kind == "ping":
             await websocket.send_json(["pong", data])
         elif kind == "blur":

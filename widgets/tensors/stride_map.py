@@ -85,17 +85,17 @@ class StrideMap(FrameWidget, can_focus=True):
     @property
     def index(self) -> Any:
         """The document's tensor layouts (explorer.document.TensorLayouts)."""
-        return self.document.layouts
+        return self.shown.layouts
 
     @property
-    def layout(self) -> TensorLayout | None:
+    def tensor_layout(self) -> TensorLayout | None:
         return self.index.layout(self.tensor_id) if self.document is not None else None
 
     def show_tensor(self, tensor_id: int) -> None:
         if tensor_id == self.tensor_id:
             return
         self.tensor_id = tensor_id
-        layout = self.layout
+        layout = self.tensor_layout
         self.outer_index = tuple(0 for _ in range(outer_dims(layout))) if layout else ()
         self.outer_axis = 0
         if layout is not None:  # start on the data: the first element of the tensor in the chosen plane
@@ -107,7 +107,7 @@ class StrideMap(FrameWidget, can_focus=True):
         return (self.tensor_id, self.cursor, self.outer_index, self.outer_axis, self.has_focus)
 
     def grid(self) -> PlaneGrid | None:
-        layout = self.layout
+        layout = self.tensor_layout
         if layout is None:
             return None
         rows = max(1, self.size.height - HEADER_LINES - FOOTER_LINES)
@@ -132,7 +132,7 @@ class StrideMap(FrameWidget, can_focus=True):
         self.cursor = (min(max(row, 0), grid.plane_rows - 1), min(max(col, 0), grid.plane_cols - 1))
 
     def action_outer(self, delta: int) -> None:
-        layout = self.layout
+        layout = self.tensor_layout
         if layout is None or not self.outer_index:
             return
         axis = self.outer_axis
@@ -145,7 +145,7 @@ class StrideMap(FrameWidget, can_focus=True):
             self.outer_axis = (self.outer_axis + delta) % len(self.outer_index)
 
     def action_first_data(self) -> None:
-        layout = self.layout
+        layout = self.tensor_layout
         if layout is None:
             self.cursor = (0, 0)
             return
@@ -158,7 +158,7 @@ class StrideMap(FrameWidget, can_focus=True):
         width = self.size.width
         if self.document is None or self.tensor_id < 0:
             return [Strip([Segment("Select a tensor in the tree to see how it sits in its buffer.", DIM)])]
-        layout = self.layout
+        layout = self.tensor_layout
         faults = self.index.layout_faults(self.tensor_id)
         if layout is None or faults:  # the format itself refuses such a tensor: say why rather than draw a guess
             faults = faults or ["its dimensions cannot be placed"]
@@ -166,6 +166,8 @@ class StrideMap(FrameWidget, can_focus=True):
             lines += [Strip([Segment("  " + fault, TEXT)]) for fault in faults]
             return lines
         grid = self.grid()
+        if grid is None:
+            return [Strip([Segment(f"Tensor {self.tensor_id} has no elements to draw.", DIM)])]
         lines = [self._header(layout), self._plane_line(layout, grid), self._column_ruler(grid, width)]
         lines += self._grid_lines(grid)
         lines += self._footer(layout, grid, width)
@@ -217,7 +219,7 @@ class StrideMap(FrameWidget, can_focus=True):
         for r, row in enumerate(grid.codes):
             label = f"{r * grid.row_block:>{RULER - 1}} "
             segments = [Segment(label, DIM)]
-            run_kind, run_length = None, 0
+            run_kind, run_length = "", 0
             for c, code in enumerate(row.tolist()):
                 kind = cell_kind(code)
                 if r == cursor_row and c == cursor_col:
@@ -225,7 +227,7 @@ class StrideMap(FrameWidget, can_focus=True):
                         segments.append(_cells(run_kind, run_length))
                     glyph, style = CELL_STYLES[kind]
                     segments.append(Segment(glyph, style + Style(reverse=True, bgcolor="#ffffff")))
-                    run_kind, run_length = None, 0
+                    run_kind, run_length = "", 0
                     continue
                 if kind == run_kind:
                     run_length += 1
