@@ -152,7 +152,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
             from explorer.schedule.pressure import side_memory_pressure
 
             payload["memory"] = {"l2": {"cores": {str(c.core): c.to_json() for c in pressure.cores}}}
-            side = side_memory_pressure(document.schedule)
+            side = side_memory_pressure(document.scheduled())
             if side and document.vocabulary.side_memory:
                 payload["memory"]["wl0"] = {"name": document.vocabulary.side_memory, "cores": side}
         if args.json:

@@ -283,7 +283,7 @@ def search_companions(document: Document, text: str) -> list[tuple[str, Any]]:
 def companion_links(document: Document, ref: Any) -> list[tuple[str, Any]]:
     """Jumps between the schedule and its companions, both ways: a workload ↔ its instructions (trace, else
     assembly) ↔ its frontend layer."""
-    s = document.schedule
+    s = document.scheduled()
     companions = companions_of(document)
     kinds = joined(companions)
     frontend = companions.documents.get("frontend") if "frontend" in kinds else None
@@ -346,7 +346,7 @@ def companion_links(document: Document, ref: Any) -> list[tuple[str, Any]]:
 
 def _rows_of(document: Document, table) -> np.ndarray:
     """The schedule row of each instruction (by its workload id on the schedule's only core), -1 if none."""
-    s = document.schedule
+    s = document.scheduled()
     core = int(s.core_ids[0]) if s.core_ids.size else 0
     rows = s.core_rows(core)
     ids = s.wl_id[rows.start : rows.stop]
@@ -361,7 +361,7 @@ def _rows_of(document: Document, table) -> np.ndarray:
 
 def _mismatch(document: Document, table, rows: np.ndarray, layer_names: list[str] | None) -> str:
     """Why the instructions belong to another model or batch, or "" when they fit the schedule."""
-    s = document.schedule
+    s = document.scheduled()
     if s.core_ids.size != 1:
         return (
             f"the schedule has {s.core_ids.size} cores and instructions name no core: joined only to one-core schedules"
@@ -429,7 +429,7 @@ def _unknown_layers(table, layers: int, name: str, kind: str) -> list[Problem]:
 
 def join_measurement(document: Document, table, rows: np.ndarray, source: Path) -> Measured:
     """`rows`: each instruction's schedule row (`_rows_of`), -1 where it has none."""
-    s = document.schedule
+    s = document.scheduled()
     joined = rows >= 0
     n = s.n_workloads
 
@@ -460,8 +460,8 @@ def measured_summary(document: Document) -> dict:
     measured = companions_of(document).measured
     if measured is None:
         return {}
-    s = document.schedule
-    estimate = document.schedule_analysis.timeline if document.schedule_analysis else None
+    s = document.scheduled()
+    estimate = document.analysed().timeline if document.schedule_analysis else None
     spans = np.nan_to_num(measured.end - measured.start)
     per_layer: dict[str, dict[str, float]] = {}
     for row in np.flatnonzero(measured.instructions > 0).tolist():

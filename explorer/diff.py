@@ -78,15 +78,15 @@ def _listed(found: list[dict[str, Any]], limit: int | None, left_out: dict[str, 
 def _schedule_diff(
     a: Document, b: Document, limit: int | None, left_out: dict[str, int]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    sa, sb = a.schedule, b.schedule
-    ta, tb = a.schedule_analysis, b.schedule_analysis
+    sa, sb = a.scheduled(), b.scheduled()
+    ta, tb = a.analysed(), b.analysed()
     cores = sorted(set(sa.core_ids.tolist()) | set(sb.core_ids.tolist()))
     per_core = {str(c): [len(sa.core_rows(c)), len(sb.core_rows(c))] for c in cores}
     layers_a, layers_b = (
         set(sa.layers[i] for i in distinct(sa.wl_layer)),
         set(sb.layers[i] for i in distinct(sb.wl_layer)),
     )
-    summary = {
+    summary: dict[str, Any] = {
         "workloads": [sa.n_workloads, sb.n_workloads],
         "workloads_per_core": per_core,
         "layers_added": sorted(layers_b - layers_a),
@@ -324,7 +324,7 @@ def _incident_changes(a: Document, b: Document, limit: int | None) -> list[dict[
     for kind, mine, theirs, document in (("introduced", after, before, b), ("fixed", before, after, a)):
         changed = [i for k, i in mine.items() if k not in theirs]
         # named (roles from the file) only for the ones listed: thousands of incidents compare in a blink
-        name_roles(document.schedule, changed if limit is None else changed[:limit], document.vocabulary.entry_kinds,
+        name_roles(document.scheduled(), changed if limit is None else changed[:limit], document.vocabulary.entry_kinds,
                    document.view.entry_role)  # fmt: skip
         changes += [{"kind": f"incident-{kind}", "code": i.code, "core": i.core, "workload_id": i.first_workload,
                      "message": i.line()} for i in changed]  # fmt: skip

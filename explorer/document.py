@@ -13,12 +13,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from explorer.errors import Problem
 from explorer.formatting import visible
+
+if TYPE_CHECKING:  # the parts a document may have, typed; imported where they are built, never by this module
+    import networkx as nx
+
+    from explorer.graph.model import GraphModel
+    from explorer.schedule.analysis import ScheduleAnalysis
+    from explorer.schedule.model import Schedule
 
 # progress(done, total, stage): loaders call it now and then; the TUI turns it into a progress bar.
 ProgressCallback = Callable[[float, float, str], None]
@@ -208,9 +215,9 @@ class DocumentView:
         """Bytes live per step of each memory plan (TVM's storage plan), for the HTML report."""
         return []
 
-    _graph_cache: Any = None
+    _graph_cache: GraphModel | None = None
 
-    def graph_model(self) -> Any:
+    def graph_model(self) -> GraphModel | None:
         """The document's graph for the graph view (explorer.graph.builder.GraphModel), or None; built once, on first
         use, with the cycle collector paused (many small objects, none in cycles)."""
         with _GRAPH_BUILD:  # the TUI may build it in the background while the graph view asks for it
@@ -221,9 +228,16 @@ class DocumentView:
                     self._graph_cache = self.build_graph()
         return self._graph_cache
 
-    def build_graph(self) -> Any:
+    def build_graph(self) -> GraphModel | None:
         """Build the graph (formats with one override this; see explorer.graph.builder.GraphBuilder)."""
         return None
+
+    def drawn_graph(self) -> GraphModel:
+        """The graph model, where only a document with a graph gets (its graph view, its exports)."""
+        model = self.graph_model()
+        if model is None:
+            raise ValueError("this document has no graph")
+        return model
 
     def graph_ready(self) -> bool:
         """Whether graph_model() is already built (the TUI builds big graphs once the file is shown)."""
@@ -335,9 +349,9 @@ class Document:
     vocabulary: Vocabulary = field(default_factory=Vocabulary)
     problems: list[Problem] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
-    graph: Any = None  # networkx.DiGraph for graph formats
-    schedule: Any = None  # explorer.schedule.model.Schedule: lanes of blocks with address-space snapshots
-    schedule_analysis: Any = None  # explorer.schedule.analysis.ScheduleAnalysis, once analysed
+    graph: nx.DiGraph | None = None  # the file's own graph, for graph formats (networkx)
+    schedule: Schedule | None = None  # lanes of blocks with address-space snapshots
+    schedule_analysis: ScheduleAnalysis | None = None  # once analysed
     is_schedule: bool = False  # the file itself is a schedule (diff and the report compare it as one)
     layouts: TensorLayouts | None = None
     sources: SourceFiles | None = None
@@ -358,6 +372,18 @@ class Document:
         self.meta.versions = {visible(str(k)): visible(v) for k, v in self.meta.versions.items()}
         self.summary = _visible_values(self.summary)
 
+    def scheduled(self) -> Schedule:
+        """The schedule, where only a document with one gets (its timeline, its schedule exports and checks)."""
+        if self.schedule is None:
+            raise ValueError(f"{self.meta.source.name} holds no schedule")
+        return self.schedule
+
+    def analysed(self) -> ScheduleAnalysis:
+        """The schedule's analysis, where only an analysed schedule gets."""
+        if self.schedule_analysis is None:
+            raise ValueError(f"{self.meta.source.name} holds no analysed schedule")
+        return self.schedule_analysis
+
     def offers(self, capability: Capability | str) -> bool:
         return Capability(capability) in self.capabilities
 
@@ -369,13 +395,13 @@ class Document:
         from explorer.graph.group_details import group_sections, is_group_ref
 
         if is_group_ref(ref):  # a graph group no tree item stands for (a name scope): what the graph knows of it
-            model = self.view.graph_model() if self.view.graph_ready() else None
+            model = self.view.drawn_graph() if self.view.graph_ready() else None
             return [Section(*found) for found in group_sections(model, ref[1])] if model is not None else []
         sections = self.view.describe(ref)
         if self.view.graph_ready():  # a box's folded constants, once the graph is built (the graph view did)
             from explorer.graph.text import folded_section
 
-            model = self.view.graph_model()
+            model = self.view.drawn_graph()
             found = folded_section(model, ref, self.view.value_preview)
             if found is not None:
                 sections.append(Section(found[0], found[1], found[2]))
@@ -399,7 +425,7 @@ class Document:
         from explorer.graph.group_details import group_links, is_group_ref
 
         if is_group_ref(ref):  # a graph group: the producers of what it reads, the readers of what it gives
-            return group_links(self.view.graph_model(), ref[1]) if self.view.graph_ready() else []
+            return group_links(self.view.drawn_graph(), ref[1]) if self.view.graph_ready() else []
         return self.view.links(ref)
 
     def tensor_of(self, ref: Any) -> Any:

@@ -303,11 +303,12 @@ def pressure_sections(document: Document) -> list[Section]:
     pressure = pressure_of(document) if document.schedule is not None and not document.partial else None
     if pressure is None:
         return []
+    schedule = document.scheduled()
     rows = []
     for core in pressure.cores:
         share = f" ({core.peak_bytes / core.capacity:.0%})" if core.capacity > 0 else ""
         peak = f"{human_bytes(core.peak_bytes)}{share} at #{core.peak_workload}"
-        rows.append((document.schedule.core_label(core.core), peak, f"{core.high_water:#x}", packing_text(core.packing),
+        rows.append((schedule.core_label(core.core), peak, f"{core.high_water:#x}", packing_text(core.packing),
                      f"{core.max_fragmentation:.2f} at #{core.max_fragmentation_workload}"))  # fmt: skip
     columns = ("core", "peak", "high water", "packing", "worst fragmentation")
     return [Section(f"{document.vocabulary.memory} at its fullest, per core", columns, rows)]

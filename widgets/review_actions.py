@@ -254,10 +254,10 @@ class ReviewActions(AppParts):
         from explorer.graph.node_data import load_node_data
 
         document = self.document
-        before = set(document.view.graph_model().data_sets)
+        before = set(document.view.drawn_graph().data_sets)
         count = len(document.problems)
         lines = load_node_data(document, [path])
-        added = [name for name in document.view.graph_model().data_sets if name not in before]
+        added = [name for name in document.view.drawn_graph().data_sets if name not in before]
         self.call_from_thread(self._node_data_added, document, lines, added, len(document.problems) > count)
 
     def _node_data_added(self, document: Document, lines: list[str], added: list[str], new_problems: bool) -> None:

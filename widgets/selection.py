@@ -93,7 +93,7 @@ def room_section(document: Document, incidents: list[Any], problem: Problem) -> 
         if incident.region_largest_free is not None:
             rows.append((f"largest free block in {incident.region_words()}", human_bytes(incident.region_largest_free)))
         rows.append(("largest free block in L2", human_bytes(context["largest_free_block"])))
-        s = document.schedule
+        s = document.scheduled()
         row = s.row_of(incident.core, incident.first_workload)
         if row is not None:  # named in words here: one incident at a time
             for t in live_tensors(s, row, pressure.entry_role(), document.vocabulary.entry_kinds, limit=5):

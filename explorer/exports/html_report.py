@@ -30,9 +30,9 @@ ENTRY_COLOURS = ("#4cbf73", "#b46be8", "#e8a33d")  # address-space entry kinds b
 
 
 def gantt(document: Document) -> go.Figure:
-    s = document.schedule
+    s = document.scheduled()
     words = document.vocabulary
-    timeline = document.schedule_analysis.timeline
+    timeline = document.analysed().timeline
     start, end = timeline.start, timeline.end
     rows = np.flatnonzero(np.isfinite(start))
     if rows.size > MAX_GANTT_WORKLOADS:  # keep the report openable: the earliest workloads, said in the title
@@ -98,11 +98,11 @@ def errors_per_core(document: Document) -> dict[int, int]:
 
 def core_to_review(document: Document) -> int:
     """The lane with the most errors; without errors, the lane with the memory peak."""
-    s = document.schedule
+    s = document.scheduled()
     errors = errors_per_core(document)
     if errors:
         return max(errors, key=lambda c: (errors[c], -c))
-    analysis = document.schedule_analysis
+    analysis = document.analysed()
     return int(s.wl_core[analysis.peak_l2_row]) if analysis.peak_l2_row >= 0 else int(s.core_ids[0])
 
 
@@ -132,7 +132,7 @@ def incidents_table(document: Document) -> str:
 def occupancy_animation(document: Document, core: int | None = None) -> go.Figure:
     """The memory (L2) of one lane (by default the one with the most errors, else the one with the peak), one
     frame per block (sampled to MAX_FRAMES), with a slider: a review starts where the problems are."""
-    s = document.schedule
+    s = document.scheduled()
     words = document.vocabulary
     core = core_to_review(document) if core is None else core
     rows = list(s.core_rows(core))
@@ -185,10 +185,10 @@ def memory_map_figure(document: Document, core: int | None = None) -> go.Figure:
     peak marked; hover names the tensor, its bytes and its blocks (explorer.schedule.memory_map's bands)."""
     from explorer.schedule.memory_map import memory_map
 
-    s = document.schedule
+    s = document.scheduled()
     words = document.vocabulary
     core = core_to_review(document) if core is None else core
-    m = memory_map(s, core, "l2", document.schedule_analysis.placement)
+    m = memory_map(s, core, "l2", document.analysed().placement)
     ids = s.wl_id[m.rows] if m.steps else np.zeros(0, dtype=np.int64)
     figure = go.Figure()
     for code, name in enumerate(words.entry_kinds):
@@ -242,7 +242,7 @@ def memory_map_figure(document: Document, core: int | None = None) -> go.Figure:
 def per_core_block(document: Document, figure: go.Figure, index: int) -> str:
     """A per-lane figure for every lane behind a menu, the one to review shown first: the figures are drawn
     for each lane, and the menu shows one at a time (Plotly resizes it when shown)."""
-    s = document.schedule
+    s = document.scheduled()
     words = document.vocabulary
     builder = globals()[figure.layout.meta["per_core"]]
     chosen = int(figure.layout.meta["core"])
@@ -273,9 +273,9 @@ function showCore(index, divId) {
 
 
 def occupancy_curve(document: Document) -> go.Figure:
-    s = document.schedule
+    s = document.scheduled()
     words = document.vocabulary
-    analysis = document.schedule_analysis
+    analysis = document.analysed()
     start = analysis.timeline.start
     figure = go.Figure()
     for core in s.core_ids.tolist():
@@ -351,7 +351,7 @@ def graph_section(document: Document) -> str:
         return ""
     from explorer.exports.graph_svg import graph_svg
 
-    model = document.view.graph_model()
+    model = document.view.drawn_graph()
     if model.n_nodes == 0:
         return ""
     drawing = graph_svg(model, "auto", title=document.meta.source.name)
@@ -370,8 +370,8 @@ def measured_gantt(document: Document) -> go.Figure | None:
     measured = companions_of(document).measured
     if measured is None:
         return None
-    s = document.schedule
-    timeline = document.schedule_analysis.timeline
+    s = document.scheduled()
+    timeline = document.analysed().timeline
     words = document.vocabulary
     figure = go.Figure()
     for label, start, end, colour in (("estimated", timeline.start, timeline.end, "#4f8fe8"),

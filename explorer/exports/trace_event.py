@@ -28,7 +28,7 @@ def trace_events(document: Document, flows: bool | None = None) -> dict[str, Any
     if not document.offers(Capability.TIMELINE) or s is None or document.schedule_analysis is None:
         raise ValueError(f"a trace needs a timeline, and this {document.meta.format} file has none")
     words = document.vocabulary
-    analysis = document.schedule_analysis
+    analysis = document.analysed()
     timeline = analysis.timeline
     start, end = timeline.start, timeline.end
     events: list[dict[str, Any]] = [
@@ -103,7 +103,7 @@ def trace_events(document: Document, flows: bool | None = None) -> dict[str, Any
 def _measured_lanes(document: Document, measured: Any) -> list[dict[str, Any]]:
     """The hardware trace's spans per workload, one lane per core under a process of their own, so Perfetto shows
     the estimate and the measurement one above the other."""
-    s = document.schedule
+    s = document.scheduled()
     words = document.vocabulary
     events: list[dict[str, Any]] = [{"name": "process_name", "ph": "M", "pid": MEASURED_PID,
                                      "args": {"name": f"measured: {measured.source.name}"}}]  # fmt: skip

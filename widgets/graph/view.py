@@ -160,7 +160,7 @@ class GraphView(FrameWidget, can_focus=True):
     def _build_now(self, from_thread: bool = False) -> None:
         call = self.app.call_from_thread if from_thread else (lambda fn, *args: fn(*args))
         try:
-            model = self.given_model or self.shown.view.graph_model()
+            model = self.given_model or self.shown.view.drawn_graph()
             mark_problems(model, self.document)  # ✗/⚠ on the boxes, before the boxes are sized
             expanded = initial_expansion(model)
             started = time.perf_counter()

@@ -225,7 +225,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         s = self.schedule
         if s is None or tensors == ():
             return None
-        cells = l2_cell_map(s, self.row, 1, self.shown.schedule_analysis.placement)
+        cells = l2_cell_map(s, self.row, 1, self.shown.analysed().placement)
         found = [o for o in cells.overlaps if tensors is None or o[0] in tensors or o[1] in tensors]
         return (min(o[2] for o in found), max(o[3] for o in found)) if found else None
 
@@ -269,7 +269,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         s = self.schedule
         words = self.shown.vocabulary
         row = self.row
-        analysis = self.shown.schedule_analysis
+        analysis = self.shown.analysed()
         rows = s.core_rows(self.core)
         used = int(analysis.l2_bytes[row])
         header = (
@@ -466,7 +466,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         """Every core's L2 at the time cursor: the workload each core is running (or last started) then."""
         s = self.schedule
         words = self.shown.vocabulary
-        analysis = self.shown.schedule_analysis
+        analysis = self.shown.analysed()
         start = analysis.timeline.start
         t = float(start[self.row]) if not np.isnan(start[self.row]) else 0.0
         n = int(s.core_ids.size)

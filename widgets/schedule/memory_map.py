@@ -161,7 +161,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
             key, moved = (self.core, self.memory), None
         found = self._maps.get(key)
         if found is None:
-            placement = self.shown.schedule_analysis.placement if self.memory == "l2" else None
+            placement = self.shown.analysed().placement if self.memory == "l2" else None
             found = self._maps[key] = memory_map(self.schedule, self.core, self.memory, placement, moved)
         return found
 

@@ -90,7 +90,7 @@ class MeshView(Playback, FrameWidget, can_focus=True):
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
         self.document = document
-        s = document.schedule
+        s = document.scheduled()
         self.layout_ = mesh_layout(s)
         self._rebuild_times()
         first = int(s.core_ids[0]) if s.core_ids.size else 0
@@ -104,17 +104,17 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         timeline = next(found, None)
         if timeline is not None and timeline.document is self.document:
             return timeline.times()
-        t = self.shown.schedule_analysis.timeline
+        t = self.shown.analysed().timeline
         return t.start, t.end
 
     @property
     def _sequential(self) -> bool:
-        return self.times is not None and self.times.source is self.shown.schedule_analysis.timeline.start_sequential
+        return self.times is not None and self.times.source is self.shown.analysed().timeline.start_sequential
 
     def _rebuild_times(self) -> None:
-        s = self.shown.schedule
+        s = self.shown.scheduled()
         start, end = self._timeline_times()
-        analysis = self.shown.schedule_analysis
+        analysis = self.shown.analysed()
         self.times = MeshTimes(s, start, end, analysis.l2_bytes, overlap_rows(s, self.shown.problems))
 
     def show_row(self, row: int) -> None:
@@ -198,7 +198,7 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         width, height = self.size.width, self.size.height
         if self.document is None or self.layout_ is None or self.times is None or width < 20 or height < 6:
             return [Strip.blank(width)] * height
-        s, words = self.shown.schedule, self.shown.vocabulary
+        s, words = self.shown.scheduled(), self.shown.vocabulary
         layout = self._placed()
         selected = self.selected_core
         lines = folded(self._header(selected), width, TEXT)
@@ -235,7 +235,7 @@ class MeshView(Playback, FrameWidget, can_focus=True):
         return [*lines, *footer][:height]
 
     def _header(self, selected: int | None) -> str:
-        s, words = self.shown.schedule, self.shown.vocabulary
+        s, words = self.shown.scheduled(), self.shown.vocabulary
         layout = self._placed()
         axis = f"{words.time_label}, sequential" if self._sequential else words.time_label
         declared = " (declared {:,}×{:,})".format(*layout.declared) if layout.declared else ""

@@ -115,8 +115,8 @@ class Timeline(FrameWidget, can_focus=True):
         # the whole file after its first part: the rows shown stay the same rows, so the selection stays
         keep_selection = self.document is not None and bool(self.document.partial)
         self.document = document
-        s = document.schedule
-        analysis = document.schedule_analysis
+        s = document.scheduled()
+        analysis = document.analysed()
         self._critical = np.zeros(s.n_workloads, dtype=bool)
         self._critical[analysis.timeline.critical_path] = True
         self._problem_rows = set(rows_with_problems(s, document.problems, ("error",)))
@@ -132,7 +132,7 @@ class Timeline(FrameWidget, can_focus=True):
 
     @property
     def makespan(self) -> float:
-        t = self.shown.schedule_analysis.timeline
+        t = self.shown.analysed().timeline
         estimate = t.makespan_sequential if self.sequential else t.makespan
         measured = self.measured
         if measured is not None and np.isfinite(measured.end).any():
@@ -145,7 +145,7 @@ class Timeline(FrameWidget, can_focus=True):
         return companions_of(self.document).measured if self.document is not None else None
 
     def times(self) -> tuple[np.ndarray, np.ndarray]:
-        t = self.shown.schedule_analysis.timeline
+        t = self.shown.analysed().timeline
         return (t.start_sequential, t.end_sequential) if self.sequential else (t.start, t.end)
 
     def select(self, row: int, *, announce: bool = False, keep_view: bool = False) -> None:
@@ -322,7 +322,7 @@ class Timeline(FrameWidget, can_focus=True):
         per = self._lines_per_core(len(visible))
         linked = np.zeros(s.n_workloads, dtype=bool)
         if self.selected >= 0:
-            deps = self.shown.schedule_analysis.deps
+            deps = self.shown.analysed().deps
             linked[deps.producers_of(self.selected)] = True
             linked[deps.consumers_of(self.selected)] = True
         important = linked.copy()

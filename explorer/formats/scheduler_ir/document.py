@@ -95,7 +95,7 @@ class ScheduleView(DocumentView):
 
     def analyzed(self, document: Document) -> None:
         """The schedule's own checks on top of the neutral ones, and its summary."""
-        analysis = document.schedule_analysis
+        analysis = document.analysed()
         document.problems = document.problems + analysis.timeline_problems + analysis.problems
         document.summary = schedule_summary(self.s, analysis)
         summary = document.summary

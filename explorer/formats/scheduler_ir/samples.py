@@ -478,7 +478,7 @@ def write_layer_profile(schedule: Path, path: Path) -> Path:
     its estimated time scaled by a repeating pattern, so the graph shows some layers hotter than others."""
     from explorer.api import open_document  # at call time: the sample writer runs after the formats load
 
-    model = open_document(schedule).view.graph_model()
+    model = open_document(schedule).view.drawn_graph()
     lines = ["layer,cycles"]
     for k, g in enumerate(g for g in range(model.n_groups) if model.group_unit[g]):
         time = float(model.group_values["time"][g])
