@@ -11,8 +11,8 @@ from explorer.errors import Problem
 
 
 class Selected(Message):
-    """A view's selection moved to `ref` (a tree ref: a tree item's, `("workload", row)`, a buffer entry's
-    `("buffer-entry" | "wl0-entry", row, entry)`, a graph box's). Every view posts it; the app keeps it as that
+    """A view's selection moved to `ref` (a tree ref: a tree item's, a schedule's workload or entry as
+    explorer.schedule.refs names them, a graph box's). Every view posts it; the app keeps it as that
     view's selection (what `g`, `b` and the details act on while the view has the keyboard) and the other views
     follow. `label` names it when the view knows a name (the tree's line)."""
 

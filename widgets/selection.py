@@ -17,13 +17,13 @@ from explorer.document import Document, Section
 from explorer.errors import Problem
 from explorer.formatting import human_bytes
 from explorer.graph.group_details import is_group_ref
+from explorer.schedule.refs import entry_of, workload_row
 from widgets.app_parts import AppParts
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.graph.view import GraphView
 from widgets.messages import ItemActivated, ProblemChosen, RevealRef, Selected
 
-WORKLOAD_REFS = ("workload", "ifmap", "ofmap", "weight", "buffer", "wl0", "buffer-entry", "wl0-entry")
 BUFFER_PROBLEMS = ("l2-overlap", "wl0-overlap", "l2-out-of-range", "l2-over-capacity")
 VIEWS_WITH_SELECTION = ("tree", "timeline", "buffers", "memory", "graph", "mesh")
 
@@ -45,10 +45,8 @@ def with_core(document: Document | None, ref: Any, label: str) -> str:
     """A workload's (or its entries') label with its core in front: the tree says `#2 Conv_2` under a core's
     node, but a bookmark or a prompt read alone must say which core."""
     s = document.schedule if document is not None else None
-    if s is None or not (isinstance(ref, tuple) and len(ref) >= 2 and ref[0] in WORKLOAD_REFS):
-        return label
-    row = ref[1]
-    if not isinstance(row, int) or not 0 <= row < s.n_workloads:
+    row = workload_row(ref)
+    if s is None or row is None or not 0 <= row < s.n_workloads:
         return label
     core = s.core_label(int(s.wl_core[row]))
     return label if label.startswith(core) or "core" in label else f"{core} · {label}"
@@ -129,7 +127,7 @@ class SelectionSync(AppParts):
         elif kind == "workload" and name in ("timeline", "buffers", "memory", "mesh"):  # the shared time cursor
             self.select_row(ref[1], source=view)
             self.show_details(ref)
-        elif kind == "buffer-entry" and name == "buffers":
+        elif entry_of(ref) is not None and name == "buffers":
             self.show_details(ref)
             self._select_entry(ref)
         else:  # a graph box, a memory map band: the tree's cursor goes there (and the details with it)
@@ -141,13 +139,13 @@ class SelectionSync(AppParts):
         self.show_details(ref)
         if self.document is None:
             return
-        if isinstance(ref, tuple) and ref and ref[0] in WORKLOAD_REFS and self.document.schedule is not None:
+        row = workload_row(ref)
+        if row is not None and self.document.schedule is not None:
             highlight = None
             if self._jump_reason is not None and self._jump_reason[0] == ref:
                 highlight = self._jump_reason[2]
-            self.select_row(ref[1], highlight)
-            if ref[0] in ("buffer-entry", "wl0-entry"):
-                self._select_entry(ref)
+            self.select_row(row, highlight)
+            self._select_entry(ref)
         tensor_id = self.document.tensor_of(ref)
         if tensor_id is not None and self.layout is not None:
             self.layout.show_tensor(tensor_id)
@@ -157,10 +155,11 @@ class SelectionSync(AppParts):
             if graph.select_ref(ref):
                 self.selections["graph"] = (ref, "")
 
-    def _select_entry(self, ref: tuple) -> None:
-        """The memory map's band of a buffer entry ("buffer-entry" | "wl0-entry", row, entry)."""
-        if self.memory_map is not None:
-            self.memory_map.select_entry(ref[1], ref[2], "l2" if ref[0] == "buffer-entry" else "wl0")
+    def _select_entry(self, ref: Any) -> None:
+        """The memory map's band of an L2 or WL0 entry (explorer.schedule.refs.entry_of); nothing for other refs."""
+        found = entry_of(ref)
+        if self.memory_map is not None and found is not None:
+            self.memory_map.select_entry(*found)
             self.selections["memory"] = (ref, "")
 
     def select_row(self, row: int, highlight: tuple | None = None, source: Any = None) -> None:

@@ -30,6 +30,7 @@ from explorer.schedule.buffer_view import (
     wl0_cell_map,
 )
 from explorer.schedule.pressure import preview_words
+from explorer.schedule.refs import entry_ref
 from widgets.frame_widget import LaneFrameWidget
 from widgets.messages import Selected
 from widgets.schedule.move_preview import MovePreview
@@ -185,7 +186,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         current = np.flatnonzero(order == self.selected_entry)
         k = (int(current[0]) + delta) % order.size if current.size else (0 if delta > 0 else order.size - 1)
         self.selected_entry = int(order[k])
-        self.post_message(Selected(("buffer-entry", self.row, self.selected_entry), self))
+        self.post_message(Selected(entry_ref(self.row, self.selected_entry), self))
 
     def action_zoom_addresses(self, factor: float) -> None:
         """L2's addresses zoomed in (factor below 1) or out around the selected tensor, else the snapshot's first
@@ -237,7 +238,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         r, c = at.y - top, at.x - left
         if 0 <= r < rows and 0 <= c < cols and r * cols + c < owner.size and owner[r * cols + c] >= 0:
             self.selected_entry = int(owner[r * cols + c])
-            self.post_message(Selected(("buffer-entry", self.row, self.selected_entry), self))
+            self.post_message(Selected(entry_ref(self.row, self.selected_entry), self))
 
     # ---- rendering ----------------------------------------------------------------------------------------
     def frame_key(self) -> tuple:

@@ -27,6 +27,7 @@ from explorer.formatting import human_bytes, plural
 from explorer.schedule.buffer_view import address_window, window_around
 from explorer.schedule.memory_map import FREE, MemoryMap, Pixels, memory_map, paint
 from explorer.schedule.pressure import preview_words
+from explorer.schedule.refs import entry_ref
 from widgets.frame_widget import LaneFrameWidget
 from widgets.messages import Selected
 from widgets.schedule.buffer_view import ENTRY_STYLES, OVERLAP, RULER, SIDE_STYLE, ruler_label
@@ -286,12 +287,10 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
 
     def _select_band(self, band: int) -> None:
         self.selected_band = band
-        m = self.map
-        kind = "buffer-entry" if m.memory == "l2" else "wl0-entry"
         row = self.row
         entry = self._entry_at(band, row)
         if entry >= 0:
-            self.post_message(Selected((kind, row, entry), self))
+            self.post_message(Selected(entry_ref(row, entry, self.map.memory), self))
 
     def _entry_at(self, band: int, row: int) -> int:
         """The band's entry in the snapshot of `row` (a band spans snapshots; each has its own entry)."""

@@ -37,6 +37,7 @@ from explorer.formats.scheduler_ir.summary import schedule_summary
 from explorer.formatting import compact, human_bytes, number, plural
 from explorer.schedule.buffer_view import row_of_entry
 from explorer.schedule.model import Schedule
+from explorer.schedule.refs import WORKLOAD_PART_KINDS
 
 BATCH_LAYERS_READ, BATCH_ROWS_READ = 4, 64  # the batch is read from the first layers' workloads, on every core
 ROLE_PREFETCH_MIN_ROWS = 256  # fewer workloads are read here in less time than a worker's round trip
@@ -245,7 +246,7 @@ class ScheduleView(DocumentView):
             return [("dram",), ref]
         if kind == "core":
             return [ref]
-        if kind in ("workload", "ifmap", "ofmap", "weight", "buffer", "wl0", "buffer-entry", "wl0-entry"):
+        if kind in WORKLOAD_PART_KINDS:
             row = ref[1]
             core = int(self.s.wl_core[row])
             path: list[Any] = [("core", core)]
