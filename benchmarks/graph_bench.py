@@ -57,7 +57,8 @@ EXPAND = """
 import time, statistics
 import numpy as np
 from explorer.api import open_document
-from explorer.graph.layout import layout_graph, visible_graph
+from explorer.graph.layout import layout_graph
+from explorer.graph.visible import visible_graph
 from explorer.graph.model import count_nodes
 document = open_document(PATH)
 model = document.view.graph_model()
@@ -180,7 +181,7 @@ extra = {"model_kib": max(loaded - before, 1), "graph_kib": max(after - loaded, 
 # The layout libraries on one graph: every node of the file (constants folded), edges between them.
 EDGES = """
 from explorer.api import open_document
-from explorer.graph.layout import expand_all, visible_graph
+from explorer.graph.visible import expand_all, visible_graph
 document = open_document(PATH)
 model = document.view.graph_model()
 visible = visible_graph(model, expand_all(model))

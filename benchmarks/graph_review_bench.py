@@ -29,7 +29,9 @@ NODE_DATA = """
 import json, os, tempfile, time
 from explorer.api import open_document
 from explorer.graph.colours import item_colours
-from explorer.graph.layout import initial_expansion, layout_graph, visible_graph
+from explorer.graph.expansion import initial_expansion
+from explorer.graph.layout import layout_graph
+from explorer.graph.visible import visible_graph
 from explorer.graph.node_data import apply_node_data, read_node_data
 from widgets.graph.canvas import draw
 document = open_document(PATH)

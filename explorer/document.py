@@ -391,25 +391,19 @@ class Document:
         """The source (a package or bundle folder whole) and every file read with it: what no output may be."""
         return [self.meta.source, *self.view.files_read()]
 
+    def _built_graph(self) -> GraphModel | None:
+        """The graph, once built (the graph view built it): what it adds to an item's details is asked of it."""
+        return self.view.graph_model() if self.view.graph_ready() else None
+
     def describe(self, ref: Any) -> list[Section]:
-        from explorer.graph.group_details import group_sections, is_group_ref
-
+        model = self._built_graph()
+        details = model.item_details if model is not None else None
         if is_group_ref(ref):  # a graph group no tree item stands for (a name scope): what the graph knows of it
-            model = self.view.drawn_graph() if self.view.graph_ready() else None
-            return [Section(*found) for found in group_sections(model, ref[1])] if model is not None else []
+            found = details.group_sections(model, ref[1]) if details is not None and model is not None else []
+            return [Section(*table) for table in found]
         sections = self.view.describe(ref)
-        if self.view.graph_ready():  # a box's folded constants, once the graph is built (the graph view did)
-            from explorer.graph.text import folded_section
-
-            model = self.view.drawn_graph()
-            found = folded_section(model, ref, self.view.value_preview)
-            if found is not None:
-                sections.append(Section(found[0], found[1], found[2]))
-            node = model.ref_to_node.get(ref) if model.data_sets else None
-            if node is not None:  # the user's per-node data: each set's value for this node
-                from explorer.graph.node_data import data_rows
-
-                sections.append(Section("Per-node data", ("data set", "value"), data_rows(model, node)))
+        if details is not None and model is not None:  # a box's folded constants, the user's per-node data
+            sections += [Section(*table) for table in details.extra_sections(model, ref, self.view.value_preview)]
         return sections
 
     def find_ref(self, refs: dict[str, Any]) -> Any:
@@ -422,10 +416,10 @@ class Document:
         return self.view.ancestors(ref)
 
     def links(self, ref: Any) -> list[tuple[str, Any]]:
-        from explorer.graph.group_details import group_links, is_group_ref
-
         if is_group_ref(ref):  # a graph group: the producers of what it reads, the readers of what it gives
-            return group_links(self.view.drawn_graph(), ref[1]) if self.view.graph_ready() else []
+            model = self._built_graph()
+            details = model.item_details if model is not None else None
+            return details.group_links(model, ref[1]) if details is not None and model is not None else []
         return self.view.links(ref)
 
     def tensor_of(self, ref: Any) -> Any:
@@ -467,6 +461,17 @@ def _chunk_items(make_item: Callable[[int], Item], lo: int, hi: int) -> Callable
 def chunk_start(index: int, start: int = 0) -> int:
     """The first index of the chunk holding `index` (see chunked_items)."""
     return start + (index - start) // CHUNK * CHUNK
+
+
+GROUP_REF = "graph-group"  # ("graph-group", group id): the selection of a graph group no tree item stands for
+
+
+def group_ref(group: int) -> tuple[str, int]:
+    return (GROUP_REF, group)
+
+
+def is_group_ref(ref: object) -> bool:
+    return isinstance(ref, tuple) and len(ref) == 2 and ref[0] == GROUP_REF and isinstance(ref[1], int)
 
 
 def describe_by_kind(view: Any, ref: Any) -> list[Section]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.scrollbar import ScrollBar
+from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Footer, Input, TabbedContent, TabPane, TextArea
 
 from explorer.document import Capability, Document, Section
@@ -40,6 +41,14 @@ from widgets.summary_bar import SummaryBar
 from widgets.tab_labels import FittingTabs
 from widgets.terminal_safety import InertText
 from widgets.views import ALL_VIEWS, TREE, spec_named
+
+if TYPE_CHECKING:  # the views are imported when a document offers them (widgets.views)
+    from widgets.schedule.buffer_view import BufferView
+    from widgets.schedule.memory_map import MemoryMapView
+    from widgets.schedule.mesh import MeshView
+    from widgets.schedule.timeline import Timeline
+    from widgets.source_view import SourceView
+    from widgets.tensors.stride_map import StrideMap
 
 _INERT_TEXT = InertText()
 
@@ -178,7 +187,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         else:  # after the first paint: the loader's long decodes hold the interpreter and would delay it
             self.call_after_refresh(self._start_loading)
 
-    def _view(self, name: str) -> Any:
+    def _view(self, name: str) -> Widget | None:
         """The view widget with this id, or None when the document does not offer it (or is not shown yet)."""
         found = self.query(f"#{name}")
         return found.first() if found else None
@@ -194,29 +203,29 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         return True
 
     @property
-    def timeline(self) -> Any:
+    def timeline(self) -> Timeline | None:
         """The timeline widget, or None before a schedule is shown."""
-        return self._view("timeline")
+        return cast("Timeline | None", self._view("timeline"))  # the class is imported when offered
 
     @property
-    def buffers(self) -> Any:
-        return self._view("buffers")
+    def buffers(self) -> BufferView | None:
+        return cast("BufferView | None", self._view("buffers"))  # the class is imported when offered
 
     @property
-    def memory_map(self) -> Any:
-        return self._view("memory")
+    def memory_map(self) -> MemoryMapView | None:
+        return cast("MemoryMapView | None", self._view("memory"))  # the class is imported when offered
 
     @property
-    def mesh(self) -> Any:
-        return self._view("mesh")
+    def mesh(self) -> MeshView | None:
+        return cast("MeshView | None", self._view("mesh"))  # the class is imported when offered
 
     @property
-    def layout(self) -> Any:
-        return self._view("layout")
+    def layout(self) -> StrideMap | None:
+        return cast("StrideMap | None", self._view("layout"))  # the class is imported when offered
 
     @property
-    def source(self) -> Any:
-        return self._view("source")
+    def source(self) -> SourceView | None:
+        return cast("SourceView | None", self._view("source"))  # the class is imported when offered
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_keys()))

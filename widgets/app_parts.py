@@ -15,6 +15,7 @@ from explorer.errors import LoadError, Problem
 if TYPE_CHECKING:
     from textual.app import App
 
+
     _Base = App[None]
 else:
     _Base = object
@@ -55,17 +56,17 @@ class AppParts(_Base):
     if TYPE_CHECKING:  # defined by the app or by another part
 
         @property
-        def timeline(self) -> Any: ...
+        def timeline(self) -> Any: ...  # the view, or None (typed in app.py)
         @property
-        def buffers(self) -> Any: ...
+        def buffers(self) -> Any: ...  # the view, or None (typed in app.py)
         @property
-        def memory_map(self) -> Any: ...
+        def memory_map(self) -> Any: ...  # the view, or None (typed in app.py)
         @property
-        def mesh(self) -> Any: ...
+        def mesh(self) -> Any: ...  # the view, or None (typed in app.py)
         @property
-        def layout(self) -> Any: ...
+        def layout(self) -> Any: ...  # the view, or None (typed in app.py)
         @property
-        def source(self) -> Any: ...
+        def source(self) -> Any: ...  # the view, or None (typed in app.py)
         def action_view(self, name: str) -> None: ...
         def show_document(self, document: Document, roles_pending: bool = False) -> None: ...
         @staticmethod

@@ -15,9 +15,8 @@ from textual import work
 from textual.widgets import TabbedContent
 
 from explorer.api import open_document
-from explorer.document import Capability, Document
+from explorer.document import Capability, Document, is_group_ref
 from explorer.errors import LoadError
-from explorer.graph.group_details import is_group_ref
 from explorer.writing import write_atomically
 from widgets.app_parts import AppParts
 from widgets.graph.view import GraphView

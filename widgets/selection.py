@@ -13,10 +13,9 @@ from typing import Any
 from textual.dom import DOMNode
 from textual.widgets import TabbedContent
 
-from explorer.document import Document, Section
+from explorer.document import Document, Section, is_group_ref
 from explorer.errors import Problem
 from explorer.formatting import human_bytes
-from explorer.graph.group_details import is_group_ref
 from explorer.schedule.refs import entry_of, workload_row
 from widgets.app_parts import AppParts
 from widgets.details import DetailsPanel

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from explorer.formatting import visible_column
+from explorer.graph.item_details import ITEM_DETAILS
 from explorer.graph.model import ROOT, GraphModel, LazyText, topological_rank
 from explorer.graph.shaping import (
     add_chunks,
@@ -218,6 +219,7 @@ class GraphBuilder:
             group_values={k: _value_column(v, self.resolve) for k, v in self.group_value_columns.items()},
         )
         model.role_of = self.role_of
+        model.item_details = ITEM_DETAILS
         model.attributes_of = self.attributes_of
         model.node_lane = np.asarray(self.lanes, dtype=np.int64)
         model.group_owner = np.full(len(self.group_labels), -1, dtype=np.int64)

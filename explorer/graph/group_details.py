@@ -16,19 +16,10 @@ import numpy as np
 from explorer.formatting import plural
 from explorer.graph.model import ROOT, GraphModel
 
-GROUP_REF = "graph-group"  # ("graph-group", group id): the selection of a group the tree has no item for
 SHOWN_OPS = 6  # op types named; the rest are counted
 SHOWN_VALUES = 4  # crossing values named; the rest are counted
 KIND_NAMES = {"scope": "name scope", "chunk": "part of a long group", "layer": "layer", "subgraph": "subgraph",
               "stack": "stack of alike blocks"}  # fmt: skip
-
-
-def group_ref(group: int) -> tuple[str, int]:
-    return (GROUP_REF, group)
-
-
-def is_group_ref(ref: object) -> bool:
-    return isinstance(ref, tuple) and len(ref) == 2 and ref[0] == GROUP_REF and isinstance(ref[1], int)
 
 
 def inside(model: GraphModel, group: int) -> np.ndarray:

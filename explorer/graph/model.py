@@ -7,9 +7,9 @@ the colour modes and the exports read a model without importing how one is made.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -52,6 +52,17 @@ READING_PATH = 8  # drawn nodes from the first input whose groups the first scre
 VALUE_OPS = frozenset({"input", "output", "block input"})
 
 
+SectionRows = tuple[str, tuple[str, ...], list]  # a details table: title, column names, rows
+
+
+class ItemDetails(Protocol):
+    """What the graph knows of an item, asked with the model (explorer.graph.item_details is the one)."""
+
+    def group_sections(self, model: GraphModel, group: int) -> list[SectionRows]: ...
+    def group_links(self, model: GraphModel, group: int) -> list[tuple[str, object]]: ...
+    def extra_sections(self, model: GraphModel, ref: object, preview: Callable[[object], str]) -> list[SectionRows]: ...
+
+
 @dataclass
 class GraphModel:
     """Columns, one entry per node / edge / group. Node and group ids are list indices."""
@@ -90,6 +101,8 @@ class GraphModel:
     node_shape_only: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     # role_of(node, value name) → (the input's position, its formal name such as "W" or "B", "" unknown)
     role_of: Any = None
+    # what the graph adds to an item's details (explorer.graph.item_details), handed over by the builder
+    item_details: ItemDetails | None = None
     # attributes_of(node) → a text equal exactly when two nodes' attributes are (names and values), where the
     # format has them: two blocks whose ops differ in one attribute are never stacked (explorer.graph.stacks)
     attributes_of: Any = None

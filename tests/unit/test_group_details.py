@@ -3,8 +3,9 @@ the op types inside and the values crossing its border; `g` lists the producers 
 
 from __future__ import annotations
 
+from explorer.document import group_ref, is_group_ref
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.group_details import group_links, group_ref, group_sections, is_group_ref
+from explorer.graph.group_details import group_links, group_sections
 from explorer.graph.model import ROOT
 
 

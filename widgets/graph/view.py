@@ -16,9 +16,9 @@ from rich.segment import Segment
 from textual import events, work
 from textual.strip import Strip
 
+from explorer.document import group_ref, is_group_ref
 from explorer.graph.colours import colour_modes, item_colours
 from explorer.graph.expansion import initial_expansion
-from explorer.graph.group_details import group_ref, is_group_ref
 from explorer.graph.layout import DOTS, FULL, LEVEL_NAMES, layout_graph
 from explorer.graph.model import ROOT, GraphModel
 from explorer.graph.node_data import (

@@ -1,0 +1,35 @@
+"""What the graph knows of an item beyond its format's own details: a name scope's table and links (a group no
+tree item stands for), a box's folded constants, the user's per-node data for a node. The builder hands this to
+the model (`GraphModel.item_details`), so the Document asks the model it was given and never imports the graph
+wing. Stateless: each question names its model (a comparison's annotated copy shares it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from explorer.graph.group_details import group_links, group_sections
+from explorer.graph.model import GraphModel, SectionRows
+from explorer.graph.node_data import data_rows
+from explorer.graph.text import folded_section
+
+
+class GraphItemDetails:
+    def group_sections(self, model: GraphModel, group: int) -> list[SectionRows]:
+        return group_sections(model, group)
+
+    def group_links(self, model: GraphModel, group: int) -> list[tuple[str, object]]:
+        return group_links(model, group)
+
+    def extra_sections(self, model: GraphModel, ref: object, preview: Callable[[object], str]) -> list[SectionRows]:
+        """A box's folded constants and, for a node with the user's per-node data, each set's value."""
+        found: list[SectionRows] = []
+        folded = folded_section(model, ref, preview)
+        if folded is not None:
+            found.append((folded[0], tuple(folded[1]), list(folded[2])))
+        node = model.ref_to_node.get(ref) if model.data_sets else None
+        if node is not None:
+            found.append(("Per-node data", ("data set", "value"), list(data_rows(model, node))))
+        return found
+
+
+ITEM_DETAILS = GraphItemDetails()
