@@ -105,7 +105,7 @@ class JoinedView:
         own = [] if _is_companion(ref) else self.inner.links(ref)
         return own + companion_links(self.document, ref)
 
-    def tensor_of(self, ref: Any) -> Any:
+    def tensor_of(self, ref: Any) -> int | None:
         return None if _is_companion(ref) else self.inner.tensor_of(ref)
 
     def files_read(self) -> list[Path]:

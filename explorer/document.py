@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # the parts a document may have, typed; imported where they a
     from explorer.graph.model import GraphModel
     from explorer.schedule.analysis import ScheduleAnalysis
     from explorer.schedule.model import Schedule
+    from explorer.schedule.timeline import PendingTimeline
+    from explorer.tensors.strides import TensorLayout
 
 # progress(done, total, stage): loaders call it now and then; the TUI turns it into a progress bar.
 ProgressCallback = Callable[[float, float, str], None]
@@ -164,7 +166,7 @@ class DocumentView:
         """Where an item's data comes from and goes to: (label, ref) pairs to jump to (key g)."""
         return []
 
-    def tensor_of(self, ref: Any) -> Any:
+    def tensor_of(self, ref: Any) -> int | None:
         """The tensor id an item shows, for documents with a layout view; None elsewhere."""
         return None
 
@@ -178,7 +180,7 @@ class DocumentView:
         once, `info` does not."""
         return []
 
-    def timeline_checks(self, document: Document, timeline: Any) -> list[Problem]:
+    def timeline_checks(self, document: Document, timeline: PendingTimeline) -> list[Problem]:
         """A schedule format's checks that need the timeline, given as an explorer.schedule.timeline.
         PendingTimeline (`result()` waits for the Timeline: ask for it as late as the checks allow, its pass may
         be running in a worker process). They run after the buffer checks; their problems come before the
@@ -299,11 +301,11 @@ class TensorLayouts(Protocol):
 
     def first_tensor(self) -> int: ...
 
-    def layout(self, tensor_id: int) -> Any: ...
+    def layout(self, tensor_id: int) -> TensorLayout | None: ...
 
     def layout_faults(self, tensor_id: int) -> list[str]: ...
 
-    def layouts_on(self, buffer_id: int) -> list[Any]: ...
+    def layouts_on(self, buffer_id: int) -> list[TensorLayout]: ...
 
     def buffer_bytes(self, buffer_id: int) -> int: ...
 
@@ -422,7 +424,7 @@ class Document:
             return details.group_links(model, ref[1]) if details is not None and model is not None else []
         return self.view.links(ref)
 
-    def tensor_of(self, ref: Any) -> Any:
+    def tensor_of(self, ref: Any) -> int | None:
         return self.view.tensor_of(ref)
 
     def run_deep_checks(self) -> None:

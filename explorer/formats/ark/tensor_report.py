@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from explorer.tensors.strides import TensorLayout
+
 
 class PlacedTensors(Protocol):
     """What the report reads of `checks.TensorIndex` (named here, not imported: the index calls this module)."""
 
     tensors: dict[int, Any]
 
-    def layout(self, tensor_id: int) -> Any: ...
+    def layout(self, tensor_id: int) -> TensorLayout | None: ...
 
     def aliases_of(self, tensor_id: int) -> list[int]: ...
 

@@ -38,6 +38,7 @@ from explorer.formatting import compact, human_bytes, number, plural
 from explorer.schedule.buffer_view import row_of_entry
 from explorer.schedule.model import Schedule
 from explorer.schedule.refs import WORKLOAD_PART_KINDS
+from explorer.schedule.timeline import PendingTimeline
 
 BATCH_LAYERS_READ, BATCH_ROWS_READ = 4, 64  # the batch is read from the first layers' workloads, on every core
 ROLE_PREFETCH_MIN_ROWS = 256  # fewer workloads are read here in less time than a worker's round trip
@@ -85,7 +86,7 @@ class ScheduleView(DocumentView):
 
         return schedule_graph(self)
 
-    def timeline_checks(self, document: Document, timeline: Any) -> list[Problem]:
+    def timeline_checks(self, document: Document, timeline: PendingTimeline) -> list[Problem]:
         """The transfers' checks (and DRAM pairs'). A first core alone would miss every producer on the other
         cores: a partial document has none."""
         return [] if document.partial else transfer_problems(self.s, lambda: timeline.result().cycle_rows)
