@@ -1,0 +1,50 @@
+"""Where the screen's window over a layout goes (explorer/graph/window.py), on hand-made boxes with exact answers:
+the selection kept in view, the room closed up after a group closed, the first screen over the reading path."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from explorer.graph import window
+
+
+def boxes(x: list[int], y: list[int], w: list[int], h: list[int], width: int, height: int, direction: str = "TB"):
+    """A stand-in for a Layout: the fields the window functions read."""
+    visible = SimpleNamespace(node_item=np.arange(len(x)))
+    return SimpleNamespace(x=np.asarray(x), y=np.asarray(y), w=np.asarray(w), h=np.asarray(h), width=width,
+                           height=height, direction=direction, visible=visible)  # fmt: skip
+
+
+def test_a_graph_that_fits_is_centred_across_and_top_aligned():
+    layout = boxes([10], [5], [20], [4], width=60, height=20)
+    assert window.on_selection(layout, 0, (7, 3), width=80, body=24) == (-10, 0)
+
+
+def test_a_box_already_in_view_keeps_the_window_and_one_out_of_view_is_centred():
+    layout = boxes([10, 300], [5, 200], [20, 20], [4, 4], width=400, height=300)
+    assert window.on_selection(layout, 0, (0, 0), width=80, body=24) == (0, 0)
+    # the far box: centred on it (its centre 310, 202), within the layout
+    assert window.on_selection(layout, 1, (0, 0), width=80, body=24) == (270, 190)
+
+
+def test_keep_moves_the_window_only_as_far_as_the_boxes_corner_needs():
+    layout = boxes([100], [50], [20], [4], width=400, height=300)
+    assert window.on_selection(layout, 0, (90, 40), width=80, body=24, keep=True) == (90, 40)  # corner in view
+    assert window.on_selection(layout, 0, (0, 0), width=80, body=24, keep=True) == (40, 30)  # just in view
+
+
+def test_after_a_close_the_window_moves_back_over_the_boxes():
+    layout = boxes([0], [0], [10], [4], width=100, height=40)
+    assert window.closed_up(layout, (60, 30), width=80, body=24) == (20, 16)  # no empty room past the right edge
+    small = boxes([0], [0], [10], [4], width=50, height=10)
+    assert window.closed_up(small, (60, 30), width=80, body=24) == (0, 0)  # all of it fits: from the top left
+
+
+def test_the_first_screen_takes_the_reading_path_while_it_fits(monkeypatch):
+    # the input at the top, then a box below it, then one too far down to fit with it
+    layout = boxes([40, 40, 40], [0, 10, 100], [10, 10, 10], [4, 4, 4], width=200, height=200)
+    monkeypatch.setattr(window, "reading_path", lambda model, count: [0, 1, 2])
+    ox, oy = window.at_start(None, layout, 0, width=80, body=24)  # type: ignore[arg-type]
+    assert (ox, oy) == (5, 0)  # centred across the first two boxes (40..50), the input's row at the top
