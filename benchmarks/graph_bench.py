@@ -59,7 +59,7 @@ import numpy as np
 from explorer.api import open_document
 from explorer.graph.layout import layout_graph
 from explorer.graph.visible import visible_graph
-from explorer.graph.model import count_nodes
+from explorer.models.graph import count_nodes
 document = open_document(PATH)
 model = document.view.graph_model()
 __import__("gc").freeze()  # as the app does once the document and its graph are built (document_loading)

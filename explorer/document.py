@@ -23,9 +23,9 @@ from explorer.formatting import visible
 if TYPE_CHECKING:  # the parts a document may have, typed; imported where they are built, never by this module
     import networkx as nx
 
-    from explorer.graph.model import GraphModel
+    from explorer.models.graph import GraphModel
+    from explorer.models.schedule import Schedule
     from explorer.schedule.analysis import ScheduleAnalysis
-    from explorer.schedule.model import Schedule
     from explorer.schedule.timeline import PendingTimeline
     from explorer.tensors.strides import TensorLayout
 

@@ -10,11 +10,11 @@ import numpy as np
 
 from explorer.graph.expansion import initial_expansion
 from explorer.graph.layout import FULL
-from explorer.graph.model import ROOT, GraphModel
 from explorer.graph.node_data import MODE_PREFIX
 from explorer.graph.picture import Layout
 from explorer.graph.session import GraphSession
 from explorer.graph.visible import expand_all
+from explorer.models.graph import ROOT, GraphModel
 
 
 def expansion(model: GraphModel, expand: str) -> set[int]:

@@ -15,10 +15,10 @@ from explorer.exports.graph_json import opened_layout
 from explorer.formatting import shorten_middle
 from explorer.graph.colours import COLOURS, colour_modes, item_colours
 from explorer.graph.layout import FULL, layout_graph
-from explorer.graph.model import GraphModel
 from explorer.graph.picture import Layout
 from explorer.graph.text import stub_text
 from explorer.graph.visible import visible_graph
+from explorer.models.graph import GraphModel
 
 CELL_W, CELL_H = 8, 16  # px per terminal cell (a terminal cell is about twice as tall as wide)
 FONT = "DejaVu Sans Mono, Menlo, Consolas, monospace"

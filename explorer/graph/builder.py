@@ -15,7 +15,7 @@ it through `explorer.graph.layout`. `build()` shapes it the way a reader sees a 
 - a level with more than CHUNK drawn members gets chunk groups cut along the topological order of what it
   draws, so no level ever shows thousands of boxes at once and chunks never form a cycle of their own.
 
-The model's columns live in explorer.graph.model, the shaping steps in explorer.graph.shaping; this module is
+The model's columns live in explorer.models.graph, the shaping steps in explorer.graph.shaping; this module is
 what a format calls.
 """
 
@@ -27,7 +27,6 @@ import numpy as np
 
 from explorer.formatting import visible_column
 from explorer.graph.item_details import ITEM_DETAILS
-from explorer.graph.model import ROOT, GraphModel, LazyText, topological_rank
 from explorer.graph.shaping import (
     add_chunks,
     adopt_sandwiched,
@@ -38,6 +37,7 @@ from explorer.graph.shaping import (
     split_reentered_scopes,
 )
 from explorer.graph.stacks import add_stacks
+from explorer.models.graph import ROOT, GraphModel, LazyText, topological_rank
 
 
 class GraphBuilder:

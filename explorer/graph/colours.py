@@ -11,8 +11,8 @@ from collections import Counter
 
 import numpy as np
 
-from explorer.graph.model import GraphModel
 from explorer.graph.visible import VisibleGraph
+from explorer.models.graph import GraphModel
 
 PALETTE = (
     "#4f8fe8", "#4cbf73", "#e8a33d", "#b46be8", "#e85d5d", "#3dc4c4",

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from explorer.graph.match import CHANGED, ONLY, SAME, GraphMatch, match_graphs
-from explorer.graph.model import VALUE_OPS, GraphModel, strongest_inside
 from explorer.graph.node_data import NodeDataSet, apply_node_data
+from explorer.models.graph import VALUE_OPS, GraphModel, strongest_inside
 
 REMOVED, ADDED = 2, 3  # the diff column's values for a side's ONLY
 

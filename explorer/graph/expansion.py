@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.graph.model import ROOT, GraphModel
 from explorer.graph.shaping import reading_path
+from explorer.models.graph import ROOT, GraphModel
 
 PATH_BUDGET = 600  # most drawn boxes the groups on the reading path may open to (a chunk is at most 400)
 

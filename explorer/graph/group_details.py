@@ -14,7 +14,7 @@ from collections import Counter
 import numpy as np
 
 from explorer.formatting import plural
-from explorer.graph.model import ROOT, GraphModel
+from explorer.models.graph import ROOT, GraphModel
 
 SHOWN_OPS = 6  # op types named; the rest are counted
 SHOWN_VALUES = 4  # crossing values named; the rest are counted

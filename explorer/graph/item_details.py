@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from explorer.graph.group_details import group_links, group_sections
-from explorer.graph.model import GraphModel, SectionRows
 from explorer.graph.node_data import data_rows
 from explorer.graph.text import folded_section
+from explorer.models.graph import GraphModel, SectionRows
 
 
 class GraphItemDetails:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.graph.model import topological_rank
+from explorer.models.graph import topological_rank
 
 
 def order_and_layers(n: int, src: np.ndarray, dst: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, ...]:

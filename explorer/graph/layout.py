@@ -19,7 +19,6 @@ import numpy as np
 from explorer.arrays import distinct
 from explorer.graph.layered import MAX_SPAN, Gaps, Placement, place_container
 from explorer.graph.layering import order_and_layers
-from explorer.graph.model import ROOT, GraphModel, count_nodes, topological_rank
 from explorer.graph.picture import KIND_NAMES, Edge, Layout
 from explorer.graph.problems import mark_of
 from explorer.graph.relayout import Before, item_keys, keeps, keeps_rows
@@ -27,6 +26,7 @@ from explorer.graph.routing import Connection, simplify
 from explorer.graph.shaping import reading_start
 from explorer.graph.text import shape_text, title, usual_dtype, weights_text
 from explorer.graph.visible import VisibleGraph
+from explorer.models.graph import ROOT, GraphModel, count_nodes, topological_rank
 
 FANOUT = 24  # an item feeding more visible items than this draws one bundled stub with the count
 FULL, COMPACT, DOTS = 0, 1, 2

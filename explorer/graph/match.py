@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.graph.model import GraphModel
 from explorer.graph.text import without_placeholders
+from explorer.models.graph import GraphModel
 
 SAME, CHANGED, ONLY = 0, 1, 2  # status of a node: matched and equal, matched and different, on one side only
 STATUS_NAMES = {SAME: "same", CHANGED: "changed", ONLY: "only here"}

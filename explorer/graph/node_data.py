@@ -26,8 +26,8 @@ import numpy as np
 
 from explorer.errors import LoadError, Problem, Severity
 from explorer.formatting import human_bytes, number
-from explorer.graph.model import ROOT, GraphModel, first_nodes
 from explorer.memory_guard import ensure_fits, ensure_json_fits
+from explorer.models.graph import ROOT, GraphModel, first_nodes
 
 MODE_PREFIX = "data: "
 AGGREGATES = ("sum", "max", "mean")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from explorer.graph.model import GraphModel, strongest_inside
+from explorer.models.graph import GraphModel, strongest_inside
 
 SEVERITY_VALUE = {"error": 2.0, "warning": 1.0}
 MARKS = {2.0: "✗ ", 1.0: "⚠ "}

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.graph.layered import PORT, Placement
-from explorer.graph.model import ROOT
 from explorer.graph.picture import Layout
 from explorer.graph.placement import last_kept_layer
 from explorer.graph.visible import VisibleGraph
+from explorer.models.graph import ROOT
 
 
 def item_keys(visible: VisibleGraph, items: np.ndarray) -> list[tuple[int, int]]:

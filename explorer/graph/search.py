@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.graph.model import ROOT, GraphModel, first_nodes
+from explorer.models.graph import ROOT, GraphModel, first_nodes
 
 
 def search_nodes(model: GraphModel, text: str, limit: int = 10_000) -> list[int]:

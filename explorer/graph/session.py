@@ -15,10 +15,10 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.graph.layout import FULL, layout_graph
-from explorer.graph.model import ROOT, GraphModel
 from explorer.graph.picture import Layout
 from explorer.graph.visible import expand_all, visible_graph
 from explorer.graph.walk import SHAPE_READERS, above_or_below, beside, next_along
+from explorer.models.graph import ROOT, GraphModel
 
 Key = tuple[int, int]  # (kind, id) of a drawn item: 0 a node, 1 a group; stays valid from one layout to the next
 Window = tuple[int, int, int, int]  # (left, top, width, height) in layout cells

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.graph.model import (
+from explorer.models.graph import (
     CHUNK,
     READING_PATH,
     ROOT,

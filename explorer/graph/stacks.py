@@ -16,8 +16,8 @@ import re
 
 import numpy as np
 
-from explorer.graph.model import ROOT, GraphModel, successors_csr
 from explorer.graph.shaping import add_group
+from explorer.models.graph import ROOT, GraphModel, successors_csr
 
 MIN_STACK = 3  # alike consecutive blocks a stack needs: two side by side cost less than an Enter
 STACK_KINDS = frozenset({"scope"})  # what may be stacked: name scopes and modules, not subgraphs or functions

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from explorer.formatting import shorten_middle
-from explorer.graph.model import GraphModel
+from explorer.models.graph import GraphModel
 
 _TYPED = re.compile(r"^([A-Za-z][\w.]*)\[(.*)\]$")  # "float32[1, 64, 112, 112]", "FP16[1, 512]", "bool[]"
 _NOISE = re.compile(r"[\d_\s#./:()-]+|^node|^onnx")

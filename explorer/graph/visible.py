@@ -9,7 +9,7 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.graph.expansion import group_first_rank
-from explorer.graph.model import ROOT, GraphModel
+from explorer.models.graph import ROOT, GraphModel
 
 
 @dataclass

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.graph.model import GraphModel, path_heights
 from explorer.graph.picture import Layout
+from explorer.models.graph import GraphModel, path_heights
 
 # ops that read only a value's shape, not its data: a fork into one is a side branch (the shape computations
 # torch exports keep), taken after the data's readers

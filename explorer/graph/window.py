@@ -4,9 +4,9 @@ cells; `body` is the rows the window shows (the panel without its status lines).
 
 from __future__ import annotations
 
-from explorer.graph.model import GraphModel
 from explorer.graph.picture import Layout
 from explorer.graph.shaping import reading_path
+from explorer.models.graph import GraphModel
 
 START_PATH = 32  # boxes along the reading path the first screen tries to show with the input
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from explorer.errors import Problem
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffers import (
     Placement,
     l2_bytes_per_workload,
@@ -19,7 +20,6 @@ from explorer.schedule.buffers import (
 )
 from explorer.schedule.dependencies import Dependencies, dependencies
 from explorer.schedule.mesh import mesh_problems
-from explorer.schedule.model import Schedule
 from explorer.schedule.timeline import PendingTimeline, Timeline, start_timeline
 
 

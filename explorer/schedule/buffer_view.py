@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from explorer.arrays import distinct
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffers import moved_pieces
-from explorer.schedule.model import Schedule
 from explorer.schedule.overlap import overlapping_pairs
 
 FREE = -1

@@ -13,8 +13,8 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.errors import Problem
+from explorer.models.schedule import Schedule, workload_label, workload_path
 from explorer.schedule.dependencies import rows_of_children
-from explorer.schedule.model import Schedule, workload_label, workload_path
 from explorer.schedule.overlap import count_overlapping_pairs, overlapping_pairs
 
 MAX_LISTED = 10_000

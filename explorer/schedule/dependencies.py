@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.arrays import distinct, lexsort
-from explorer.schedule.model import Schedule
+from explorer.models.schedule import Schedule
 
 
 def rows_of_children(ptr: np.ndarray) -> np.ndarray:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.arrays import distinct
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffers import Placement, l2_bytes_per_workload
 from explorer.schedule.dependencies import rows_of_children
-from explorer.schedule.model import Schedule
 
 
 @dataclass(frozen=True)

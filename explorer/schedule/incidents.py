@@ -17,7 +17,7 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.errors import Problem
-from explorer.schedule.model import Schedule
+from explorer.models.schedule import Schedule
 
 OVERLAP_CODES = ("l2-overlap", "wl0-overlap")
 

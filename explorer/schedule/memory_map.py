@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffer_view import wl0_capacity
 from explorer.schedule.buffers import moved_pieces
-from explorer.schedule.model import Schedule
 from explorer.schedule.overlap import overlapping_pairs
 
 SIDE = -1  # kind of a side-memory (WL0) band: it has no ifmap/weight/ofmap type

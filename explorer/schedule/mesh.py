@@ -16,9 +16,9 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.errors import Problem
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffer_view import wl0_capacity
 from explorer.schedule.buffers import wl0_bytes_per_workload
-from explorer.schedule.model import Schedule
 
 IDLE, RUNNING, WAITING_DRAM, DONE, BEFORE = "idle", "running", "waiting on DRAM", "done", "not started"
 

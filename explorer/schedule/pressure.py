@@ -32,10 +32,10 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.gc_pause import collector_paused
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffers import Placement, wl0_bytes_per_workload
 from explorer.schedule.free_space import SnapshotFree, ranges, snapshot_free
 from explorer.schedule.incidents import Incident
-from explorer.schedule.model import Schedule
 from explorer.schedule.rooms import Room, residencies, room_for, rooms_in_batches
 
 LARGEST_LISTED = 5  # live tensors an incident's context names

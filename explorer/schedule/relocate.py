@@ -15,9 +15,9 @@ import numpy as np
 
 from explorer.errors import LoadError
 from explorer.file_spans import FileSpans, span_of
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffers import Placement
 from explorer.schedule.incidents import Incident
-from explorer.schedule.model import Schedule
 from explorer.schedule.rooms import ALIGNMENT, Residency, residency, room_for
 
 _object = msgspec.json.Decoder(dict[str, msgspec.Raw])

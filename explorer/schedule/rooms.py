@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.arrays import distinct
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffers import Placement
 from explorer.schedule.free_space import free_blocks, ranges
-from explorer.schedule.model import Schedule
 
 ALIGNMENT = 8  # the scheduler IR's default alignment: 64-bit words
 PIECES_PER_ENTRY = 64  # pieces searched in all, per entry of the file: bounds the time

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from explorer.models.schedule import Schedule
 from explorer.schedule.dependencies import Dependencies
-from explorer.schedule.model import Schedule
 from explorer.worker_pool import WorkerDied
 
 

@@ -28,7 +28,7 @@ def test_distinct_does_not_change_its_input():
 def test_rows_of_workload_ids_are_found_per_core_first_row_first():
     """Schedule.row_of / rows_of (each core's ids sorted once): the first row of an id that repeats on a core,
     None or -1 for an id or a core that is not there, and the many-at-once answer equal to one-by-one."""
-    from explorer.schedule.model import lanes_only
+    from explorer.models.schedule import lanes_only
 
     cores = np.array([0, 0, 0, 0, 3, 3, 3])
     ids = np.array([7, 2, 7, 5, 2, 9, 1])
@@ -46,7 +46,7 @@ def test_a_schedule_made_from_another_with_other_ids_finds_its_own_rows():
     the original keeps answering with its own after the copy built one."""
     import dataclasses
 
-    from explorer.schedule.model import lanes_only
+    from explorer.models.schedule import lanes_only
 
     s = lanes_only(["L"], np.array([0, 0, 0]), np.array([4, 5, 6]), np.zeros(3, np.int32), np.zeros(3, np.int8),
                    np.ones(3))  # fmt: skip

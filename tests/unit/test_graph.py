@@ -17,10 +17,10 @@ from explorer.exports.graph_json import graph_json
 from explorer.graph.builder import GraphBuilder
 from explorer.graph.expansion import initial_expansion
 from explorer.graph.layout import COMPACT, DOTS, FULL, layout_graph
-from explorer.graph.model import CHUNK
 from explorer.graph.search import search_nodes
 from explorer.graph.text import shape_text
 from explorer.graph.visible import expand_all, visible_graph
+from explorer.models.graph import CHUNK
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 

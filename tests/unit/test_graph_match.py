@@ -178,7 +178,7 @@ def test_diff_and_compare_agree_on_two_exports_of_one_model():
     compare screen's matcher, so both count the same changed, removed and added ops."""
     from explorer.graph.compare import compare_documents
     from explorer.graph.match import CHANGED
-    from explorer.graph.model import VALUE_OPS
+    from explorer.models.graph import VALUE_OPS
     from tests.conftest import SAMPLES
 
     a_path = SAMPLES / "onnx" / "minigpt4_dynaxes_torchscript_opset17_noconstfold.onnx"

@@ -17,10 +17,10 @@ from explorer.api import open_document
 from explorer.graph.builder import GraphBuilder
 from explorer.graph.expansion import initial_expansion
 from explorer.graph.layout import layout_graph
-from explorer.graph.model import CHUNK
 from explorer.graph.shaping import reading_path, reading_start
 from explorer.graph.text import shape_text, title
 from explorer.graph.visible import expand_all, visible_graph
+from explorer.models.graph import CHUNK
 from tests.conftest import ROOT, SAMPLE_DATA, SAMPLES
 
 RESNET = SAMPLES / "onnx" / "resnet18_narrow_torchscript_opset17.onnx"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from explorer.document import group_ref, is_group_ref
 from explorer.graph.builder import GraphBuilder
 from explorer.graph.group_details import group_links, group_sections
-from explorer.graph.model import ROOT
+from explorer.models.graph import ROOT
 
 
 def _block():

@@ -15,7 +15,7 @@ from textual.widgets import Footer, Static
 
 from explorer.diff import setting_changes
 from explorer.graph.compare import Comparison
-from explorer.graph.model import ROOT
+from explorer.models.graph import ROOT
 from widgets.graph.view import GraphView
 from widgets.messages import Selected
 

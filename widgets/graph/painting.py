@@ -11,9 +11,9 @@ from rich.style import Style
 from textual.strip import Strip
 
 from explorer.graph.colours import COLOURS
-from explorer.graph.model import GraphModel
 from explorer.graph.picture import Edge, Layout
 from explorer.graph.text import shape_text, usual_dtype
+from explorer.models.graph import GraphModel
 from widgets.graph.canvas import (
     BACK,
     DIM,

@@ -20,7 +20,6 @@ from explorer.document import group_ref, is_group_ref
 from explorer.graph.colours import colour_modes, item_colours
 from explorer.graph.expansion import initial_expansion
 from explorer.graph.layout import DOTS, FULL, LEVEL_NAMES, layout_graph
-from explorer.graph.model import ROOT, GraphModel
 from explorer.graph.node_data import (
     AGGREGATES,
     MODE_PREFIX,
@@ -36,6 +35,7 @@ from explorer.graph.search import matched_by_unit, search_nodes
 from explorer.graph.session import GraphSession, Key, Window
 from explorer.graph.visible import visible_graph
 from explorer.graph.window import at_start, closed_up, on_selection
+from explorer.models.graph import ROOT, GraphModel
 from widgets.frame_widget import FrameWidget
 from widgets.graph.canvas import (
     DIM,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.model import ROOT, GraphModel
+from explorer.models.graph import ROOT, GraphModel
 
 
 def ark_graph(view: Any) -> GraphModel:

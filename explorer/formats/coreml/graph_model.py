@@ -9,7 +9,7 @@ from typing import Any
 from explorer.formats.coreml.mil_text import MilProgram
 from explorer.formats.coreml.model import feature_type, op_name, type_text
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.model import ROOT, GraphModel
+from explorer.models.graph import ROOT, GraphModel
 
 
 def coreml_graph(view: Any) -> GraphModel:

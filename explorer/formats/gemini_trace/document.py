@@ -29,7 +29,7 @@ from explorer.document import (
 from explorer.formats.gemini_trace.lines import decode_links, decode_params
 from explorer.formats.gemini_trace.program import UNIT_TITLES, Program
 from explorer.formatting import human
-from explorer.schedule.model import lanes_only
+from explorer.models.schedule import lanes_only
 
 BLOCK_KINDS = ("config", "operation")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.model import ROOT, Deferred, GraphModel
+from explorer.models.graph import ROOT, Deferred, GraphModel
 
 
 def onnx_graph(view: Any) -> GraphModel:

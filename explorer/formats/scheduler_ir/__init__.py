@@ -1,5 +1,5 @@
 """The multi-core Gemini scheduler IR (`*_stschedule.json`): per-core workloads, DRAM transfers, L2 and WL0
-snapshots. Read into the neutral columnar `explorer.schedule.model.Schedule`, so the timeline and buffer views
+snapshots. Read into the neutral columnar `explorer.models.schedule.Schedule`, so the timeline and buffer views
 draw it."""
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ import numpy as np
 
 from explorer.arrays import common, distinct
 from explorer.errors import Problem
+from explorer.models.schedule import Schedule
 from explorer.schedule.dependencies import first_ofmaps, lookup, rows_of_children, rows_present
-from explorer.schedule.model import Schedule
 
 MAX_PER_CODE = 10_000
 

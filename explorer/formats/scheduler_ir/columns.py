@@ -1,4 +1,4 @@
-"""Decoded workloads flattened into the columns of `explorer.schedule.model.Schedule`, a core at a time, with
+"""Decoded workloads flattened into the columns of `explorer.models.schedule.Schedule`, a core at a time, with
 C-level passes (`map` over attribute getters into `np.fromiter`): at 10^6 entries each Python-level step per
 entry costs about a second. `CorePart` is one core's columns; `ScheduleBuilder` joins them file-wide."""
 
@@ -15,8 +15,8 @@ from explorer.errors import Problem
 from explorer.formats.scheduler_ir.checks import SNAPSHOT_COLUMNS, SnapshotFacts, joined_facts
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.schema import BufferEntry, Dram, Workload
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffers import L2_COLUMNS, CoreL2, joined_l2
-from explorer.schedule.model import Schedule
 
 _get = operator.attrgetter
 

@@ -13,8 +13,8 @@ from explorer.document import Document, Section
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.roles import object_entries
 from explorer.formatting import box, human, human_bytes, number, plural
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffer_view import tensor_residency
-from explorer.schedule.model import Schedule
 
 
 class ViewParts(Protocol):

@@ -35,8 +35,8 @@ from explorer.formats.scheduler_ir.details import ScheduleDetails, decode_plain,
 from explorer.formats.scheduler_ir.roles import Role, object_entries, roles_at, roles_of
 from explorer.formats.scheduler_ir.summary import schedule_summary
 from explorer.formatting import compact, human_bytes, number, plural
+from explorer.models.schedule import Schedule
 from explorer.schedule.buffer_view import row_of_entry
-from explorer.schedule.model import Schedule
 from explorer.schedule.refs import WORKLOAD_PART_KINDS
 from explorer.schedule.timeline import PendingTimeline
 

@@ -29,7 +29,7 @@ from explorer.formats.scheduler_ir.lenient import raw_items
 from explorer.formats.scheduler_ir.schema import TOP_SCALARS
 from explorer.formats.scheduler_ir.started import PREVIEW_MIN_BYTES
 from explorer.gc_pause import collector_paused
-from explorer.schedule.model import Schedule
+from explorer.models.schedule import Schedule
 
 
 @dataclass

@@ -15,7 +15,7 @@ from explorer.companions import companions_of
 from explorer.formats.scheduler_ir.codes import LAYER_TYPES
 from explorer.formatting import plural
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.model import GraphModel
+from explorer.models.graph import GraphModel
 
 
 def schedule_graph(view: Any) -> GraphModel:

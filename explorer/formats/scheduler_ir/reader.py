@@ -3,7 +3,7 @@
 Speed: each workload is decoded with typed msgspec Structs that name only the fields the analyses use
 (unknown and unused keys such as ``tile_info`` are skipped by the decoder, never materialised); its L2
 entries in a second step, so they lie together in memory. A core at a time is then flattened into the
-columns of `explorer.schedule.model.Schedule` with C-level passes (`map` over attribute getters into
+columns of `explorer.models.schedule.Schedule` with C-level passes (`map` over attribute getters into
 `np.fromiter`): at 10^6 entries, each Python-level step per entry costs about a second. The details panel reads
 a workload's bytes again from the file (`FileSpans`) to decode everything on demand.
 
@@ -43,7 +43,7 @@ from explorer.formats.scheduler_ir.started import PARALLEL_MIN_BYTES
 from explorer.gc_pause import collector_paused
 from explorer.jsonpath import duplicate_problems
 from explorer.memory_guard import ensure_fits
-from explorer.schedule.model import Schedule
+from explorer.models.schedule import Schedule
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:

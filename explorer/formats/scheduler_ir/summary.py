@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.arrays import distinct
+from explorer.models.schedule import Schedule
 from explorer.schedule.analysis import ScheduleAnalysis
-from explorer.schedule.model import Schedule
 
 
 def schedule_summary(s: Schedule, analysis: ScheduleAnalysis) -> dict:

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from explorer.graph.builder import GraphBuilder
-from explorer.graph.model import ROOT, GraphModel
+from explorer.models.graph import ROOT, GraphModel
 
 
 def tvm_graph(view: Any) -> GraphModel:

@@ -22,7 +22,7 @@ import numpy as np
 from explorer.formats.tvm_mlf.graph import Graph
 
 if TYPE_CHECKING:  # imported where it is built: reading a bundle without a plan never loads the schedule wing
-    from explorer.schedule.model import Schedule
+    from explorer.models.schedule import Schedule
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +106,7 @@ def plan_schedule(modules: list[tuple[str, Graph, StoragePlan]]) -> tuple[Schedu
     and whose L2 snapshots are the storage ids live at each node. Returns it and, per core, the node id of
     each workload row. Storage ids sit side by side from address 0 in id order: a layout for drawing, not
     TVM's own offsets (the graph executor allocates each storage id separately)."""
-    from explorer.schedule.model import Schedule
+    from explorer.models.schedule import Schedule
 
     rows_nid: dict[int, list[int]] = {}
     core_ptr = [0]
