@@ -23,7 +23,7 @@ from explorer.formatting import visible
 if TYPE_CHECKING:  # the parts a document may have, typed; imported where they are built, never by this module
     import networkx as nx
 
-    from explorer.models.graph import GraphModel
+    from explorer.models.graph import GraphModel, ItemDetails
     from explorer.models.schedule import Schedule
     from explorer.schedule.analysis import ScheduleAnalysis
     from explorer.schedule.timeline import PendingTimeline
@@ -393,18 +393,20 @@ class Document:
         """The source (a package or bundle folder whole) and every file read with it: what no output may be."""
         return [self.meta.source, *self.view.files_read()]
 
-    def _built_graph(self) -> GraphModel | None:
-        """The graph, once built (the graph view built it): what it adds to an item's details is asked of it."""
-        return self.view.graph_model() if self.view.graph_ready() else None
+    def _graph_details(self) -> tuple[GraphModel, ItemDetails] | None:
+        """The graph, once built (the graph view built it), with what it adds to an item's details."""
+        model = self.view.graph_model() if self.view.graph_ready() else None
+        if model is None or model.item_details is None:
+            return None
+        return model, model.item_details
 
     def describe(self, ref: Any) -> list[Section]:
-        model = self._built_graph()
-        details = model.item_details if model is not None else None
+        graph = self._graph_details()
         if is_group_ref(ref):  # a graph group no tree item stands for (a name scope): what the graph knows of it
-            found = details.group_sections(model, ref[1]) if details is not None and model is not None else []
-            return [Section(*table) for table in found]
+            return [Section(*table) for table in graph[1].group_sections(graph[0], ref[1])] if graph else []
         sections = self.view.describe(ref)
-        if details is not None and model is not None:  # a box's folded constants, the user's per-node data
+        if graph is not None:  # a box's folded constants, the user's per-node data
+            model, details = graph
             sections += [Section(*table) for table in details.extra_sections(model, ref, self.view.value_preview)]
         return sections
 
@@ -419,9 +421,8 @@ class Document:
 
     def links(self, ref: Any) -> list[tuple[str, Any]]:
         if is_group_ref(ref):  # a graph group: the producers of what it reads, the readers of what it gives
-            model = self._built_graph()
-            details = model.item_details if model is not None else None
-            return details.group_links(model, ref[1]) if details is not None and model is not None else []
+            graph = self._graph_details()
+            return graph[1].group_links(graph[0], ref[1]) if graph else []
         return self.view.links(ref)
 
     def tensor_of(self, ref: Any) -> int | None:

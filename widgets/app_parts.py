@@ -15,7 +15,6 @@ from explorer.errors import LoadError, Problem
 if TYPE_CHECKING:
     from textual.app import App
 
-
     _Base = App[None]
 else:
     _Base = object
@@ -53,20 +52,20 @@ class AppParts(_Base):
     _preview_replaced: bool  # a first part of the file was shown and is replaced: collect it once
     _jump_reason: tuple[Any, Problem, tuple[int, ...]] | None  # (ref, problem, tensors to mark)
 
-    if TYPE_CHECKING:  # defined by the app or by another part
+    if TYPE_CHECKING:  # defined by the app or by another part (the views, or None: app.py types them)
 
         @property
-        def timeline(self) -> Any: ...  # the view, or None (typed in app.py)
+        def timeline(self) -> Any: ...
         @property
-        def buffers(self) -> Any: ...  # the view, or None (typed in app.py)
+        def buffers(self) -> Any: ...
         @property
-        def memory_map(self) -> Any: ...  # the view, or None (typed in app.py)
+        def memory_map(self) -> Any: ...
         @property
-        def mesh(self) -> Any: ...  # the view, or None (typed in app.py)
+        def mesh(self) -> Any: ...
         @property
-        def layout(self) -> Any: ...  # the view, or None (typed in app.py)
+        def layout(self) -> Any: ...
         @property
-        def source(self) -> Any: ...  # the view, or None (typed in app.py)
+        def source(self) -> Any: ...
         def action_view(self, name: str) -> None: ...
         def show_document(self, document: Document, roles_pending: bool = False) -> None: ...
         @staticmethod
