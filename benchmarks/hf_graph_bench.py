@@ -54,35 +54,42 @@ def first_screen(path: Path) -> dict:
 
 
 def keeps_in_place(model, expanded: set[int], first, cache: dict) -> tuple[int, int, int]:
-    """Enter on each closed group of the first screen, then Enter again: (groups after whose opening a box above
-    the group moved relative to where the group's box was, groups whose closing did not put every box back
-    relative to its box, closed groups tried)."""
-    from explorer.graph.layout import layout_graph
-    from explorer.graph.visible import visible_graph
+    """Enter on each closed group of the first screen, then Enter again, as the TUI does them (a GraphSession, its
+    window moved by `Toggled.shift`): (groups after whose opening a box above the group moved on screen, or
+    whose frame did not open where its box's left border was; groups whose closing did not put every box back on
+    screen; closed groups tried). The frame may start a row or two lower than its box did (the edges into it
+    need tracks): the boxes above do not move for that."""
+    from explorer.graph.session import GraphSession
 
-    def places(layout) -> dict:
+    def on_screen(layout, shift: tuple[int, int]) -> dict:
         v = layout.visible
-        return {(int(v.item_kind[i]), int(v.item_id[i])): (int(layout.x[i]), int(layout.y[i]), int(layout.h[i]))
+        return {(int(v.item_kind[i]), int(v.item_id[i])): (int(layout.x[i]) - shift[0], int(layout.y[i]) - shift[1])
                 for i in range(v.n_items)}  # fmt: skip
 
-    before = places(first)
+    before = on_screen(first, (0, 0))
+    bottom = {key: y + int(first.h[i]) for i, (key, (_, y)) in enumerate(before.items())}
+    window = (0, 0, 160, 44)
     moved = unrestored = groups = 0
     for item in range(first.visible.n_items):
         if first.visible.item_kind[item] != 1:
             continue
         group, groups = int(first.visible.item_id[item]), groups + 1
         gx, gy = int(first.x[item]), int(first.y[item])
-        opened = layout_graph(model, visible_graph(model, expanded | {group}), cache=cache, previous=first)
-        fx, fy, _, _ = opened.frames.get(group, (gx, gy, 0, 0))
-        now = places(opened)
-        if any(key in now and (now[key][0] - x - (fx - gx), now[key][1] - y - (fy - gy)) != (0, 0)
-               for key, (x, y, h) in before.items() if y + h <= gy):  # fmt: skip
+        session = GraphSession(placements=cache)
+        session.start(model, set(expanded), first)
+        session.selected_key = (1, group)
+        opened = session.toggle(window)
+        assert opened is not None and opened.opened and session.layout is not None
+        shift = opened.shift or (0, 0)
+        now = on_screen(session.layout, shift)
+        frame_left = session.layout.frames[group][0] - shift[0]
+        if frame_left != gx or any(key in now and now[key] != place for key, place in before.items()
+                                   if bottom[key] <= gy):  # fmt: skip
             moved += 1
-        closed = layout_graph(model, visible_graph(model, expanded), cache=cache, previous=opened)
-        again = places(closed)
-        cx, cy, _ = again[(1, group)]
-        if any(key in again and (again[key][0] - x - (cx - gx), again[key][1] - y - (cy - gy)) != (0, 0)
-               for key, (x, y, h) in before.items()):  # fmt: skip
+        closed = session.toggle(window, enclosing=True)  # Backspace: Enter on a stack's member would open it
+        assert closed is not None and not closed.opened and closed.group == group
+        back = (shift[0] + (closed.shift or (0, 0))[0], shift[1] + (closed.shift or (0, 0))[1])
+        if on_screen(session.layout, back) != before:
             unrestored += 1
     return moved, unrestored, groups
 

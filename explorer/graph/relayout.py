@@ -113,9 +113,9 @@ class Before:
         centres = np.full(len(keys), np.nan)
         for e, key in enumerate(keys):
             child_shift = child_shifts[e - n_items] if e >= n_items else None
-            if e >= n_items and key[1] in self.frames and child_shift is not None:
-                wanted[e] = self.frames[key[1]][0] - origin - child_shift
-                centres[e] = wanted[e] + int(sizes[e]) / 2.0
+            if e >= n_items and key[1] in self.frames:  # stays open: its content stays put (no box in it: its corner)
+                wanted[e] = self.frames[key[1]][0] - origin - (child_shift or 0.0)
+                centres[e] = self.frames[key[1]][0] - origin + self.frames[key[1]][1] / 2.0  # its old place in order
                 continue
             was_box = self.boxes.get(key)
             old = was_box or (self.frames.get(key[1]) if key[0] == 1 else None)

@@ -148,39 +148,45 @@ class GraphSession:
             if g not in self.expanded:
                 self._relayout(self.expanded | {g})
 
-    def toggle(self, window: Window, reading: bool = False) -> Toggled | None:
+    def toggle(self, window: Window, reading: bool = False, enclosing: bool = False) -> Toggled | None:
         """Enter: open the selected group (the cursor goes onto the frame's top-left member, on screen where the
         box was) or close the selected node's group. `reading` (↓ into a closed group): the cursor goes where
-        reading enters it instead (the first data reader fed from outside). None: nothing to open or close."""
+        reading enters it instead (the first data reader fed from outside). `enclosing` (Backspace): close the
+        open group the selection is drawn in, a closed group's too (a stack's members are all groups, so Enter
+        on one opens it). None: nothing to open or close."""
         layout, item, model = self.layout, self.selected_item, self.model
         if layout is None or item < 0 or model is None:
             return None
         kind, ident = self.key_of(layout, item)
-        if kind == 1:
+        opening = kind == 1 and not enclosing
+        if opening:
             group = ident
             before, after = self._relayout(self.expanded | {ident})
         else:
-            group = int(model.node_group[ident])
+            group = int(model.node_group[ident] if kind == 0 else model.group_parent[ident])
             if group == ROOT:
                 return None
             before, after = self._relayout(self.expanded - {group} - model.descendants(group))
         shift = self.window_shift(before, after, group)  # the window first: the cursor goes where it can be seen
         if shift is not None:
             window = (window[0] + shift[0], window[1] + shift[1], window[2], window[3])
-        if kind == 1:
+        if opening:
             entry = self.first_member(after, ident) if reading else self.top_left_member(after, ident, window)
             self.selected_key = entry or (1, ident)
         else:
             self.selected_key = (1, group)
-        return Toggled(group, kind == 1, shift)
+        return Toggled(group, opening, shift)
 
     def window_shift(self, before: Layout, after: Layout, group: int) -> tuple[int, int] | None:
         """How far the window moves after `group` opened or closed so the boxes around it stay where they were on
         screen: the nearest box above the group is the anchor (the group's frame when nothing is above it)."""
         shared = {self.key_of(before, k): k for k in range(before.visible.n_items)}
-        gone = self.item_of_key(before, (1, group))
-        gx = int(before.x[gone]) if gone >= 0 else 0
-        gy = int(before.y[gone]) if gone >= 0 else 0
+        gone = self.item_of_key(before, (1, group))  # its box; a member when it was open
+        if group in before.frames:  # closing: above its frame, not above the member (boxes beside it move)
+            gx, gy = before.frames[group][:2]
+        else:
+            gx = int(before.x[gone]) if gone >= 0 else 0
+            gy = int(before.y[gone]) if gone >= 0 else 0
         best, best_score = None, None
         for k in range(after.visible.n_items):
             old = shared.get(self.key_of(after, k))

@@ -116,8 +116,8 @@ async def test_every_key_of_the_problems_panel_runs_its_action():
 KEY_NAMES = {"←": "left", "→": "right", "↑": "up", "↓": "down", ".": "full_stop", ",": "comma", "+": "plus",
              "-": "minus", "[": "left_square_bracket", "]": "right_square_bracket", "<": "less_than_sign",
              ">": "greater_than_sign", "/": "slash", "?": "question_mark", "Space": "space", "Home": "home",
-             "End": "end", "Enter": "enter", "Delete": "delete", "F1": "f1", "Ctrl+F": "ctrl+f", "PgUp": "pageup",
-             "PgDn": "pagedown"}  # fmt: skip
+             "End": "end", "Enter": "enter", "Backspace": "backspace", "Delete": "delete", "F1": "f1",
+             "Ctrl+F": "ctrl+f", "PgUp": "pageup", "PgDn": "pagedown"}  # fmt: skip
 NOT_KEYS = {"click", "wheel", "!", "▸", "↺", "Δ", "−"}  # glyphs the README shows on boxes
 
 

@@ -74,6 +74,16 @@ def test_enter_on_a_member_closes_its_group_and_selects_the_group():
     assert session.expanded == set() and session.selected_key == (1, ids["block"])
 
 
+def test_backspace_on_a_closed_group_closes_the_group_it_is_drawn_in_and_its_insides():
+    model, ids = nested_model()
+    session = started(model, {ids["outer"]})
+    session.select(session.item_of_key(session.layout, (1, ids["inner"])))
+    toggled = session.toggle(WINDOW, enclosing=True)  # Enter would open `inner`: Backspace closes `outer`
+    assert toggled is not None and not toggled.opened and toggled.group == ids["outer"]
+    assert session.expanded == set() and session.selected_key == (1, ids["outer"])
+    assert session.toggle(WINDOW, enclosing=True) is None  # `outer` is at the top level: nothing encloses it
+
+
 def test_enter_on_a_top_level_node_does_nothing():
     model, ids = residual_model()
     session = started(model)

@@ -16,6 +16,7 @@ GRAPH_BINDINGS: list[BindingType] = [
     Binding("shift+left", "pan(-1, 0)", "Pan left", show=False),
     Binding("shift+right", "pan(1, 0)", "Pan right", show=False),
     Binding("enter", "toggle_group", "Open"),
+    Binding("backspace", "close_group", "Close group", show=False),
     Binding("plus,equals_sign", "zoom(-1)", "Zoom in", show=False, key_display="+"),
     Binding("minus", "zoom(1)", "Zoom out", show=False),
     Binding("f", "fit", "Fit", show=False),
@@ -38,6 +39,7 @@ GRAPH_HELP_KEYS = [
     ("Graph", "← / →", "go to the neighbour on the same rows, across frames"),
     ("Graph", "Shift+arrows", "pan"),
     ("Graph", "Enter", "open or close the selected group (on a node: close its group)"),
+    ("Graph", "Backspace", "close the group the selection is in (a stack's members are groups: Enter opens them)"),
     ("Graph", "+ / -", "zoom levels: full boxes, one-line boxes, dots"),
     ("Graph", "f", "fit the whole graph on screen (a scaled picture of it when even dots do not fit; any key "
                    "leaves it, and does nothing else)"),

@@ -457,11 +457,16 @@ class GraphView(FrameWidget, can_focus=True):
             self.refresh()
 
     @kept_until_drawn
-    def action_toggle_group(self, reading: bool = False) -> None:
+    def action_close_group(self) -> None:
+        """Backspace: close the open group the selection is drawn in (a stack, whose members are all groups)."""
+        self.action_toggle_group(enclosing=True)
+
+    @kept_until_drawn
+    def action_toggle_group(self, reading: bool = False, enclosing: bool = False) -> None:
         """Enter: open the selected group or close the selected node's group (GraphSession.toggle); the window
         moves by what moved under it, so everything outside the group stays where it was on screen, and the
         cursor is where it can be seen."""
-        toggled = self.session.toggle(self._window(), reading)
+        toggled = self.session.toggle(self._window(), reading, enclosing)
         if toggled is None:
             return
         if toggled.shift is not None:
