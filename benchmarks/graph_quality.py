@@ -279,7 +279,22 @@ def frame_entries(model, visible) -> np.ndarray:
     return (is_input[src] | (readers[src] >= 8)) & (container[src] != container[dst])
 
 
-def measure(path: Path) -> dict:
+def frame_parents(model, visible, layout) -> list[list[int]]:
+    """Each drawn item's frame and each frame's enclosing frame, as dagre's compound mode takes them (a frame's
+    id is the item count plus its group)."""
+    n = visible.n_items
+    parents = []
+    for i in range(n):
+        ident = int(visible.item_id[i])
+        group = int(model.node_group[ident] if visible.item_kind[i] == 0 else model.group_parent[ident])
+        if group in layout.frames:
+            parents.append([i, n + group])
+    enclosing = {g: int(model.group_parent[g]) for g in layout.frames}
+    parents += [[n + g, n + p] for g, p in enclosing.items() if p in layout.frames]
+    return parents
+
+
+def measure(path: Path, clusters: bool = False) -> dict:
     from explorer.api import open_document
     from explorer.graph.layering import longest_path_layers
     from explorer.graph.layout import FULL, box_sizes, item_texts, layout_graph
@@ -310,14 +325,19 @@ def measure(path: Path) -> dict:
     flat_width = int(max(np.bincount(layer, weights=w + 2).max(), 0)) if layer.size else 0
     flat = {"length": int(np.abs(layer[dst] - layer[src]).sum()), "width": flat_width}
     dagre = _dagre(layout, src, dst)
-    return {"ours": ours, "flat": flat, "dagre": dagre}
+    found = {"ours": ours, "flat": flat, "dagre": dagre}
+    if clusters:  # dagre drawing the same frames (its compound mode ranks members and outsiders together)
+        found["dagre_clusters"] = _dagre(layout, src, dst, frame_parents(model, visible, layout))
+    return found
 
 
-def _dagre(layout, src: np.ndarray, dst: np.ndarray) -> dict:
+def _dagre(layout, src: np.ndarray, dst: np.ndarray, parents: list | None = None) -> dict:
     if shutil.which("node") is None or not (DAGRE / "node_modules" / "@dagrejs" / "dagre").exists():
         return {"error": "not installed (make bench installs it with npm)"}
     payload = {"nodes": list(zip(layout.w.tolist(), layout.h.tolist(), strict=True)),
                "edges": list(zip(src.tolist(), dst.tolist(), strict=True))}  # fmt: skip
+    if parents is not None:
+        payload["parents"] = parents
     try:
         result = subprocess.run(["node", "--stack-size=984", str(DAGRE / "layout.js")], input=json.dumps(payload),
                                 capture_output=True, text=True, timeout=DAGRE_TIMEOUT)  # fmt: skip
