@@ -35,6 +35,7 @@ from pydantic import ValidationError
 from explorer.contracts import BookmarkEntry, version
 from explorer.errors import LoadError
 from explorer.formatting import human_bytes
+from explorer.models.ref import Ref
 from explorer.writing import write_atomically
 
 SCHEMA_VERSION = version("bookmarks")  # 1: entries without id, created and author (migrated on load)
@@ -44,7 +45,7 @@ MAX_SIDECAR_BYTES = 64 * 2**20  # a bookmarks file is notes: anything larger is 
 
 @dataclass(frozen=True, slots=True)
 class Bookmark:
-    ref: Any  # a tree ref (tuple of str/int, possibly nested)
+    ref: Ref  # a tree ref (tuple of str/int, possibly nested)
     view: str  # the view on screen when it was made: tree, timeline, buffers, layout, source or graph
     note: str
     label: str  # what the item was called when it was marked
@@ -79,7 +80,7 @@ def default_author() -> str:
         return "unknown"
 
 
-def new_bookmark(ref: Any, view: str, note: str, label: str, author: str) -> Bookmark:
+def new_bookmark(ref: Ref, view: str, note: str, label: str, author: str) -> Bookmark:
     created = datetime.now(UTC).isoformat(timespec="seconds")
     return Bookmark(ref, view, note, label, os.urandom(8).hex(), created, author)
 

@@ -22,6 +22,7 @@ from explorer.arrays import distinct
 from explorer.bounded_read import regular_size, too_big
 from explorer.document import Document, DocumentView, Item, Section
 from explorer.errors import LoadError, Problem
+from explorer.models.ref import Ref
 
 SCHEDULE_NAME = re.compile(r"^(?P<model>.+)_b(?P<batch>\d+)_c(?P<cores>\d+)_bw(?P<bw>\d+)_stschedule\.json$")
 KINDS = ("frontend", "asm", "trace")
@@ -92,20 +93,20 @@ class JoinedView:
     def __getattr__(self, name: str) -> Any:  # only for what is not defined here
         return getattr(self.inner, name)
 
-    def describe(self, ref: Any) -> list[Section]:
+    def describe(self, ref: Ref) -> list[Section]:
         return describe_companion(self.document, ref) if _is_companion(ref) else self.inner.describe(ref)
 
     def search(self, text: str) -> list[tuple[str, Any]]:
         return self.inner.search(text) + search_companions(self.document, text)
 
-    def ancestors(self, ref: Any) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Any]:
         return companion_ancestors(self.document, ref) if _is_companion(ref) else self.inner.ancestors(ref)
 
-    def links(self, ref: Any) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Any]]:
         own = [] if _is_companion(ref) else self.inner.links(ref)
         return own + companion_links(self.document, ref)
 
-    def tensor_of(self, ref: Any) -> int | None:
+    def tensor_of(self, ref: Ref) -> int | None:
         return None if _is_companion(ref) else self.inner.tensor_of(ref)
 
     def files_read(self) -> list[Path]:
@@ -113,7 +114,7 @@ class JoinedView:
         return [*self.inner.files_read(), *self.companions.paths.values()]
 
 
-def _is_companion(ref: Any) -> bool:
+def _is_companion(ref: Ref) -> bool:
     return isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "companion"
 
 
@@ -280,7 +281,7 @@ def search_companions(document: Document, text: str) -> list[tuple[str, Any]]:
     return found
 
 
-def companion_links(document: Document, ref: Any) -> list[tuple[str, Any]]:
+def companion_links(document: Document, ref: Ref) -> list[tuple[str, Any]]:
     """Jumps between the schedule and its companions, both ways: a workload ↔ its instructions (trace, else
     assembly) ↔ its frontend layer."""
     s = document.scheduled()

@@ -19,12 +19,13 @@ import numpy as np
 
 from explorer.errors import Problem
 from explorer.formatting import visible
+from explorer.models.ref import Ref
+from explorer.models.schedule import Schedule, SchedulePart
 
 if TYPE_CHECKING:  # the parts a document may have, typed; imported where they are built, never by this module
     import networkx as nx
 
     from explorer.models.graph import GraphModel, ItemDetails
-    from explorer.models.schedule import Schedule
     from explorer.schedule.analysis import ScheduleAnalysis
     from explorer.schedule.timeline import PendingTimeline
     from explorer.tensors.strides import TensorLayout
@@ -47,7 +48,7 @@ class Item:
 
     kind: str
     label: str
-    ref: Any = None
+    ref: Ref | None = None
     children: list[Item] | None = None
     expand: Callable[[], list[Item]] | None = None
 
@@ -146,7 +147,7 @@ class DocumentView:
 
     document: Document | None = None
 
-    def describe(self, ref: Any) -> list[Section]:
+    def describe(self, ref: Ref) -> list[Section]:
         """The details panel's tables for a ref."""
         return []
 
@@ -158,19 +159,19 @@ class DocumentView:
         """(label, ref) pairs matching `text`, best first."""
         return []
 
-    def ancestors(self, ref: Any) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Any]:
         """Refs from the top of the tree down to `ref`, so a view can open its way there."""
         return [ref]
 
-    def links(self, ref: Any) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Any]]:
         """Where an item's data comes from and goes to: (label, ref) pairs to jump to (key g)."""
         return []
 
-    def tensor_of(self, ref: Any) -> int | None:
+    def tensor_of(self, ref: Ref) -> int | None:
         """The tensor id an item shows, for documents with a layout view; None elsewhere."""
         return None
 
-    def value_preview(self, ref: Any) -> str:
+    def value_preview(self, ref: Ref) -> str:
         """A constant's values in a few characters (`[1, 16, 64]`), for the list of what a graph box folds; ""
         when the format cannot say cheaply."""
         return ""
@@ -204,7 +205,7 @@ class DocumentView:
         processor groups): `diff` lists each one that differs. {} when the format has none."""
         return {}
 
-    def node_attributes(self, ref: Any) -> str:
+    def node_attributes(self, ref: Ref) -> str:
         """A graph node's attributes as comparable text (names and values), for comparing two graphs; "" when
         the format has none or cannot say cheaply."""
         return ""
@@ -229,6 +230,10 @@ class DocumentView:
                 with collector_paused():
                     self._graph_cache = self.build_graph()
         return self._graph_cache
+
+    def draws_graph(self) -> bool:
+        """Whether build_graph() makes a graph (known without building it): the graph view is offered then."""
+        return False
 
     def build_graph(self) -> GraphModel | None:
         """Build the graph (formats with one override this; see explorer.graph.builder.GraphBuilder)."""
@@ -259,7 +264,7 @@ class DocumentView:
         """The instructions of an assembly or trace, for joining them to a schedule; None elsewhere."""
         return None
 
-    def layer_of(self, ref: Any) -> str | None:
+    def layer_of(self, ref: Ref) -> str | None:
         """The layer name an item is (a frontend IR's layer), for joining; None elsewhere."""
         return None
 
@@ -339,15 +344,15 @@ class InstructionTable:
 class Document:
     """Everything a format produced plus what the analyses added (problems, summary, timeline...).
 
-    `capabilities` says which views it offers and `vocabulary` the words those views use; `view` answers the
-    questions about its items. Format-specific objects stay behind `view`; the neutral data for the shared
-    views is in `schedule` (lanes of blocks and address-space snapshots), `layouts` and `sources`.
+    Its parts are typed and optional: the neutral data the shared views draw is in `schedule` (the parts a
+    format's schedule has, explorer.models.schedule_parts), `layouts`, `sources` and the view's graph;
+    `capabilities` (which views it offers) follows from which parts it has. `vocabulary` gives the words those
+    views use; `view` answers the questions about its items, format-specific objects stay behind it.
     """
 
     meta: Meta
     tree: Item
     view: DocumentView
-    capabilities: frozenset[Capability] = frozenset({Capability.TREE, Capability.DETAILS})
     vocabulary: Vocabulary = field(default_factory=Vocabulary)
     problems: list[Problem] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
@@ -386,6 +391,26 @@ class Document:
             raise ValueError(f"{self.meta.source.name} holds no analysed schedule")
         return self.schedule_analysis
 
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The views this document's parts make: a schedule's lanes the timeline, its address space the buffers
+        and memory views, lanes on a mesh (more than one) the mesh, tensor layouts the layout view, source
+        members the source view, a view that draws a graph the graph (not while a first part is shown alone)."""
+        offered = {Capability.TREE, Capability.DETAILS}
+        if self.schedule is not None:
+            offered.add(Capability.TIMELINE)
+            if self.schedule.has(SchedulePart.ADDRESS_SPACE):
+                offered.add(Capability.BUFFERS)
+            if self.schedule.has(SchedulePart.MESH) and self.schedule.core_ids.size > 1:
+                offered.add(Capability.MESH)
+        if self.layouts is not None:
+            offered.add(Capability.LAYOUT)
+        if self.sources is not None:
+            offered.add(Capability.SOURCE)
+        if self.view.draws_graph() and not self.partial:
+            offered.add(Capability.GRAPH)
+        return frozenset(offered)
+
     def offers(self, capability: Capability | str) -> bool:
         return Capability(capability) in self.capabilities
 
@@ -400,7 +425,7 @@ class Document:
             return None
         return model, model.item_details
 
-    def describe(self, ref: Any) -> list[Section]:
+    def describe(self, ref: Ref) -> list[Section]:
         graph = self._graph_details()
         if is_group_ref(ref):  # a graph group no tree item stands for (a name scope): what the graph knows of it
             return [Section(*table) for table in graph[1].group_sections(graph[0], ref[1])] if graph else []
@@ -416,16 +441,16 @@ class Document:
     def search(self, text: str) -> list[tuple[str, Any]]:
         return self.view.search(text)
 
-    def ancestors(self, ref: Any) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Any]:
         return self.view.ancestors(ref)
 
-    def links(self, ref: Any) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Any]]:
         if is_group_ref(ref):  # a graph group: the producers of what it reads, the readers of what it gives
             graph = self._graph_details()
             return graph[1].group_links(graph[0], ref[1]) if graph else []
         return self.view.links(ref)
 
-    def tensor_of(self, ref: Any) -> int | None:
+    def tensor_of(self, ref: Ref) -> int | None:
         return self.view.tensor_of(ref)
 
     def run_deep_checks(self) -> None:
@@ -477,7 +502,7 @@ def is_group_ref(ref: object) -> bool:
     return isinstance(ref, tuple) and len(ref) == 2 and ref[0] == GROUP_REF and isinstance(ref[1], int)
 
 
-def describe_by_kind(view: Any, ref: Any) -> list[Section]:
+def describe_by_kind(view: Any, ref: Ref) -> list[Section]:
     """The details of `ref` from `view`'s `_describe_<kind>` method (a format's view or its details object; kind
     = ref[0], `-` read as `_`).
 

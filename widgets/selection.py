@@ -218,7 +218,8 @@ class SelectionSync(AppParts):
             self.post_message(RevealRef(ref[1]))
         elif isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
             self.action_view("source")
-        elif self.document is not None and self.document.tensor_of(ref) is not None and self.layout is not None:
+        elif (ref is not None and self.document is not None and self.document.tensor_of(ref) is not None
+              and self.layout is not None):  # fmt: skip
             self.action_view("layout")
 
     def on_problem_chosen(self, message: ProblemChosen) -> None:

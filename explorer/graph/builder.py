@@ -38,6 +38,7 @@ from explorer.graph.shaping import (
 )
 from explorer.graph.stacks import add_stacks
 from explorer.models.graph import ROOT, GraphModel, LazyText, topological_rank
+from explorer.models.ref import Ref
 
 
 class GraphBuilder:
@@ -79,7 +80,7 @@ class GraphBuilder:
         parent: int = ROOT,
         *,
         kind: str = "scope",
-        ref: Any = None,
+        ref: Ref | None = None,
         unit: bool = False,
         op: str = "",
         detail: str = "",
@@ -126,7 +127,7 @@ class GraphBuilder:
         *,
         group: int = ROOT,
         detail: str = "",
-        ref: Any = None,
+        ref: Ref | None = None,
         constant: bool = False,
         lane: int = -1,
         **values: Any,

@@ -11,6 +11,7 @@ from explorer.graph.group_details import group_links, group_sections
 from explorer.graph.node_data import data_rows
 from explorer.graph.text import folded_section
 from explorer.models.graph import GraphModel, SectionRows
+from explorer.models.ref import Ref
 
 
 class GraphItemDetails:
@@ -20,7 +21,7 @@ class GraphItemDetails:
     def group_links(self, model: GraphModel, group: int) -> list[tuple[str, object]]:
         return group_links(model, group)
 
-    def extra_sections(self, model: GraphModel, ref: object, preview: Callable[[object], str]) -> list[SectionRows]:
+    def extra_sections(self, model: GraphModel, ref: Ref, preview: Callable[[Ref], str]) -> list[SectionRows]:
         """A box's folded constants and, for a node with the user's per-node data, each set's value."""
         found: list[SectionRows] = []
         folded = folded_section(model, ref, preview)

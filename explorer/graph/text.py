@@ -16,6 +16,7 @@ import numpy as np
 
 from explorer.formatting import shorten_middle
 from explorer.models.graph import GraphModel
+from explorer.models.ref import Ref
 
 _TYPED = re.compile(r"^([A-Za-z][\w.]*)\[(.*)\]$")  # "float32[1, 64, 112, 112]", "FP16[1, 512]", "bool[]"
 _NOISE = re.compile(r"[\d_\s#./:()-]+|^node|^onnx")
@@ -171,7 +172,7 @@ def _elements(detail: str) -> int:
     return count
 
 
-def folded_section(model: GraphModel, ref: object, preview: Callable[[object], str]) -> tuple[str, tuple, list] | None:
+def folded_section(model: GraphModel, ref: Ref, preview: Callable[[Ref], str]) -> tuple[str, tuple, list] | None:
     """The details panel's table of what a node's box folds (None for a node that folds nothing): each folded
     input with its role, the op that makes it (and the constants it is computed from), its shape and a preview
     of its values."""

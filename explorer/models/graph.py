@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from explorer.formatting import visible
+from explorer.models.ref import Ref
 
 
 class Deferred(tuple):
@@ -60,7 +61,7 @@ class ItemDetails(Protocol):
 
     def group_sections(self, model: GraphModel, group: int) -> list[SectionRows]: ...
     def group_links(self, model: GraphModel, group: int) -> list[tuple[str, object]]: ...
-    def extra_sections(self, model: GraphModel, ref: object, preview: Callable[[object], str]) -> list[SectionRows]: ...
+    def extra_sections(self, model: GraphModel, ref: Ref, preview: Callable[[Ref], str]) -> list[SectionRows]: ...
 
 
 @dataclass

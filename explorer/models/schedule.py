@@ -13,6 +13,7 @@ Variable-length children (buffer entries of a workload, inputs, destinations) us
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,17 @@ INPUT_KINDS = ("ifmap", "weight")  # in_kind codes: the entries a block reads th
 _ROW_INDEX_COLUMNS = ("wl_id", "core_ids", "core_ptr")  # what the per-core row index is built from
 # buf_type codes: the role of an address-space entry (the dependency and overlap analyses use codes only)
 ENTRY_INPUT, ENTRY_WEIGHT, ENTRY_OUTPUT = 0, 1, 2
+
+
+class SchedulePart(StrEnum):
+    """What a format's schedule has (explorer.models.schedule_parts builds each); the views ask for them."""
+
+    LANES = "lanes"  # blocks on lanes, with durations: every schedule
+    MESH = "mesh"  # the lanes placed on an xlen × ylen mesh (the mesh view)
+    TRANSFERS = "transfers"  # what each block reads and writes, by transfer id (dependencies)
+    ADDRESS_SPACE = "address space"  # entries live before each block (the buffers and memory views)
+    SIDE_SPACE = "side space"  # a second, smaller space per block (WL0)
+    DRAM = "dram"  # reads and writes of the off-chip memory
 
 
 @dataclass
@@ -111,6 +123,8 @@ class Schedule:
     # findings (scheduler IR: checks.SnapshotFacts); None when the analysis works them out.
     l2_known: Any = None
     snapshots_known: Any = None
+    # the parts its format gave (explorer.models.schedule_parts.assemble); the columns of the others are empty
+    parts: frozenset[SchedulePart] = frozenset(SchedulePart)
     # core → its workload ids sorted, with their rows: see `_core_index`
     _row_index: dict[int, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
     # field name → (column names, the arrays it was worked out from): see `known`
@@ -141,6 +155,9 @@ class Schedule:
         """The raw JSON bytes of one workload, read again from the file (`explorer.file_spans.FileSpans`).
         Raises FileChanged (a LoadError) when the file is no longer what was loaded."""
         return self.core_raw.item(int(self.wl_core[row]), int(self.wl_pos[row]))
+
+    def has(self, part: SchedulePart) -> bool:
+        return part in self.parts
 
     @property
     def n_workloads(self) -> int:
@@ -222,41 +239,3 @@ def workload_path(core: int, position: int) -> str:
 def workload_label(core: int, workload_id: int) -> str:
     """How messages name a workload: `wl_label` for one row, or for many whose numbers were looked up at once."""
     return f"core {core} workload {workload_id}"
-
-
-def lanes_only(
-    layers: list[str],
-    wl_core: np.ndarray,
-    wl_id: np.ndarray,
-    wl_layer: np.ndarray,
-    wl_type: np.ndarray,
-    wl_time: np.ndarray,
-    *,
-    core_names: dict[int, str] | None = None,
-    wl_start: np.ndarray | None = None,
-    dependencies: tuple[np.ndarray, np.ndarray] | None = None,
-) -> Schedule:
-    """A schedule of lanes and blocks only (no transfers, no address spaces): what an instruction trace or
-    another derived timeline fills. Rows must be grouped by lane, lanes in ascending order."""
-    empty = np.zeros(0, dtype=np.int64)
-    n = int(wl_id.size)
-    core_ids = distinct(wl_core) if n else empty
-    core_ptr = np.searchsorted(wl_core, np.append(core_ids, np.iinfo(np.int64).max)) if n else np.zeros(1, np.int64)
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    return Schedule(
-        buffersize=0, xlen=max(int(core_ids.size), 1), ylen=1, top_batch_cut=1, wl0_key="wl0_buffer",
-        layers=layers, core_ids=core_ids.astype(np.int64), core_ptr=core_ptr.astype(np.int64),
-        wl_core=wl_core, wl_pos=np.arange(n, dtype=np.int64), wl_id=wl_id, wl_layer=wl_layer, wl_type=wl_type,
-        wl_time=wl_time.astype(np.float64), wl_ofmap_size=np.zeros(n, dtype=np.int64), core_raw={},
-        ring_ptr=ptr, ring_lo=empty, ring_hi=empty, in_ptr=ptr, in_tid=empty, in_kind=empty,
-        of_row=empty, of_tid=empty, of_size=empty, of_pos=empty, of_dst_ptr=np.zeros(1, dtype=np.int64),
-        dst_core=empty, dst_wl=empty, dst_dram=empty,
-        buf_ptr=ptr, buf_tensor=empty, buf_addr=empty, buf_size=empty, buf_type=empty, buf_new=empty,
-        buf_cur=empty, buf_pos=empty,
-        w0_ptr=ptr, w0_addr=empty, w0_size=empty, w0_src=empty, w0_tid=empty, w0_pos=empty, w0_layer=empty,
-        din_tid=empty, din_core=empty, din_wl=empty, din_pos=empty, din_rel_ptr=np.zeros(1, dtype=np.int64),
-        din_rel=empty, dout_tid=empty, dout_type=empty, dout_size=empty, dout_pos=empty,
-        dout_rel_ptr=np.zeros(1, dtype=np.int64), dout_rel=empty, dout_dst_ptr=np.zeros(1, dtype=np.int64),
-        dout_dst_core=empty, dout_dst_wl=empty, core_names=core_names, wl_start=wl_start,
-        wl_dep_src=dependencies[0] if dependencies else None, wl_dep_dst=dependencies[1] if dependencies else None,
-    )  # fmt: skip

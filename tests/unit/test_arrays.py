@@ -28,11 +28,11 @@ def test_distinct_does_not_change_its_input():
 def test_rows_of_workload_ids_are_found_per_core_first_row_first():
     """Schedule.row_of / rows_of (each core's ids sorted once): the first row of an id that repeats on a core,
     None or -1 for an id or a core that is not there, and the many-at-once answer equal to one-by-one."""
-    from explorer.models.schedule import lanes_only
+    from explorer.models.schedule_parts import Lanes, assemble
 
     cores = np.array([0, 0, 0, 0, 3, 3, 3])
     ids = np.array([7, 2, 7, 5, 2, 9, 1])
-    s = lanes_only(["L"], cores, ids, np.zeros(7, np.int32), np.zeros(7, np.int8), np.ones(7))
+    s = assemble(Lanes(["L"], cores, ids, np.zeros(7, np.int32), np.zeros(7, np.int8), np.ones(7)))
     assert [s.row_of(0, 7), s.row_of(0, 2), s.row_of(3, 2), s.row_of(3, 1)] == [0, 1, 4, 6]
     assert s.row_of(0, 9) is None and s.row_of(1, 2) is None and s.row_of(3, 100) is None
     asked_cores, asked_ids = [3, 0, 1, 0, 3, 0], [9, 7, 2, 3, 2, 5]
@@ -46,10 +46,10 @@ def test_a_schedule_made_from_another_with_other_ids_finds_its_own_rows():
     the original keeps answering with its own after the copy built one."""
     import dataclasses
 
-    from explorer.models.schedule import lanes_only
+    from explorer.models.schedule_parts import Lanes, assemble
 
-    s = lanes_only(["L"], np.array([0, 0, 0]), np.array([4, 5, 6]), np.zeros(3, np.int32), np.zeros(3, np.int8),
-                   np.ones(3))  # fmt: skip
+    s = assemble(Lanes(["L"], np.array([0, 0, 0]), np.array([4, 5, 6]), np.zeros(3, np.int32),
+                       np.zeros(3, np.int8), np.ones(3)))  # fmt: skip
     assert s.row_of(0, 5) == 1  # the original's index is built
     renumbered = dataclasses.replace(s, wl_id=np.array([6, 4, 5]))
     assert [renumbered.row_of(0, 5), renumbered.row_of(0, 6)] == [2, 0]

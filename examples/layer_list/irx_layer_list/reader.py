@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from explorer.document import Capability, Document, DocumentView, Item, Meta, ProgressCallback, Section, Vocabulary
+from explorer.document import Document, DocumentView, Item, Meta, ProgressCallback, Section, Vocabulary
 from explorer.errors import LoadError, Problem
 
 LINE = re.compile(
@@ -53,7 +53,6 @@ def load(path: Path, *, progress: ProgressCallback | None = None, strict: bool =
         meta=Meta(format="layer-list", source=path, producer="example plug-in"),
         tree=Item("file", path.name, ("summary",), children=[view.item(layer) for layer in layers]),
         view=view,
-        capabilities=frozenset({Capability.TREE, Capability.DETAILS}),
         vocabulary=Vocabulary(search_hint="layer name or op type"),
         problems=problems,
         summary={"layers": len(layers), "op_types": _counts(layer.op for layer in layers)},

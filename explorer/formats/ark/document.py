@@ -15,12 +15,14 @@ from typing import Any
 
 import networkx as nx
 
-from explorer.document import Capability, Document, DocumentView, Item, Meta, Section, Vocabulary, describe_by_kind
+from explorer.document import Document, DocumentView, Item, Meta, Section, Vocabulary, describe_by_kind
 from explorer.errors import Problem
 from explorer.formats.ark.checks import TensorIndex
 from explorer.formats.ark.layout import layout_of
 from explorer.formats.ark.model import ArkArg, ArkFile, ArkNode, ArkOp, ArkTensor
 from explorer.formatting import human, human_bytes
+from explorer.models.graph import GraphModel
+from explorer.models.ref import Ref
 from explorer.tensors.strides import TensorLayout
 
 _ROLE_KEYS = {"read": "ReadTensors", "write": "WriteTensors", "result": "ResultTensors"}
@@ -39,7 +41,6 @@ def build_document(
         meta=Meta(format=f"ark-{ark.kind}", source=path, producer="Microsoft ARK"),
         tree=view.tree(path.name),
         view=view,
-        capabilities=frozenset({Capability.TREE, Capability.DETAILS, Capability.LAYOUT, Capability.GRAPH}),
         vocabulary=Vocabulary(search_hint="node, op or tensor name, or a tensor id"),
         problems=problems,
         summary=summary,
@@ -180,7 +181,7 @@ class ArkView(DocumentView):
         return items
 
     # ---- navigation -------------------------------------------------------------------------------------
-    def ancestors(self, ref: Any) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Any]:
         if not isinstance(ref, tuple) or not ref:
             return []
         kind = ref[0]
@@ -218,7 +219,7 @@ class ArkView(DocumentView):
                         return ("group", g)
         return None
 
-    def tensor_of(self, ref: Any) -> int | None:
+    def tensor_of(self, ref: Ref) -> int | None:
         """The tensor id an item shows (the layout view follows it), or None."""
         if not isinstance(ref, tuple) or not ref:
             return None
@@ -232,7 +233,7 @@ class ArkView(DocumentView):
             return ids[0] if ids else None
         return None
 
-    def links(self, ref: Any) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Any]]:
         """A node's producers and consumers; a tensor's users (every op that reads, writes or returns it)."""
         if not isinstance(ref, tuple) or not ref:
             return []
@@ -297,7 +298,10 @@ class ArkView(DocumentView):
     def graph_size_hint(self) -> int:
         return len(self.ark.nodes) or len(self.ark.tasks)
 
-    def build_graph(self) -> Any:
+    def draws_graph(self) -> bool:
+        return True
+
+    def build_graph(self) -> GraphModel | None:
         from explorer.formats.ark.graph_model import ark_graph
 
         return ark_graph(self)
@@ -333,7 +337,7 @@ class ArkView(DocumentView):
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         return {op.name: (op.type, str([t.shape for t in op.read + op.write])) for _, op in self.ark.ops()}
 
-    def describe(self, ref: Any) -> list[Section]:
+    def describe(self, ref: Ref) -> list[Section]:
         return describe_by_kind(self, ref)
 
     def _describe_summary(self) -> list[Section]:

@@ -14,7 +14,6 @@ from typing import Any
 
 from explorer.document import (
     CHUNK,
-    Capability,
     Document,
     DocumentView,
     Item,
@@ -38,25 +37,21 @@ from explorer.formats.coreml.model import (
     type_text,
     value_text,
 )
+from explorer.models.graph import GraphModel
+from explorer.models.ref import Ref
 
 
 def build_document(path: Path, model: CoreMLModel, problems: list[Problem]) -> Document:
     view = CoreMLView(model)
     summary = view.summary()
-    capabilities = {Capability.TREE, Capability.DETAILS}
-    if model.blocks or view.layers() or (model.model is None and view.mil_program().ops):
-        capabilities.add(Capability.GRAPH)
     if model.model is None and model.mil_text:
         problems = problems + unread_line_problems(view.mil_program())
-    if model.mil_text is not None:
-        capabilities.add(Capability.SOURCE)
     return Document(
         meta=Meta(
             format="coreml", source=path, producer="Core ML", versions={"spec": str(summary.get("spec_version"))}
         ),
         tree=view.tree(path.name),
         view=view,
-        capabilities=frozenset(capabilities),
         vocabulary=Vocabulary(search_hint="op, value or layer name, or an op type"),
         problems=problems,
         summary=summary,
@@ -103,7 +98,10 @@ class CoreMLView(DocumentView):
     def graph_size_hint(self) -> int:
         return sum(len(b.proto.operations) for b in self.model.blocks.values()) or len(self.layers() or [])
 
-    def build_graph(self) -> Any:
+    def draws_graph(self) -> bool:
+        return bool(self.model.blocks or self.layers() or (self.model.model is None and self.mil_program().ops))
+
+    def build_graph(self) -> GraphModel | None:
         from explorer.formats.coreml.graph_model import coreml_graph
 
         return coreml_graph(self)
@@ -307,7 +305,7 @@ class CoreMLView(DocumentView):
             )
         return items
 
-    def links(self, ref: Any) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Any]]:
         """An op's producers (through its bindings) and the ops reading its outputs, for the jump key."""
         if not isinstance(ref, tuple) or not ref or ref[0] != "op" or ref[1] not in self.model.blocks:
             return []
@@ -359,7 +357,7 @@ class CoreMLView(DocumentView):
             path.append(("chunk", key, chunk_start(i)))
         return [*path, ("op", key, i)]
 
-    def ancestors(self, ref: Any) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Any]:
         if not isinstance(ref, tuple) or not ref:
             return []
         if ref[0] == "op" and ref[1] in self.model.blocks:
@@ -410,7 +408,7 @@ class CoreMLView(DocumentView):
         return hits[:limit]
 
     # ---- details ----------------------------------------------------------------------------------------
-    def describe(self, ref: Any) -> list[Section]:
+    def describe(self, ref: Ref) -> list[Section]:
         return describe_by_kind(self.details, ref)
 
     def weights_by_dtype(self) -> dict[str, tuple[int, int]]:

@@ -13,18 +13,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from explorer.document import (
-    Capability,
-    Document,
-    DocumentView,
-    Item,
-    Meta,
-    Section,
-    Vocabulary,
-    chunked_items,
-    describe_by_kind,
-)
+from explorer.document import Document, DocumentView, Item, Meta, Section, Vocabulary, chunked_items, describe_by_kind
 from explorer.formats.gemini_frontend.reader import FrontendIR, Layer
+from explorer.models.graph import GraphModel
+from explorer.models.ref import Ref
 
 VOCABULARY = Vocabulary(search_hint="layer name, operation or layer_index")
 SHAPE_KEYS = ("input_shape", "output_shape", "input_dtype", "output_dtype", "input_batchdim", "output_batchdim")
@@ -36,7 +28,6 @@ def build_document(path: Path, ir: FrontendIR) -> Document:
         meta=Meta(format="gemini-frontend", source=path, producer="Gemini compiler frontend"),
         tree=view.tree(path.name),
         view=view,
-        capabilities=frozenset({Capability.TREE, Capability.DETAILS, Capability.GRAPH}),
         vocabulary=VOCABULARY,
         problems=list(ir.problems),
         summary=view.summary(),
@@ -62,7 +53,7 @@ class FrontendView(DocumentView):
         self.ir = ir
         self.position = {layer.name: k for k, layer in enumerate(ir.layers)}
 
-    def layer_of(self, ref: Any) -> str | None:
+    def layer_of(self, ref: Ref) -> str | None:
         if isinstance(ref, tuple) and len(ref) == 2 and ref[0] == "layer" and 0 <= ref[1] < len(self.ir.layers):
             return self.ir.layers[ref[1]].name
         return None
@@ -128,7 +119,7 @@ class FrontendView(DocumentView):
         return Item("layer", f"{layer.index} {layer.name} ({layer.operation})", ("layer", k))
 
     # ---- navigation ---------------------------------------------------------------------------------------
-    def ancestors(self, ref: Any) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Any]:
         if isinstance(ref, tuple) and ref and ref[0] == "layer":
             return [("layers",), ref]
         if isinstance(ref, tuple) and ref and ref[0] == "input":
@@ -141,7 +132,7 @@ class FrontendView(DocumentView):
             return ("layer", self.position[name])
         return None
 
-    def links(self, ref: Any) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Any]]:
         if not (isinstance(ref, tuple) and ref and ref[0] == "layer"):
             return []
         layer = self.ir.layers[ref[1]]
@@ -163,7 +154,7 @@ class FrontendView(DocumentView):
         return hits
 
     # ---- details ------------------------------------------------------------------------------------------
-    def describe(self, ref: Any) -> list[Section]:
+    def describe(self, ref: Ref) -> list[Section]:
         return describe_by_kind(self, ref)
 
     def _describe_summary(self) -> list[Section]:
@@ -245,7 +236,10 @@ class FrontendView(DocumentView):
     def graph_size_hint(self) -> int:
         return len(self.ir.layers) + len(self.ir.inputs)
 
-    def build_graph(self) -> Any:
+    def draws_graph(self) -> bool:
+        return True
+
+    def build_graph(self) -> GraphModel | None:
         from explorer.graph.builder import GraphBuilder
 
         builder = GraphBuilder()

@@ -15,7 +15,6 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.document import (
-    Capability,
     Document,
     DocumentView,
     InstructionTable,
@@ -29,7 +28,8 @@ from explorer.document import (
 from explorer.formats.gemini_trace.lines import decode_links, decode_params
 from explorer.formats.gemini_trace.program import UNIT_TITLES, Program
 from explorer.formatting import human
-from explorer.models.schedule import lanes_only
+from explorer.models.ref import Ref
+from explorer.models.schedule_parts import Lanes, assemble
 
 BLOCK_KINDS = ("config", "operation")
 
@@ -52,7 +52,6 @@ def build_document(path: Path, program: Program) -> Document:
         meta=Meta(format="gemini-trace" if program.timed else "gemini-asm", source=path, producer="Gemini compiler"),
         tree=view.tree(path.name),
         view=view,
-        capabilities=frozenset({Capability.TREE, Capability.DETAILS, Capability.TIMELINE}),
         vocabulary=vocabulary(program.timed),
         problems=list(program.problems),
         summary=view.summary(),
@@ -92,7 +91,7 @@ class TraceView(DocumentView):
         src, dst = wait_edges(p)
         self.wait_src, self.wait_dst = src, dst
         o = self.order
-        self.schedule = lanes_only(
+        self.schedule = assemble(Lanes(
             names,
             wl_core=p.unit[o],
             wl_id=o.astype(np.int64),
@@ -102,7 +101,7 @@ class TraceView(DocumentView):
             core_names={u: f"{name} ({UNIT_TITLES.get(name, 'unit')})" for u, name in enumerate(p.units)},
             wl_start=p.start[o].astype(np.float64) if p.timed else None,
             dependencies=(self.row_of[src], self.row_of[dst]),
-        )
+        ))
 
     @cached_property
     def table(self) -> InstructionTable:
@@ -202,7 +201,7 @@ class TraceView(DocumentView):
         return Item("workload", f"{p.name[k]} wkl {int(p.wkl[k])}{when}", ("workload", row))
 
     # ---- navigation ---------------------------------------------------------------------------------------
-    def ancestors(self, ref: Any) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Any]:
         if isinstance(ref, tuple) and ref and ref[0] == "workload":
             unit = int(self.program.unit[int(self.order[ref[1]])])
             return [("units",), ("unit", unit), ref]
@@ -216,7 +215,7 @@ class TraceView(DocumentView):
                 return ("workload", int(self.row_of[int(hits[0])]))
         return None
 
-    def links(self, ref: Any) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Any]]:
         if not (isinstance(ref, tuple) and ref and ref[0] == "workload"):
             return []
         k = int(self.order[ref[1]])
@@ -247,7 +246,7 @@ class TraceView(DocumentView):
                 for k in hits.tolist()]  # fmt: skip
 
     # ---- details ------------------------------------------------------------------------------------------
-    def describe(self, ref: Any) -> list[Section]:
+    def describe(self, ref: Ref) -> list[Section]:
         return describe_by_kind(self, ref)
 
     def _describe_summary(self) -> list[Section]:

@@ -14,6 +14,7 @@ from explorer.document import Document, KeyHint, Section
 from explorer.formats.onnx.index import ModelIndex, element_name, tensor_bytes
 from explorer.formats.onnx.text import attribute_text
 from explorer.formatting import human_bytes
+from explorer.models.ref import Ref
 
 MAX_STATS_BYTES = 256 * 1024 * 1024  # a weight bigger than this is not read for its value statistics
 
@@ -27,7 +28,7 @@ class ViewParts(Protocol):
     path: Path
 
     def consumers_of(self, key: str, name: str) -> list[tuple[str, int]]: ...
-    def describe(self, ref: Any) -> list[Section]: ...
+    def describe(self, ref: Ref) -> list[Section]: ...
     def node_label(self, key: str, n: int) -> str: ...
     def type_str(self, key: str, name: str) -> str: ...
 

@@ -15,7 +15,6 @@ from onnx import AttributeProto, TensorProto
 
 from explorer.document import (
     CHUNK,
-    Capability,
     Document,
     DocumentView,
     Item,
@@ -30,6 +29,8 @@ from explorer.errors import Problem
 from explorer.formats.onnx.details import OnnxDetails
 from explorer.formats.onnx.index import ModelIndex, element_name
 from explorer.formats.onnx.text import attribute_text, type_text
+from explorer.models.graph import GraphModel
+from explorer.models.ref import Ref
 
 
 def build_document(path: Path, index: ModelIndex, problems: list[Problem], summary: dict[str, Any]) -> Document:
@@ -45,7 +46,6 @@ def build_document(path: Path, index: ModelIndex, problems: list[Problem], summa
         ),
         tree=view.tree(path.name),
         view=view,
-        capabilities=frozenset({Capability.TREE, Capability.DETAILS, Capability.GRAPH}),
         vocabulary=Vocabulary(search_hint="node, value or initializer name, or an op type"),
         problems=problems,
         summary=summary,
@@ -91,7 +91,7 @@ class OnnxView(DocumentView):
                 )
         return found
 
-    def node_attributes(self, ref: Any) -> str:
+    def node_attributes(self, ref: Ref) -> str:
         if isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "node":
             graph = self.index.graphs.get(ref[1])
             if graph is not None and 0 <= ref[2] < len(graph.nodes):
@@ -101,7 +101,10 @@ class OnnxView(DocumentView):
     def graph_size_hint(self) -> int:
         return sum(len(info.nodes) for info in self.index.graphs.values())
 
-    def build_graph(self) -> Any:
+    def draws_graph(self) -> bool:
+        return True
+
+    def build_graph(self) -> GraphModel | None:
         """Nodes from the index's one pass, grouped by scope, subgraph and function."""
         from explorer.formats.onnx.graph_model import onnx_graph
 
@@ -216,22 +219,22 @@ class OnnxView(DocumentView):
             items.append(Item("link", f"→ to {self.node_label(consumer_key, n)}", ("goto", ("node", consumer_key, n))))
         return items
 
-    def links(self, ref: Any) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Any]]:
         """Producers and consumers of a node's values, a value or an initializer, for the details panel's jump."""
         if not isinstance(ref, tuple) or not ref:
             return []
         if ref[0] == "value":
-            return [(item.label, item.ref[1]) for item in self._links(ref[1], ref[2])]
+            return [(item.label, _jump(item)) for item in self._links(ref[1], ref[2])]
         if ref[0] == "node":
             key, n = ref[1], ref[2]
             node = self.index.graphs[key].nodes[n]
             found = []
             for name in node.input:
                 if name:
-                    found += [(f"in {name}: {item.label}", item.ref[1]) for item in self._links(key, name)[:1]]
+                    found += [(f"in {name}: {item.label}", _jump(item)) for item in self._links(key, name)[:1]]
             for name in node.output:
                 if name:
-                    found += [(f"out {name}: {item.label}", item.ref[1]) for item in self._links(key, name)[1:]]
+                    found += [(f"out {name}: {item.label}", _jump(item)) for item in self._links(key, name)[1:]]
             return found
         if ref[0] == "init":
             key, i = ref[1], ref[2]
@@ -307,7 +310,7 @@ class OnnxView(DocumentView):
             path.append(("chunk", key, chunk_start(n)))
         return [*path, ("node", key, n)]
 
-    def ancestors(self, ref: Any) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Any]:
         if not isinstance(ref, tuple) or not ref:
             return []
         kind = ref[0]
@@ -372,10 +375,10 @@ class OnnxView(DocumentView):
         return hits[:limit]
 
     # ---- details ----------------------------------------------------------------------------------------
-    def describe(self, ref: Any) -> list[Section]:
+    def describe(self, ref: Ref) -> list[Section]:
         return describe_by_kind(self.details, ref)
 
-    def value_preview(self, ref: Any, limit: int = 8) -> str:
+    def value_preview(self, ref: Ref, limit: int = 8) -> str:
         """A small constant's values (an initializer or a `Constant` node's, up to `limit` elements, stored
         inline): `[0, 2]`, a scalar without brackets (`1`)."""
         tensor = None
@@ -424,3 +427,9 @@ def attribute_digest(node: Any) -> str:
     return ",".join(a.name if a.type in subgraphs else
                     f"{a.name}={hashlib.blake2b(a.SerializeToString(deterministic=True), digest_size=6).hexdigest()}"
                     for a in sorted(node.attribute, key=lambda a: a.name))  # fmt: skip
+
+
+def _jump(link: Item) -> Ref:
+    """Where a link item (`_links`: ref ("goto", target)) jumps to."""
+    assert link.ref is not None
+    return link.ref[1]

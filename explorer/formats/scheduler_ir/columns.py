@@ -4,6 +4,7 @@ entry costs about a second. `CorePart` is one core's columns; `ScheduleBuilder` 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import operator
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from explorer.formats.scheduler_ir.checks import SNAPSHOT_COLUMNS, SnapshotFacts
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.schema import BufferEntry, Dram, Workload
 from explorer.models.schedule import Schedule
+from explorer.models.schedule_parts import AddressSpace, DramTraffic, Lanes, Mesh, SideSpace, Transfers, assemble
 from explorer.schedule.buffers import L2_COLUMNS, CoreL2, joined_l2
 
 _get = operator.attrgetter
@@ -124,7 +126,7 @@ class ScheduleBuilder:
         self.spans: dict[int, tuple[int, int]] = {}  # core → where its array lies in the file
         self.dram_raw: bytes | bytearray | None = None
         self.core_order: list[int] = []
-        self.dram_columns = _dram_columns(Dram(), {})
+        self.dram_traffic = _dram_traffic(Dram(), {})
         self.saw_wl0 = False
         self.saw_wl1 = False
         self.l2_parts: list[CoreL2 | None] = []  # per part: what its decode found of its L2 snapshots
@@ -160,7 +162,7 @@ class ScheduleBuilder:
     def add_dram(self, dram: Dram, positions: dict[str, list[int]]) -> None:
         """The DRAM section's columns, made as soon as it is decoded: while the workers still decode the cores,
         not in the build after them, where one CPU waits."""
-        self.dram_columns = _dram_columns(dram, positions)
+        self.dram_traffic = _dram_traffic(dram, positions)
 
     def _columns(
         self, core: int, workloads: list[tuple[int, Workload, dict]], buf_lists: list[list[BufferEntry]]
@@ -262,26 +264,21 @@ class ScheduleBuilder:
 
         n = sum(part["n"] for part in parts)
         core_ids = np.asarray(self.core_order, dtype=np.int64)
-        core_ptr = ptr_of([part["n"] for part in parts])
         of_counts = joined("of_counts")
         w0_layer = self._w0_layers()  # before `layers` is listed: it adds the names only WL0 entries use
-        schedule = Schedule(
-            buffersize=scalars["buffersize"],
-            xlen=scalars["xlen"],
-            ylen=scalars["ylen"],
-            top_batch_cut=scalars["top_batch_cut"],
-            wl0_key=self.wl0_key,
-            layers=list(layers),
-            core_ids=core_ids,
-            core_ptr=core_ptr,
+        lanes = Lanes(
+            list(layers),
             wl_core=joined("wl_core", np.int32),
-            wl_pos=joined("wl_pos", np.int32),
             wl_id=joined("wl_id"),
             wl_layer=joined("wl_layer", np.int32),
             wl_type=joined("wl_type", np.int8),
             wl_time=joined("wl_time", np.float64),
+            wl_pos=joined("wl_pos", np.int32),
             wl_ofmap_size=joined("wl_ofmap_size"),
             core_raw=core_raw,
+            core_ids=core_ids,
+        )
+        transfers = Transfers(
             ring_ptr=ptr_of(joined("ring_counts")),
             ring_lo=joined("ring_lo"),
             ring_hi=joined("ring_hi"),
@@ -296,6 +293,9 @@ class ScheduleBuilder:
             dst_core=joined("dst_core"),
             dst_wl=joined("dst_wl"),
             dst_dram=joined("dst_dram", bool),
+        )
+        l2 = AddressSpace(
+            buffersize=scalars["buffersize"],
             buf_ptr=ptr_of(joined("buf_counts")),
             buf_tensor=joined("buf_tensor"),
             buf_addr=joined("buf_addr"),
@@ -304,6 +304,9 @@ class ScheduleBuilder:
             buf_new=joined("buf_new", np.int8),
             buf_cur=joined("buf_cur", bool),
             buf_pos=joined("buf_pos", np.int32),
+        )
+        wl0 = SideSpace(
+            wl0_key=self.wl0_key,
             w0_ptr=ptr_of(joined("w0_counts")),
             w0_addr=joined("w0_addr"),
             w0_size=joined("w0_size"),
@@ -311,8 +314,14 @@ class ScheduleBuilder:
             w0_tid=joined("w0_tid"),
             w0_pos=joined("w0_pos", np.int32),
             w0_layer=w0_layer,
-            **self.dram_columns,
-            dram_raw=self.dram_raw,
+        )
+        schedule = assemble(
+            lanes,
+            mesh=Mesh(xlen=scalars["xlen"], ylen=scalars["ylen"], top_batch_cut=scalars["top_batch_cut"]),
+            transfers=transfers,
+            address_space=l2,
+            side_space=wl0,
+            dram=dataclasses.replace(self.dram_traffic, dram_raw=self.dram_raw),
         )
         schedule.keep_known("l2_known", self._l2_known(scalars["buffersize"]), L2_COLUMNS)
         schedule.keep_known("snapshots_known", self._snapshots_known(), SNAPSHOT_COLUMNS)
@@ -353,7 +362,7 @@ class ScheduleBuilder:
         return -1 if name is None else self.layers.setdefault(name, len(self.layers))
 
 
-def _dram_columns(dram: Dram, positions: dict[str, list[int]]) -> dict[str, Any]:
+def _dram_traffic(dram: Dram, positions: dict[str, list[int]]) -> DramTraffic:
     """The DRAM section as the schedule's din_*/dout_* columns; `positions` holds the file positions of the
     transfers kept when some were dropped."""
     din, dout = dram.in_, dram.out
@@ -361,20 +370,20 @@ def _dram_columns(dram: Dram, positions: dict[str, list[int]]) -> dict[str, Any]
     dout_rel = list(map(_get("related_ifmap"), dout))
     dout_dst_lists = list(map(_get("destination"), dout))
     dout_dsts = _flatten(dout_dst_lists)
-    return {
-        "din_tid": _field(din, "transfer_id"),
-        "din_core": _field(din, "core_id"),
-        "din_wl": _field(din, "workload_id"),
-        "din_pos": np.asarray(positions.get("in", range(len(din))), dtype=np.int64),
-        "din_rel_ptr": ptr_of(_lengths(din_rel)),
-        "din_rel": np.fromiter(itertools.chain.from_iterable(din_rel), np.int64),
-        "dout_tid": _field(dout, "transfer_id"),
-        "dout_type": _coded(dout, "type", _DRAM_OUT_CODE),
-        "dout_size": _field(dout, "size"),
-        "dout_pos": np.asarray(positions.get("out", range(len(dout))), dtype=np.int64),
-        "dout_rel_ptr": ptr_of(_lengths(dout_rel)),
-        "dout_rel": np.fromiter(itertools.chain.from_iterable(dout_rel), np.int64),
-        "dout_dst_ptr": ptr_of(_lengths(dout_dst_lists)),
-        "dout_dst_core": _field(dout_dsts, "core_id", missing=-1),
-        "dout_dst_wl": _field(dout_dsts, "workload_id", missing=-1),
-    }
+    return DramTraffic(
+        din_tid=_field(din, "transfer_id"),
+        din_core=_field(din, "core_id"),
+        din_wl=_field(din, "workload_id"),
+        din_pos=np.asarray(positions.get("in", range(len(din))), dtype=np.int64),
+        din_rel_ptr=ptr_of(_lengths(din_rel)),
+        din_rel=np.fromiter(itertools.chain.from_iterable(din_rel), np.int64),
+        dout_tid=_field(dout, "transfer_id"),
+        dout_type=_coded(dout, "type", _DRAM_OUT_CODE),
+        dout_size=_field(dout, "size"),
+        dout_pos=np.asarray(positions.get("out", range(len(dout))), dtype=np.int64),
+        dout_rel_ptr=ptr_of(_lengths(dout_rel)),
+        dout_rel=np.fromiter(itertools.chain.from_iterable(dout_rel), np.int64),
+        dout_dst_ptr=ptr_of(_lengths(dout_dst_lists)),
+        dout_dst_core=_field(dout_dsts, "core_id", missing=-1),
+        dout_dst_wl=_field(dout_dsts, "workload_id", missing=-1),
+    )

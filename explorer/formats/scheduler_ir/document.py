@@ -17,7 +17,6 @@ import numpy as np
 from explorer import worker_pool
 from explorer.document import (
     CHUNK,
-    Capability,
     Document,
     DocumentView,
     Item,
@@ -35,6 +34,8 @@ from explorer.formats.scheduler_ir.details import ScheduleDetails, decode_plain,
 from explorer.formats.scheduler_ir.roles import Role, object_entries, roles_at, roles_of
 from explorer.formats.scheduler_ir.summary import schedule_summary
 from explorer.formatting import compact, human_bytes, number, plural
+from explorer.models.graph import GraphModel
+from explorer.models.ref import Ref
 from explorer.models.schedule import Schedule
 from explorer.schedule.buffer_view import row_of_entry
 from explorer.schedule.refs import WORKLOAD_PART_KINDS
@@ -42,11 +43,6 @@ from explorer.schedule.timeline import PendingTimeline
 
 BATCH_LAYERS_READ, BATCH_ROWS_READ = 4, 64  # the batch is read from the first layers' workloads, on every core
 ROLE_PREFETCH_MIN_ROWS = 256  # fewer workloads are read here in less time than a worker's round trip
-
-CAPABILITIES = frozenset(
-    {Capability.TREE, Capability.DETAILS, Capability.TIMELINE, Capability.BUFFERS, Capability.GRAPH}
-)
-
 
 def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document:
     view = ScheduleView(s)
@@ -59,7 +55,6 @@ def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document
         ),
         tree=view.tree(path.name),
         view=view,
-        capabilities=CAPABILITIES | ({Capability.MESH} if s.core_ids.size > 1 else set()),
         vocabulary=vocabulary(s.wl0_key),
         problems=problems,
         schedule=s,
@@ -80,7 +75,10 @@ class ScheduleView(DocumentView):
     def graph_size_hint(self) -> int:
         return len(self.s.layers) + self.s.n_workloads  # layers open into their workloads: both are nodes
 
-    def build_graph(self) -> Any:
+    def draws_graph(self) -> bool:
+        return True
+
+    def build_graph(self) -> GraphModel | None:
         """Layers that open into workloads (needs the analysis: it finds the data flowing between them)."""
         from explorer.formats.scheduler_ir.graph_model import schedule_graph
 
@@ -238,7 +236,7 @@ class ScheduleView(DocumentView):
         ]
 
     # ---- navigation -------------------------------------------------------------------------------------
-    def ancestors(self, ref: Any) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Any]:
         """Refs from the top of the tree down to `ref`, so a view can expand its way there."""
         if not isinstance(ref, tuple) or not ref:
             return []
@@ -264,7 +262,7 @@ class ScheduleView(DocumentView):
             return path
         return [ref]
 
-    def links(self, ref: Any) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Any]]:
         """A workload's producers and consumers on any core (the dependency analysis)."""
         if not isinstance(ref, tuple) or not ref or ref[0] != "workload" or self.analysis() is None:
             return []
@@ -407,7 +405,7 @@ class ScheduleView(DocumentView):
             self._decoded[row] = cached
         return cached
 
-    def describe(self, ref: Any) -> list[Section]:
+    def describe(self, ref: Ref) -> list[Section]:
         """The item's sections; once the file has changed on disk, a first section saying so, and the
         sections that needed the file's bytes (now empty) left out instead of shown blank."""
         sections = describe_by_kind(self.details, ref)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 
-from explorer.document import Capability, Document
+from explorer.document import Document
 from explorer.errors import Problem
 from explorer.formats.scheduler_ir import started
 from explorer.formats.scheduler_ir.first_core import (  # what the preview is made of; named here for callers
@@ -64,8 +64,7 @@ def document_of(found: FirstCorePart, path: Path) -> Document:
     from explorer.formats.scheduler_ir.document import build_document
 
     document = build_document(path, first_core_schedule(found, path), [])
-    document.partial = found.describe()
-    document.capabilities -= {Capability.GRAPH}  # built from every core's layers: waits for the whole file
+    document.partial = found.describe()  # no graph while partial: it is built from every core's layers
     analyze_document(document)
     shown = "the first core only" if found.prefix is None else f"the first core's first {found.prefix:,} workloads only"
     document.problems = [Problem("info", "preview", f"{shown}: the rest of the file is loading")]

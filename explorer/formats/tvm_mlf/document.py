@@ -15,23 +15,15 @@ from typing import Any
 
 import networkx as nx
 
-from explorer.document import (
-    Capability,
-    Document,
-    DocumentView,
-    Item,
-    MemoryCurve,
-    Meta,
-    Section,
-    Vocabulary,
-    describe_by_kind,
-)
+from explorer.document import Document, DocumentView, Item, MemoryCurve, Meta, Section, Vocabulary, describe_by_kind
 from explorer.errors import Problem
 from explorer.formats.tvm_mlf.bundle import MlfBundle, Module
 from explorer.formats.tvm_mlf.details import TvmDetails
 from explorer.formats.tvm_mlf.graph import Graph
 from explorer.formats.tvm_mlf.storage_plan import StoragePlan
 from explorer.formatting import human_bytes
+from explorer.models.graph import GraphModel
+from explorer.models.ref import Ref
 
 SOURCE_SUFFIXES = {
     ".c": "c",
@@ -70,16 +62,10 @@ def language_of(member: str) -> str | None:
 
 def build_document(path: Path, mlf: MlfBundle, schedule: Any, problems: list[Problem]) -> Document:
     view = TvmView(mlf, schedule)
-    capabilities = {Capability.TREE, Capability.DETAILS, Capability.SOURCE}
-    if any(module.graph is not None for module in mlf.modules):
-        capabilities.add(Capability.GRAPH)
-    if schedule is not None:  # the graph executor's storage plan, drawn over node order
-        capabilities |= {Capability.TIMELINE, Capability.BUFFERS}
     return Document(
         meta=Meta(format="tvm-mlf", source=path, producer="Apache TVM", versions={"metadata": str(mlf.version)}),
         tree=view.tree(path.name),
         view=view,
-        capabilities=frozenset(capabilities),
         vocabulary=VOCABULARY,
         problems=problems,
         summary=view.summary(),
@@ -147,7 +133,10 @@ class TvmView(DocumentView):
     def graph_size_hint(self) -> int:
         return sum(len(m.graph.nodes) for m in self.modules if m.graph is not None)
 
-    def build_graph(self) -> Any:
+    def draws_graph(self) -> bool:
+        return any(module.graph is not None for module in self.modules)
+
+    def build_graph(self) -> GraphModel | None:
         from explorer.formats.tvm_mlf.graph_model import tvm_graph
 
         return tvm_graph(self)
@@ -320,7 +309,7 @@ class TvmView(DocumentView):
         m = next(i for i, module in enumerate(self.modules) if module.core == core)
         return m, nid
 
-    def ancestors(self, ref: Any) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Any]:
         if not isinstance(ref, tuple) or not ref:
             return []
         kind = ref[0]
@@ -343,7 +332,7 @@ class TvmView(DocumentView):
             return [("files",), (kind, member, 1) if kind == "source" else ref]
         return [ref]
 
-    def links(self, ref: Any) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Any]]:
         """A graph node's inputs and the nodes reading its outputs."""
         if not isinstance(ref, tuple) or not ref or ref[0] not in ("workload", "gnode"):
             return []
@@ -402,7 +391,7 @@ class TvmView(DocumentView):
         return hits[:limit]
 
     # ---- details ----------------------------------------------------------------------------------------
-    def describe(self, ref: Any) -> list[Section]:
+    def describe(self, ref: Ref) -> list[Section]:
         return describe_by_kind(self.details, ref)
 
 

@@ -106,10 +106,9 @@ def plan_schedule(modules: list[tuple[str, Graph, StoragePlan]]) -> tuple[Schedu
     and whose L2 snapshots are the storage ids live at each node. Returns it and, per core, the node id of
     each workload row. Storage ids sit side by side from address 0 in id order: a layout for drawing, not
     TVM's own offsets (the graph executor allocates each storage id separately)."""
-    from explorer.models.schedule import Schedule
+    from explorer.models.schedule_parts import AddressSpace, Lanes, assemble
 
     rows_nid: dict[int, list[int]] = {}
-    core_ptr = [0]
     cols: dict[str, list] = {k: [] for k in ("core", "id", "layer", "time", "buf_ptr")}
     buf: dict[str, list] = {k: [] for k in ("tensor", "addr", "size", "type", "new")}
     layers: list[str] = []
@@ -155,42 +154,19 @@ def plan_schedule(modules: list[tuple[str, Graph, StoragePlan]]) -> tuple[Schedu
                 kind = 2 if sid in written[node.nid] else 1 if s.role == "param" else 0  # ofmap / weight / ifmap
                 buf["type"].append(kind)
                 buf["new"].append(1 if s.start == node.nid or sid in written[node.nid] else 0)
-        core_ptr.append(len(cols["id"]))
     n, m = len(cols["id"]), len(buf["tensor"])
     buf_ptr = np.array([*cols["buf_ptr"], m], dtype=np.int64)
-    empty = np.zeros(0, dtype=np.int64)
-    zeros_ptr = np.zeros(n + 1, dtype=np.int64)
-    schedule = Schedule(
-        buffersize=capacity,
-        xlen=max(len(modules), 1),
-        ylen=1,
-        top_batch_cut=1,
-        wl0_key="wl0_buffer",
-        layers=layers,
-        core_ids=np.arange(len(modules), dtype=np.int64),
-        core_ptr=np.array(core_ptr, dtype=np.int64),
+    lanes = Lanes(
+        layers,
         wl_core=np.array(cols["core"], dtype=np.int64),
-        wl_pos=np.arange(n, dtype=np.int64),
         wl_id=np.array(cols["id"], dtype=np.int64),
         wl_layer=np.array(cols["layer"], dtype=np.int64),
         wl_type=np.zeros(n, dtype=np.int64),
         wl_time=np.array(cols["time"], dtype=np.float64),
-        wl_ofmap_size=np.zeros(n, dtype=np.int64),
-        core_raw={},
-        ring_ptr=zeros_ptr,
-        ring_lo=empty,
-        ring_hi=empty,
-        in_ptr=zeros_ptr,
-        in_tid=empty,
-        in_kind=empty,
-        of_row=empty,
-        of_tid=empty,
-        of_size=empty,
-        of_pos=empty,
-        of_dst_ptr=np.zeros(1, dtype=np.int64),
-        dst_core=empty,
-        dst_wl=empty,
-        dst_dram=empty,
+        core_ids=np.arange(len(modules), dtype=np.int64),
+    )
+    storage = AddressSpace(
+        buffersize=capacity,
         buf_ptr=buf_ptr,
         buf_tensor=np.array(buf["tensor"], dtype=np.int64),
         buf_addr=np.array(buf["addr"], dtype=np.int64),
@@ -199,27 +175,6 @@ def plan_schedule(modules: list[tuple[str, Graph, StoragePlan]]) -> tuple[Schedu
         buf_new=np.array(buf["new"], dtype=np.int64),
         buf_cur=np.zeros(m, dtype=bool),
         buf_pos=np.arange(m, dtype=np.int64) - np.repeat(buf_ptr[:-1], np.diff(buf_ptr)),
-        w0_ptr=zeros_ptr,
-        w0_addr=empty,
-        w0_size=empty,
-        w0_src=empty,
-        w0_tid=empty,
-        w0_pos=empty,
-        w0_layer=empty,
-        din_tid=empty,
-        din_core=empty,
-        din_wl=empty,
-        din_pos=empty,
-        din_rel_ptr=np.zeros(1, dtype=np.int64),
-        din_rel=empty,
-        dout_tid=empty,
-        dout_type=empty,
-        dout_size=empty,
-        dout_pos=empty,
-        dout_rel_ptr=np.zeros(1, dtype=np.int64),
-        dout_rel=empty,
-        dout_dst_ptr=np.zeros(1, dtype=np.int64),
-        dout_dst_core=empty,
-        dout_dst_wl=empty,
     )
+    schedule = assemble(lanes, address_space=storage)
     return schedule, rows_nid
