@@ -96,13 +96,13 @@ class JoinedView:
     def describe(self, ref: Ref) -> list[Section]:
         return describe_companion(self.document, ref) if _is_companion(ref) else self.inner.describe(ref)
 
-    def search(self, text: str) -> list[tuple[str, Any]]:
+    def search(self, text: str) -> list[tuple[str, Ref]]:
         return self.inner.search(text) + search_companions(self.document, text)
 
-    def ancestors(self, ref: Ref) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Ref]:
         return companion_ancestors(self.document, ref) if _is_companion(ref) else self.inner.ancestors(ref)
 
-    def links(self, ref: Ref) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Ref]]:
         own = [] if _is_companion(ref) else self.inner.links(ref)
         return own + companion_links(self.document, ref)
 

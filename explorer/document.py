@@ -151,19 +151,19 @@ class DocumentView:
         """The details panel's tables for a ref."""
         return []
 
-    def find_ref(self, refs: dict[str, Any]) -> Any:
+    def find_ref(self, refs: dict[str, Any]) -> Ref | None:
         """The tree ref a problem points at (its refs plus its "location"), or None."""
         return None
 
-    def search(self, text: str) -> list[tuple[str, Any]]:
+    def search(self, text: str) -> list[tuple[str, Ref]]:
         """(label, ref) pairs matching `text`, best first."""
         return []
 
-    def ancestors(self, ref: Ref) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Ref]:
         """Refs from the top of the tree down to `ref`, so a view can open its way there."""
         return [ref]
 
-    def links(self, ref: Ref) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Ref]]:
         """Where an item's data comes from and goes to: (label, ref) pairs to jump to (key g)."""
         return []
 
@@ -435,16 +435,16 @@ class Document:
             sections += [Section(*table) for table in details.extra_sections(model, ref, self.view.value_preview)]
         return sections
 
-    def find_ref(self, refs: dict[str, Any]) -> Any:
+    def find_ref(self, refs: dict[str, Any]) -> Ref | None:
         return self.view.find_ref(refs)
 
-    def search(self, text: str) -> list[tuple[str, Any]]:
+    def search(self, text: str) -> list[tuple[str, Ref]]:
         return self.view.search(text)
 
-    def ancestors(self, ref: Ref) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Ref]:
         return self.view.ancestors(ref)
 
-    def links(self, ref: Ref) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Ref]]:
         if is_group_ref(ref):  # a graph group: the producers of what it reads, the readers of what it gives
             graph = self._graph_details()
             return graph[1].group_links(graph[0], ref[1]) if graph else []
@@ -463,7 +463,7 @@ CHUNK = 500  # children per tree group: a node with 10^5 children must still ope
 
 
 def chunked_items(
-    start: int, stop: int, make_item: Callable[[int], Item], word: str, chunk_ref: Callable[[int], Any]
+    start: int, stop: int, make_item: Callable[[int], Item], word: str, chunk_ref: Callable[[int], Ref]
 ) -> list[Item]:
     """Items for indices start..stop-1, grouped in lazily built chunks of CHUNK when there are more.
 

@@ -54,7 +54,7 @@ class GraphBuilder:
         self.ops: list[str] = []
         self.groups: list[int] = []
         self.details: list[str] = []
-        self.refs: list[Any] = []
+        self.refs: list[Ref | None] = []
         self.constants: list[bool] = []
         self.lanes: list[int] = []
         self.src: list[int] = []
@@ -62,7 +62,7 @@ class GraphBuilder:
         self.edge_labels: list[str] = []
         self.group_labels: list[str] = []
         self.group_parents: list[int] = []
-        self.group_refs: list[Any] = []
+        self.group_refs: list[Ref | None] = []
         self.group_kinds: list[str] = []
         self.group_units: list[bool] = []
         self.group_ops: list[str] = []
@@ -157,7 +157,7 @@ class GraphBuilder:
         ops: list[str],
         groups: list[int],
         details: list[Any],
-        refs: list[Any],
+        refs: list[Ref | None],
         constants: list[bool] | None = None,
         **values: list[Any],
     ) -> int:

@@ -15,6 +15,7 @@ import numpy as np
 
 from explorer.formatting import plural
 from explorer.models.graph import ROOT, GraphModel
+from explorer.models.ref import Ref
 
 SHOWN_OPS = 6  # op types named; the rest are counted
 SHOWN_VALUES = 4  # crossing values named; the rest are counted
@@ -74,7 +75,7 @@ def group_sections(model: GraphModel, group: int) -> list[tuple[str, tuple[str, 
     return [(f"Group {model.group_label[group]}", ("property", "value"), rows)]
 
 
-def group_links(model: GraphModel, group: int) -> list[tuple[str, object]]:
+def group_links(model: GraphModel, group: int) -> list[tuple[str, Ref]]:
     """Where a group's values come from and go to, as a node's links are listed (key g): the producer of each
     value it reads from outside, then each reader outside of a value it gives; boxes without a tree item are
     left out (there is nowhere to go)."""
@@ -82,7 +83,7 @@ def group_links(model: GraphModel, group: int) -> list[tuple[str, object]]:
         return []
     members = inside(model, group)
     src, dst = model.edge_src, model.edge_dst
-    found: dict[object, str] = {}
+    found: dict[Ref, str] = {}
     real = ~model.node_constant[src]
     for edges, lead, end in ((np.flatnonzero(~members[src] & members[dst] & real), "in", src),
                              (np.flatnonzero(members[src] & ~members[dst]), "out", dst)):  # fmt: skip

@@ -18,7 +18,7 @@ class GraphItemDetails:
     def group_sections(self, model: GraphModel, group: int) -> list[SectionRows]:
         return group_sections(model, group)
 
-    def group_links(self, model: GraphModel, group: int) -> list[tuple[str, object]]:
+    def group_links(self, model: GraphModel, group: int) -> list[tuple[str, Ref]]:
         return group_links(model, group)
 
     def extra_sections(self, model: GraphModel, ref: Ref, preview: Callable[[Ref], str]) -> list[SectionRows]:

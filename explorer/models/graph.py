@@ -60,7 +60,7 @@ class ItemDetails(Protocol):
     """What the graph knows of an item, asked with the model (explorer.graph.item_details is the one)."""
 
     def group_sections(self, model: GraphModel, group: int) -> list[SectionRows]: ...
-    def group_links(self, model: GraphModel, group: int) -> list[tuple[str, object]]: ...
+    def group_links(self, model: GraphModel, group: int) -> list[tuple[str, Ref]]: ...
     def extra_sections(self, model: GraphModel, ref: Ref, preview: Callable[[Ref], str]) -> list[SectionRows]: ...
 
 
@@ -72,14 +72,14 @@ class GraphModel:
     node_op: list[str]
     node_group: np.ndarray  # group id per node, ROOT for the top level
     node_detail: LazyText  # one line: type and shape of the output, or what the node computes
-    node_ref: list[Any]  # the tree ref of the node, so selection is shared with the tree
+    node_ref: list[Ref | None]  # the tree ref of the node, so selection is shared with the tree
     node_constant: np.ndarray  # bool: folds into its consumers unless constants are shown (closed under build)
     edge_src: np.ndarray
     edge_dst: np.ndarray
     edge_label: list[str]  # the value carried (its name), "" when unknown
     group_label: list[str]
     group_parent: np.ndarray  # parent group id, ROOT for top-level groups
-    group_ref: list[Any]
+    group_ref: list[Ref | None]
     group_kind: list[str]  # "scope", "subgraph", "block", "module", "chunk", "layer"...
     # A unit group is drawn as a node while closed (a schedule layer that opens into its workloads per core):
     # `graph --json` lists it among the nodes, and "expand all" leaves it closed. Its op, detail and colour

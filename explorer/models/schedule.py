@@ -17,8 +17,10 @@ from enum import StrEnum
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from explorer.arrays import distinct
+from explorer.file_spans import FileSpans
 from explorer.formatting import visible, visible_column
 
 INPUT_KINDS = ("ifmap", "weight")  # in_kind codes: the entries a block reads through transfers
@@ -57,7 +59,7 @@ class Schedule:
     wl_type: np.ndarray  # block kind code: Vocabulary.block_kinds names it
     wl_time: np.ndarray  # float64 duration
     wl_ofmap_size: np.ndarray
-    core_raw: Any  # where each core's array lies in the file (FileSpans): details are read on demand
+    core_raw: FileSpans | None  # where each core's array lies in the file: details are read on demand
 
     ring_ptr: np.ndarray
     ring_lo: np.ndarray
@@ -151,9 +153,11 @@ class Schedule:
             return None
         return value if all(getattr(self, c) is a for c, a in zip(columns, arrays, strict=True)) else None
 
-    def workload_raw(self, row: int) -> bytes:
+    def workload_raw(self, row: int) -> bytes | bytearray:
         """The raw JSON bytes of one workload, read again from the file (`explorer.file_spans.FileSpans`).
         Raises FileChanged (a LoadError) when the file is no longer what was loaded."""
+        if self.core_raw is None:
+            raise ValueError("this schedule was not read from a file of workloads")
         return self.core_raw.item(int(self.wl_core[row]), int(self.wl_pos[row]))
 
     def has(self, part: SchedulePart) -> bool:
@@ -175,7 +179,7 @@ class Schedule:
         at = int(np.searchsorted(sorted_ids, workload_id))
         return int(rows_in_order[at]) if at < sorted_ids.size and sorted_ids[at] == workload_id else None
 
-    def rows_of(self, cores: Any, workload_ids: Any) -> np.ndarray:
+    def rows_of(self, cores: ArrayLike, workload_ids: ArrayLike) -> np.ndarray:
         """The rows of many (core, workload id) pairs at once (-1 where absent), through each core's ids sorted
         once and kept: a dict over every row took 0.08 s to build on a 168,000-workload schedule."""
         cores = np.asarray(cores, dtype=np.int64).ravel()

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from explorer.arrays import distinct
+from explorer.file_spans import FileSpans
 from explorer.models.schedule import Schedule, SchedulePart
 
 
@@ -29,7 +30,7 @@ class Lanes:
     wl_time: np.ndarray  # duration
     wl_pos: np.ndarray | None = None  # index in the lane's array in the file; the row when None
     wl_ofmap_size: np.ndarray | None = None
-    core_raw: Any = None  # where each lane's array lies in the file (FileSpans), for details read on demand
+    core_raw: FileSpans | None = None  # where each lane's array lies in the file, for details read on demand
     core_names: dict[int, str] | None = None
     wl_start: np.ndarray | None = None  # measured starts (a trace): the timeline draws these
     dependencies: tuple[np.ndarray, np.ndarray] | None = None  # (producer rows, consumer rows) known directly
@@ -168,7 +169,6 @@ def assemble(
     blocks["wl_pos"] = lanes.wl_pos if lanes.wl_pos is not None else np.arange(n, dtype=np.int64)
     blocks["wl_ofmap_size"] = lanes.wl_ofmap_size if lanes.wl_ofmap_size is not None else np.zeros(n, np.int64)
     blocks["wl_time"] = np.asarray(lanes.wl_time, dtype=np.float64)
-    blocks["core_raw"] = lanes.core_raw if lanes.core_raw is not None else {}
     dependencies = lanes.dependencies
     return Schedule(
         **columns_of(placed),

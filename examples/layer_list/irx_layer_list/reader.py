@@ -8,6 +8,7 @@ from typing import Any
 
 from explorer.document import Document, DocumentView, Item, Meta, ProgressCallback, Section, Vocabulary
 from explorer.errors import LoadError, Problem
+from explorer.models.ref import Ref
 
 LINE = re.compile(
     r"^\s*(?P<name>[\w.]+)\s*=\s*(?P<op>\w+)\((?P<inputs>[^)]*)\)\s*(?:->\s*(?P<shape>\[[\d,\s]*\]))?\s*$"
@@ -84,7 +85,7 @@ class LayerListView(DocumentView):
         rows = [("name", layer.name), ("op", layer.op), ("shape", layer.shape), ("line", layer.line)]
         return [Section("Layer", ("property", "value"), rows)]
 
-    def search(self, text: str) -> list[tuple[str, Any]]:
+    def search(self, text: str) -> list[tuple[str, Ref]]:
         text = text.lower()
         return [
             (f"{layer.name} {layer.op}", ("layer", layer.name))
@@ -100,5 +101,5 @@ class LayerListView(DocumentView):
         readers = [other.name for other in self.layers.values() if layer.name in other.inputs]
         return found + [(f"→ {name}", ("layer", name)) for name in readers]
 
-    def find_ref(self, refs: dict[str, Any]) -> Any:
+    def find_ref(self, refs: dict[str, Any]) -> Ref | None:
         return ("layer", refs["layer"]) if refs.get("layer") in self.layers else None

@@ -181,7 +181,7 @@ class ArkView(DocumentView):
         return items
 
     # ---- navigation -------------------------------------------------------------------------------------
-    def ancestors(self, ref: Ref) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Ref]:
         if not isinstance(ref, tuple) or not ref:
             return []
         kind = ref[0]
@@ -204,7 +204,7 @@ class ArkView(DocumentView):
             return [("pgroups",), ("pgroup", ref[1]), ("rgroup", ref[1], ref[2]), ref]
         return [ref]
 
-    def find_ref(self, refs: dict[str, Any]) -> Any:
+    def find_ref(self, refs: dict[str, Any]) -> Ref | None:
         """The item a problem is about: the most specific item at its JSON location, else its tensor/node/task."""
         location = refs.get("location") or ""
         for path, ref in self._paths:
@@ -233,7 +233,7 @@ class ArkView(DocumentView):
             return ids[0] if ids else None
         return None
 
-    def links(self, ref: Ref) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Ref]]:
         """A node's producers and consumers; a tensor's users (every op that reads, writes or returns it)."""
         if not isinstance(ref, tuple) or not ref:
             return []

@@ -305,7 +305,7 @@ class CoreMLView(DocumentView):
             )
         return items
 
-    def links(self, ref: Ref) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Ref]]:
         """An op's producers (through its bindings) and the ops reading its outputs, for the jump key."""
         if not isinstance(ref, tuple) or not ref or ref[0] != "op" or ref[1] not in self.model.blocks:
             return []
@@ -357,7 +357,7 @@ class CoreMLView(DocumentView):
             path.append(("chunk", key, chunk_start(i)))
         return [*path, ("op", key, i)]
 
-    def ancestors(self, ref: Ref) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Ref]:
         if not isinstance(ref, tuple) or not ref:
             return []
         if ref[0] == "op" and ref[1] in self.model.blocks:
@@ -370,7 +370,7 @@ class CoreMLView(DocumentView):
             return [("layers",), ref]
         return [ref]
 
-    def find_ref(self, refs: dict[str, Any]) -> Any:
+    def find_ref(self, refs: dict[str, Any]) -> Ref | None:
         location = refs.get("location") or ""
         for key in sorted(self.model.blocks, key=len, reverse=True):
             if location.startswith(key + ".operations["):

@@ -119,20 +119,20 @@ class FrontendView(DocumentView):
         return Item("layer", f"{layer.index} {layer.name} ({layer.operation})", ("layer", k))
 
     # ---- navigation ---------------------------------------------------------------------------------------
-    def ancestors(self, ref: Ref) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Ref]:
         if isinstance(ref, tuple) and ref and ref[0] == "layer":
             return [("layers",), ref]
         if isinstance(ref, tuple) and ref and ref[0] == "input":
             return [("inputs",), ref]
         return [ref]
 
-    def find_ref(self, refs: dict[str, Any]) -> Any:
+    def find_ref(self, refs: dict[str, Any]) -> Ref | None:
         name = refs.get("layer")
         if name in self.position:
             return ("layer", self.position[name])
         return None
 
-    def links(self, ref: Ref) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Ref]]:
         if not (isinstance(ref, tuple) and ref and ref[0] == "layer"):
             return []
         layer = self.ir.layers[ref[1]]

@@ -201,13 +201,13 @@ class TraceView(DocumentView):
         return Item("workload", f"{p.name[k]} wkl {int(p.wkl[k])}{when}", ("workload", row))
 
     # ---- navigation ---------------------------------------------------------------------------------------
-    def ancestors(self, ref: Ref) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Ref]:
         if isinstance(ref, tuple) and ref and ref[0] == "workload":
             unit = int(self.program.unit[int(self.order[ref[1]])])
             return [("units",), ("unit", unit), ref]
         return [ref]
 
-    def find_ref(self, refs: dict[str, Any]) -> Any:
+    def find_ref(self, refs: dict[str, Any]) -> Ref | None:
         line = refs.get("line")
         if isinstance(line, int):
             hits = np.flatnonzero(self.program.line == line)
@@ -215,7 +215,7 @@ class TraceView(DocumentView):
                 return ("workload", int(self.row_of[int(hits[0])]))
         return None
 
-    def links(self, ref: Ref) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Ref]]:
         if not (isinstance(ref, tuple) and ref and ref[0] == "workload"):
             return []
         k = int(self.order[ref[1]])

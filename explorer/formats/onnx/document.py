@@ -219,7 +219,7 @@ class OnnxView(DocumentView):
             items.append(Item("link", f"→ to {self.node_label(consumer_key, n)}", ("goto", ("node", consumer_key, n))))
         return items
 
-    def links(self, ref: Ref) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Ref]]:
         """Producers and consumers of a node's values, a value or an initializer, for the details panel's jump."""
         if not isinstance(ref, tuple) or not ref:
             return []
@@ -310,7 +310,7 @@ class OnnxView(DocumentView):
             path.append(("chunk", key, chunk_start(n)))
         return [*path, ("node", key, n)]
 
-    def ancestors(self, ref: Ref) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Ref]:
         if not isinstance(ref, tuple) or not ref:
             return []
         kind = ref[0]
@@ -333,7 +333,7 @@ class OnnxView(DocumentView):
                 return self._graph_path(key) + self._node_path(key, info.producer[name]) + [ref]
         return [ref]
 
-    def find_ref(self, refs: dict[str, Any]) -> Any:
+    def find_ref(self, refs: dict[str, Any]) -> Ref | None:
         """The most specific item at a problem's protobuf location (`graph.node[3].attribute[0].g.node[1]`)."""
         location = refs.get("location") or ""
         best = None

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from explorer.errors import Problem
+from explorer.file_spans import FileSpans
 from explorer.formats.scheduler_ir.checks import SNAPSHOT_COLUMNS, SnapshotFacts, joined_facts
 from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LAYER_TYPES, WL_SOURCES
 from explorer.formats.scheduler_ir.schema import BufferEntry, Dram, Workload
@@ -254,7 +255,7 @@ class ScheduleBuilder:
         """The WL0 snapshots' key as the file names them: wl1_buffer only when no workload says wl0_buffer."""
         return "wl1_buffer" if self.saw_wl1 and not self.saw_wl0 else "wl0_buffer"
 
-    def build(self, scalars: dict[str, int], core_raw: Any) -> Schedule:
+    def build(self, scalars: dict[str, int], core_raw: FileSpans) -> Schedule:
         parts = self.parts
         layers = self.layers
 

@@ -236,7 +236,7 @@ class ScheduleView(DocumentView):
         ]
 
     # ---- navigation -------------------------------------------------------------------------------------
-    def ancestors(self, ref: Ref) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Ref]:
         """Refs from the top of the tree down to `ref`, so a view can expand its way there."""
         if not isinstance(ref, tuple) or not ref:
             return []
@@ -262,7 +262,7 @@ class ScheduleView(DocumentView):
             return path
         return [ref]
 
-    def links(self, ref: Ref) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Ref]]:
         """A workload's producers and consumers on any core (the dependency analysis)."""
         if not isinstance(ref, tuple) or not ref or ref[0] != "workload" or self.analysis() is None:
             return []
@@ -271,7 +271,7 @@ class ScheduleView(DocumentView):
         found = [(f"← {self.s.wl_label(int(p))}", ("workload", int(p))) for p in deps.producers_of(row)]
         return found + [(f"→ {self.s.wl_label(int(c))}", ("workload", int(c))) for c in deps.consumers_of(row)]
 
-    def find_ref(self, refs: dict[str, Any]) -> Any:
+    def find_ref(self, refs: dict[str, Any]) -> Ref | None:
         """The tree ref a problem points at: its workload when it names one, else its DRAM entry."""
         s = self.s
         if "core" in refs and "workload_id" in refs:
@@ -357,6 +357,8 @@ class ScheduleView(DocumentView):
         for row in sorted(rows):
             by_core.setdefault(int(s.wl_core[row]), []).append(row)
         spans = s.core_raw
+        if spans is None:
+            return
         for core, core_rows in by_core.items():
             positions = s.wl_pos[core_rows].tolist()
             job = pool.submit(roles_at, str(spans.path), spans.stamp, spans.spans[core], positions)

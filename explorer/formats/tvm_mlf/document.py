@@ -309,7 +309,7 @@ class TvmView(DocumentView):
         m = next(i for i, module in enumerate(self.modules) if module.core == core)
         return m, nid
 
-    def ancestors(self, ref: Ref) -> list[Any]:
+    def ancestors(self, ref: Ref) -> list[Ref]:
         if not isinstance(ref, tuple) or not ref:
             return []
         kind = ref[0]
@@ -332,7 +332,7 @@ class TvmView(DocumentView):
             return [("files",), (kind, member, 1) if kind == "source" else ref]
         return [ref]
 
-    def links(self, ref: Ref) -> list[tuple[str, Any]]:
+    def links(self, ref: Ref) -> list[tuple[str, Ref]]:
         """A graph node's inputs and the nodes reading its outputs."""
         if not isinstance(ref, tuple) or not ref or ref[0] not in ("workload", "gnode"):
             return []
@@ -348,7 +348,7 @@ class TvmView(DocumentView):
             (f"→ #{r} {graph.nodes[r].func_name or graph.nodes[r].name}", self.node_ref(m, r)) for r in readers
         ]
 
-    def find_ref(self, refs: dict[str, Any]) -> Any:
+    def find_ref(self, refs: dict[str, Any]) -> Ref | None:
         location = refs.get("location") or ""
         member = refs.get("member")
         for m, module in enumerate(self.modules):
