@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.cli_parsers import command_parser, tui_parser
+from explorer.document import Document
 from explorer.errors import LoadError, count_by_severity
 from explorer.formatting import EscapingWriter, escape_controls
 from explorer.writing import refuse_inputs, write_atomically
@@ -262,12 +263,12 @@ def _check_comparable(path: Path, other: Path) -> None:
         raise LoadError(other, "", f"cannot compare a {mine.name} file with a {theirs.name} file side by side")
 
 
-def _inputs_read(document: Any, args: argparse.Namespace) -> list[Path]:
+def _inputs_read(document: Document, args: argparse.Namespace) -> list[Path]:
     """FILE first, then every other file this command read: what no output may overwrite."""
     return [args.file, *document.files_read(), *(getattr(args, "node_data", None) or [])]
 
 
-def _read_node_data(document: Any, args: argparse.Namespace) -> None:
+def _read_node_data(document: Document, args: argparse.Namespace) -> None:
     """The --node-data files joined to the graph; what each joined (and why one was not read) on stderr."""
     from explorer.document import Capability
 
@@ -288,7 +289,7 @@ def _read_node_data(document: Any, args: argparse.Namespace) -> None:
         print(f"  … {len(found) - 10:,} more", file=sys.stderr)
 
 
-def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
+def _run_export(document: Document, args: argparse.Namespace) -> ExitCode:
     """Write what was asked for and what the document has; for what it lacks, say why (exit 2 if nothing)."""
     from explorer.document import Capability
 
@@ -323,7 +324,7 @@ def _run_export(document: Any, args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK if wrote else ExitCode.UNUSABLE
 
 
-def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
+def _run_graph(document: Document, args: argparse.Namespace) -> ExitCode:
     from explorer.document import Capability
 
     if not document.offers(Capability.GRAPH):
@@ -333,7 +334,7 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
     document.run_deep_checks()  # shape inference, as the TUI runs it before it draws: the same box texts and sizes
     from explorer.graph.problems import mark_problems
 
-    model = document.view.graph_model()
+    model = document.view.drawn_graph()
     _read_node_data(document, args)
     mark_problems(model, document)  # the boxes the TUI draws carry their ✗/⚠, and are sized with them
     from explorer.exports.graph_json import UnknownGroup, resolve_group
@@ -374,7 +375,7 @@ def _run_graph(document: Any, args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
-def _run_relocate(document: Any, args: argparse.Namespace) -> ExitCode:
+def _run_relocate(document: Document, args: argparse.Namespace) -> ExitCode:
     """Move one tensor for its residency and write the copy; any refusal is one line and exit 2, nothing written."""
     from explorer.schedule.incidents import incidents_of
     from explorer.schedule.relocate import plan_move, relocated_bytes, summary
@@ -392,7 +393,7 @@ def _run_relocate(document: Any, args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
-def _run_tensor(document: Any, args: argparse.Namespace) -> ExitCode:
+def _run_tensor(document: Document, args: argparse.Namespace) -> ExitCode:
     layouts = document.layouts
     if layouts is None:
         raise LoadError(

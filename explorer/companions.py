@@ -20,9 +20,10 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.bounded_read import regular_size, too_big
-from explorer.document import Document, DocumentView, Item, Section
+from explorer.document import Document, DocumentView, InstructionTable, Item, Section
 from explorer.errors import LoadError, Problem
 from explorer.models.ref import Ref
+from explorer.models.schedule import Schedule
 
 SCHEDULE_NAME = re.compile(r"^(?P<model>.+)_b(?P<batch>\d+)_c(?P<cores>\d+)_bw(?P<bw>\d+)_stschedule\.json$")
 KINDS = ("frontend", "asm", "trace")
@@ -391,7 +392,7 @@ def _mismatch(document: Document, table, rows: np.ndarray, layer_names: list[str
     return ""
 
 
-def _layers_disagree(s: Any, table: Any, rows: np.ndarray, found: np.ndarray) -> str:
+def _layers_disagree(s: Schedule, table: InstructionTable, rows: np.ndarray, found: np.ndarray) -> str:
     """Why the instructions' layers (slyr) are not the schedule's layer for layer, or "": the workloads of one
     schedule layer must sit in one slyr, and two schedule layers in two. Needs no frontend (its names are
     checked apart): a trace of another model groups the workloads otherwise."""

@@ -18,6 +18,7 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.document import Document
+from explorer.models.schedule import Schedule
 
 TOP_CHANGES = 25
 
@@ -176,7 +177,7 @@ def multiset_changes(a: list[np.ndarray], b: list[np.ndarray]) -> tuple[np.ndarr
     return keys, delta[changed], order[starts[changed]]
 
 
-def _workload_keys(s: Any) -> np.ndarray:
+def _workload_keys(s: Schedule) -> np.ndarray:
     """One int64 per workload for (core, workload id), so two files' workloads match with a sort."""
     wl = s.wl_id.astype(np.int64)
     if wl.size and (wl.min() < -(2**39) or wl.max() >= 2**39):  # ids beyond any real file: ranks instead
@@ -184,7 +185,7 @@ def _workload_keys(s: Any) -> np.ndarray:
     return (s.wl_core.astype(np.int64) << 40) + (wl + 2**39)
 
 
-def match_rows(sa: Any, sb: Any) -> tuple[np.ndarray, np.ndarray]:
+def match_rows(sa: Schedule, sb: Schedule) -> tuple[np.ndarray, np.ndarray]:
     """(rows of A, rows of B) of the workloads both files have (by core and workload id), in A's order."""
     key_a, key_b = _workload_keys(sa), _workload_keys(sb)
     order_b = np.argsort(key_b, kind="stable")
@@ -195,7 +196,7 @@ def match_rows(sa: Any, sb: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(found), order_b[at[found]]
 
 
-def _placements(s: Any, side: bool) -> tuple[np.ndarray, ...]:
+def _placements(s: Schedule, side: bool) -> tuple[np.ndarray, ...]:
     """(row, id, address, size) of every L2 (or WL0) placement, the row of the snapshot it is in."""
     if side:
         ptr, ident, address, size = s.w0_ptr, s.w0_tid, s.w0_addr, s.w0_size
@@ -216,7 +217,7 @@ def _fingerprints(ptr: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
         return sums[ptr[1:]] - sums[ptr[:-1]]
 
 
-def _buffer_changes(sa: Any, sb: Any) -> list[dict[str, Any]]:
+def _buffer_changes(sa: Schedule, sb: Schedule) -> list[dict[str, Any]]:
     """Placements added or removed in each workload's L2 and WL0 snapshots (id, address, size), for the
     workloads both files have; in workload order. Snapshots whose count and fingerprint agree are skipped
     before the exact comparison."""
@@ -245,7 +246,7 @@ def _buffer_changes(sa: Any, sb: Any) -> list[dict[str, Any]]:
     return found
 
 
-def _transfer_columns(s: Any) -> list[np.ndarray]:
+def _transfer_columns(s: Schedule) -> list[np.ndarray]:
     """(core, workload, direction (0 reads, 1 writes), transfer id) of every transfer a workload reads or writes."""
     consumer = np.repeat(np.arange(s.n_workloads), np.diff(s.in_ptr))
     rows = np.concatenate([consumer, s.of_row]).astype(np.int64)
@@ -296,10 +297,10 @@ def _said(writers: tuple, readers: tuple) -> str:
     return f"{side(writers)} → {side(readers)}"
 
 
-def _layer_time_deltas(sa: Any, sb: Any) -> list[dict[str, Any]]:
+def _layer_time_deltas(sa: Schedule, sb: Schedule) -> list[dict[str, Any]]:
     """Per layer name: the sum of its workloads' times in A and B, the layers that changed, largest first."""
 
-    def per_layer(s: Any) -> dict[str, float]:
+    def per_layer(s: Schedule) -> dict[str, float]:
         sums = np.bincount(s.wl_layer, weights=s.wl_time, minlength=len(s.layers))
         return {name: float(v) for name, v in zip(s.layers, sums.tolist(), strict=False) if v}
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from explorer.document import Document
 from explorer.graph.match import CHANGED, ONLY, SAME, GraphMatch, match_graphs
 from explorer.graph.node_data import NodeDataSet, apply_node_data
 from explorer.models.graph import VALUE_OPS, GraphModel, strongest_inside
+from explorer.models.ref import Ref
 
 REMOVED, ADDED = 2, 3  # the diff column's values for a side's ONLY
 
@@ -61,7 +62,11 @@ class Comparison:
         return f"{said} · matched {how} · {name} ⇄ {there.node_label[other]} ({there.node_op[other]})"
 
 
-def compare_documents(a: Any, b: Any) -> Comparison:
+def _attributes(document: Document, ref: Ref | None) -> str:
+    return document.view.node_attributes(ref) if ref is not None else ""
+
+
+def compare_documents(a: Document, b: Document) -> Comparison:
     """Raises NotComparableGraphs when the files differ in format or one of them has no graph."""
     from explorer.document import Capability
 
@@ -70,9 +75,9 @@ def compare_documents(a: Any, b: Any) -> Comparison:
     for document in (a, b):
         if not document.offers(Capability.GRAPH):
             raise NotComparableGraphs(f"{document.meta.source.name} has no graph to compare")
-    model_a, model_b = _copy(a.view.graph_model()), _copy(b.view.graph_model())
-    match = match_graphs(model_a, model_b, lambda n: a.view.node_attributes(model_a.node_ref[n]),
-                         lambda n: b.view.node_attributes(model_b.node_ref[n]))  # fmt: skip
+    model_a, model_b = _copy(a.view.drawn_graph()), _copy(b.view.drawn_graph())
+    match = match_graphs(model_a, model_b, lambda n: _attributes(a, model_a.node_ref[n]),
+                         lambda n: _attributes(b, model_b.node_ref[n]))  # fmt: skip
     _mark(model_a, match.status_a, REMOVED)
     _mark(model_b, match.status_b, ADDED)
     if a.is_schedule:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from explorer.document import Document
 from explorer.errors import LoadError, Problem, Severity
 from explorer.formatting import human_bytes, number
 from explorer.memory_guard import ensure_fits, ensure_json_fits
@@ -439,11 +440,13 @@ def data_rows(model: GraphModel, node: int) -> list[tuple[str, str]]:
     return rows
 
 
-def load_node_data(document: Any, paths: list[str | Path]) -> list[str]:
+def load_node_data(document: Document, paths: list[str | Path]) -> list[str]:
     """Read each node-data file against the document's graph (built here if it was not yet) and add its data
     sets to the graph and its problems to the document's; a file that cannot be read at all is one problem,
     and nothing else changes. Returns one line per file: what it joined, or why it was not read."""
     model = document.view.graph_model()
+    if model is None:
+        return [f"{Path(path).name}: not read (this file has no graph)" for path in paths]
     said = []
     for path in paths:
         try:

@@ -9,10 +9,9 @@ mode and the boxes' marks read one answer.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from explorer.document import Document
 from explorer.models.graph import GraphModel, strongest_inside
 
 SEVERITY_VALUE = {"error": 2.0, "warning": 1.0}
@@ -20,7 +19,7 @@ MARKS = {2.0: "✗ ", 1.0: "⚠ "}
 MAX_LOOKED_UP = 20_000  # problems looked up (a systematically broken file lists 10,000 of a code)
 
 
-def mark_problems(model: GraphModel, document: Any) -> int:
+def mark_problems(model: GraphModel, document: Document) -> int:
     """Set the problem columns of `model` from `document.problems`; returns how many nodes carry a mark."""
     marks = np.full(model.n_nodes, np.nan)
     lookup: dict = {}

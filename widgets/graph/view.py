@@ -161,7 +161,8 @@ class GraphView(FrameWidget, can_focus=True):
         call = self.app.call_from_thread if from_thread else (lambda fn, *args: fn(*args))
         try:
             model = self.given_model or self.shown.view.drawn_graph()
-            mark_problems(model, self.document)  # ✗/⚠ on the boxes, before the boxes are sized
+            if self.document is not None:
+                mark_problems(model, self.document)  # ✗/⚠ on the boxes, before the boxes are sized
             expanded = initial_expansion(model)
             started = time.perf_counter()
             layout = layout_graph(model, visible_graph(model, expanded), FULL, "TB", self.session.placements)

@@ -11,6 +11,7 @@ from explorer.formats.tvm_mlf.graph import Graph
 from explorer.formats.tvm_mlf.params import array_stats
 from explorer.formats.tvm_mlf.storage_plan import StoragePlan
 from explorer.formatting import human
+from explorer.models.schedule import Schedule
 
 
 class ViewParts(Protocol):
@@ -19,7 +20,7 @@ class ViewParts(Protocol):
 
     document: Document | None
     mlf: MlfBundle
-    schedule: Any
+    schedule: Schedule | None
 
     @property
     def modules(self) -> list[Module]: ...
@@ -234,7 +235,9 @@ class TvmDetails:
 
     def _describe_buffer_entry(self, row: int, e: int) -> list[Section]:
         m, _ = self.view.module_of_row(row)
-        return self._describe_sid(m, int(self.view.schedule.buf_tensor[e]))
+        schedule = self.view.schedule
+        assert schedule is not None  # a row is a row of the storage plan's schedule
+        return self._describe_sid(m, int(schedule.buf_tensor[e]))
 
     def _describe_source(self, member: str, line: int) -> list[Section]:
         text = self.view.mlf.text(member)

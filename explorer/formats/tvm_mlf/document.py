@@ -24,6 +24,7 @@ from explorer.formats.tvm_mlf.storage_plan import StoragePlan
 from explorer.formatting import human_bytes
 from explorer.models.graph import GraphModel
 from explorer.models.ref import Ref
+from explorer.models.schedule import Schedule
 
 SOURCE_SUFFIXES = {
     ".c": "c",
@@ -60,7 +61,7 @@ def language_of(member: str) -> str | None:
     return SOURCE_SUFFIXES.get(suffix)
 
 
-def build_document(path: Path, mlf: MlfBundle, schedule: Any, problems: list[Problem]) -> Document:
+def build_document(path: Path, mlf: MlfBundle, schedule: Schedule | None, problems: list[Problem]) -> Document:
     view = TvmView(mlf, schedule)
     return Document(
         meta=Meta(format="tvm-mlf", source=path, producer="Apache TVM", versions={"metadata": str(mlf.version)}),
@@ -77,7 +78,7 @@ def build_document(path: Path, mlf: MlfBundle, schedule: Any, problems: list[Pro
 
 
 class TvmView(DocumentView):
-    def __init__(self, mlf: MlfBundle, schedule: Any) -> None:
+    def __init__(self, mlf: MlfBundle, schedule: Schedule | None) -> None:
         self.mlf = mlf
         self.schedule = schedule
         self._functions: dict[str, tuple[str, int]] | None = None
@@ -305,7 +306,9 @@ class TvmView(DocumentView):
 
     # ---- navigation -------------------------------------------------------------------------------------
     def module_of_row(self, row: int) -> tuple[int, int]:
-        core, nid = int(self.schedule.wl_core[row]), int(self.schedule.wl_id[row])
+        schedule = self.schedule
+        assert schedule is not None  # a row is a row of the storage plan's schedule
+        core, nid = int(schedule.wl_core[row]), int(schedule.wl_id[row])
         m = next(i for i, module in enumerate(self.modules) if module.core == core)
         return m, nid
 
