@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from explorer.errors import SEVERITY_RANK, Problem, Severity
 from explorer.formatting import plural
+from explorer.models.schedule import Schedule
 
 if TYPE_CHECKING:  # the schedule wing's incidents, grouped here as data: the core imports no wing to run
     from explorer.schedule.incidents import Incident
@@ -93,7 +94,7 @@ def problem_core(problem: Problem) -> int | None:
         return None
 
 
-def rows_with_problems(s: Any, problems: list[Problem], severities: tuple[str, ...]) -> dict[int, list[Problem]]:
+def rows_with_problems(s: Schedule, problems: list[Problem], severities: tuple[str, ...]) -> dict[int, list[Problem]]:
     """Schedule row → its problems of these severities (those that name a lane and a block): what the timeline
     marks with "!" and the report's Gantt with ✗."""
     named = [

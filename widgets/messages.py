@@ -8,6 +8,7 @@ from textual.message import Message
 
 from explorer.document import Item
 from explorer.errors import Problem
+from explorer.models.ref import Ref
 
 
 class Selected(Message):
@@ -16,7 +17,7 @@ class Selected(Message):
     view's selection (what `g`, `b` and the details act on while the view has the keyboard) and the other views
     follow. `label` names it when the view knows a name (the tree's line)."""
 
-    def __init__(self, ref: Any, view: Any, label: str = "", following: str = "") -> None:
+    def __init__(self, ref: Ref | None, view: Any, label: str = "", following: str = "") -> None:
         super().__init__()
         self.ref = ref
         self.view = view  # the view it was made in: it does not need telling

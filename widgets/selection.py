@@ -123,10 +123,10 @@ class SelectionSync(AppParts):
             self._follow_tree(ref, message.following)
         elif is_group_ref(ref):  # a graph group the tree has no item for: the details only (the document asks
             self.show_details(ref)  # the graph), no tree item to reveal
-        elif kind == "workload" and name in ("timeline", "buffers", "memory", "mesh"):  # the shared time cursor
-            self.select_row(ref[1], source=view)
+        elif ref is not None and kind == "workload" and name in ("timeline", "buffers", "memory", "mesh"):
+            self.select_row(ref[1], source=view)  # the shared time cursor
             self.show_details(ref)
-        elif entry_of(ref) is not None and name == "buffers":
+        elif ref is not None and entry_of(ref) is not None and name == "buffers":
             self.show_details(ref)
             self._select_entry(ref)
         else:  # a graph box, a memory map band: the tree's cursor goes there (and the details with it)

@@ -8,7 +8,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.document import Capability
+from explorer.document import Capability, Document
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ VIEWS: tuple[ViewSpec, ...] = (
 ALL_VIEWS = (TREE, *VIEWS)
 
 
-def offered_views(document: Any) -> tuple[ViewSpec, ...]:
+def offered_views(document: Document) -> tuple[ViewSpec, ...]:
     """The views beside the tree that this document offers, in key order."""
     return tuple(spec for spec in VIEWS if document.offers(spec.capability))
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from explorer.arrays import distinct
 from explorer.errors import Problem
 from explorer.models.schedule import Schedule
+
+if TYPE_CHECKING:
+    from explorer.document import Document
 
 OVERLAP_CODES = ("l2-overlap", "wl0-overlap")
 
@@ -277,7 +280,7 @@ def _role(s: Schedule, row: int, t: int, code: str, entry_kinds: tuple[str, ...]
     return f"weights of {s.layers[layer]}" if layer >= 0 else ""
 
 
-def incidents_of(document: Any, *, with_roles: bool = True) -> list[Incident]:
+def incidents_of(document: Document, *, with_roles: bool = True) -> list[Incident]:
     """The incidents of a loaded document (none without a schedule), named in its own words: what `check`, the
     HTML report and the problems panel all list. `with_roles=False` leaves the naming to `name_incident_roles`."""
     if document.schedule is None:
@@ -288,7 +291,7 @@ def incidents_of(document: Any, *, with_roles: bool = True) -> list[Incident]:
     )
 
 
-def name_incident_roles(document: Any, incidents: list[Incident]) -> None:
+def name_incident_roles(document: Document, incidents: list[Incident]) -> None:
     """Fill the incidents' roles in the document's own words (what `incidents_of` does unless told not to): the
     TUI shows a big file's incidents first and names them after, as the workloads they name are read again."""
     if document.schedule is not None and incidents:

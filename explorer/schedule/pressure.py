@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from explorer.schedule.buffers import Placement, wl0_bytes_per_workload
 from explorer.schedule.free_space import SnapshotFree, ranges, snapshot_free
 from explorer.schedule.incidents import Incident
 from explorer.schedule.rooms import Room, residencies, room_for, rooms_in_batches
+
+if TYPE_CHECKING:
+    from explorer.document import Document
 
 LARGEST_LISTED = 5  # live tensors an incident's context names
 
@@ -202,11 +205,11 @@ class Pressure:
     """A document's L2 pressure, worked out once when first asked for (`pressure_of`): the per-snapshot free
     space, the cores' numbers, and each incident's room on demand."""
 
-    def __init__(self, document: Any) -> None:
+    def __init__(self, document: Document) -> None:
         self.document = document
-        self.schedule: Schedule = document.schedule
-        self.placement: Placement = document.schedule_analysis.placement
-        self.live: np.ndarray = document.schedule_analysis.l2_bytes  # per snapshot, worked out by the analysis
+        self.schedule: Schedule = document.scheduled()
+        self.placement: Placement = document.analysed().placement
+        self.live: np.ndarray = document.analysed().l2_bytes  # per snapshot, worked out by the analysis
         self._free: SnapshotFree | None = None
         self._cores: list[CorePressure] | None = None
         self._by_core: dict[int, np.ndarray] = {}
@@ -255,7 +258,7 @@ class Pressure:
             return explain_incidents(self.schedule, self.placement, incidents, free, words.entry_kinds)
 
 
-def pressure_of(document: Any) -> Pressure | None:
+def pressure_of(document: Document) -> Pressure | None:
     """The document's L2 pressure (kept on its analysis: worked out once); None without a schedule, or for one
     that has no memory to fill (a trace or an assembly: their lanes are units, not buffers)."""
     analysis = getattr(document, "schedule_analysis", None)
@@ -289,7 +292,7 @@ def worst_line(cores: dict[str, dict[str, Any]]) -> str:
 NO_INCIDENT = "choose an overlap incident first to preview where its tensor fits"  # the views add their keys
 
 
-def preview_room(document: Any, core: int, tensors: tuple[int, ...], row: int) -> tuple[Room | None, str]:
+def preview_room(document: Document, core: int, tensors: tuple[int, ...], row: int) -> tuple[Room | None, str]:
     """Where the selected incident's misplaced tensor (`tensors[0]`, as the views highlight it) would go, for
     the views' preview of `relocate`: the room found, or None and why in words."""
     pressure = pressure_of(document)

@@ -16,7 +16,7 @@ from rich.segment import Segment
 from textual import events, work
 from textual.strip import Strip
 
-from explorer.document import group_ref, is_group_ref
+from explorer.document import Document, group_ref, is_group_ref
 from explorer.graph.colours import colour_modes, item_colours
 from explorer.graph.expansion import initial_expansion
 from explorer.graph.layout import DOTS, FULL, LEVEL_NAMES, layout_graph
@@ -126,7 +126,7 @@ class GraphView(FrameWidget, can_focus=True):
         return self.session.last_layout_seconds
 
     # ---- data ---------------------------------------------------------------------------------------------
-    def show_document(self, document: Any) -> None:
+    def show_document(self, document: Document) -> None:
         """Remember the document; the graph is built the first time the view is shown, so opening a file never
         pays for a graph nobody looks at (and the tree stays responsive while it is built)."""
         self.document = document
@@ -139,7 +139,7 @@ class GraphView(FrameWidget, can_focus=True):
         if self.is_on_screen:
             self.on_show()
 
-    def show_model(self, document: Any, model: GraphModel, mode: str = "") -> None:
+    def show_model(self, document: Document, model: GraphModel, mode: str = "") -> None:
         """Show `model` (built and annotated by the caller, such as one side of a comparison) for `document`."""
         self.given_model, self.preferred_mode = model, mode
         self.show_document(document)

@@ -394,7 +394,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         self._keep_cursor_in_window()
         self._announce()
         s, row = self.schedule, self.row
-        pressure = pressure_of(self.document)
+        pressure = pressure_of(self.shown)
         role = pressure.entry_role() if pressure is not None else None
         live = live_tensors(s, row, role, self.shown.vocabulary.entry_kinds)
         labels = [f"{t['tensor_id']:>8}  {human_bytes(t['bytes']):>10}  at {t['address']:#x}  {t['role']}"
@@ -519,7 +519,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         """L2's fragmentation per column (the worst of its steps): 1 − largest free block ÷ free bytes, as bars."""
         from explorer.schedule.pressure import pressure_of
 
-        pressure = pressure_of(self.document) if m.memory == "l2" else None
+        pressure = pressure_of(self.shown) if m.memory == "l2" else None
         if pressure is None:
             return Strip([Segment("frag".ljust(RULER - 1) + "│", DIM), Segment("(L2 only)"[:columns], DIM)])
         values = pressure.core_fragmentation(self.core)

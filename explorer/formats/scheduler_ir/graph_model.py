@@ -16,6 +16,7 @@ from explorer.formats.scheduler_ir.codes import LAYER_TYPES
 from explorer.formatting import plural
 from explorer.graph.builder import GraphBuilder
 from explorer.models.graph import GraphModel
+from explorer.models.schedule import Schedule
 
 
 def schedule_graph(view: Any) -> GraphModel:
@@ -109,7 +110,7 @@ def _with_trace_data(model: GraphModel, joined: bool) -> GraphModel:
     return model
 
 
-def _kind(s: Any, row: int) -> str:
+def _kind(s: Schedule, row: int) -> str:
     code = int(s.wl_type[row])
     return LAYER_TYPES[code] if code < len(LAYER_TYPES) else "?"
 
@@ -123,7 +124,7 @@ def _joined_frontend(view: Any) -> Any:
     return companions.documents["frontend"].view.graph_model()
 
 
-def _frontend_edges(b: GraphBuilder, frontend: GraphModel, s: Any, rows_of_layer: list, node_of_row) -> None:
+def _frontend_edges(b: GraphBuilder, frontend: GraphModel, s: Schedule, rows_of_layer: list, node_of_row) -> None:
     """The frontend's edges between the schedule's layers (from a layer's last workload to the next layer's
     first), and its graph inputs, weights and outputs as their own nodes."""
     layer_index = {name: k for k, name in enumerate(s.layers)}
