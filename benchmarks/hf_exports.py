@@ -118,6 +118,73 @@ def architectures() -> dict[str, Callable[[], tuple[Any, tuple, list[str], str]]
             "llama_80_layers": llama(80, 64)}  # fmt: skip
 
 
+def full_size() -> dict[str, Callable[[], tuple[Any, tuple, list[str], str]]]:
+    """name → a builder of a model at its real width (issue #56: weights inside a single file, 346 MB-1.4 GB as
+    float32), random weights from the default configs: GPT-2 (124 M parameters), BERT-base, ViT-B/16, and
+    GPT-2 medium (355 M) as the bigger one."""
+    import torch
+
+    ids = torch.randint(0, 50_000, (1, 16))
+    mask = torch.ones(1, 16, dtype=torch.long)
+
+    def gpt2(layers: int, width: int, heads: int) -> Callable[[], tuple]:
+        def build() -> tuple:
+            from transformers import GPT2Config, GPT2LMHeadModel
+
+            config = GPT2Config(n_layer=layers, n_embd=width, n_head=heads, use_cache=False)
+            names = ["input_ids", "attention_mask"]
+            return _wrap(GPT2LMHeadModel(config).eval(), names, lambda out: out.logits), (ids, mask), names, "logits"
+
+        return build
+
+    def bert() -> tuple:
+        from transformers import BertConfig, BertModel
+
+        names = ["input_ids", "attention_mask", "token_type_ids"]
+        model = _wrap(BertModel(BertConfig()).eval(), names, lambda out: out.last_hidden_state)
+        example = (torch.randint(0, 30_000, (1, 16)), mask, torch.zeros(1, 16, dtype=torch.long))
+        return model, example, names, "last_hidden_state"
+
+    def vit() -> tuple:
+        from transformers import ViTConfig, ViTModel
+
+        names = ["pixel_values"]
+        model = _wrap(ViTModel(ViTConfig()).eval(), names, lambda out: out.last_hidden_state)
+        return model, (torch.randn(1, 3, 224, 224),), names, "last_hidden_state"
+
+    return {"gpt2_124m": gpt2(12, 768, 12), "bert_base": bert, "vit_b16": vit, "gpt2_medium_355m": gpt2(24, 1024, 16)}
+
+
+def export_full(out: Path) -> list[tuple[str, Path | None, str]]:
+    """(name, path or None, what happened) for each full_size model, by the TorchScript exporter (which keeps the
+    weights inside the file); files already written are kept."""
+    import torch
+
+    warnings.filterwarnings("ignore")
+    folder = out / "hf_full"
+    folder.mkdir(parents=True, exist_ok=True)
+    done: list[tuple[str, Path | None, str]] = []
+    for name, build in full_size().items():
+        path = folder / f"{name}_torchscript.onnx"
+        if path.exists():
+            done.append((name, path, "kept"))
+            continue
+        torch.manual_seed(0)
+        started = time.perf_counter()
+        try:
+            model, example, names, output = build()
+            with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()):
+                torch.onnx.export(model, example, path, dynamo=False, input_names=names, output_names=[output],
+                                  opset_version=17)  # fmt: skip
+            done.append((name, path, f"exported in {time.perf_counter() - started:.0f} s"))
+        except Exception as error:  # an exporter's own failure: reported, the others go on
+            path.unlink(missing_ok=True)
+            reason = str(error).strip().splitlines()[0][:100] if str(error).strip() else type(error).__name__
+            done.append((name, None, f"export failed: {reason}"))
+        print(f"{name} (torchscript, full size): {done[-1][2]}", file=sys.stderr, flush=True)
+    return done
+
+
 def export_all(out: Path, only: set[str] | None = None) -> list[tuple[str, str, Path | None, str]]:
     """(architecture, exporter, path or None, what happened) for every architecture and both exporters; files
     already written are kept."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from explorer.errors import LoadError
@@ -61,5 +63,22 @@ def read_regular(
             return handle.read(size)
     except OSError as error:
         raise LoadError(path, location, f"cannot be read: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def opened_regular(path: Path, location: str = "") -> Iterator[tuple[int, os.stat_result]]:
+    """A regular file opened read-only, with its status, for a reader that reads only the parts it needs
+    (`os.pread`). Refused as read_regular refuses: a FIFO, a device, a socket."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as error:
+        raise LoadError(path, location, f"cannot be read: {error.strerror or error}") from None
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise LoadError(path, location, NOT_REGULAR)
+        yield fd, status
     finally:
         os.close(fd)

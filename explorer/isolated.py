@@ -39,13 +39,14 @@ def signal_name(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
-def run_python(code: str, args: list[str], timeout: float) -> ChildResult:
-    """Run `code` in a fresh interpreter (`python -c code args...`, site-packages as ours) and return its stdout,
-    or why it gave none: a signal (a crash in native code), an exit status with its last error line, a timeout."""
+def run_python(code: str, args: list[str], timeout: float, stdin: bytes = b"") -> ChildResult:
+    """Run `code` in a fresh interpreter (`python -c code args...`, site-packages as ours, `stdin` on its standard
+    input) and return its stdout, or why it gave none: a signal (a crash in native code), an exit status with its
+    last error line, a timeout."""
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-c", code, *args], capture_output=True, timeout=timeout,
-            preexec_fn=die_with_parent, stdin=subprocess.DEVNULL,
+            preexec_fn=die_with_parent, input=stdin,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return ChildResult(b"", f"took over {timeout:.0f} s and was stopped")

@@ -171,13 +171,17 @@ def test_unusable_files_say_why(tmp_path, content, message):
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 
-def test_truncated_model(tmp_path):
+def test_a_truncated_model_opens_with_what_is_valid_and_says_where_it_ends(tmp_path):
+    """Issue #56: the wire walk reads up to the cut; the field the file ends in is one located problem."""
     data = subgraph_model().SerializeToString()
     path = tmp_path / "cut.onnx"
     path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(LoadError) as caught:
-        open_document(path)
-    assert caught.value.location == "ModelProto"
+    document = open_document(path)
+    first = document.problems[0]
+    assert (first.severity, first.code, first.location) == ("error", "unreadable-field",
+                                                            "graph.node[0].attribute[0].g.output[0]")  # fmt: skip
+    assert "runs past the end of the file" in first.message
+    assert document.summary["nodes"] == 4  # the If, its branch's Loop and the loop body's nodes read before the cut
 
 
 def test_info_json_keys(tmp_path):

@@ -19,7 +19,8 @@ def match(path: Path, head: bytes) -> bool:
 
 
 LIMITS = (  # the README's Limits section lists these (tested)
-    "size: 2 GiB − 1 byte per protobuf (protobuf's own limit); larger weights go in external data files",
+    "size: 2 GiB − 1 byte for the model besides the bytes of its tensors over 4 KiB (protobuf's own limit for what is "
+    "parsed); those bytes stay in the file, whatever its size",
     "weights: tensors over 256 MiB are not summarised (min/max/mean), only described",
     "external data: a tensor reads exactly the bytes its dims declare (a `length` that says otherwise is refused)",
     PROTOBUF_MEMORY_LIMIT,

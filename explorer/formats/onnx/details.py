@@ -13,6 +13,7 @@ from onnx import TensorProto
 from explorer.document import Document, KeyHint, Section
 from explorer.formats.onnx.index import ModelIndex, element_name, tensor_bytes
 from explorer.formats.onnx.text import attribute_text
+from explorer.formats.onnx.wire import INLINE, STAMP, left_in_file
 from explorer.formatting import human_bytes
 from explorer.models.ref import Ref
 
@@ -282,6 +283,14 @@ def _external_array(tensor: Any, base_dir: Path) -> np.ndarray:
         raise ValueError(f"cannot follow external data location {location!r}: {error}") from None
     if not path.is_relative_to(base_dir.resolve()):
         raise ValueError(f"external data location {location!r} leaves the model's folder")
+    stamp = info.get(STAMP)
+    if stamp is not None:  # bytes the walk left in the model file: that file as it was walked
+        try:
+            status = path.stat()
+        except OSError as error:
+            raise FileNotFoundError(error.errno, error.strerror, str(path)) from None
+        if f"{status.st_size}:{status.st_mtime_ns}" != stamp:
+            raise ValueError("the model file changed since it was opened: reopen it to read its weights")
     # The read is bounded by what the dims declare, never by the sidecar: a 16-byte tensor without a `length`
     # once read all 4.5 GiB of the file beside it.
     declared = tensor_bytes(tensor)
@@ -314,6 +323,10 @@ def _bytes(tensor: Any) -> str:
 
 
 def _storage(tensor: Any) -> str:
+    inline = left_in_file(tensor)
+    if inline is not None:
+        first, length = int(inline.get("offset", 0)), int(inline.get("length", 0))
+        return f"{inline[INLINE]} in the file, bytes {first:,}–{first + length:,} (read when asked)"
     if tensor.data_location == TensorProto.EXTERNAL:
         info = {entry.key: entry.value for entry in tensor.external_data}
         return f"external: {info.get('location', '?')} at {info.get('offset', '0')} (+{info.get('length', '?')})"

@@ -29,6 +29,7 @@ from explorer.errors import Problem
 from explorer.formats.onnx.details import OnnxDetails
 from explorer.formats.onnx.index import ModelIndex, element_name
 from explorer.formats.onnx.text import attribute_text, type_text
+from explorer.formats.onnx.wire import left_in_file
 from explorer.models.graph import GraphModel
 from explorer.models.ref import Ref
 
@@ -75,7 +76,7 @@ class OnnxView(DocumentView):
         found: dict[Path, None] = {}
         for info in self.index.graphs.values():
             for tensor in getattr(info.proto, "initializer", ()):  # a local function has none
-                if tensor.data_location == 1:  # EXTERNAL
+                if tensor.data_location == 1 and left_in_file(tensor) is None:  # EXTERNAL, beside the model
                     location = next((e.value for e in tensor.external_data if e.key == "location"), "")
                     if location:
                         found[self.path.parent / location] = None
@@ -404,7 +405,8 @@ class OnnxView(DocumentView):
 
 
 def _external_mark(tensor: Any) -> str:
-    return "  (external)" if tensor.data_location == TensorProto.EXTERNAL else ""
+    """Marks weights stored beside the model (not those the walk left in the model file: they are in it)."""
+    return "  (external)" if tensor.data_location == TensorProto.EXTERNAL and left_in_file(tensor) is None else ""
 
 
 def _shape_query(text: str) -> tuple[int, ...] | None:

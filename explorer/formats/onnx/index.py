@@ -85,6 +85,7 @@ class ModelIndex:
     graphs: dict[str, GraphInfo]
     counted: list[str]  # main + subgraphs outside functions, in document order (the summary's "graphs")
     problems: list[tuple[Severity, str, str, str]] = field(default_factory=list)  # severity, code, message, where
+    stripped: bytes = b""  # the file as the wire walk left it (large tensors' bytes in the file): what inference reads
 
     @property
     def main(self) -> GraphInfo:

@@ -9,53 +9,87 @@ LoadError that says which.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
-from explorer.bounded_read import read_regular
+from explorer.bounded_read import opened_regular
 from explorer.document import ProgressCallback
 from explorer.errors import LoadError, Problem
 from explorer.formats.onnx import LFS_POINTER
+from explorer.formats.onnx.wire import Buffer, FileWindow, Walk, strip_weights
 from explorer.protobuf_guard import ensure_messages_fit
 
-MAX_BYTES = 2**31 - 1  # protobuf's own limit for one message
+WHOLE_BYTES = 32 << 20  # files up to this size are read whole before the walk; larger ones as the walk goes
+MAX_BYTES = 2**31 - 1  # protobuf's own limit for one message: the model besides its weights must be under it
 
 
 def read_model(path: Path, progress: ProgressCallback) -> tuple[Any, list[Problem], dict]:
-    """The model's index (explorer.formats.onnx.index), its load problems and its `info` summary."""
-    import onnx
-    from google.protobuf.message import DecodeError
-
+    """The model's index (explorer.formats.onnx.index), its load problems and its `info` summary. The file is
+    mapped and walked (explorer.formats.onnx.wire): tensors over STRIP_BYTES stay in the file, read when asked."""
     from explorer.formats.onnx.index import BadText, build_index
 
     progress(0, 3, "reading")
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise LoadError(path, "", f"{size:,} bytes is over protobuf's 2 GiB limit for one model file")
-        data = read_regular(path, "ONNX model")
+        with opened_regular(path) as (fd, status):
+            size = status.st_size
+            view = _whole(fd, size) if size <= WHOLE_BYTES else FileWindow(fd, size)
+            if bytes(view[: len(LFS_POINTER)]) == LFS_POINTER:
+                raise LoadError(
+                    path, "byte 0", "this is a Git LFS pointer, not a model: fetch the real file with `git lfs pull`"
+                )
+            model, walk = _parsed(path, view, f"{size}:{status.st_mtime_ns}")
     except OSError as error:
-        raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
-    if data.startswith(LFS_POINTER):
-        raise LoadError(
-            path, "byte 0", "this is a Git LFS pointer, not a model: fetch the real file with `git lfs pull`"
-        )
-    model = onnx.ModelProto()
-    ensure_messages_fit(path, data, model.DESCRIPTOR, "ONNX model")  # a message costs ~150 B parsed, however small
-    try:
-        model.ParseFromString(data)
-    except (DecodeError, RecursionError, ValueError) as error:
-        raise LoadError(path, "ModelProto", f"not a valid ONNX protobuf (truncated or not ONNX): {error}") from None
+        raise LoadError(path, "", f"cannot be read: {error.strerror or error}") from None
     if not model.HasField("graph"):
+        if walk.problems:  # bytes that do not read as protobuf at all
+            where, why = walk.problems[0]
+            raise LoadError(path, where, f"not a valid ONNX protobuf (truncated or not ONNX): {why}")
         raise LoadError(path, "ModelProto.graph", "no graph: this protobuf is not an ONNX model")
     progress(1, 3, "indexing graphs")
     try:
         index = build_index(model)
     except BadText as error:
         raise LoadError(path, error.args[0], "a name is not valid UTF-8 text (a corrupt file)") from None
-    problems = [Problem(s, c, m, loc) for s, c, m, loc in index.problems]
+    index.stripped = walk.data
+    problems = [Problem("error", "unreadable-field", f"{location}: {message}", location)
+                for location, message in walk.problems]  # fmt: skip
+    problems += [Problem(s, c, m, loc) for s, c, m, loc in index.problems]
     problems += _checks(path, index)
     return index, problems, summarise(index)
+
+
+def _whole(fd: int, size: int) -> memoryview:
+    """A small file read whole: the walk indexes it faster than it reads a large one piece by piece."""
+    data = bytearray()
+    while len(data) < size:
+        piece = os.pread(fd, size - len(data), len(data))
+        if not piece:
+            break
+        data += piece
+    return memoryview(bytes(data))
+
+
+def _parsed(path: Path, view: Buffer, stamp: str) -> tuple[Any, Walk]:
+    """The model without its large tensors' bytes, parsed by onnx's classes; walked again checking each message
+    when the first walk does not parse (a length that lies inside a message leaves garbage after it)."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    error: Exception | None = None
+    for checked in (False, True):
+        walk = strip_weights(view, path.name, stamp, checked=checked)
+        if len(walk.data) > MAX_BYTES:
+            raise LoadError(path, "", f"{len(walk.data):,} bytes besides the weights is over protobuf's 2 GiB limit")
+        model = onnx.ModelProto()
+        ensure_messages_fit(path, walk.data, model.DESCRIPTOR, "ONNX model")  # a message costs ~150 B parsed
+        try:
+            model.ParseFromString(walk.data)
+        except (DecodeError, RecursionError, ValueError) as found:
+            error = found
+            continue
+        return model, walk
+    raise LoadError(path, "ModelProto", f"not a valid ONNX protobuf (truncated or not ONNX): {error}") from None
 
 
 def summarise(index) -> dict:
@@ -128,14 +162,15 @@ def _checks(path: Path, index) -> list[Problem]:
 
 
 # Runs in a child interpreter (explorer.isolated): onnx's C++ inference segfaults on some hostile models (a node
-# reading an undeclared input of RegexFullMatch or ai.onnx.ml's DictVectorizer). It reads the file itself (no
-# external weights: inference needs none) and sends back the inferred model without its initializers, so only the
-# graphs' value types travel.
+# reading an undeclared input of RegexFullMatch or ai.onnx.ml's DictVectorizer). It reads the model as the walk
+# left it (large tensors' bytes in the file: inference reads their dims, and the small ones as data) from its
+# standard input and sends back the inferred model without its initializers, so only value types travel.
 _INFER_IN_CHILD = """
 import sys
 import onnx
 
-model = onnx.load(sys.argv[1], load_external_data=False)
+model = onnx.ModelProto()
+model.ParseFromString(sys.stdin.buffer.read())
 inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
 
 
@@ -165,7 +200,7 @@ def infer_shapes(index, path: Path) -> list[Problem]:
 
     from explorer.isolated import run_python
 
-    result = run_python(_INFER_IN_CHILD, [str(path)], INFERENCE_SECONDS)
+    result = run_python(_INFER_IN_CHILD, [], INFERENCE_SECONDS, stdin=index.stripped or index.model.SerializeToString())
     if result.failure:
         return [Problem("warning", "shape-inference", f"shape inference failed: {result.failure}; the model is "
                         "shown with the types it declares", "graph")]  # fmt: skip
