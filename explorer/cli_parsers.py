@@ -127,6 +127,9 @@ def command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("other", type=Path, metavar="B")
         parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
         parser.add_argument("--all", action="store_true", help="list every change (else 25 of each kind)")
+        parser.add_argument("--weights", action="store_true",
+                            help="compare the weights' values too: each one hashed, read in 1 MiB pieces (else by "
+                                 "dtype, dims and bytes, read from no weight)")  # fmt: skip
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         return parser
     if command == "screenshot":

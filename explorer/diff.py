@@ -27,9 +27,9 @@ class NotComparable(ValueError):
     """The two documents cannot be compared (different formats)."""
 
 
-def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES) -> dict[str, Any]:
+def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES, weights: bool = False) -> dict[str, Any]:
     """What changed from `a` to `b`. Changes are listed up to `limit` of each kind (None: all), for a schedule
-    and a model alike;
+    and a model alike; a model's weights by dtype, dims and bytes, and by their values' hashes with `weights`.
     `left_out` counts the rest by kind, so a reader knows the list is not the whole story."""
     if a.meta.format != b.meta.format:
         raise NotComparable(f"cannot compare {_article(a.meta.format)} file with {_article(b.meta.format)} file")
@@ -44,6 +44,12 @@ def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES) ->
     if settings:
         summary["settings_changed"] = len(settings)
         changes = [*settings, *changes]
+    if not a.is_schedule:
+        compared, changed_weights = weight_changes(a, b, weights)
+        if compared:
+            summary["weights_compared"] = compared
+            summary["weights_changed"] = len(changed_weights)
+            changes += _listed(changed_weights, limit, left_out)
     return {
         "format": a.meta.format,
         "a": str(a.meta.source),
@@ -60,6 +66,26 @@ def setting_changes(a: Document, b: Document) -> list[dict[str, Any]]:
     ours, theirs = a.view.settings(), b.view.settings()
     return [{"kind": "setting-changed", "where": key, "a": ours.get(key, "(none)"), "b": theirs.get(key, "(none)")}
             for key in [*ours, *(k for k in theirs if k not in ours)] if ours.get(key) != theirs.get(key)]  # fmt: skip
+
+
+def weight_changes(a: Document, b: Document, digests: bool) -> tuple[int, list[dict[str, Any]]]:
+    """(how many weights of the same name were compared, each weight added, removed, or changed in dtype or dims,
+    or in its values when `digests`): by name, as exporters keep a weight's name from export to export."""
+    ours, theirs = a.view.weights(digests), b.view.weights(digests)
+    changes: list[dict[str, Any]] = []
+    for name, mine in ours.items():
+        other = theirs.get(name)
+        if other is None:
+            changes.append({"kind": "weight-removed", "name": name, "dtype": mine.dtype, "dims": list(mine.dims)})
+        elif (mine.dtype, mine.dims) != (other.dtype, other.dims):
+            shapes = f"{mine.dtype} {list(mine.dims)}", f"{other.dtype} {list(other.dims)}"
+            changes.append({"kind": "weight-changed", "name": name, "what": "shape", "a": shapes[0], "b": shapes[1]})
+        elif mine.digest != other.digest:
+            changes.append({"kind": "weight-changed", "name": name, "what": "values", "a": mine.digest,
+                            "b": other.digest})  # fmt: skip
+    changes += [{"kind": "weight-added", "name": name, "dtype": w.dtype, "dims": list(w.dims)}
+                for name, w in theirs.items() if name not in ours]  # fmt: skip
+    return sum(name in theirs for name in ours), changes
 
 
 def _article(word: str) -> str:

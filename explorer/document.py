@@ -214,6 +214,11 @@ class DocumentView:
         """Bytes of stored parameters per dtype (HTML report, diff)."""
         return {}
 
+    def weights(self, digests: bool = False) -> dict[str, Weight]:
+        """name → each stored weight's dtype, dims and bytes, known without reading its data (what `diff`
+        compares); `digests`: with a hash of its data too, read in chunks (`diff --weights`). {} elsewhere."""
+        return {}
+
     def memory_curves(self) -> list[MemoryCurve]:
         """Bytes live per step of each memory plan (TVM's storage plan), for the HTML report."""
         return []
@@ -321,6 +326,16 @@ class TensorLayouts(Protocol):
     def report(self, tensor_id: int) -> dict[str, Any] | None:
         """first/end byte, data bytes, runs, padding, aliases: what `ir-explorer tensor` prints."""
         ...
+
+
+@dataclass(frozen=True)
+class Weight:
+    """A stored weight as `diff` compares it: by dtype, dims and bytes, and by a hash of its data when asked."""
+
+    dtype: str
+    dims: tuple[int, ...]
+    bytes: int | None
+    digest: str | None = None
 
 
 @dataclass(frozen=True)

@@ -187,8 +187,11 @@ def _rows(sections) -> dict[str, str]:
     return {str(row[0]): str(row[1]) for section in sections for row in section.rows}
 
 
-def test_a_weight_left_in_the_file_is_read_from_it_when_its_values_are_asked_for(tmp_path):
+def test_a_weight_left_in_the_file_is_read_from_it_when_its_values_are_asked_for(tmp_path, monkeypatch):
     from explorer.api import open_document
+    from explorer.formats.onnx import reader
+
+    monkeypatch.setattr(reader, "DIRECT_BYTES", 0)  # walked as a file over 16 MiB is
 
     path = tmp_path / "big.onnx"
     path.write_bytes(big_model().SerializeToString())
@@ -285,3 +288,61 @@ def test_reading_the_file_as_the_walk_goes_gives_the_same_model(tmp_path, monkey
     monkeypatch.setattr(reader, "WHOLE_BYTES", 0)
     document = open_document(path)
     assert [p.code for p in document.problems] == [] and document.summary["nodes"] == 6  # a branch counts twice
+
+
+def test_diff_compares_weights_by_shape_and_with_weights_by_a_hash_of_their_data(tmp_path, monkeypatch):
+    """Issue #56: weights by name, dtype and dims without reading them; `--weights` hashes each from the file
+    (a weight left in the file is read from its range), so one changed value is found."""
+    import hashlib
+
+    from explorer.api import open_document
+    from explorer.diff import diff_documents
+    from explorer.formats.onnx import reader
+
+    monkeypatch.setattr(reader, "DIRECT_BYTES", 0)  # walked as a file over 16 MiB is
+
+    def model(change: float, dims: tuple[int, int], extra: bool) -> onnx.ModelProto:
+        values = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+        values[3, 5] += change
+        weights = [numpy_helper.from_array(values, "weight"),
+                   numpy_helper.from_array(np.ones(dims, dtype=np.float32), "bias")]  # fmt: skip
+        if extra:
+            weights.append(numpy_helper.from_array(np.zeros(4, dtype=np.float32), "extra"))
+        nodes = [helper.make_node("MatMul", ["x", "weight"], ["y"], name="mm")]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])], weights)  # fmt: skip
+        return helper.make_model(graph)
+
+    paths = []
+    for name, m in (("a.onnx", model(0.0, (64,), False)), ("b.onnx", model(1.0, (32,), True))):
+        paths.append(tmp_path / name)
+        paths[-1].write_bytes(m.SerializeToString())
+    a, b = (open_document(p) for p in paths)
+    by_shape = diff_documents(a, b)
+    weights = [c for c in by_shape["changes"] if c["kind"].startswith("weight")]
+    assert weights == [{"kind": "weight-changed", "name": "bias", "what": "shape", "a": "float32 [64]",
+                        "b": "float32 [32]"},
+                       {"kind": "weight-added", "name": "extra", "dtype": "float32", "dims": [4]}]  # fmt: skip
+    assert (by_shape["summary"]["weights_compared"], by_shape["summary"]["weights_changed"]) == (2, 2)
+    by_value = diff_documents(a, b, weights=True)
+    changed = [c for c in by_value["changes"] if c.get("what") == "values"]
+    expected = np.arange(64 * 64, dtype=np.float32)
+    assert [c["name"] for c in changed] == ["weight"]
+    assert changed[0]["a"] == hashlib.sha256(expected.tobytes()).hexdigest()
+    assert "weight" in pointers(a.view.index.model)  # the hash was read from the range in the file
+
+
+def test_a_small_file_that_parses_is_parsed_as_it_is_and_one_that_does_not_is_walked(tmp_path):
+    """Up to DIRECT_BYTES the file is parsed whole when it parses (its weights in memory: they cost no more than
+    its bytes); one that does not parse is walked, and opens with what is valid."""
+    from explorer.api import open_document
+
+    path = tmp_path / "small.onnx"
+    data = big_model().SerializeToString()
+    path.write_bytes(data)
+    assert pointers(open_document(path).view.index.model) == {}  # parsed as it is: no weight left in the file
+    raw = big_model().graph.initializer[0].raw_data
+    path.write_bytes(data[: data.index(raw) + 100])
+    document = open_document(path)
+    assert [p.location for p in document.problems if p.code == "unreadable-field"] == [
+        "graph.initializer[0].raw_data"]  # fmt: skip

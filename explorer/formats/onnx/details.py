@@ -3,6 +3,7 @@ attributes and where each input comes from, an initializer with its value statis
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,6 +19,7 @@ from explorer.formatting import human_bytes
 from explorer.models.ref import Ref
 
 MAX_STATS_BYTES = 256 * 1024 * 1024  # a weight bigger than this is not read for its value statistics
+DIGEST_CHUNK = 1 << 20  # `diff --weights` hashes a weight this many bytes at a time
 
 
 class ViewParts(Protocol):
@@ -272,9 +274,27 @@ def weight_stats(tensor: Any, base_dir: Path) -> dict[str, str]:
 
 
 def _external_array(tensor: Any, base_dir: Path) -> np.ndarray:
-    """The tensor's bytes from its sidecar, read-only, never touching the model's own proto."""
+    """The tensor's bytes from its sidecar (or the range of the model file the walk left them in), read-only,
+    never touching the model's own proto."""
     from onnx import numpy_helper
 
+    path, offset, declared = external_range(tensor, base_dir)
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        data = handle.read(declared)
+    if len(data) != declared:
+        raise ValueError(f"external data file ends {declared - len(data):,} bytes before the tensor does")
+    copy = TensorProto()
+    copy.CopyFrom(tensor)
+    del copy.external_data[:]
+    copy.data_location = TensorProto.DEFAULT
+    copy.raw_data = data
+    return numpy_helper.to_array(copy)
+
+
+def external_range(tensor: Any, base_dir: Path) -> tuple[Path, int, int]:
+    """Where an external tensor's bytes are: (file, offset, bytes), checked against its dims and, for bytes the
+    walk left in the model file, against the file as it was walked. ValueError or FileNotFoundError says why not."""
     info = {entry.key: entry.value for entry in tensor.external_data}
     location = info.get("location", "")
     try:
@@ -304,17 +324,33 @@ def _external_array(tensor: Any, base_dir: Path) -> np.ndarray:
         raise ValueError(f"external data says {length:,} bytes at offset {offset:,}; the dims say {declared:,}")
     if path.exists() and not path.is_file():  # a FIFO would wait for a writer for ever
         raise ValueError(f"external data location {location!r} is not a regular file")
-    with path.open("rb") as handle:
-        handle.seek(offset)
-        data = handle.read(declared)
-    if len(data) != declared:
-        raise ValueError(f"external data file ends {declared - len(data):,} bytes before the tensor does")
-    copy = TensorProto()
-    copy.CopyFrom(tensor)
-    del copy.external_data[:]
-    copy.data_location = TensorProto.DEFAULT
-    copy.raw_data = data
-    return numpy_helper.to_array(copy)
+    return path, offset, declared
+
+
+def weight_digest(tensor: Any, base_dir: Path) -> str:
+    """A SHA-256 of a weight's data, read DIGEST_CHUNK bytes at a time from wherever it lies (the model file,
+    its sidecar, or the proto for a small one); "unreadable: why" when it cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        if tensor.data_location == TensorProto.EXTERNAL:
+            path, offset, size = external_range(tensor, base_dir)
+            with path.open("rb") as handle:
+                handle.seek(offset)
+                while size > 0:
+                    piece = handle.read(min(DIGEST_CHUNK, size))
+                    if not piece:
+                        raise ValueError("the file ends before the tensor does")
+                    digest.update(piece)
+                    size -= len(piece)
+        elif tensor.raw_data:
+            digest.update(tensor.raw_data)
+        else:
+            from onnx import numpy_helper
+
+            digest.update(numpy_helper.to_array(tensor).tobytes())
+    except (OSError, ValueError) as error:
+        return f"unreadable: {error}"
+    return digest.hexdigest()
 
 
 def _bytes(tensor: Any) -> str:

@@ -21,13 +21,14 @@ from explorer.document import (
     Meta,
     Section,
     Vocabulary,
+    Weight,
     chunk_start,
     chunked_items,
     describe_by_kind,
 )
 from explorer.errors import Problem
-from explorer.formats.onnx.details import OnnxDetails
-from explorer.formats.onnx.index import ModelIndex, element_name
+from explorer.formats.onnx.details import OnnxDetails, weight_digest
+from explorer.formats.onnx.index import ModelIndex, element_name, tensor_bytes
 from explorer.formats.onnx.text import attribute_text, type_text
 from explorer.formats.onnx.wire import left_in_file
 from explorer.models.graph import GraphModel
@@ -81,6 +82,16 @@ class OnnxView(DocumentView):
                     if location:
                         found[self.path.parent / location] = None
         return list(found)
+
+    def weights(self, digests: bool = False) -> dict[str, Weight]:
+        """The main graph's initializers (a name used twice: the first), hashed from the file when asked."""
+        found: dict[str, Weight] = {}
+        for tensor in self.index.main.proto.initializer:
+            if tensor.name not in found:
+                digest = weight_digest(tensor, self.path.parent) if digests else None
+                found[tensor.name] = Weight(element_name(tensor.data_type), tuple(tensor.dims), tensor_bytes(tensor),
+                                            digest)  # fmt: skip
+        return found
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}

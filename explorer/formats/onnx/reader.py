@@ -21,6 +21,7 @@ from explorer.formats.onnx.wire import Buffer, FileWindow, Walk, strip_weights
 from explorer.protobuf_guard import ensure_messages_fit
 
 WHOLE_BYTES = 32 << 20  # files up to this size are read whole before the walk; larger ones as the walk goes
+DIRECT_BYTES = 16 << 20  # files up to this size are parsed as they are (weights and all) when they parse
 MAX_BYTES = 2**31 - 1  # protobuf's own limit for one message: the model besides its weights must be under it
 
 
@@ -72,11 +73,22 @@ def _whole(fd: int, size: int) -> memoryview:
 
 def _parsed(path: Path, view: Buffer, stamp: str) -> tuple[Any, Walk]:
     """The model without its large tensors' bytes, parsed by onnx's classes; walked again checking each message
-    when the first walk does not parse (a length that lies inside a message leaves garbage after it)."""
+    when the first walk does not parse (a length that lies inside a message leaves garbage after it). A file up
+    to DIRECT_BYTES is parsed whole when it parses: its weights cost no more than its bytes, and the walk would
+    cost a pass over every node (30 ms on a 20,000-node chain)."""
     import onnx
     from google.protobuf.message import DecodeError
 
     error: Exception | None = None
+    if len(view) <= DIRECT_BYTES and isinstance(view, memoryview):  # small: parsed as it is, when it parses
+        data = view.tobytes()
+        model = onnx.ModelProto()
+        ensure_messages_fit(path, data, model.DESCRIPTOR, "ONNX model")
+        try:
+            model.ParseFromString(data)
+            return model, Walk(data=data)
+        except (DecodeError, RecursionError, ValueError):
+            pass  # the walk reads what it can of it
     for checked in (False, True):
         walk = strip_weights(view, path.name, stamp, checked=checked)
         if len(walk.data) > MAX_BYTES:
