@@ -309,8 +309,8 @@ def test_diff_compares_weights_by_shape_and_with_weights_by_a_hash_of_their_data
         if extra:
             weights.append(numpy_helper.from_array(np.zeros(4, dtype=np.float32), "extra"))
         nodes = [helper.make_node("MatMul", ["x", "weight"], ["y"], name="mm")]
-        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
-                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])], weights)  # fmt: skip
+        x, y = (helper.make_tensor_value_info(n, TensorProto.FLOAT, [64, 64]) for n in ("x", "y"))
+        graph = helper.make_graph(nodes, "g", [x], [y], weights)
         return helper.make_model(graph)
 
     paths = []
