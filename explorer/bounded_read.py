@@ -47,24 +47,16 @@ def read_regular(
     """The bytes of `path`, a regular file: refused before reading when it is larger than `limit` (the words say
     how to raise it) or when `bytes_per_file_byte` times its size would not fit in memory (explorer.memory_guard).
     Opened without blocking, so a FIFO or a device is refused, never waited on."""
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as error:
-        raise LoadError(path, location, f"cannot be read: {error.strerror or error}") from None
-    try:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise LoadError(path, location, NOT_REGULAR)
+    with opened_regular(path, location) as (fd, status):
         size = status.st_size
         if limit is not None and size > limit:
             raise LoadError(path, location, too_big(size, limit, what, raise_with))
         ensure_fits(Path(path), size, bytes_per_file_byte, what)
-        with os.fdopen(fd, "rb", closefd=False) as handle:  # buffered: reads straight into one bytes object
-            return handle.read(size)
-    except OSError as error:
-        raise LoadError(path, location, f"cannot be read: {error.strerror or error}") from None
-    finally:
-        os.close(fd)
+        try:
+            with os.fdopen(fd, "rb", closefd=False) as handle:  # buffered: reads straight into one bytes object
+                return handle.read(size)
+        except OSError as error:
+            raise LoadError(path, location, f"cannot be read: {error.strerror or error}") from None
 
 
 @contextmanager
@@ -76,7 +68,10 @@ def opened_regular(path: Path, location: str = "") -> Iterator[tuple[int, os.sta
     except OSError as error:
         raise LoadError(path, location, f"cannot be read: {error.strerror or error}") from None
     try:
-        status = os.fstat(fd)
+        try:
+            status = os.fstat(fd)
+        except OSError as error:
+            raise LoadError(path, location, f"cannot be read: {error.strerror or error}") from None
         if not stat.S_ISREG(status.st_mode):
             raise LoadError(path, location, NOT_REGULAR)
         yield fd, status

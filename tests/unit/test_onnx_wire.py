@@ -12,7 +12,7 @@ import pytest
 from google.protobuf.message import DecodeError
 from onnx import TensorProto, helper, numpy_helper
 
-from explorer.formats.onnx.wire import INLINE, STRIP_BYTES, strip_weights
+from explorer.formats.onnx.wire import INLINE, STRIP_BYTES, encode_varint, strip_weights
 from tests.conftest import SAMPLES as SAMPLES_DIR
 
 SAMPLES = sorted((SAMPLES_DIR / "onnx").glob("*.onnx"))
@@ -121,15 +121,6 @@ def test_the_walk_gives_what_onnx_parses_on_every_sample(path: Path):
     assert len(walked(data)[0].SerializeToString()) <= len(data)
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def test_a_tensor_running_past_the_end_of_the_file_keeps_the_graph_and_says_where():
     model = big_model()
     data = model.SerializeToString()
@@ -147,9 +138,9 @@ def test_a_length_of_two_to_the_63_is_one_problem_not_a_read():
     data = model.SerializeToString()
     raw = model.graph.initializer[0].raw_data
     at = data.index(raw)
-    length = _varint(len(raw))
+    length = encode_varint(len(raw))
     assert data[at - len(length) : at] == length
-    hostile = data[: at - len(length)] + _varint(2**63) + data[at:]
+    hostile = data[: at - len(length)] + encode_varint(2**63) + data[at:]
     stripped, problems = walked(hostile)
     assert problems and problems[0][0] == "graph.initializer[0].raw_data"
     assert "runs past the end of its message" in problems[0][1]
@@ -162,7 +153,7 @@ def test_a_truncated_or_overlong_varint_and_a_wrong_wire_type_are_located_proble
     assert problems == [("(a field's key)", "a varint runs past the end of its message")]
     _, problems = walked(data + b"\xff" * 11)
     assert problems == [("(a field's key)", "a varint is longer than 10 bytes")]
-    wrong = bytes([7 << 3 | 0]) + _varint(5)  # `graph` as a varint
+    wrong = bytes([7 << 3 | 0]) + encode_varint(5)  # `graph` as a varint
     stripped, problems = walked(wrong + data)
     assert problems == [("graph", "has wire type 0 where 2 was expected: left out")]
     assert [n.name for n in stripped.graph.node] == ["mm", "flat", "const", "if"]  # the real graph after it
@@ -248,7 +239,7 @@ def test_external_weights_are_never_opened_to_open_check_and_draw_a_model(tmp_pa
 
 
 def _field(number: int, body: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(body)) + body
+    return encode_varint(number << 3 | 2) + encode_varint(len(body)) + body
 
 
 def test_graphs_nested_deeper_than_protobuf_allows_are_left_out_not_recursed_into():

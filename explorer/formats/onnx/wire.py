@@ -130,7 +130,8 @@ def _varint(buffer: Buffer, pos: int, end: int, where: str) -> tuple[int, int]:
             raise _Unreadable(where, "a varint is longer than 10 bytes")
 
 
-def _encode_varint(value: int) -> bytes:
+def encode_varint(value: int) -> bytes:
+    """A number as protobuf writes it on the wire (what a rewritten length or key is)."""
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
@@ -249,8 +250,8 @@ def _descend(buffer: Buffer, field_start: int, end: int, key: int, found: FieldD
         _tensor(buffer, body_start, body_end, inner, where, walk, file_name)
     else:
         _message(buffer, body_start, body_end, found.message_type, inner, where, walk, file_name, depth + 1)
-    out += _encode_varint(key)
-    out += _encode_varint(len(inner))
+    out += encode_varint(key)
+    out += encode_varint(len(inner))
     out += inner
 
 
@@ -289,24 +290,24 @@ def _tensor(buffer: Buffer, start: int, end: int, out: bytearray, path: str, wal
         return
     _, first, last = data
     out += kept
-    out += _encode_varint(_DATA_LOCATION << 3 | VARINT) + _encode_varint(TensorProto.EXTERNAL)
+    out += encode_varint(_DATA_LOCATION << 3 | VARINT) + encode_varint(TensorProto.EXTERNAL)
     for entry_key, text in (("location", file_name), ("offset", str(first)), ("length", str(last - first)),
                             (INLINE, "raw_data" if data[0] == _RAW_DATA else _name(descriptor, data[0])),
                             (STAMP, walk.stamp)):  # fmt: skip
         entry = _string_field(1, entry_key) + _string_field(2, text)
-        out += _encode_varint(_EXTERNAL_DATA << 3 | LENGTH_DELIMITED) + _encode_varint(len(entry)) + entry
+        out += encode_varint(_EXTERNAL_DATA << 3 | LENGTH_DELIMITED) + encode_varint(len(entry)) + entry
     walk.tensors += 1
     walk.tensor_bytes += last - first
 
 
 def _field_bytes(buffer: Buffer, data: tuple[int, int, int]) -> bytes:
     number, first, last = data
-    return _encode_varint(number << 3 | LENGTH_DELIMITED) + _encode_varint(last - first) + bytes(buffer[first:last])
+    return encode_varint(number << 3 | LENGTH_DELIMITED) + encode_varint(last - first) + bytes(buffer[first:last])
 
 
 def _string_field(number: int, text: str) -> bytes:
     encoded = text.encode("utf-8")
-    return _encode_varint(number << 3 | LENGTH_DELIMITED) + _encode_varint(len(encoded)) + encoded
+    return encode_varint(number << 3 | LENGTH_DELIMITED) + encode_varint(len(encoded)) + encoded
 
 
 def _skip(buffer: Buffer, pos: int, end: int, wire: int, where: str) -> int:
