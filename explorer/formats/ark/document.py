@@ -304,7 +304,7 @@ class ArkView(DocumentView):
     def build_graph(self) -> GraphModel | None:
         from explorer.formats.ark.graph_model import ark_graph
 
-        return ark_graph(self)
+        return ark_graph(self.ark)
 
     def settings(self) -> dict[str, str]:
         """A plan's every setting by where it is: the file's processors, each task's warps and SRAM, each op's

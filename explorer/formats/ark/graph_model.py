@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from explorer.formats.ark.model import ArkFile
 from explorer.graph.builder import GraphBuilder
 from explorer.models.graph import ROOT, GraphModel
 
 
-def ark_graph(view: Any) -> GraphModel:
-    ark = view.ark
+def ark_graph(ark: ArkFile) -> GraphModel:
     return _model_graph(ark) if ark.kind == "model" else _plan_graph(ark)
 
 
@@ -26,7 +26,7 @@ def _op_text(ops: list[Any]) -> tuple[str, str, str]:
     return first.name or first.type, kind, detail + (f" · {len(ops)} ops" if len(ops) > 1 else "")
 
 
-def _model_graph(ark: Any) -> GraphModel:
+def _model_graph(ark: ArkFile) -> GraphModel:
     b = GraphBuilder()
     ids: dict[int, int] = {}
     for g, node in enumerate(ark.nodes):
@@ -53,7 +53,7 @@ def _model_graph(ark: Any) -> GraphModel:
     return b.build()
 
 
-def _plan_graph(ark: Any) -> GraphModel:
+def _plan_graph(ark: ArkFile) -> GraphModel:
     b = GraphBuilder()
     task_index = {task.id: t for t, task in enumerate(ark.tasks)}
     previous: list[int] = []

@@ -3,13 +3,28 @@ initializers as constants (folded into their readers), graph inputs and outputs 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
+from explorer.formats.onnx.index import ModelIndex
 from explorer.graph.builder import GraphBuilder
 from explorer.models.graph import ROOT, Deferred, GraphModel
+from explorer.models.ref import Ref
 
 
-def onnx_graph(view: Any) -> GraphModel:
+class GraphSource(Protocol):
+    """What the graph is built from: the view's index and its words for types, values and attributes (the
+    OnnxView, which imports this module when its graph is first asked for)."""
+
+    index: ModelIndex
+
+    def type_str(self, key: str, name: str) -> str: ...
+
+    def value_preview(self, ref: Ref, limit: int = 8) -> str: ...
+
+    def node_attributes(self, ref: Ref) -> str: ...
+
+
+def onnx_graph(view: GraphSource) -> GraphModel:
     index = view.index
     def resolve(what: str, key: str, name: Any) -> str:
         if what == "dtype":
@@ -20,7 +35,7 @@ def onnx_graph(view: Any) -> GraphModel:
 
     b = GraphBuilder(resolve=resolve)
     b.role_of = _roles(index, b.refs)
-    b.attributes_of = lambda node: view.node_attributes(b.refs[node])  # alike blocks stack only when equal
+    b.attributes_of = lambda node: _attributes(view, b.refs[node])  # alike blocks stack only when equal
     graph_group: dict[str, int] = {}
     node_ids: dict[str, int] = {}  # graph key → the id of its first op node (its nodes are consecutive)
     value_source: dict[tuple[str, str], int] = {}  # (graph key, value name) → node id that defines it
@@ -106,7 +121,11 @@ def _find(index: Any, value_source: dict[tuple[str, str], int], key: str, name: 
     return None
 
 
-def _dtype(view: Any, key: str, name: str) -> str:
+def _attributes(view: GraphSource, ref: Ref | None) -> str:
+    return view.node_attributes(ref) if ref is not None else ""
+
+
+def _dtype(view: GraphSource, key: str, name: str) -> str:
     text = view.type_str(key, name)
     return text.split("[", 1)[0] if text != "?" else ""
 

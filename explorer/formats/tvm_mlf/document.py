@@ -248,7 +248,7 @@ class TvmView(DocumentView):
         ref = ("source", member, 1) if language else ("file", member)
         return Item("source" if language else "file", f"{member}  {human_bytes(size)}", ref)
 
-    def node_ref(self, m: int, nid: int) -> tuple:
+    def node_ref(self, m: int, nid: int) -> Ref:
         module = self.modules[m]
         row = self._row_of.get((module.core, nid)) if module.core is not None else None
         return ("workload", row) if row is not None else ("gnode", m, nid)

@@ -5,17 +5,29 @@ graph inputs as inputs; edges from each node's inputs."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
+from explorer.formats.tvm_mlf.bundle import Module
 from explorer.graph.builder import GraphBuilder
 from explorer.models.graph import ROOT, GraphModel
+from explorer.models.ref import Ref
 
 
-def tvm_graph(view: Any) -> GraphModel:
+class GraphSource(Protocol):
+    """The bundle's modules and each node's ref (the TvmView, which imports this module for its graph)."""
+
+    @property
+    def modules(self) -> list[Module]: ...
+
+    def node_ref(self, m: int, nid: int) -> Ref: ...
+
+
+def tvm_graph(view: GraphSource) -> GraphModel:
     b = GraphBuilder()
     with_graphs = [(m, module) for m, module in enumerate(view.modules) if module.graph is not None]
     for m, module in with_graphs:
         graph = module.graph
+        assert graph is not None  # with_graphs holds the modules that have one
         group = ROOT if len(with_graphs) == 1 else b.group(f"module {module.name}", ROOT, kind="module",
                                                            ref=("module", m))  # fmt: skip
         params = {array.name for array in module.params}
