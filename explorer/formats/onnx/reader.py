@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from explorer.bounded_read import opened_regular
 from explorer.document import ProgressCallback
 from explorer.errors import LoadError, Problem
 from explorer.formats.onnx import LFS_POINTER
-from explorer.formats.onnx.wire import Buffer, FileWindow, Walk, strip_weights
+from explorer.formats.onnx.wire import FileWindow, Walk, strip_weights
 from explorer.protobuf_guard import ensure_messages_fit
 
 WHOLE_BYTES = 32 << 20  # files up to this size are read whole before the walk; larger ones as the walk goes
@@ -26,20 +27,20 @@ MAX_BYTES = 2**31 - 1  # protobuf's own limit for one message: the model besides
 
 
 def read_model(path: Path, progress: ProgressCallback) -> tuple[Any, list[Problem], dict]:
-    """The model's index (explorer.formats.onnx.index), its load problems and its `info` summary. The file is
-    mapped and walked (explorer.formats.onnx.wire): tensors over STRIP_BYTES stay in the file, read when asked."""
+    """The model's index (explorer.formats.onnx.index), its load problems and its `info` summary. A file over
+    DIRECT_BYTES is walked (explorer.formats.onnx.wire): tensors over STRIP_BYTES stay in it, read when asked."""
     from explorer.formats.onnx.index import BadText, build_index
 
     progress(0, 3, "reading")
     try:
         with opened_regular(path) as (fd, status):
             size = status.st_size
-            view = _whole(fd, size) if size <= WHOLE_BYTES else FileWindow(fd, size)
-            if bytes(view[: len(LFS_POINTER)]) == LFS_POINTER:
+            source = _whole(fd, size) if size <= WHOLE_BYTES else FileWindow(fd, size)
+            if source[: len(LFS_POINTER)] == LFS_POINTER:
                 raise LoadError(
                     path, "byte 0", "this is a Git LFS pointer, not a model: fetch the real file with `git lfs pull`"
                 )
-            model, walk = _parsed(path, view, f"{size}:{status.st_mtime_ns}")
+            model, walk = _parsed(path, source, f"{size}:{status.st_mtime_ns}")
     except OSError as error:
         raise LoadError(path, "", f"cannot be read: {error.strerror or error}") from None
     if not model.HasField("graph"):
@@ -60,37 +61,34 @@ def read_model(path: Path, progress: ProgressCallback) -> tuple[Any, list[Proble
     return index, problems, summarise(index)
 
 
-def _whole(fd: int, size: int) -> memoryview:
+def _whole(fd: int, size: int) -> bytes:
     """A small file read whole: the walk indexes it faster than it reads a large one piece by piece."""
-    data = bytearray()
-    while len(data) < size:
-        piece = os.pread(fd, size - len(data), len(data))
+    pieces, read = [], 0
+    while read < size:
+        piece = os.pread(fd, size - read, read)
         if not piece:
             break
-        data += piece
-    return memoryview(bytes(data))
+        pieces.append(piece)
+        read += len(piece)
+    return b"".join(pieces)
 
 
-def _parsed(path: Path, view: Buffer, stamp: str) -> tuple[Any, Walk]:
+def _parsed(path: Path, source: bytes | FileWindow, stamp: str) -> tuple[Any, Walk]:
     """The model without its large tensors' bytes, parsed by onnx's classes; walked again checking each message
     when the first walk does not parse (a length that lies inside a message leaves garbage after it). A file up
     to DIRECT_BYTES is parsed whole when it parses: its weights cost no more than its bytes, and the walk would
-    cost a pass over every node (30 ms on a 20,000-node chain)."""
+    cost a pass over every node (BENCHMARKS.md, the weights floors)."""
     import onnx
     from google.protobuf.message import DecodeError
 
+    def attempts() -> Iterator[Walk]:
+        if isinstance(source, bytes) and len(source) <= DIRECT_BYTES:  # small: as it is, when it parses
+            yield Walk(data=source)
+        for checked in (False, True):
+            yield strip_weights(source, path.name, stamp, checked=checked)
+
     error: Exception | None = None
-    if len(view) <= DIRECT_BYTES and isinstance(view, memoryview):  # small: parsed as it is, when it parses
-        data = view.tobytes()
-        model = onnx.ModelProto()
-        ensure_messages_fit(path, data, model.DESCRIPTOR, "ONNX model")
-        try:
-            model.ParseFromString(data)
-            return model, Walk(data=data)
-        except (DecodeError, RecursionError, ValueError):
-            pass  # the walk reads what it can of it
-    for checked in (False, True):
-        walk = strip_weights(view, path.name, stamp, checked=checked)
+    for walk in attempts():
         if len(walk.data) > MAX_BYTES:
             raise LoadError(path, "", f"{len(walk.data):,} bytes besides the weights is over protobuf's 2 GiB limit")
         model = onnx.ModelProto()

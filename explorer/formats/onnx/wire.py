@@ -1,5 +1,5 @@
 """An ONNX file's protobuf without its weights: a walk over the wire format that copies everything but the bytes
-of large tensors, which stay in the (memory-mapped) file and are read only when a user asks for them.
+of large tensors, which stay in the file and are read only when a user asks for them.
 
 A tensor whose stored bytes are over STRIP_BYTES is rewritten as data in the model file itself: its bytes are
 dropped and it gains `data_location = EXTERNAL` with `location` (the file's name), `offset`, `length` and the
@@ -74,8 +74,6 @@ class Walk:
     """What a walk left in the file and what it could not read."""
 
     data: bytes = b""  # the model without the large tensors' bytes
-    tensors: int = 0  # tensors whose bytes were left in the file
-    tensor_bytes: int = 0
     problems: list[tuple[str, str]] = field(default_factory=list)  # (location, what is wrong)
     checked: bool = False  # each message copied as it is was parsed alone first (and left out if it did not parse)
     stamp: str = ""  # written beside each tensor left in the file
@@ -87,11 +85,11 @@ class _Unreadable(Exception):
 
 def strip_weights(buffer: bytes | memoryview | FileWindow, file_name: str, stamp: str = "",
                   checked: bool = False) -> Walk:  # fmt: skip
-    """The ModelProto in `buffer` (the whole file, mapped) with every tensor over STRIP_BYTES pointing into the
-    file instead of holding its bytes; `stamp` (the file's size and mtime) goes beside each, for a read of them to
-    check. `checked`: for a file whose walk did not parse (a length that lies inside a message leaves garbage
-    after it), each message the walk would copy as it is is parsed alone first, and left out with a problem when
-    it does not parse."""
+    """The ModelProto in `buffer` (the whole file, or read as the walk goes) with every tensor over STRIP_BYTES
+    pointing into the file instead of holding its bytes; `stamp` (the file's size and mtime) goes beside each, for
+    a read of them to check. `checked`: for a file whose walk did not parse (a length that lies inside a message
+    leaves garbage after it), each message the walk would copy as it is is parsed alone first, and left out with a
+    problem when it does not parse."""
     walk = Walk(checked=checked, stamp=stamp)
     out = bytearray()
     view = buffer if isinstance(buffer, FileWindow) else memoryview(buffer)
@@ -296,8 +294,6 @@ def _tensor(buffer: Buffer, start: int, end: int, out: bytearray, path: str, wal
                             (STAMP, walk.stamp)):  # fmt: skip
         entry = _string_field(1, entry_key) + _string_field(2, text)
         out += encode_varint(_EXTERNAL_DATA << 3 | LENGTH_DELIMITED) + encode_varint(len(entry)) + entry
-    walk.tensors += 1
-    walk.tensor_bytes += last - first
 
 
 def _field_bytes(buffer: Buffer, data: tuple[int, int, int]) -> bytes:
