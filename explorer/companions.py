@@ -55,7 +55,7 @@ class Companions:
     """The pipeline files found beside a schedule (or named on the command line) and what was joined."""
 
     paths: dict[str, Path] = field(default_factory=dict)  # kind (frontend, asm, trace) → file
-    documents: dict[str, Any] = field(default_factory=dict)  # kind → its loaded Document
+    documents: dict[str, Document] = field(default_factory=dict)  # kind → its loaded Document
     measured: Measured | None = None
     refused: dict[str, str] = field(default_factory=dict)  # kind → why it was not joined
 
@@ -264,7 +264,7 @@ def describe_companion(document: Document, ref: tuple) -> list[Section]:
     return other.describe(inner) if other is not None else []
 
 
-def companion_ancestors(document: Document, ref: tuple) -> list[Any]:
+def companion_ancestors(document: Document, ref: Ref) -> list[Ref]:
     _, kind, inner = ref
     other = companions_of(document).documents.get(kind)
     if other is None:
@@ -274,15 +274,15 @@ def companion_ancestors(document: Document, ref: tuple) -> list[Any]:
     return [root, *[step for step in chain if step != root]]
 
 
-def search_companions(document: Document, text: str) -> list[tuple[str, Any]]:
-    found = []
+def search_companions(document: Document, text: str) -> list[tuple[str, Ref]]:
+    found: list[tuple[str, Ref]] = []
     for kind in joined(companions_of(document)):
         for label, ref in companions_of(document).documents[kind].search(text)[:50]:
             found.append((f"{TITLES[kind]}: {label}", ("companion", kind, ref)))
     return found
 
 
-def companion_links(document: Document, ref: Ref) -> list[tuple[str, Any]]:
+def companion_links(document: Document, ref: Ref) -> list[tuple[str, Ref]]:
     """Jumps between the schedule and its companions, both ways: a workload ↔ its instructions (trace, else
     assembly) ↔ its frontend layer."""
     s = document.scheduled()
@@ -291,7 +291,7 @@ def companion_links(document: Document, ref: Ref) -> list[tuple[str, Any]]:
     frontend = companions.documents.get("frontend") if "frontend" in kinds else None
     code = next((k for k in ("trace", "asm") if k in kinds), None)
     table = companions.documents[code].view.instructions() if code else None
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, Ref]] = []
 
     def layer_link(name: str) -> None:
         if frontend is not None:
@@ -301,7 +301,7 @@ def companion_links(document: Document, ref: Ref) -> list[tuple[str, Any]]:
 
     def instruction_links(hits: np.ndarray) -> None:
         assert code is not None and table is not None  # called only when a trace or an assembly is joined
-        ids = companions.documents[code].schedule.wl_id  # row → instruction: inverted once
+        ids = companions.documents[code].scheduled().wl_id  # row → instruction: inverted once
         row_of = np.full(max(int(ids.max(initial=-1)) + 1, 0), -1, dtype=np.int64)
         row_of[ids] = np.arange(ids.size)
         for k in hits[:40].tolist():
@@ -329,7 +329,9 @@ def companion_links(document: Document, ref: Ref) -> list[tuple[str, Any]]:
     found += [(label, ("companion", kind, target)) for label, target in other.links(inner)]
     if kind in ("trace", "asm") and isinstance(inner, tuple) and inner and inner[0] == "workload":
         own = other.view.instructions()
-        k = int(other.schedule.wl_id[int(inner[1])])
+        if own is None:
+            return found
+        k = int(other.scheduled().wl_id[int(inner[1])])
         rows = _rows_of(document, own)
         if rows[k] >= 0:
             workload_links(np.asarray([rows[k]]))

@@ -517,7 +517,7 @@ def is_group_ref(ref: object) -> bool:
     return isinstance(ref, tuple) and len(ref) == 2 and ref[0] == GROUP_REF and isinstance(ref[1], int)
 
 
-def describe_by_kind(view: Any, ref: Ref) -> list[Section]:
+def describe_by_kind(view: object, ref: Ref) -> list[Section]:
     """The details of `ref` from `view`'s `_describe_<kind>` method (a format's view or its details object; kind
     = ref[0], `-` read as `_`).
 

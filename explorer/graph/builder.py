@@ -21,6 +21,7 @@ what a format calls.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,19 +38,21 @@ from explorer.graph.shaping import (
     split_reentered_scopes,
 )
 from explorer.graph.stacks import add_stacks
-from explorer.models.graph import ROOT, GraphModel, LazyText, topological_rank
+from explorer.models.graph import ROOT, GraphModel, LazyText, Resolver, topological_rank
 from explorer.models.ref import Ref
 
 
 class GraphBuilder:
     """What a format calls to describe its graph; `build()` adds topological ranks and chunk groups."""
 
-    def __init__(self, resolve: Any = None, role_of: Any = None) -> None:
+    def __init__(self, resolve: Resolver | None = None,
+                 role_of: Callable[[int, str], tuple[int, str]] | None = None) -> None:  # fmt: skip
         """`resolve(*args)` computes the detail or text value given as `Deferred(args)`, when first read;
         `role_of(node, value name)` places and names the input of a node that reads a value (GraphModel.role_of)."""
         self.resolve = resolve
         self.role_of = role_of
-        self.attributes_of: Any = None  # node → its attributes as comparable text (GraphModel.attributes_of)
+        # node → its attributes as comparable text (GraphModel.attributes_of)
+        self.attributes_of: Callable[[int], str] | None = None
         self.labels: list[str] = []
         self.ops: list[str] = []
         self.groups: list[int] = []
@@ -241,7 +244,7 @@ class GraphBuilder:
         return model
 
 
-def _value_column(values: list[Any], resolve: Any) -> Any:
+def _value_column(values: list[Any], resolve: Resolver | None) -> np.ndarray | LazyText:
     if values and all(isinstance(v, int | float) or v is None for v in values):
         return np.asarray([np.nan if v is None else float(v) for v in values], dtype=np.float64)
     return LazyText(values, resolve)

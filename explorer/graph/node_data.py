@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
@@ -108,7 +109,8 @@ def read_node_data(path: str | Path, model: GraphModel) -> tuple[list[NodeDataSe
 class _Table:
     keys: list[str]
     raw: list[Any]  # the values as the file gives them
-    locate: Any  # row → where it is in the file (a JSON path, a CSV line), worked out for problems only
+    # row → where it is in the file (a JSON path, a CSV line), worked out for problems only
+    locate: Callable[[int], str]
     thresholds: list[float] = field(default_factory=list)
     centre: float | None = None
 

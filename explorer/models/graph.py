@@ -23,13 +23,17 @@ class Deferred(tuple):
     __slots__ = ()
 
 
+# computes a deferred detail or text value from the arguments its `Deferred` carries
+Resolver = Callable[..., object]
+
+
 class LazyText:
     """A column of strings some of which are computed on first read (a `Deferred` in their place, handed to
     the column's resolver): a node's type text costs a protobuf walk, and only the boxes on screen need it."""
 
     __slots__ = ("_values", "_resolve")
 
-    def __init__(self, values: list[Any], resolve: Any = None) -> None:
+    def __init__(self, values: list[Any], resolve: Resolver | None = None) -> None:
         self._values = values
         self._resolve = resolve
 
@@ -101,12 +105,12 @@ class GraphModel:
     # subset of node_constant: its reader says `shape ← 4 ops` instead of a weight's shape
     node_shape_only: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     # role_of(node, value name) → (the input's position, its formal name such as "W" or "B", "" unknown)
-    role_of: Any = None
+    role_of: Callable[[int, str], tuple[int, str]] | None = None
     # what the graph adds to an item's details (explorer.graph.item_details), handed over by the builder
     item_details: ItemDetails | None = None
     # attributes_of(node) → a text equal exactly when two nodes' attributes are (names and values), where the
     # format has them: two blocks whose ops differ in one attribute are never stacked (explorer.graph.stacks)
-    attributes_of: Any = None
+    attributes_of: Callable[[int], str] | None = None
     # per node: the lane it runs on (a schedule workload's core), -1 for none; an opened group whose members all
     # have lanes lays them out as a grid, one row per lane
     node_lane: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))

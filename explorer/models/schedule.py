@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -112,7 +111,7 @@ class Schedule:
     dout_dst_core: np.ndarray
     dout_dst_wl: np.ndarray
 
-    dram_raw: Any = None  # the raw JSON of the "-1" section, for details
+    dram_raw: bytes | bytearray | None = None  # the raw JSON of the "-1" section, for details
     # Other formats draw derived schedules with the same views (TVM: a module per core, a node per workload).
     core_names: dict[int, str] | None = None
     # Measured start of each block (a hardware trace): the timeline draws these instead of deriving starts.
@@ -122,9 +121,10 @@ class Schedule:
     wl_dep_dst: np.ndarray | None = None
     # What the loader's workers worked out core by core, set with `keep_known` and read with `known`: the L2
     # regions and overlaps (explorer.schedule.buffers.CoreL2, joined) and the format's own snapshot checks'
-    # findings (scheduler IR: checks.SnapshotFacts); None when the analysis works them out.
-    l2_known: Any = None
-    snapshots_known: Any = None
+    # findings (scheduler IR: checks.SnapshotFacts); None when the analysis works them out. Typed `object`: their
+    # types live in the wings, which narrow what they read with isinstance.
+    l2_known: object = None
+    snapshots_known: object = None
     # the parts its format gave (explorer.models.schedule_parts.assemble); the columns of the others are empty
     parts: frozenset[SchedulePart] = frozenset(SchedulePart)
     # core → its workload ids sorted, with their rows: see `_core_index`
@@ -137,14 +137,14 @@ class Schedule:
         if self.core_names:
             self.core_names = {core: visible(name) for core, name in self.core_names.items()}
 
-    def keep_known(self, name: str, value: Any, columns: tuple[str, ...]) -> None:
+    def keep_known(self, name: str, value: object, columns: tuple[str, ...]) -> None:
         """Set field `name` to what was worked out from these columns (by the loader, or a cache built on
         demand), remembering the very arrays."""
         setattr(self, name, value)
         arrays = tuple(getattr(self, column) for column in columns)
         self._known_from = {**self._known_from, name: (columns, arrays)}  # a new dict: copies share the old one
 
-    def known(self, name: str) -> Any:
+    def known(self, name: str) -> object:
         """Field `name`'s value while the columns it was worked out from are still this schedule's own arrays; a
         schedule made from this one with other columns (dataclasses.replace) gets None and works it out again."""
         value = getattr(self, name)
@@ -199,7 +199,7 @@ class Schedule:
         The cache is kept with `keep_known`: a schedule made from this one with other workloads
         (dataclasses.replace shares the field) builds its own instead of answering with this one's rows."""
         cache = self.known("_row_index")
-        if cache is None:
+        if not isinstance(cache, dict):
             cache = {}
             self.keep_known("_row_index", cache, _ROW_INDEX_COLUMNS)
         index = cache.get(core)

@@ -129,7 +129,7 @@ class DramTraffic:
     dout_dst_ptr: np.ndarray
     dout_dst_core: np.ndarray
     dout_dst_wl: np.ndarray
-    dram_raw: Any = None  # the file's own DRAM section, for details
+    dram_raw: bytes | bytearray | None = None  # the file's own DRAM section, for details
 
     @classmethod
     def none(cls) -> DramTraffic:
@@ -137,7 +137,7 @@ class DramTraffic:
         return cls(empty, empty, empty, empty, one, empty, empty, empty, empty, empty, one, empty, one, empty, empty)
 
 
-def columns_of(part: Any) -> dict[str, Any]:
+def columns_of(part: Lanes | Mesh | Transfers | AddressSpace | SideSpace | DramTraffic) -> dict[str, Any]:
     """A part's fields by name, as the schedule's columns are named."""
     return {f.name: getattr(part, f.name) for f in fields(part)}
 
@@ -183,4 +183,3 @@ def assemble(
         wl_dep_dst=dependencies[1] if dependencies else None,
         parts=frozenset(given),
     )
-

@@ -18,19 +18,15 @@ import networkx as nx
 from explorer.document import Document, DocumentView, Item, Meta, Section, Vocabulary, describe_by_kind
 from explorer.errors import Problem
 from explorer.formats.ark.checks import TensorIndex
+from explorer.formats.ark.labels import arg_value, dims, layout_section, op_label, tensor_label
 from explorer.formats.ark.layout import layout_of
-from explorer.formats.ark.model import ArkArg, ArkFile, ArkNode, ArkOp, ArkTensor
+from explorer.formats.ark.model import ArkFile, ArkNode, ArkTensor
 from explorer.formatting import human, human_bytes
 from explorer.models.graph import GraphModel
 from explorer.models.ref import Ref
-from explorer.tensors.strides import TensorLayout
 
 _ROLE_KEYS = {"read": "ReadTensors", "write": "WriteTensors", "result": "ResultTensors"}
 _INDEX = re.compile(r"\[(\d+)\]")
-
-
-def dims(values: tuple[int, ...] | list[int]) -> str:
-    return "[" + ", ".join(str(v) for v in values) + "]"
 
 
 def build_document(
@@ -55,19 +51,19 @@ class ArkView(DocumentView):
         self.index = index
         self.graph = graph
         self.group_word = "node" if ark.kind == "model" else "task"
-        self._path_index: list[tuple[str, Any]] | None = None
+        self._path_index: list[tuple[str, Ref]] | None = None
 
     @property
-    def _paths(self) -> list[tuple[str, Any]]:
+    def _paths(self) -> list[tuple[str, Ref]]:
         """JSON paths of the items, longest first, so a problem's location finds the most specific item.
         Built on the first problem jump: a big model opens without it."""
         if self._path_index is None:
             self._path_index = self._item_paths()
         return self._path_index
 
-    def _item_paths(self) -> list[tuple[str, Any]]:
+    def _item_paths(self) -> list[tuple[str, Ref]]:
         ark = self.ark
-        paths: list[tuple[str, Any]] = []
+        paths: list[tuple[str, Ref]] = []
         for g, group in enumerate(ark.groups):
             paths.append((group.path, ("group", g)))
             for i, op in enumerate(group.ops):
@@ -257,7 +253,7 @@ class ArkView(DocumentView):
             for u in self.index.uses.get(tensor_id, [])
         ]
 
-    def where_used(self, tensor_id: int) -> Any:
+    def where_used(self, tensor_id: int) -> Ref:
         """The first op-tensor ref of a tensor id: where a search hit should land."""
         uses = self.index.uses.get(tensor_id, [])
         if not uses:
@@ -265,12 +261,12 @@ class ArkView(DocumentView):
         use = uses[0]
         return ("tensor", use.site.group, use.site.op_index, use.role, use.position)
 
-    def search(self, text: str, limit: int = 200) -> list[tuple[str, Any]]:
+    def search(self, text: str, limit: int = 200) -> list[tuple[str, Ref]]:
         """Nodes/tasks by id, ops by name or type, tensors by id ("t5"), buffers ("buffer 4"), dtype, shape."""
         text = text.strip()
         if not text:
             return []
-        hits: list[tuple[str, Any]] = []
+        hits: list[tuple[str, Ref]] = []
         lowered = text.lower()
         number = re.fullmatch(r"(#|node\s*|task\s*|t|tensor\s*|b|buffer\s*)?(\d+)", lowered)
         if number:
@@ -595,44 +591,6 @@ class ArkView(DocumentView):
             or (tensor_id is not None and p.refs.get("tensor_id") == tensor_id and p.code == "tensor-mismatch")
         ]
         return [Section("Problems here", ("severity", "code", "message"), rows)] if rows else []
-
-
-def layout_section(layout: TensorLayout) -> Section:
-    return Section(
-        "Layout in the buffer",
-        ("property", "value"),
-        [
-            ("element size", f"{layout.element_bytes} B"),
-            ("first byte", f"{layout.first_byte:,}"),
-            ("  = e × Σ Offsets[i] × pitch[i]", layout.first_byte_formula()),
-            ("end byte (one past the last)", f"{layout.end_byte:,}"),
-            ("  = e × (Σ (Offsets+Shape−1)[i] × pitch[i] + 1)", layout.end_byte_formula()),
-            ("pitches (elements)", dims(layout.pitches)),
-            ("data bytes", f"{layout.bytes:,}"),
-            ("contiguous runs", f"{layout.runs:,} × {layout.run_bytes:,} B"),
-            ("padding bytes", f"{layout.padding_bytes:,}"),
-            ("region bytes (∏ Strides × e)", f"{layout.region_bytes:,}"),
-        ],
-    )
-
-
-def op_label(op: ArkOp) -> str:
-    virtual = "  (virtual)" if op.is_virtual else ""
-    return f"{op.type} {op.name}{virtual}".strip()
-
-
-def tensor_label(tensor: ArkTensor) -> str:
-    return f"t{tensor.id}  {tensor.dtype} {dims(tensor.shape)}  buf {tensor.buffer.id}"
-
-
-def arg_value(arg: ArkArg) -> str:
-    if arg.type == "TENSOR" and isinstance(arg.value, ArkTensor):
-        return "tensor " + tensor_label(arg.value)
-    if arg.type == "OFFSET" and isinstance(arg.value, tuple):
-        return f"buffer {arg.value[0]} + {arg.value[1]} B"
-    if arg.type == "DIMS":
-        return dims(arg.value)
-    return str(arg.value).lower() if isinstance(arg.value, bool) else str(arg.value)
 
 
 def _rank(rank: int) -> str:

@@ -4,15 +4,35 @@ their input and output names."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from explorer.formats.coreml.mil_text import MilProgram
-from explorer.formats.coreml.model import feature_type, op_name, type_text
+from explorer.formats.coreml.model import CoreMLModel, feature_type, op_name, type_text
 from explorer.graph.builder import GraphBuilder
 from explorer.models.graph import ROOT, GraphModel
 
 
-def coreml_graph(view: Any) -> GraphModel:
+class ProgramSource(Protocol):
+    """What the graph is built from: the model read, its spec and MIL protobuf messages (coremltools' generated
+    classes, untyped), the compiled text's program and the op that makes a name (the CoreMLView, which imports
+    this module when its graph is first asked for)."""
+
+    model: CoreMLModel
+
+    @property
+    def mil(self) -> Any: ...
+
+    @property
+    def spec(self) -> Any: ...
+
+    def mil_program(self) -> MilProgram: ...
+
+    def layers(self) -> Any: ...
+
+    def resolve(self, key: str, name: str) -> tuple[str, int] | None: ...
+
+
+def coreml_graph(view: ProgramSource) -> GraphModel:
     b = GraphBuilder()
     model = view.model
     if model.blocks:
@@ -24,7 +44,7 @@ def coreml_graph(view: Any) -> GraphModel:
     return b.build()
 
 
-def _program(view: Any, b: GraphBuilder) -> None:
+def _program(view: ProgramSource, b: GraphBuilder) -> None:
     model = view.model
     functions = {block.function for block in model.blocks.values()}
     block_group: dict[str, int] = {}
@@ -50,8 +70,8 @@ def _program(view: Any, b: GraphBuilder) -> None:
                 parameter_bytes=getattr(blob, "size", 0) if blob is not None else 0,
             )  # fmt: skip
     for key, block in model.blocks.items():  # a while_loop's cond and body, a cond's branches hang off their op
-        if block.parent is not None and tuple(block.parent) in op_ids:
-            b.owned_by(block_group[key], op_ids[tuple(block.parent)])
+        if block.parent is not None and block.parent in op_ids:
+            b.owned_by(block_group[key], op_ids[block.parent])
     inputs: dict[tuple[str, str], int] = {}  # (function, input name) → its node
     for name, function in _functions(view).items():
         top = next((k for k, blk in model.blocks.items() if blk.function == name and blk.parent is None), None)
@@ -80,7 +100,7 @@ def _program(view: Any, b: GraphBuilder) -> None:
                         b.dangling.append((target, binding.name))  # a name nothing defines
 
 
-def _block_input(model: Any, block_inputs: dict[tuple[str, str], int], key: str, name: str) -> int | None:
+def _block_input(model: CoreMLModel, block_inputs: dict[tuple[str, str], int], key: str, name: str) -> int | None:
     current: str | None = key
     while current is not None:
         found = block_inputs.get((current, name))
@@ -91,7 +111,7 @@ def _block_input(model: Any, block_inputs: dict[tuple[str, str], int], key: str,
     return None
 
 
-def _functions(view: Any) -> dict[str, Any]:
+def _functions(view: ProgramSource) -> dict[str, Any]:
     spec = view.spec
     if spec is None or spec.WhichOneof("Type") != "mlProgram":
         return {}
@@ -105,7 +125,7 @@ def _input_order(item: tuple[str, Any]) -> tuple[int, str]:
     return MAIN_INPUTS.get(item[0], 2), item[0]
 
 
-def _layers(view: Any, b: GraphBuilder) -> None:
+def _layers(view: ProgramSource, b: GraphBuilder) -> None:
     producer: dict[str, int] = {}
     readers: list[tuple[int, list[str]]] = []
     spec = view.spec

@@ -243,7 +243,7 @@ class OnnxDetails:
         ]
         return [Section(f"Initializer {tensor.name}", ("property", "value"), rows), self._values_section(tensor)]
 
-    def _values_section(self, tensor: Any) -> Section:
+    def _values_section(self, tensor: TensorProto) -> Section:
         """Statistics of the weights, read now (from the file or its external-data sidecar)."""
         stats = weight_stats(tensor, self.view.path.parent)
         return Section("Values", ("property", "value"), list(stats.items()))
@@ -253,7 +253,7 @@ class OnnxDetails:
                 *self.view.describe(target)]
 
 
-def weight_stats(tensor: Any, base_dir: Path) -> dict[str, str]:
+def weight_stats(tensor: TensorProto, base_dir: Path) -> dict[str, str]:
     size = tensor_bytes(tensor)
     if size is not None and size > MAX_STATS_BYTES:
         return {"values": f"not summarised: {human_bytes(size)} is over the {human_bytes(MAX_STATS_BYTES)} limit"}
@@ -273,7 +273,7 @@ def weight_stats(tensor: Any, base_dir: Path) -> dict[str, str]:
     return value_stats(array)
 
 
-def _external_array(tensor: Any, base_dir: Path) -> np.ndarray:
+def _external_array(tensor: TensorProto, base_dir: Path) -> np.ndarray:
     """The tensor's bytes from its sidecar (or the range of the model file the walk left them in), read-only,
     never touching the model's own proto."""
     from onnx import numpy_helper
@@ -292,7 +292,7 @@ def _external_array(tensor: Any, base_dir: Path) -> np.ndarray:
     return numpy_helper.to_array(copy)
 
 
-def external_range(tensor: Any, base_dir: Path) -> tuple[Path, int, int]:
+def external_range(tensor: TensorProto, base_dir: Path) -> tuple[Path, int, int]:
     """Where an external tensor's bytes are: (file, offset, bytes), checked against its dims and, for bytes the
     walk left in the model file, against the file as it was walked. ValueError or FileNotFoundError says why not."""
     info = {entry.key: entry.value for entry in tensor.external_data}
@@ -327,7 +327,7 @@ def external_range(tensor: Any, base_dir: Path) -> tuple[Path, int, int]:
     return path, offset, declared
 
 
-def weight_digest(tensor: Any, base_dir: Path) -> str:
+def weight_digest(tensor: TensorProto, base_dir: Path) -> str:
     """A SHA-256 of a weight's data, read DIGEST_CHUNK bytes at a time from wherever it lies (the model file,
     its sidecar, or the proto for a small one); "unreadable: why" when it cannot be read."""
     digest = hashlib.sha256()
@@ -353,12 +353,12 @@ def weight_digest(tensor: Any, base_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def _bytes(tensor: Any) -> str:
+def _bytes(tensor: TensorProto) -> str:
     size = tensor_bytes(tensor)
     return f"{size:,}" if size is not None else "?"
 
 
-def _storage(tensor: Any) -> str:
+def _storage(tensor: TensorProto) -> str:
     inline = left_in_file(tensor)
     if inline is not None:
         first, length = int(inline.get("offset", 0)), int(inline.get("length", 0))

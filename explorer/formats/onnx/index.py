@@ -22,7 +22,7 @@ from explorer.errors import Severity
 ELEMENT_NAMES = {code: name.lower() for name, code in TensorProto.DataType.items()}
 ELEMENT_NAMES.update({TensorProto.FLOAT: "float32", TensorProto.DOUBLE: "float64", TensorProto.FLOAT16: "float16"})
 # bits per element, for parameter bytes (strings have no fixed size)
-ELEMENT_BITS = {
+ELEMENT_BITS: dict[int, int] = {
     TensorProto.FLOAT: 32,
     TensorProto.DOUBLE: 64,
     TensorProto.FLOAT16: 16,
@@ -362,7 +362,7 @@ def _add_graph(
                                f"{key}.node[{n}].metadata_props"))  # fmt: skip
 
 
-def tensor_bytes(tensor: Any) -> int | None:
+def tensor_bytes(tensor: TensorProto) -> int | None:
     """Bytes the tensor's dims and element type declare (None for a type without a fixed size, as strings)."""
     bits = ELEMENT_BITS.get(tensor.data_type)
     if bits is None:

@@ -139,7 +139,8 @@ class ScheduleDetails:
             mine = np.flatnonzero(table.workload == int(s.wl_id[row]))[:200].tolist()
             instructions = []
             for k in mine:
-                when = f"{int(table.start[k]):,} → {int(table.end[k]):,}" if table.start is not None else ""
+                when = (f"{int(table.start[k]):,} → {int(table.end[k]):,}"
+                        if table.start is not None and table.end is not None else "")  # fmt: skip
                 instructions.append((table.name[k], table.unit[k], int(table.line[k]), when))
             title = f"Instructions ({kind})"
             sections.append(Section(title, ("instruction", "unit", "line", "start → end"), instructions))

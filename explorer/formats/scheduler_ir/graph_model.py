@@ -7,7 +7,7 @@ network's (the frontend's layer graph, its inputs, weights and outputs included)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -18,8 +18,19 @@ from explorer.graph.builder import GraphBuilder
 from explorer.models.graph import GraphModel
 from explorer.models.schedule import Schedule
 
+if TYPE_CHECKING:
+    from explorer.document import Document
 
-def schedule_graph(view: Any) -> GraphModel:
+
+class ScheduleSource(Protocol):
+    """What the graph is drawn from: the schedule, and the document its companions (a trace, a frontend IR)
+    are joined to (the SchedulerIRView, which imports this module when its graph is first asked for)."""
+
+    s: Schedule
+    document: Document | None
+
+
+def schedule_graph(view: ScheduleSource) -> GraphModel:
     s = view.s
     analysis = view.document.schedule_analysis if view.document is not None else None
     b = GraphBuilder()
@@ -115,7 +126,7 @@ def _kind(s: Schedule, row: int) -> str:
     return LAYER_TYPES[code] if code < len(LAYER_TYPES) else "?"
 
 
-def _joined_frontend(view: Any) -> Any:
+def _joined_frontend(view: ScheduleSource) -> GraphModel | None:
     """The joined frontend IR's graph (explorer.companions), or None."""
     document = view.document
     companions = companions_of(document) if document is not None else None
@@ -143,6 +154,6 @@ def _frontend_edges(b: GraphBuilder, frontend: GraphModel, s: Schedule, rows_of_
             b.edge(ends[src][0], ends[dst][1], label)
 
 
-def _measures(columns: dict[str, Any], at: int) -> dict[str, Any]:
+def _measures(columns: dict[str, np.ndarray], at: int) -> dict[str, Any]:
     """One row of the measured columns, as the builder's colour values."""
     return {key: float(column[at]) for key, column in columns.items()}
