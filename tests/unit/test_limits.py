@@ -31,12 +31,12 @@ def test_the_numbers_in_the_limits_are_the_enforced_ones():
     from explorer.formats.coreml.model import MAX_STATS_BYTES as COREML_STATS
     from explorer.formats.coreml.reader import MAX_SPEC_BYTES
     from explorer.formats.onnx.details import MAX_STATS_BYTES as ONNX_STATS
-    from explorer.formats.onnx.reader import MAX_BYTES
     from explorer.formats.scheduler_ir.checks import MAX_PER_CODE
     from explorer.formats.scheduler_ir.memory_budget import MEMORY_PER_FILE_BYTE
     from explorer.formats.tvm_mlf.archive import MAX_MEMBER_BYTES, MAX_MEMBERS, MAX_TOTAL_BYTES
     from explorer.formats.tvm_mlf.graph import MAX_ENTRIES, MAX_STORAGE_ID
     from explorer.formats.tvm_mlf.params import MAX_NDIM
+    from explorer.protobuf_wire import MAX_BYTES
 
     scheduler = limits_of("scheduler-ir")
     assert f"{MEMORY_PER_FILE_BYTE:g}× the file's size" in scheduler
@@ -52,6 +52,10 @@ def test_the_numbers_in_the_limits_are_the_enforced_ones():
     assert f"{MAX_MEMBER_BYTES // 2**20} MiB per member" in tvm and f"{MAX_TOTAL_BYTES // 2**30} GiB in all" in tvm
     assert f"{MAX_MEMBERS:,} members" in tvm and f"{MAX_ENTRIES:,} node outputs" in tvm
     assert f"{MAX_NDIM} dimensions" in tvm and MAX_STORAGE_ID == 2**31 and "below 2^31" in tvm
+    from explorer.formats.tvm_mlf.params import MAX_NAME_BYTES
+    from explorer.formats.tvm_mlf.params import MAX_STATS_BYTES as TVM_STATS
+
+    assert f"names up to {MAX_NAME_BYTES // 2**10} KiB" in tvm and f"over {TVM_STATS // 2**20} MiB" in tvm
     from explorer.formats.scheduler_ir.memory_budget import MEMORY_PER_ELEMENT, MEMORY_PER_OBJECT
     from explorer.formats.tvm_mlf.graph import MAX_GRAPH_NODES
     from explorer.formats.tvm_mlf.graph import MEMORY_PER_OBJECT as TVM_PER_OBJECT

@@ -179,8 +179,8 @@ def _rows(sections) -> dict[str, str]:
 
 
 def test_a_weight_left_in_the_file_is_read_from_it_when_its_values_are_asked_for(tmp_path, monkeypatch):
+    from explorer import protobuf_wire as reader
     from explorer.api import open_document
-    from explorer.formats.onnx import reader
 
     monkeypatch.setattr(reader, "DIRECT_BYTES", 0)  # walked as a file over 16 MiB is
 
@@ -261,9 +261,9 @@ def test_reading_the_file_as_the_walk_goes_gives_the_same_model(tmp_path, monkey
     their edges somewhere, and the walk gives the same bytes as from the file in memory; the reader opens it."""
     import os
 
+    from explorer import protobuf_wire as reader
     from explorer.api import open_document
-    from explorer.formats.onnx import reader
-    from explorer.formats.onnx.wire import FileWindow
+    from explorer.protobuf_wire import FileWindow
 
     path = tmp_path / "big.onnx"
     data = big_model().SerializeToString()
@@ -286,9 +286,9 @@ def test_diff_compares_weights_by_shape_and_with_weights_by_a_hash_of_their_data
     (a weight left in the file is read from its range), so one changed value is found."""
     import hashlib
 
+    from explorer import protobuf_wire as reader
     from explorer.api import open_document
     from explorer.diff import diff_documents
-    from explorer.formats.onnx import reader
 
     monkeypatch.setattr(reader, "DIRECT_BYTES", 0)  # walked as a file over 16 MiB is
 

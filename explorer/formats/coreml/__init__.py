@@ -20,7 +20,8 @@ def match(path: Path, head: bytes) -> bool:
 
 
 LIMITS = (  # the README's Limits section lists these (tested)
-    "size: 2 GiB − 1 byte for the model protobuf",
+    "size: 2 GiB − 1 byte for the model protobuf besides the values of its layers' weights over 4 KiB (protobuf's own "
+    "limit for what is parsed); those values stay in the file, whatever its size",
     "weights: tensors over 256 MiB are not summarised, only described",
     (
         "links: a package file or weights folder that a symbolic link takes outside the package (or round a "

@@ -203,12 +203,13 @@ class CoreMLDetails:
         return sections
 
     def _describe_layers(self) -> list[Section]:
+        stamp = self.view.model.stamp
         return [
             Section(
                 "Layers",
                 ("#", "type", "name", "weights"),
                 [
-                    (k, layer_type(layer), layer.name, human_bytes(sum(s for _, s in layer_weights(layer))))
+                    (k, layer_type(layer), layer.name, human_bytes(sum(s for _, s in layer_weights(layer, stamp))))
                     for k, layer in enumerate(self.view.layers())
                 ],
             )
@@ -229,7 +230,7 @@ class CoreMLDetails:
             for f, v in params.ListFields()
             if f.message_type is None or f.message_type.name != "WeightParams"
         ]
-        weights = [(name, dtype, f"{size:,}") for name, dtype, size in named_weights(params)]
+        weights = [(name, dtype, f"{size:,}") for name, dtype, size in named_weights(params, self.view.model.stamp)]
         return [
             Section(f"Layer {layer.name}", ("property", "value"), rows),
             Section("Parameters", ("field", "value"), fields),

@@ -414,7 +414,7 @@ class CoreMLView(DocumentView):
     def weights_by_dtype(self) -> dict[str, tuple[int, int]]:
         """dtype → (tensors, bytes) of the weight.bin blobs and the NeuralNetwork layers' inline weights."""
         sizes = [(blob.dtype, blob.size) for blob in self.model.blobs.values()]
-        sizes += [weight for layer in self.layers() or [] for weight in layer_weights(layer)]
+        sizes += [weight for layer in self.layers() or [] for weight in layer_weights(layer, self.model.stamp)]
         by_dtype: dict[str, tuple[int, int]] = {}
         for dtype, size in sizes:
             count, total = by_dtype.get(dtype, (0, 0))

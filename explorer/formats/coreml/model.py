@@ -68,6 +68,8 @@ class CoreMLModel:
     mil_text: str | None = None  # model.mil of a compiled .mlmodelc
     # a compiled folder's metadata.json (coremlcompiler writes an array of one object; an object is read too)
     compiled_metadata: dict[str, Any] | None = None
+    # the file's size and mtime when its walk left weights in it (explorer.formats.coreml.wire); "" when parsed whole
+    stamp: str = ""
 
     @property
     def model_type(self) -> str:
@@ -95,7 +97,8 @@ def index_program(program: Any, model: CoreMLModel) -> None:
         )
 
 
-def _add_block(model: CoreMLModel, block: Any, key: str, title: str, function: str, parent, depth: int) -> None:
+def _add_block(model: CoreMLModel, block: Any, key: str, title: str, function: str, parent: tuple[str, int] | None,
+               depth: int) -> None:  # fmt: skip
     info = BlockInfo(key, block, title, function, parent)
     model.blocks[key] = info
     for i, op in enumerate(block.operations):
@@ -230,23 +233,27 @@ def layer_type(layer: Any) -> str:
     return layer.WhichOneof("layer") or "?"
 
 
-def layer_weights(layer: Any) -> list[tuple[str, int]]:
+def layer_weights(layer: Any, stamp: str) -> list[tuple[str, int]]:
     kind = layer_type(layer)
     if kind == "?":
         return []
-    return [(dtype, size) for _, dtype, size in named_weights(getattr(layer, kind))]
+    return [(dtype, size) for _, dtype, size in named_weights(getattr(layer, kind), stamp)]
 
 
-def named_weights(params: Any) -> list[tuple[str, str, int]]:
+def named_weights(params: Any, stamp: str) -> list[tuple[str, str, int]]:
+    """(field, stored as, bytes) of each weight of a layer's parameters; `stamp`: the walk's, when the file was
+    walked (CoreMLModel.stamp), so the values it left in the file count too."""
     found = []
     for field_descriptor, value in params.ListFields():
         if field_descriptor.message_type is not None and field_descriptor.message_type.name == "WeightParams":
-            for stored, size in weight_size(value):
+            for stored, size in weight_size(value, stamp):
                 found.append((field_descriptor.name, stored, size))
     return found
 
 
-def weight_size(weights: Any) -> list[tuple[str, int]]:
+def weight_size(weights: Any, stamp: str) -> list[tuple[str, int]]:
+    from explorer.formats.coreml.wire import left_in_file
+
     sizes = []
     if len(weights.floatValue):
         sizes.append(("float32", 4 * len(weights.floatValue)))
@@ -256,4 +263,5 @@ def weight_size(weights: Any) -> list[tuple[str, int]]:
         sizes.append(("raw", len(weights.rawValue)))
     if weights.int8RawValue:
         sizes.append(("int8", len(weights.int8RawValue)))
+    sizes += [(left.stored_as, left.length) for left in left_in_file(weights, stamp)]
     return sizes

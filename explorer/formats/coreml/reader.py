@@ -13,14 +13,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from explorer.bounded_read import read_regular
+from explorer.bounded_read import opened_regular, read_regular
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, Problem
 from explorer.formats.coreml.model import CoreMLModel, index_program, read_blob_record
+from explorer.formats.coreml.wire import strip_weights
 from explorer.gc_pause import collector_paused
-from explorer.protobuf_guard import ensure_messages_fit
+from explorer.protobuf_wire import MAX_BYTES, Walk, file_source, parse_stripped
 
-MAX_SPEC_BYTES = 2**31 - 1
+MAX_SPEC_BYTES = MAX_BYTES  # the spec besides the weights' values the walk leaves in the file
 MAX_METADATA_BYTES = 16 * 2**20  # coremlcompiler writes a few KB: inputs, outputs, an op histogram
 MIL_MEMORY_PER_BYTE = 80  # model.mil drawn: 60-70 bytes a byte measured (BENCHMARKS.md), and some room
 
@@ -56,20 +57,12 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
         model_pb2 = proto_module("Model_pb2")
     except CoreMLUnavailable as error:
         raise LoadError(path, "", str(error)) from None
-    data = read_regular(spec_path, "a Core ML model", limit=MAX_SPEC_BYTES)  # protobuf's own limit
-    if not data:
-        raise LoadError(spec_path, "byte 0", "the model file is empty")
-    spec = model_pb2.Model()
-    ensure_messages_fit(spec_path, data, spec.DESCRIPTOR, "Core ML model")  # counted before parsing
-    try:
-        spec.ParseFromString(data)
-    except Exception as error:  # protobuf's DecodeError, or RecursionError on absurd nesting
-        raise LoadError(
-            spec_path, "Model", f"not a valid Core ML model protobuf (truncated or not Core ML): {error}"
-        ) from None
+    spec, walk = _read_spec(spec_path, model_pb2)
+    problems += [Problem("error", "unreadable-field", f"{location}: {message}", location)
+                 for location, message in walk.problems]  # fmt: skip
     if spec.specificationVersion == 0 and spec.WhichOneof("Type") is None:
         raise LoadError(spec_path, "Model.specificationVersion", "no specification version and no model: not Core ML")
-    model = CoreMLModel(path, spec_path, spec, weights_dir)
+    model = CoreMLModel(path, spec_path, spec, weights_dir, stamp=walk.stamp)
     progress(1, 3, "indexing")
     if spec.WhichOneof("Type") == "mlProgram":
         index_program(spec.mlProgram, model)
@@ -77,6 +70,25 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
         _check_weights(model, problems)
     progress(3, 3, "done")
     return build_document(path, model, problems)
+
+
+def _read_spec(spec_path: Path, model_pb2: Any) -> tuple[Any, Walk]:
+    """The spec without its weights' values: a file over DIRECT_BYTES (or one that does not parse as it is) is
+    walked (explorer.formats.coreml.wire), each layer's large weights left in the file, their sizes noted."""
+    try:
+        with opened_regular(spec_path) as (fd, status):
+            if status.st_size == 0:
+                raise LoadError(spec_path, "byte 0", "the model file is empty")
+            source = file_source(fd, status.st_size)
+            stamp = f"{status.st_size}:{status.st_mtime_ns}"
+            spec, walk = parse_stripped(spec_path, source, model_pb2.Model, "Core ML",
+                                        lambda checked: strip_weights(source, stamp, checked=checked))  # fmt: skip
+    except OSError as error:
+        raise LoadError(spec_path, "", f"cannot be read: {error.strerror or error}") from None
+    if walk.problems and spec.WhichOneof("Type") is None:  # cut or broken before any model: nothing to show
+        where, why = walk.problems[0]
+        raise LoadError(spec_path, where, f"not a valid Core ML model protobuf (truncated or not Core ML): {why}")
+    return spec, walk
 
 
 def _is_compiled(path: Path) -> bool:

@@ -9,8 +9,6 @@ LoadError that says which.
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +16,8 @@ from explorer.bounded_read import opened_regular
 from explorer.document import ProgressCallback
 from explorer.errors import LoadError, Problem
 from explorer.formats.onnx import LFS_POINTER
-from explorer.formats.onnx.wire import FileWindow, Walk, strip_weights
-from explorer.protobuf_guard import ensure_messages_fit
-
-WHOLE_BYTES = 32 << 20  # files up to this size are read whole before the walk; larger ones as the walk goes
-DIRECT_BYTES = 16 << 20  # files up to this size are parsed as they are (weights and all) when they parse
-MAX_BYTES = 2**31 - 1  # protobuf's own limit for one message: the model besides its weights must be under it
+from explorer.formats.onnx.wire import strip_weights
+from explorer.protobuf_wire import file_source, parse_stripped
 
 
 def read_model(path: Path, progress: ProgressCallback) -> tuple[Any, list[Problem], dict]:
@@ -35,12 +29,14 @@ def read_model(path: Path, progress: ProgressCallback) -> tuple[Any, list[Proble
     try:
         with opened_regular(path) as (fd, status):
             size = status.st_size
-            source = _whole(fd, size) if size <= WHOLE_BYTES else FileWindow(fd, size)
+            source = file_source(fd, size)
             if source[: len(LFS_POINTER)] == LFS_POINTER:
                 raise LoadError(
                     path, "byte 0", "this is a Git LFS pointer, not a model: fetch the real file with `git lfs pull`"
                 )
-            model, walk = _parsed(path, source, f"{size}:{status.st_mtime_ns}")
+            stamp = f"{size}:{status.st_mtime_ns}"
+            model, walk = parse_stripped(path, source, _model_class(), "ONNX",
+                                         lambda checked: strip_weights(source, path.name, stamp, checked=checked))
     except OSError as error:
         raise LoadError(path, "", f"cannot be read: {error.strerror or error}") from None
     if not model.HasField("graph"):
@@ -61,45 +57,10 @@ def read_model(path: Path, progress: ProgressCallback) -> tuple[Any, list[Proble
     return index, problems, summarise(index)
 
 
-def _whole(fd: int, size: int) -> bytes:
-    """A small file read whole: the walk indexes it faster than it reads a large one piece by piece."""
-    pieces, read = [], 0
-    while read < size:
-        piece = os.pread(fd, size - read, read)
-        if not piece:
-            break
-        pieces.append(piece)
-        read += len(piece)
-    return b"".join(pieces)
-
-
-def _parsed(path: Path, source: bytes | FileWindow, stamp: str) -> tuple[Any, Walk]:
-    """The model without its large tensors' bytes, parsed by onnx's classes; walked again checking each message
-    when the first walk does not parse (a length that lies inside a message leaves garbage after it). A file up
-    to DIRECT_BYTES is parsed whole when it parses: its weights cost no more than its bytes, and the walk would
-    cost a pass over every node (BENCHMARKS.md, the weights floors)."""
+def _model_class() -> Any:
     import onnx
-    from google.protobuf.message import DecodeError
 
-    def attempts() -> Iterator[Walk]:
-        if isinstance(source, bytes) and len(source) <= DIRECT_BYTES:  # small: as it is, when it parses
-            yield Walk(data=source)
-        for checked in (False, True):
-            yield strip_weights(source, path.name, stamp, checked=checked)
-
-    error: Exception | None = None
-    for walk in attempts():
-        if len(walk.data) > MAX_BYTES:
-            raise LoadError(path, "", f"{len(walk.data):,} bytes besides the weights is over protobuf's 2 GiB limit")
-        model = onnx.ModelProto()
-        ensure_messages_fit(path, walk.data, model.DESCRIPTOR, "ONNX model")  # a message costs ~150 B parsed
-        try:
-            model.ParseFromString(walk.data)
-        except (DecodeError, RecursionError, ValueError) as found:
-            error = found
-            continue
-        return model, walk
-    raise LoadError(path, "ModelProto", f"not a valid ONNX protobuf (truncated or not ONNX): {error}") from None
+    return onnx.ModelProto
 
 
 def summarise(index) -> dict:

@@ -24,6 +24,11 @@ LIMITS = (  # the README's Limits section lists these (tested)
         "archive: 512 MiB per member, 2 GiB in all, 100,000 members; links, devices and paths leaving the "
         "bundle are refused; members are read in memory, so their decompressed sizes go through the memory guard"
     ),
+    (
+        "params: never held in memory, whatever their size: each file's arrays are indexed from their headers "
+        "(names up to 64 KiB) and a value is read from the bundle when asked (arrays over 256 MiB are not "
+        "summarised); they do not count towards the caps above"
+    ),
     "metadata: 16 MiB and 1,000,000 JSON values (counted before decoding)",
     (
         "graph: 256 MiB and 8,000,000 JSON values per graph file (counted before decoding), 1,000,000 nodes, "

@@ -5,13 +5,16 @@ Metadata versions differ in where things are (see `explorer.formats.tvm_mlf.read
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from explorer.errors import LoadError
 from explorer.formats.tvm_mlf.archive import Bundle
 from explorer.formats.tvm_mlf.graph import Graph
-from explorer.formats.tvm_mlf.params import ParamArray
+from explorer.formats.tvm_mlf.params import MAX_STATS_BYTES, ParamArray, array_stats
 from explorer.formats.tvm_mlf.storage_plan import StoragePlan
+from explorer.formatting import human_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +62,17 @@ class MlfBundle:
 
     def text(self, member: str) -> str:
         return self.bundle.members.get(member, b"").decode("utf-8", errors="replace")
+
+    def param_stats(self, member: str, array: ParamArray) -> dict[str, str]:
+        """One parameter's value statistics, its bytes read from the bundle now (params files are not held)."""
+        left = self.bundle.left.get(member)
+        if left is None:
+            return array_stats(self.bundle.members.get(member, b""), array)
+        if array.nbytes > MAX_STATS_BYTES:
+            return {"values": f"not summarised: {human_bytes(array.nbytes)} is over the "
+                              f"{human_bytes(MAX_STATS_BYTES)} limit"}  # fmt: skip
+        try:
+            data = left.read(array.offset, array.nbytes)
+        except LoadError as error:
+            return {"values": f"not read: {error.message}"}
+        return array_stats(data, dataclasses.replace(array, offset=0))

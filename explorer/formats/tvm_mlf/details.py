@@ -8,7 +8,6 @@ from typing import Any, Protocol
 from explorer.document import Document, KeyHint, Section
 from explorer.formats.tvm_mlf.bundle import MlfBundle, Module
 from explorer.formats.tvm_mlf.graph import Graph
-from explorer.formats.tvm_mlf.params import array_stats
 from explorer.formats.tvm_mlf.storage_plan import StoragePlan
 from explorer.formatting import human
 from explorer.models.schedule import Schedule
@@ -188,7 +187,7 @@ class TvmDetails:
             ("file", f"{module.params_member} at byte {array.offset:,}"),
         ]
         assert module.params_member is not None  # its params were read from that member
-        stats = array_stats(self.view.mlf.bundle.members[module.params_member], array)
+        stats = self.view.mlf.param_stats(module.params_member, array)
         return [
             Section(f"Parameter {array.name}", ("property", "value"), rows),
             Section("Values", ("property", "value"), list(stats.items())),
@@ -247,7 +246,7 @@ class TvmDetails:
                 ("property", "value"),
                 [
                     ("language", self.view.language_of(member)),
-                    ("bytes", f"{len(self.view.mlf.bundle.members.get(member, b'')):,}"),
+                    ("bytes", f"{self.view.mlf.bundle.size(member):,}"),
                     ("lines", text.count("\n") + 1),
                     ("shown at line", line),
                     ("view", KeyHint("view('source')", "open the source view")),
@@ -256,12 +255,12 @@ class TvmDetails:
         ]
 
     def _describe_file(self, member: str) -> list[Section]:
-        data = self.view.mlf.bundle.members.get(member, b"")
+        bundle = self.view.mlf.bundle
         return [
             Section(
                 member,
                 ("property", "value"),
-                [("bytes", f"{len(data):,}"), ("first bytes", data[:16].hex(" "))],
+                [("bytes", f"{bundle.size(member):,}"), ("first bytes", bundle.head(member, 16).hex(" "))],
             )
         ]
 
@@ -270,7 +269,7 @@ class TvmDetails:
             Section(
                 "Other files",
                 ("file", "bytes"),
-                [(m, f"{len(d):,}") for m, d in sorted(self.view.mlf.bundle.members.items())],
+                [(m, f"{self.view.mlf.bundle.size(m):,}") for m in self.view.mlf.bundle.names()],
             )
         ]
 

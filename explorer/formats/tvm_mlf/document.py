@@ -114,7 +114,7 @@ class TvmView(DocumentView):
         return {
             "metadata_version": self.mlf.version,
             "modules": modules,
-            "members": len(self.mlf.bundle.members),
+            "members": len(self.mlf.bundle.names()),
         }
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:
@@ -189,7 +189,7 @@ class TvmView(DocumentView):
                      expand=functools.partial(self._module_items, m))  # fmt: skip
             )
         assigned = {member for module in self.modules for member in self._members_of(module)}
-        others = [member for member in sorted(self.mlf.bundle.members) if member not in assigned]
+        others = [member for member in self.mlf.bundle.names() if member not in assigned]
         if others:
             children.append(
                 Item(
@@ -243,7 +243,7 @@ class TvmView(DocumentView):
         return items
 
     def _file_item(self, member: str) -> Item:
-        size = len(self.mlf.bundle.members.get(member, b""))
+        size = self.mlf.bundle.size(member)
         language = language_of(member)
         ref = ("source", member, 1) if language else ("file", member)
         return Item("source" if language else "file", f"{member}  {human_bytes(size)}", ref)
@@ -362,7 +362,7 @@ class TvmView(DocumentView):
                 return ("graph", m) if module.graph else ("module", m)
             if member and member == module.params_member:
                 return ("module", m)
-        if member in self.mlf.bundle.members:
+        if member is not None and self.mlf.bundle.has(member):
             return ("source", member, 1) if language_of(member) else ("file", member)
         if location.startswith("metadata.json"):
             return ("metadata",)
@@ -388,7 +388,7 @@ class TvmView(DocumentView):
                     hits.append(
                         (f"{module.name} param {array.name} {array.dtype} {list(array.shape)}", ("param", m, k))
                     )
-        for member in sorted(self.mlf.bundle.members):
+        for member in self.mlf.bundle.names():
             if needle in member.lower():
                 hits.append((member, ("source", member, 1) if language_of(member) else ("file", member)))
         return hits[:limit]

@@ -9,6 +9,7 @@ against the bytes that are really there before it is used.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,8 @@ import numpy as np
 LIST_MAGIC = 0xF7E58D4F05049CB7
 ARRAY_MAGIC = 0xDD5E40F096B4A13F
 MAX_NDIM = 32
+MAX_STATS_BYTES = 256 * 1024 * 1024  # an array bigger than this is not read for its value statistics
+MAX_NAME_BYTES = 1 << 16  # a parameter's name: longer is not a params file (and would be read whole)
 # DLPack type codes
 _CODES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}
 
@@ -47,27 +50,36 @@ def dtype_name(code: int, bits: int, lanes: int) -> str:
     return name + (f"x{lanes}" if lanes != 1 else "")
 
 
+ReadAt = Callable[[int, int], bytes]  # (offset, length) → at most that many bytes from there
+
+
 class _Cursor:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
+    def __init__(self, read_at: ReadAt, size: int) -> None:
+        self.read_at, self.size = read_at, size
         self.offset = 0
 
     def take(self, fmt: str, what: str) -> tuple:
         size = struct.calcsize(fmt)
-        if self.offset + size > len(self.data):
+        if self.offset + size > self.size:
             raise ParamsError(self.offset, f"the file ends inside {what} (needs {size} bytes, {self.remaining} left)")
-        values = struct.unpack_from(fmt, self.data, self.offset)
+        values = struct.unpack(fmt, self.read_at(self.offset, size))
         self.offset += size
         return values
 
     @property
     def remaining(self) -> int:
-        return len(self.data) - self.offset
+        return self.size - self.offset
 
 
 def parse_params(data: bytes) -> list[ParamArray]:
-    """The arrays of a params file, without copying their data. Raises ParamsError with the byte offset."""
-    cursor = _Cursor(data)
+    """The arrays of a params file in memory, without copying their data. Raises ParamsError with the byte offset."""
+    return index_params(lambda offset, length: data[offset : offset + length], len(data))
+
+
+def index_params(read_at: ReadAt, size: int) -> list[ParamArray]:
+    """The arrays of a params file of `size` bytes, reading only their headers (in order, so a stream that can
+    only seek forward serves); each array's data is skipped. Raises ParamsError with the byte offset."""
+    cursor = _Cursor(read_at, size)
     (magic, _reserved) = cursor.take("<QQ", "the header")
     if magic != LIST_MAGIC:
         raise ParamsError(0, f"not a TVM params file (magic {magic:#018x}, expected {LIST_MAGIC:#018x})")
@@ -79,7 +91,9 @@ def parse_params(data: bytes) -> list[ParamArray]:
         (length,) = cursor.take("<Q", f"the length of name {index}")
         if length > cursor.remaining:
             raise ParamsError(cursor.offset - 8, f"name {index} claims {length:,} bytes, {cursor.remaining:,} left")
-        names.append(data[cursor.offset : cursor.offset + length].decode("utf-8", errors="replace"))
+        if length > MAX_NAME_BYTES:
+            raise ParamsError(cursor.offset - 8, f"name {index} claims {length:,} bytes (over {MAX_NAME_BYTES:,})")
+        names.append(read_at(cursor.offset, length).decode("utf-8", errors="replace"))
         cursor.offset += length
     (arrays,) = cursor.take("<Q", "the array count")
     if arrays != count:

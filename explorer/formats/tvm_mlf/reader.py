@@ -203,8 +203,14 @@ def _read_module_files(module: Module, bundle: Bundle, problems: list[Problem]) 
         problems.append(Problem("warning", "missing-graph", f"module {module.name!r} names the graph executor but "
                                 "the bundle has no graph JSON for it", "metadata.json"))  # fmt: skip
     if module.params_member:
+        left = bundle.left.get(module.params_member)
         try:
-            module.params = parse_params(bundle.members[module.params_member])
+            if left is None:
+                module.params = parse_params(bundle.members[module.params_member])
+            elif isinstance(left.arrays, ParamsError):
+                raise left.arrays
+            else:
+                module.params = left.arrays
         except ParamsError as error:
             offset, message = error.args
             where = f"{module.params_member}: byte {offset}"
