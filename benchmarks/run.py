@@ -427,8 +427,8 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "—"
 
 
-SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "torch", "weights", "pipeline", "review", "scale",
-            "hostile", "quit")  # fmt: skip
+SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "torch", "weights", "metrics", "pipeline", "review",
+            "scale", "hostile", "quit")  # fmt: skip
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -470,7 +470,7 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from ark_bench import section as ark_section  # benchmarks/ is on sys.path when run as a script
 
     lines += ark_section(OUT, PROBES, run_probe, ratio)
-    lines += _model_sections(("onnx", "graph", "graphreview", "torch", "weights"))
+    lines += _model_sections(("onnx", "graph", "graphreview", "torch", "weights", "metrics"))
     from pipeline_bench import section as pipeline_section
 
     lines += pipeline_section(OUT, PROBES, run_probe, ratio)
@@ -642,6 +642,10 @@ def _model_sections(sections: tuple[str, ...]) -> list[str]:
         from weights_bench import section as weights_section
 
         lines += weights_section(OUT)
+    if "metrics" in sections:
+        from metrics_bench import section as metrics_section
+
+        lines += metrics_section(OUT)
     return lines
 
 

@@ -156,10 +156,11 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
             side = side_memory_pressure(document.scheduled())
             if side and document.vocabulary.side_memory:
                 payload["memory"]["wl0"] = {"name": document.vocabulary.side_memory, "cores": side}
+        metric_lines = _model_metrics(document, args.dims, payload)
         if args.json:
             _print_json("info", payload)
         else:
-            _print_info(payload)
+            _print_info(payload, metric_lines)
         return ExitCode.OK
     from explorer.schedule.incidents import incidents_of
     from explorer.schedule.pressure import pressure_of
@@ -191,7 +192,23 @@ def _print_json(contract: str, payload: dict[str, Any], indent: int | None = 2) 
     sys.stdout.write(dump(contract, payload, indent) + "\n")
 
 
-def _print_info(payload: dict[str, Any]) -> None:
+def _model_metrics(document: Document, dims: dict[str, int], payload: dict[str, Any]) -> list[str]:
+    """A model's counts for `info`: its shapes inferred first (what the counts are read from); the JSON goes in
+    the payload, the text lines are returned."""
+    if not document.view.counts_ops():
+        return []
+    from explorer.graph.metrics import metrics_of, model_json, summary_lines
+
+    document.run_deep_checks()
+    model = document.view.drawn_graph()
+    metrics = metrics_of(model, dims)
+    if metrics is None:
+        return []
+    payload["metrics"] = model_json(model, metrics)
+    return summary_lines(model, metrics)
+
+
+def _print_info(payload: dict[str, Any], metric_lines: list[str] | None = None) -> None:
     from explorer.formatting import human, plural
 
     lines = [f"{payload['file']}", f"  format: {payload['format']}"]
@@ -216,6 +233,7 @@ def _print_info(payload: dict[str, Any]) -> None:
         from explorer.schedule.pressure import worst_line
 
         lines.append(f"  L2 at its fullest: {worst_line(memory['l2']['cores'])}")
+    lines += metric_lines or []
     counts = payload["problems"]
     lines.append(f"  problems: {plural(counts['error'], 'error')}, {plural(counts['warning'], 'warning')}")
     print("\n".join(lines))
@@ -335,6 +353,7 @@ def _run_graph(document: Document, args: argparse.Namespace) -> ExitCode:
     from explorer.graph.problems import mark_problems
 
     model = document.view.drawn_graph()
+    model.metric_dims = dict(args.dims)  # the counts' colour modes and the JSON bind the same dims
     _read_node_data(document, args)
     mark_problems(model, document)  # the boxes the TUI draws carry their ✗/⚠, and are sized with them
     from explorer.exports.graph_json import UnknownGroup, resolve_group
@@ -359,7 +378,10 @@ def _run_graph(document: Document, args: argparse.Namespace) -> ExitCode:
         print(f"wrote {args.svg}", file=sys.stderr)
         if not args.json:
             return ExitCode.OK
-    payload = graph_json(model, args.expand, args.direction, constants=args.constants, opens=opens)
+    from explorer.graph.metrics import metrics_of
+
+    metrics = metrics_of(model)
+    payload = graph_json(model, args.expand, args.direction, constants=args.constants, opens=opens, metrics=metrics)
     if args.json:
         _print_json("graph", payload, indent=None)
         return ExitCode.OK
@@ -448,7 +470,8 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
     if args.compare is not None:
         _check_comparable(path, args.compare)
     app = make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author,
-                   companions=_companions(args), node_data=args.node_data, compare=args.compare)  # fmt: skip
+                   companions=_companions(args), node_data=args.node_data, compare=args.compare,
+                   dims=args.dims)  # fmt: skip
     app.run()
     if app.load_error is not None:  # the error box was on screen; the shell still learns it, as the README says
         raise app.load_error

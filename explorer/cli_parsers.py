@@ -61,6 +61,7 @@ def tui_parser() -> argparse.ArgumentParser:
     add_node_data_flag(parser)
     parser.add_argument("--compare", type=Path, metavar="OTHER",
                         help="show OTHER's graph beside FILE's: changes coloured, selection shared")  # fmt: skip
+    add_dims_flag(parser)
     return parser
 
 
@@ -87,6 +88,21 @@ def add_node_data_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--node-data", type=Path, action="append", default=[], metavar="FILE",
                         help="per-node values to colour the graph by: Model Explorer's node-data JSON, a "
                              "{\"node\": number} JSON or a node,value CSV (repeatable)")  # fmt: skip
+
+
+def add_dims_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dims", type=dims_value, default={}, metavar="NAME=SIZE,...",
+                        help="models: bind symbolic dims for the counts (parameters, multiply-accumulates, bytes), "
+                             "e.g. batch=1,seq=2048")  # fmt: skip
+
+
+def dims_value(text: str) -> dict[str, int]:
+    from explorer.graph.metrics import parse_dims
+
+    try:
+        return parse_dims(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def byte_size(text: str) -> int:
@@ -205,6 +221,7 @@ def command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         add_force_flag(parser)
         add_node_data_flag(parser)
+        add_dims_flag(parser)
         return parser
     if command == "relocate":
         parser.description = ("Write a copy of a schedule with one tensor moved for its residency (only its address "
@@ -231,7 +248,9 @@ def command_parser(command: str) -> argparse.ArgumentParser:
     if command in ("info", "check"):
         add_companion_flags(parser)
     if command == "info":
-        parser.description = "Summarise a file: format, sizes, makespan, peak memory and problem counts."
+        parser.description = ("Summarise a file: format, sizes, makespan, peak memory and problem counts; for models "
+                              "parameters, multiply-accumulates and the top groups.")  # fmt: skip
+        add_dims_flag(parser)
     else:
         parser.description = "List every problem found in a file. Exit 1 when any is an error."
     return parser

@@ -95,10 +95,40 @@ class Memory(_Closed):
     wl0: SideMemory | None = Field(None, description="the side memory per core, when the file has entries in it")
 
 
+class Counted(_Closed):
+    """One kind of count (parameters, multiply-accumulates, activation bytes) of an op, a group or the model."""
+
+    value: int | None = Field(description="the number, when it depends on no unbound dim; null otherwise")
+    formula: str = Field(description="the count in the model's symbolic dims (`221,184·batch`), or the number "
+                         "itself; `unknown` for an op whose count is not known")  # fmt: skip
+    unknown_ops: int | None = Field(None, description="a sum: the ops it leaves out because their count is unknown")
+    why: str | None = Field(None, description="an op whose count is unknown: the reason")
+
+
+class Metrics(_Closed):
+    params: Counted = Field(description="elements of the weights (initializers) read, each counted once")
+    macs: Counted = Field(description="multiply-accumulates (the ops that multiply matrices; other ops have none)")
+    activation_bytes: Counted = Field(description="bytes of the outputs written")
+    share: float | None = Field(None, description="a group: its part of the model's multiply-accumulates (0-1)")
+
+
+class TopGroup(_Closed):
+    label: str
+    path: str = Field(description="the group's place: its enclosing groups' labels and its own, joined by ` › `")
+    metrics: Metrics
+
+
+class ModelMetrics(_Closed):
+    dims: dict[str, int] = Field(description="the symbolic dims bound by --dims")
+    totals: Metrics
+    top_groups: list[TopGroup] = Field(description="the groups a review lists (where the model splits), by "
+                                       "multiply-accumulates, at most 10")  # fmt: skip
+
+
 class InfoOutput(_Closed):
     """`ir-explorer info FILE --json`."""
 
-    schema_version: Literal[3] = 3
+    schema_version: Literal[4] = 4
     format: str = Field(description="the format's name, as `--version` lists them")
     file: str
     summary: dict[str, Any] = Field(description="the format's facts (the README lists them per format)")
@@ -109,6 +139,8 @@ class InfoOutput(_Closed):
     )
     measured: MeasuredSummary | None = Field(None, description="the trace joined to the schedule, if any")
     memory: Memory | None = Field(None, description="schedules: L2 pressure per core")
+    metrics: ModelMetrics | None = Field(None, description="models whose format counts its ops (ONNX): parameters, "
+                                         "multiply-accumulates and activation bytes")  # fmt: skip
 
 
 class Problem(_Open):
@@ -243,6 +275,7 @@ class GraphNode(_Box):
     data: dict[str, float] | None = Field(
         None, description="per-node data (--node-data): data set name → this node's value; absent for none"
     )
+    metrics: Metrics | None = Field(None, description="an op of a format that counts its ops; absent otherwise")
 
 
 class GraphEdge(_Closed):
@@ -276,6 +309,7 @@ class GraphGroup(_Box):
     data: dict[str, float] | None = Field(
         None, description="per-node data: data set name → the aggregate (sum, max or mean) of what it holds"
     )
+    metrics: Metrics | None = Field(None, description="the sums of the ops it holds, with its share of the model")
 
 
 class Dangling(_Closed):
@@ -286,7 +320,7 @@ class Dangling(_Closed):
 class GraphOutput(_Closed):
     """`ir-explorer graph FILE --json`: the graph view's layout in terminal cells."""
 
-    schema_version: Literal[7] = 7
+    schema_version: Literal[8] = 8
     direction: Literal["TB", "LR"]
     width: int
     height: int
@@ -295,6 +329,7 @@ class GraphOutput(_Closed):
     nodes: list[GraphNode]
     edges: list[GraphEdge]
     groups: list[GraphGroup]
+    metrics: ModelMetrics | None = Field(None, description="the model's totals and top groups, as `info` gives them")
 
 
 class BookmarkEntry(_Open):

@@ -244,6 +244,11 @@ class DocumentView:
         """Build the graph (formats with one override this; see explorer.graph.builder.GraphBuilder)."""
         return None
 
+    def counts_ops(self) -> bool:
+        """Whether the graph's ops are counted (parameters, multiply-accumulates, bytes: GraphModel.op_counter),
+        known without building it: `info` lists the counts then."""
+        return False
+
     def drawn_graph(self) -> GraphModel:
         """The graph model, where only a document with a graph gets (its graph view, its exports)."""
         model = self.graph_model()

@@ -117,12 +117,14 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         companions: dict[str, Path | None] | None = None,
         node_data: Sequence[str | Path] | None = None,
         compare: Path | None = None,
+        dims: dict[str, int] | None = None,
     ) -> None:
         super().__init__()
         self.path = Path(path)
         self.companions = companions or {}
         self.node_data = list(node_data or [])  # per-node data files, read against the graph once it loads
         self.compare = compare  # a file whose graph is shown beside this one's once it loads (--compare)
+        self.dims = dict(dims or {})  # symbolic dims bound for the counts (--dims), set on the graph once it loads
         from explorer.bookmarks import default_author, sidecar_path
 
         self.bookmarks_path = Path(bookmarks) if bookmarks else sidecar_path(self.path)
@@ -333,6 +335,7 @@ def make_app(
     companions: dict[str, Path | None] | None = None,
     node_data: Sequence[str | Path] | None = None,
     compare: str | Path | None = None,
+    dims: dict[str, int] | None = None,
 ) -> IrExplorerApp:
     """The one way to build the app: the CLI, the tests and `serve` all call this."""
     return IrExplorerApp(
@@ -344,4 +347,5 @@ def make_app(
         companions=companions,
         node_data=[Path(p) for p in node_data or []],
         compare=Path(compare) if compare else None,
+        dims=dims,
     )

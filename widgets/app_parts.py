@@ -35,6 +35,7 @@ class AppParts(_Base):
     path: Path
     companions: dict[str, Path | None]
     node_data: list[str | Path]  # per-node data files, read against the graph once it loads
+    dims: dict[str, int]  # symbolic dims bound for the counts (--dims)
     compare: Path | None  # a file whose graph is shown beside this one's once it loads (--compare)
     bookmarks_path: Path
     bookmarks: list[Any]

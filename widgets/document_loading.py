@@ -82,6 +82,8 @@ class DocumentLoading(AppParts):
             incidents = self.incidents = incidents_of(document, with_roles=False)
             in_wl0 = [incident for incident in incidents if incident.code == "wl0-overlap"]
             name_incident_roles(document, in_wl0)  # named from the loaded columns, nothing read: at once
+            if self.dims and document.offers(Capability.GRAPH):  # --dims: the counts bind them (the graph is built)
+                document.view.drawn_graph().metric_dims = dict(self.dims)
             if self.node_data and document.offers(Capability.GRAPH):  # the user's numbers: the graph is built now
                 for line in load_node_data(document, self.node_data):
                     self.call_from_thread(self.notify, line, title="per-node data", timeout=10)

@@ -10,6 +10,7 @@ import numpy as np
 
 from explorer.graph.expansion import initial_expansion
 from explorer.graph.layout import FULL
+from explorer.graph.metrics import ModelMetrics, group_json, model_json, op_json
 from explorer.graph.node_data import MODE_PREFIX
 from explorer.graph.picture import Layout
 from explorer.graph.session import GraphSession
@@ -76,7 +77,7 @@ def item_key(layout: Layout, item: int) -> str:
 
 def graph_json(
     model: GraphModel, expand: str = "auto", direction: str = "TB", level: int = FULL, constants: bool = False,
-    opens: list[int] | None = None,
+    opens: list[int] | None = None, metrics: ModelMetrics | None = None,
 ) -> dict[str, Any]:
     """The layout of what the view shows for `expand`; every op node is listed under every expansion (counts
     equal the file's): a folded constant with `folded_into` and no box, unless `constants` lays them out as
@@ -156,7 +157,7 @@ def graph_json(
             pairs[key] = pairs.get(key, 0) + 1
         edges += [{"source": a, "target": b, "kind": "folded", "count": c, "folded": True, "points": []}
                   for (a, b), c in pairs.items()]  # fmt: skip
-    return {
+    found = {
         "direction": direction,
         "width": layout.width,
         "height": layout.height,
@@ -166,6 +167,21 @@ def graph_json(
         "edges": edges,
         "groups": groups,
     }
+    if metrics is not None:
+        _add_metrics(found, model, metrics)
+    return found
+
+
+def _add_metrics(found: dict[str, Any], model: GraphModel, metrics: ModelMetrics) -> None:
+    """Each op's counts, each group's sums and share, the model's totals and top groups (issue #57)."""
+    for entry in found["nodes"]:
+        if entry["id"].startswith("n"):
+            op = metrics.ops[int(entry["id"][1:])]
+            if op is not None:
+                entry["metrics"] = op_json(op)
+    for group, entry in enumerate(found["groups"]):
+        entry["metrics"] = group_json(metrics, group)
+    found["metrics"] = model_json(model, metrics)
 
 
 def _points(layout: Layout, edge: Any) -> list[list[int]]:

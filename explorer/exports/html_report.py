@@ -321,6 +321,29 @@ def parameter_bytes(document: Document) -> go.Figure | None:
     return figure
 
 
+def top_groups(document: Document) -> go.Figure | None:
+    """The groups a review compares (explorer.graph.metrics.breakdown) by multiply-accumulates, each bar with its
+    share of the model; None where the format counts nothing or nothing is counted."""
+    if not document.view.counts_ops():
+        return None
+    from explorer.graph.metrics import breakdown, metrics_of
+
+    document.run_deep_checks()  # the shapes the counts are read from
+    model = document.view.drawn_graph()
+    metrics = metrics_of(model)
+    listed = [(g, found) for g, found in breakdown(model, metrics) if found.count.value] if metrics else []
+    if metrics is None or not listed:
+        return None
+    labels = [model.group_label[g] for g, _ in listed]
+    values = [found.count.value for _, found in listed]
+    shares = [f"{metrics.share('macs', found.count) or 0:.1%} of the model" for _, found in listed]
+    figure = go.Figure(go.Bar(x=labels, y=values, text=shares, marker_color="#e8a33d"))
+    total = metrics.model["macs"]
+    figure.update_layout(title=f"Multiply-accumulates by group (the model: {total.text()})", xaxis_title="group",
+                         yaxis_title="multiply-accumulates")  # fmt: skip
+    return figure
+
+
 def memory_plan_figure(document: Document) -> go.Figure | None:
     """Bytes live per step of each memory plan the document has (TVM: storage ids over node order)."""
     curves = document.view.memory_curves()
@@ -467,7 +490,8 @@ def _builders(document: Document) -> list[Callable[[Document], go.Figure | None]
         measured = [measured_gantt, measured_scatter] if companions_of(document).measured is not None else []
         # the figures a measurement draws only when a trace was joined: the progress never announces one it skips
         return [gantt, *measured, occupancy_animation, memory_map_figure, occupancy_curve]
-    builders: list[Callable[[Document], go.Figure | None]] = [op_histogram, parameter_bytes, memory_plan_figure]
+    builders: list[Callable[[Document], go.Figure | None]] = [op_histogram, parameter_bytes, top_groups,
+                                                              memory_plan_figure]
     if document.offers(Capability.TIMELINE) and not document.offers(Capability.BUFFERS):
         builders.append(gantt)  # lanes without an address space: an instruction trace
     return builders

@@ -11,6 +11,7 @@ from collections import Counter
 
 import numpy as np
 
+from explorer.graph.metrics import metrics_of
 from explorer.graph.visible import VisibleGraph
 from explorer.models.graph import GraphModel
 
@@ -29,9 +30,12 @@ DIVERGING_EDGES = (1 / 4, 1 / 2, 1 / 1.25, 1.25, 2, 4)  # bucket k holds ratios 
 DIVERGING_BASE = GREY_INDEX + 1
 COLOURS = (*PALETTE, *GRADIENT, GREY, *DIVERGING)  # index → hex
 DIVERGING_MODES = {"estimate error"}  # ratios: a scale centred on 1×, not a magnitude
-MODE_KEYS = {"op type": None, "dtype": "dtype", "parameter bytes": "parameter_bytes", "time": "time", "core": "core",
+MODE_KEYS = {"op type": None, "dtype": "dtype", "parameter bytes": "parameter_bytes", "MACs": "macs",
+             "parameters": "params", "activation bytes": "activation_bytes", "time": "time", "core": "core",
              "L2 peak": "l2_peak", "measured time": "measured",
              "estimate error": "estimate_error", "problems": "problems", "diff": "diff"}  # fmt: skip
+# the counted modes (explorer.graph.metrics): offered where the format counts its ops, worked out when chosen
+COUNTED_MODES = {"MACs": " MACs", "parameters": " params", "activation bytes": "B"}  # mode → its legend's unit
 # a comparison's sides (explorer.graph.compare): same, changed, only in A (removed), only in B (added)
 DIFF_LEGEND = (("same", "#8fa8c8"), ("changed", "#e8a33d"), ("removed (only in A)", "#e85d5d"),
                ("added (only in B)", "#4cbf73"))  # fmt: skip
@@ -41,6 +45,9 @@ def colour_modes(model: GraphModel) -> list[str]:
     """The modes this graph can be coloured by: op type always, then what its nodes carry."""
     modes = ["op type"]
     for mode, key in MODE_KEYS.items():
+        if mode in COUNTED_MODES and model.op_counter is not None:
+            modes.append(mode)
+            continue
         if key is None or key not in model.node_values:
             continue
         column = model.node_values[key]
@@ -56,6 +63,8 @@ def item_colours(model: GraphModel, visible: VisibleGraph, mode: str) -> tuple[n
     if mode in model.data_sets:
         return _data_colours(model, visible, model.data_sets[mode])
     key = MODE_KEYS.get(mode)
+    if mode in COUNTED_MODES and model.op_counter is not None:
+        metrics_of(model)  # puts each op's count (NaN for none) among the node values
     column = model.node_op if key is None else model.node_values.get(key)
     colours = np.full(visible.n_items, GREY_INDEX, dtype=np.int64)
     if column is None:
@@ -134,7 +143,8 @@ def _numeric(column: np.ndarray, nodes: np.ndarray, node_ids: np.ndarray, colour
     )
     colours[nodes[finite]] = GRADIENT_BASE + bucket
     edges = np.expm1(np.linspace(lo, hi, steps + 1))
-    legend = [(f"{_short(edges[k])}–{_short(edges[k + 1])}", GRADIENT[k]) for k in range(steps)]
+    unit = COUNTED_MODES.get(mode, "")
+    legend = [(f"{_short(edges[k])}–{_short(edges[k + 1])}{unit}", GRADIENT[k]) for k in range(steps)]
     legend.append(("none", GREY))
     return colours, legend
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from explorer.graph.group_details import group_links, group_sections
+from explorer.graph.metrics import group_rows, op_rows
 from explorer.graph.node_data import data_rows
 from explorer.graph.text import folded_section
 from explorer.models.graph import GraphModel, SectionRows
@@ -16,7 +17,11 @@ from explorer.models.ref import Ref
 
 class GraphItemDetails:
     def group_sections(self, model: GraphModel, group: int) -> list[SectionRows]:
-        return group_sections(model, group)
+        found = group_sections(model, group)
+        rows = group_rows(model, group)
+        if rows is not None:
+            found.append(("Counts (the ops inside)", ("count", "value"), rows))
+        return found
 
     def group_links(self, model: GraphModel, group: int) -> list[tuple[str, Ref]]:
         return group_links(model, group)
@@ -27,9 +32,12 @@ class GraphItemDetails:
         folded = folded_section(model, ref, preview)
         if folded is not None:
             found.append((folded[0], tuple(folded[1]), list(folded[2])))
-        node = model.ref_to_node.get(ref) if model.data_sets else None
-        if node is not None:
+        node = model.ref_to_node.get(ref) if model.data_sets or model.op_counter is not None else None
+        if node is not None and model.data_sets:
             found.append(("Per-node data", ("data set", "value"), list(data_rows(model, node))))
+        rows = op_rows(model, node) if node is not None else None
+        if rows is not None:
+            found.append(("Counts", ("count", "value"), rows))
         return found
 
 

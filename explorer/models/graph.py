@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from explorer.formatting import visible
+from explorer.models.count import OpCounter
 from explorer.models.ref import Ref
 
 
@@ -124,6 +125,11 @@ class GraphModel:
     # closed owned group is drawn beside its owner with a dotted link, and the values it captures go into the
     # owner (explorer.graph.layout.visible_graph)
     group_owner: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # the format's counter of its ops' parameters, multiply-accumulates and bytes (explorer.graph.metrics), and
+    # the last counts worked out with it: ((dims, its stamp), ModelMetrics)
+    op_counter: OpCounter | None = None
+    metrics_cache: tuple[Any, Any] | None = None
+    metric_dims: dict[str, int] = field(default_factory=dict)  # the symbolic dims the user bound (--dims)
     _ref_to_node: dict[Any, int] | None = None
     _group_depth: np.ndarray | None = None
     _inputs: tuple[np.ndarray, np.ndarray] | None = None

@@ -161,7 +161,7 @@ def test_graph_json_lists_each_nodes_data_and_problem_marks(tmp_path):
                              str(path)], capture_output=True, text=True, cwd=ROOT)  # fmt: skip
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert payload["schema_version"] == 7
+    assert payload["schema_version"] == 8
     assert [n["data"] for n in payload["nodes"] if n.get("data")] == [{"d": 3.5}]
     assert "1 of 1 keys matched" in result.stderr
     planted = subprocess.run([sys.executable, "-m", "explorer", "graph", str(SAMPLE_DATA /

@@ -113,6 +113,9 @@ class OnnxView(DocumentView):
     def graph_size_hint(self) -> int:
         return sum(len(info.nodes) for info in self.index.graphs.values())
 
+    def counts_ops(self) -> bool:
+        return True
+
     def draws_graph(self) -> bool:
         return True
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from explorer.formats.onnx.index import ModelIndex
+from explorer.formats.onnx.metrics import OnnxCounter
 from explorer.graph.builder import GraphBuilder
 from explorer.models.graph import ROOT, Deferred, GraphModel
 from explorer.models.ref import Ref
@@ -107,7 +108,9 @@ def onnx_graph(view: GraphSource) -> GraphModel:
                                 ref=("value", key, name))  # fmt: skip
                 if source is not None:
                     b.edge(source, output, name)
-    return b.build()
+    model = b.build()
+    model.op_counter = OnnxCounter(index, model)
+    return model
 
 
 def _find(index: Any, value_source: dict[tuple[str, str], int], key: str, name: str) -> int | None:

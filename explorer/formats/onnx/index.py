@@ -86,6 +86,7 @@ class ModelIndex:
     counted: list[str]  # main + subgraphs outside functions, in document order (the summary's "graphs")
     problems: list[tuple[Severity, str, str, str]] = field(default_factory=list)  # severity, code, message, where
     stripped: bytes = b""  # the file as the wire walk left it (large tensors' bytes in the file): what inference reads
+    types_version: int = 0  # counts the times shape inference added types (what an op's counts were read from)
 
     @property
     def main(self) -> GraphInfo:

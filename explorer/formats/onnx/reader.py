@@ -136,13 +136,17 @@ def _checks(path: Path, index) -> list[Problem]:
 # reading an undeclared input of RegexFullMatch or ai.onnx.ml's DictVectorizer). It reads the model as the walk
 # left it (large tensors' bytes in the file: inference reads their dims, and the small ones as data) from its
 # standard input and sends back the inferred model without its initializers, so only value types travel.
+# Shape values onnx's inference does not evaluate are worked out by explorer.formats.onnx.shape_folding (its source
+# goes with the child's code) and a second inference runs with them as constants.
 _INFER_IN_CHILD = """
 import sys
 import onnx
 
 model = onnx.ModelProto()
 model.ParseFromString(sys.stdin.buffer.read())
-inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False)
+inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+if fold_shape_inputs(model, inferred):
+    inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
 
 
 def strip(graph):
@@ -171,7 +175,8 @@ def infer_shapes(index, path: Path) -> list[Problem]:
 
     from explorer.isolated import run_python
 
-    result = run_python(_INFER_IN_CHILD, [], INFERENCE_SECONDS, stdin=index.stripped or index.model.SerializeToString())
+    code = (Path(__file__).with_name("shape_folding.py").read_text(encoding="utf-8") + _INFER_IN_CHILD)
+    result = run_python(code, [], INFERENCE_SECONDS, stdin=index.stripped or index.model.SerializeToString())
     if result.failure:
         return [Problem("warning", "shape-inference", f"shape inference failed: {result.failure}; the model is "
                         "shown with the types it declares", "graph")]  # fmt: skip
@@ -181,16 +186,23 @@ def infer_shapes(index, path: Path) -> list[Problem]:
     except (DecodeError, RecursionError, ValueError) as error:
         return [Problem("warning", "shape-inference", f"shape inference gave no readable model: {error}", "graph")]
     _merge_types(index, "graph", inferred.graph)
+    index.types_version += 1
     return []
+
+
+def _shapeless(declared: Any) -> bool:
+    return declared.HasField("tensor_type") and not declared.tensor_type.HasField("shape")
 
 
 def _merge_types(index, key: str, graph) -> None:
     info = index.graphs.get(key)
     if info is None:
         return
-    for value in graph.value_info:
+    for value in [*graph.value_info, *graph.output]:
         if value.HasField("type"):
-            info.types.setdefault(value.name, value.type)
+            declared = info.types.get(value.name)
+            if declared is None or _shapeless(declared):  # inference knows more than a type without a shape
+                info.types[value.name] = value.type
     for n, node in enumerate(graph.node):
         for a, attribute in enumerate(node.attribute):
             if attribute.HasField("g"):

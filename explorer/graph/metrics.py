@@ -1,0 +1,233 @@
+"""What a reviewer asks of a model: parameters, multiply-accumulates and activation bytes per op, summed per group
+and for the model, with each group's share (issue #57).
+
+A format counts its ops (`GraphModel.op_counter`: its rules and its shapes); this module binds the user's dims
+(`--dims seq=2048`), sums each group's members (every op once, in its group and each enclosing one), and picks
+the groups a review lists (`breakdown`). An op whose count is unknown adds nothing to a sum: the sum says how
+many ops it leaves out, so no figure is wrong, only incomplete, and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from explorer.models.count import ZERO, Count, OpCounts
+from explorer.models.graph import ROOT, GraphModel
+
+KINDS = ("params", "macs", "activation_bytes")  # what is counted, as `graph --json` and `info --json` name it
+TITLES = {"params": "parameters", "macs": "multiply-accumulates", "activation_bytes": "activation bytes"}
+LISTED_GROUPS = 10
+DISPLAY_KINDS = frozenset({"chunk", "stack"})  # groups the view makes, not the model: their members are listed
+
+
+@dataclass
+class Sum:
+    """A group's (or the model's) sum of one kind: the known part and how many ops it leaves out."""
+
+    count: Count = ZERO
+    unknown_ops: int = 0
+
+    def add(self, count: Count) -> None:
+        if count.unknown:
+            self.unknown_ops += 1
+        else:
+            self.count = self.count + count
+
+    def text(self) -> str:
+        if not self.unknown_ops:
+            return short_count(self.count)
+        ops = f"{self.unknown_ops:,} op{'s' if self.unknown_ops != 1 else ''}"
+        return f"{short_count(self.count)} (+ {ops} not counted)"
+
+
+@dataclass
+class ModelMetrics:
+    """The counts of one graph with these dims bound: per node, per group, for the model."""
+
+    dims: dict[str, int]
+    ops: list[OpCounts | None]  # per node, dims bound
+    groups: list[dict[str, Sum]]  # per group: kind → its sum
+    model: dict[str, Sum]
+    node_values: dict[str, np.ndarray] = field(default_factory=dict)  # kind → per node number (NaN: none)
+    group_values: dict[str, np.ndarray] = field(default_factory=dict)  # kind → per group number (NaN: none)
+
+    def share(self, kind: str, count: Count) -> float | None:
+        """The part of the model's known total this count is, when both are numbers."""
+        whole, part = self.model[kind].count.value, count.value
+        return part / whole if whole and part is not None else None
+
+
+def metrics_of(model: GraphModel, dims: Mapping[str, int] | None = None) -> ModelMetrics | None:
+    """The model's counts with `dims` bound (by default the user's, `GraphModel.metric_dims`; None where its format
+    counts nothing), worked out once per dims and per stamp of what the counts are read from."""
+    counter = model.op_counter
+    if counter is None:
+        return None
+    bound = dict(sorted((model.metric_dims if dims is None else dims).items()))
+    key = (tuple(bound.items()), counter.stamp())
+    cached = model.metrics_cache
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    raw = counter.counts()
+    ops = [None if op is None else _bound(op, bound) for op in raw]
+    groups: list[dict[str, Sum]] = [{kind: Sum() for kind in KINDS} for _ in range(model.n_groups)]
+    whole = {kind: Sum() for kind in KINDS}
+    for node, op in enumerate(ops):
+        if op is None:
+            continue
+        chain = model.ancestors(int(model.node_group[node]))
+        for kind in KINDS:
+            count = getattr(op, kind)
+            whole[kind].add(count)
+            for group in chain:
+                groups[group][kind].add(count)
+    found = ModelMetrics(bound, ops, groups, whole)
+    for kind in KINDS:
+        found.node_values[kind] = np.asarray([np.nan if op is None else float(getattr(op, kind)) for op in ops])
+        found.group_values[kind] = np.asarray([float(g[kind].count) for g in groups])
+    model.metrics_cache = (key, found)
+    model.node_values.update(found.node_values)  # the colour modes read them there
+    model.group_values.update(found.group_values)
+    return found
+
+
+def _bound(op: OpCounts, dims: dict[str, int]) -> OpCounts:
+    if not dims:
+        return op
+    return OpCounts(op.params.bind(dims), op.macs.bind(dims), op.activation_bytes.bind(dims), op.rule)
+
+
+def breakdown(model: GraphModel, metrics: ModelMetrics, kind: str = "macs",
+              limit: int = LISTED_GROUPS) -> list[tuple[int, Sum]]:  # fmt: skip
+    """The groups a review lists, largest first: from the top, through every group that holds nearly all of its
+    parent's count alone (`model` › `transformer`), down to the level where the model splits (`h.0` … `h.11`);
+    a stack or chunk the view made stands for its members."""
+    level = _children(model, ROOT)
+    while True:
+        if len(level) == 1 and _children(model, level[0]):
+            level = _children(model, level[0])
+            continue
+        sums = [metrics.groups[g][kind].count.value for g in level]
+        known = [value for value in sums if value is not None]
+        total = sum(known)
+        biggest = max(range(len(level)), key=lambda k: sums[k] or 0) if level else -1
+        if biggest >= 0 and total and (sums[biggest] or 0) >= 0.9 * total and _children(model, level[biggest]):
+            level = _children(model, level[biggest])
+            continue
+        break
+    ranked = sorted(level, key=lambda g: -(metrics.groups[g][kind].count.value or 0))
+    return [(g, metrics.groups[g][kind]) for g in ranked[:limit]]
+
+
+def _children(model: GraphModel, group: int) -> list[int]:
+    """A group's child groups, a stack or chunk replaced by its members."""
+    found = []
+    for child in np.flatnonzero(model.group_parent == group).tolist():
+        if model.group_kind[child] in DISPLAY_KINDS:
+            found += _children(model, child)
+        else:
+            found.append(child)
+    return found
+
+
+def short_count(count: Count) -> str:
+    """A number as a reviewer reads it (`4.09 G`, `25.6 M`, `512`), a formula as it is."""
+    value = count.value
+    if count.unknown:
+        return "unknown"
+    if value is None:
+        return count.text()
+    for size, unit in ((10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.3g} {unit}"
+    return str(value)
+
+
+def counted_json(count: Count | Sum, why: str = "") -> dict[str, object]:
+    """One count as `graph --json` and `info --json` give it (explorer.contracts.Counted)."""
+    if isinstance(count, Sum):
+        found = counted_json(count.count)
+        return {**found, "unknown_ops": count.unknown_ops}
+    if count.unknown:
+        return {"value": None, "formula": "unknown", "why": why or count.unknown}
+    return {"value": count.value, "formula": count.text()}
+
+
+def op_json(op: OpCounts) -> dict[str, object]:
+    return {kind: counted_json(getattr(op, kind)) for kind in KINDS}
+
+
+def group_json(metrics: ModelMetrics, group: int) -> dict[str, object]:
+    sums = metrics.groups[group]
+    return {**{kind: counted_json(sums[kind]) for kind in KINDS}, "share": metrics.share("macs", sums["macs"].count)}
+
+
+def model_json(model: GraphModel, metrics: ModelMetrics) -> dict[str, object]:
+    """The totals and the top groups (explorer.contracts.ModelMetrics)."""
+    return {
+        "dims": metrics.dims,
+        "totals": {kind: counted_json(metrics.model[kind]) for kind in KINDS},
+        "top_groups": [{"label": model.group_label[g], "path": model.group_path(g), "metrics": group_json(metrics, g)}
+                       for g, _ in breakdown(model, metrics)],  # fmt: skip
+    }
+
+
+def summary_lines(model: GraphModel, metrics: ModelMetrics) -> list[str]:
+    """`info`'s lines: each total, then the top groups with their share of the multiply-accumulates."""
+    bound = ", ".join(f"{name}={size}" for name, size in metrics.dims.items())
+    said = {"params": "parameters read by ops"}  # the summary's own `parameters` line counts every initializer
+    lines = [f"  {said.get(kind, TITLES[kind])}: {metrics.model[kind].text()}" for kind in KINDS]
+    if bound:
+        lines.append(f"  dims bound: {bound}")
+    top = breakdown(model, metrics)
+    if top:
+        lines.append("  top groups by multiply-accumulates:")
+        for group, found in top:
+            share = metrics.share("macs", found.count)
+            part = f"{share:.1%} of MACs" if share is not None else "share unknown"
+            lines.append(f"    {model.group_label[group]}: {found.text()}, {part}")
+    return lines
+
+
+def parse_dims(text: str) -> dict[str, int]:
+    """`batch=1,seq=2048` → {"batch": 1, "seq": 2048}; ValueError naming what is wrong."""
+    found: dict[str, int] = {}
+    for part in filter(None, (piece.strip() for piece in text.split(","))):
+        name, equals, size = part.partition("=")
+        if not equals or not name.strip() or not size.strip().isdigit() or int(size) <= 0:
+            raise ValueError(f"expected NAME=SIZE with a positive whole size, got {part!r}")
+        found[name.strip()] = int(size)
+    return found
+
+
+def op_rows(model: GraphModel, node: int) -> list[tuple[str, str]] | None:
+    """The details' rows for one op (None for a node that is not one, or a format that counts nothing)."""
+    metrics = metrics_of(model)
+    op = metrics.ops[node] if metrics is not None else None
+    if metrics is None or op is None:
+        return None
+    rows = [(TITLES[kind], _count_text(getattr(op, kind), metrics, kind)) for kind in KINDS]
+    return [*rows, ("rule", op.rule)]
+
+
+def group_rows(model: GraphModel, group: int) -> list[tuple[str, str]] | None:
+    """The details' rows for a group: each sum, with its share of the model."""
+    metrics = metrics_of(model)
+    if metrics is None:
+        return None
+    sums = metrics.groups[group]
+    return [(TITLES[kind], _count_text(sums[kind].count, metrics, kind, sums[kind].unknown_ops)) for kind in KINDS]
+
+
+def _count_text(count: Count, metrics: ModelMetrics, kind: str, unknown_ops: int = 0) -> str:
+    if count.unknown:
+        return f"unknown: {count.unknown}"
+    text = Sum(count, unknown_ops).text()
+    exact = count.text()
+    if count.value is not None and short_count(count) != exact:
+        text += f" ({exact})"
+    share = metrics.share(kind, count)
+    return text + (f", {share:.1%} of the model" if share is not None and kind != "activation_bytes" else "")
