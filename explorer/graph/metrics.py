@@ -73,25 +73,83 @@ def metrics_of(model: GraphModel, dims: Mapping[str, int] | None = None) -> Mode
         return cached[1]
     raw = counter.counts()
     ops = [None if op is None else _bound(op, bound) for op in raw]
-    groups: list[dict[str, Sum]] = [{kind: Sum() for kind in KINDS} for _ in range(model.n_groups)]
-    whole = {kind: Sum() for kind in KINDS}
-    for node, op in enumerate(ops):
-        if op is None:
-            continue
-        chain = model.ancestors(int(model.node_group[node]))
-        for kind in KINDS:
-            count = getattr(op, kind)
-            whole[kind].add(count)
-            for group in chain:
-                groups[group][kind].add(count)
-    found = ModelMetrics(bound, ops, groups, whole)
+    pair_node, pair_group = _memberships(model)
+    whole: dict[str, Sum] = {}
+    groups: list[dict[str, Sum]] = [{} for _ in range(model.n_groups)]
+    node_values: dict[str, np.ndarray] = {}
     for kind in KINDS:
-        found.node_values[kind] = np.asarray([np.nan if op is None else float(getattr(op, kind)) for op in ops])
+        counts = [None if op is None else getattr(op, kind) for op in ops]
+        values = np.full(len(ops), np.nan)
+        unknown = np.zeros(len(ops), dtype=bool)
+        symbolic: list[int] = []
+        for node, count in enumerate(counts):
+            if count is None:
+                continue
+            value = count.value
+            if value is not None:
+                values[node] = value
+            elif count.unknown:
+                unknown[node] = True
+            else:
+                symbolic.append(node)
+        node_values[kind] = values
+        numbers = np.where(np.isnan(values), 0.0, values)
+        sums = np.bincount(pair_group, weights=numbers[pair_node], minlength=model.n_groups)
+        missing = np.bincount(pair_group, weights=unknown[pair_node], minlength=model.n_groups).astype(np.int64)
+        formulas: dict[int, Count] = {}
+        chains = _chains(model) if symbolic else {}
+        for node in symbolic:  # sums in dims: worked as counts, only for the ops that have them
+            for group in chains[int(model.node_group[node])]:
+                formulas[group] = formulas.get(group, ZERO) + counts[node]  # type: ignore[operator]
+        exact = float(numbers.sum()) < 2**53  # float sums are exact below 2^53; past it, summed as integers
+        for group in range(model.n_groups):
+            total = Count.of(int(sums[group])) if exact else _exact_sum(counts, pair_node[pair_group == group])
+            groups[group][kind] = Sum(total + formulas.get(group, ZERO), int(missing[group]))
+        model_total = Count.of(int(numbers.sum())) if exact else _exact_sum(counts, np.flatnonzero(~np.isnan(values)))
+        for node in symbolic:
+            model_total = model_total + counts[node]  # type: ignore[operator]
+        whole[kind] = Sum(model_total, int(unknown.sum()))
+    found = ModelMetrics(bound, ops, groups, whole, node_values)
+    for kind in KINDS:
         found.group_values[kind] = np.asarray([float(g[kind].count) for g in groups])
     model.metrics_cache = (key, found)
     model.node_values.update(found.node_values)  # the colour modes read them there
     model.group_values.update(found.group_values)
     return found
+
+
+def _memberships(model: GraphModel) -> tuple[np.ndarray, np.ndarray]:
+    """(node, group) for every node and each group that holds it, at any depth: what group sums add up."""
+    nodes, groups = [], []
+    at = model.node_group.astype(np.int64)
+    every = np.arange(model.n_nodes)
+    while True:
+        inside = at != ROOT
+        if not inside.any():
+            break
+        nodes.append(every[inside])
+        groups.append(at[inside])
+        at = np.where(inside, model.group_parent[np.where(inside, at, 0)], ROOT)
+    if not nodes:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(nodes), np.concatenate(groups).astype(np.int64)
+
+
+def _chains(model: GraphModel) -> dict[int, list[int]]:
+    """Group → itself and its enclosing groups (ROOT → none), for the sums worked as counts."""
+    found: dict[int, list[int]] = {ROOT: []}
+    for group in range(model.n_groups):
+        found[group] = model.ancestors(group)
+    return found
+
+
+def _exact_sum(counts: list[Count | None], nodes: np.ndarray) -> Count:
+    total = 0
+    for node in nodes.tolist():
+        count = counts[node]
+        value = count.value if count is not None else None
+        total += value or 0
+    return Count.of(total)
 
 
 def _bound(op: OpCounts, dims: dict[str, int]) -> OpCounts:

@@ -9,6 +9,7 @@ LIMIT (2^63) is unknown: no real model has that many of anything, and a hostile 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -27,7 +28,9 @@ class Count:
 
     @classmethod
     def of(cls, value: int) -> Count:
-        return ZERO if value == 0 else _checked({(): value})
+        if value == 0:
+            return ZERO
+        return cls({(): value}) if -LIMIT < value < LIMIT else cls.not_known("more than 2^63")
 
     @classmethod
     def not_known(cls, reason: str) -> Count:
@@ -36,6 +39,10 @@ class Count:
     @classmethod
     def product(cls, dims: Iterable[Dim]) -> Count:
         """The product of a shape's dims (1 for none); unknown for a dim that is not a positive size or a name."""
+        dims = tuple(dims)
+        sizes = [dim for dim in dims if type(dim) is int and dim > 0]
+        if len(sizes) == len(dims):  # the usual shape: sizes only
+            return cls.of(math.prod(sizes))
         constant = 1
         powers: dict[str, int] = {}
         for dim in dims:
@@ -62,9 +69,10 @@ class Count:
     @property
     def value(self) -> int | None:
         """The number, when the count depends on no dim (None when symbolic or unknown)."""
-        if self.unknown or any(self.terms.keys() - {()}):
+        terms = self.terms
+        if self.unknown or len(terms) > 1:
             return None
-        return self.terms.get((), 0)
+        return terms.get((), 0) if not terms or () in terms else None
 
     def __add__(self, other: Count) -> Count:
         if self.unknown:

@@ -4,12 +4,17 @@ unknown with the reason."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from explorer.api import open_document
 from explorer.graph.metrics import breakdown, metrics_of
+from tests.conftest import ROOT
 
 
 def small_net(tmp_path, batch: object = "batch") -> onnx.ModelProto:
@@ -141,3 +146,51 @@ def test_zero_negative_and_huge_dims_are_unknown_never_wrong(tmp_path):
         path.write_bytes(model.SerializeToString())
         graph = open_document(path).view.drawn_graph()
         assert metrics_of(graph).ops[node(graph, "mm")].macs.unknown == why
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "explorer", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_info_and_graph_json_carry_the_counts_with_the_dims_bound(tmp_path):
+    path = tmp_path / "net.onnx"
+    path.write_bytes(small_net(tmp_path).SerializeToString())
+    text = run_cli("info", str(path), "--dims", "batch=2")
+    assert text.returncode == 0, text.stderr
+    assert "  multiply-accumulates: 606 k" in text.stdout and "  dims bound: batch=2" in text.stdout
+    assert "    block0: 442 k, 73.0% of MACs" in text.stdout and "    head: 164 k, 27.0% of MACs" in text.stdout
+    info = json.loads(run_cli("info", str(path), "--json").stdout)
+    assert info["schema_version"] == 4
+    assert info["metrics"]["totals"]["macs"] == {"value": None, "formula": "303,104·batch", "unknown_ops": 0,
+                                                 "why": None}  # fmt: skip
+    assert [g["label"] for g in info["metrics"]["top_groups"]] == ["block0", "head"]
+    graph = json.loads(run_cli("graph", str(path), "--json", "--dims", "batch=1").stdout)
+    conv = next(n for n in graph["nodes"] if n["label"] == "block0/conv")
+    assert conv["metrics"]["macs"]["value"] == 221184 and conv["metrics"]["params"]["value"] == 224
+    block = next(g for g in graph["groups"] if g["label"] == "block0")
+    assert block["metrics"]["share"] == 221184 / 303104 and graph["metrics"]["dims"] == {"batch": 1}
+    refused = run_cli("info", str(path), "--dims", "batch=0")
+    assert refused.returncode == 2 and "expected NAME=SIZE with a positive whole size, got 'batch=0'" in refused.stderr
+
+
+def test_the_counted_colour_modes_say_their_unit(tmp_path):
+    from explorer.graph.colours import colour_modes, item_colours
+    from explorer.graph.expansion import initial_expansion
+    from explorer.graph.visible import visible_graph
+
+    _, graph = opened(tmp_path, small_net(tmp_path, batch=1))
+    assert {"MACs", "parameters", "activation bytes"} <= set(colour_modes(graph))
+    visible = visible_graph(graph, initial_expansion(graph))
+    _, legend = item_colours(graph, visible, "MACs")
+    assert legend[0][0].endswith(" MACs") and legend[-1][0] == "none"
+    _, legend = item_colours(graph, visible, "activation bytes")
+    assert legend[0][0].endswith("B")
+
+
+def test_the_report_draws_the_top_groups(tmp_path):
+    from explorer.exports.html_report import top_groups
+
+    document, _ = opened(tmp_path, small_net(tmp_path, batch=1))
+    figure = top_groups(document)
+    assert list(figure.data[0].x) == ["block0", "head"] and list(figure.data[0].y) == [221184, 81920]
+    assert figure.data[0].text[0] == f"{221184 / 303104:.1%} of the model"

@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from explorer.formats.onnx.index import ELEMENT_BITS, ModelIndex
-from explorer.models.count import ZERO, Count, Dim, OpCounts
+from explorer.models.count import LIMIT, ZERO, Count, Dim, OpCounts
 from explorer.models.graph import GraphModel
 
 STANDARD = ("", "ai.onnx")
@@ -39,13 +39,14 @@ class OnnxCounter:
 
     def counts(self) -> list[OpCounts | None]:
         model, index = self.model, self.index
-        params = [ZERO] * model.n_nodes
+        values = _Values(index)
+        params: dict[int, Count] = {}
+        folded_into = model.node_folded_into.tolist() if model.node_folded_into.size else [-1] * model.n_nodes
         for node, ref in enumerate(model.node_ref):  # each initializer's elements, in the op its box folds into
-            if isinstance(ref, tuple) and ref and ref[0] == "init":
-                target = int(model.node_folded_into[node]) if model.node_folded_into.size else -1
-                if target >= 0:
-                    tensor = index.graphs[ref[1]].proto.initializer[ref[2]]
-                    params[target] = params[target] + Count.product(list(tensor.dims))
+            if isinstance(ref, tuple) and ref and ref[0] == "init" and folded_into[node] >= 0:
+                tensor = index.graphs[ref[1]].proto.initializer[ref[2]]
+                target = folded_into[node]
+                params[target] = params.get(target, ZERO) + Count.product(list(tensor.dims))
         found: list[OpCounts | None] = []
         for node, ref in enumerate(model.node_ref):
             if not (isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "node"):
@@ -53,23 +54,24 @@ class OnnxCounter:
                 continue
             _, key, n = ref
             proto = index.graphs[key].nodes[n]
-            macs, rule = op_macs(index, key, proto)
-            found.append(OpCounts(params[node], macs, _output_bytes(index, key, proto), rule))
+            macs, rule = op_macs(values, key, proto)
+            found.append(OpCounts(params.get(node, ZERO), macs, _output_bytes(values, key, proto), rule))
         return found
 
 
-def op_macs(index: ModelIndex, key: str, node: Any) -> tuple[Count, str]:
+def op_macs(values: _Values, key: str, node: Any) -> tuple[Count, str]:
     """One node's multiply-accumulates and the rule that counted them."""
+    index = values.index
     op = node.op_type
     if node.domain not in STANDARD:
         if node.domain == "com.microsoft" and op in _CONTRIB_ATTENTION:
-            return _attention(index, key, node, three_d=True)
+            return _attention(values, key, node, three_d=True)
         local = any(f.name == op and f.domain == node.domain for f in index.model.functions)
         why = "a call of the model's local function" if local else f"no rule for {node.domain}.{op}"
         return Count.not_known(why), f"not counted: {why}"
     if op not in _BY_RULE:
         return ZERO, NO_MACS
-    shape = _Shapes(index, key, node)
+    shape = _Shapes(values, key, node)
     try:
         if op in _MATMULS:
             return _matmul(shape, *_MATMULS[op]), "output elements × K"
@@ -86,7 +88,7 @@ def op_macs(index: ModelIndex, key: str, node: Any) -> tuple[Count, str]:
         if op == "Einsum":
             return _einsum(shape, node), "output elements × the contracted dims"
         if op == "Attention":
-            return _attention(index, key, node, three_d=len(shape.input(0)) == 3)
+            return _attention(values, key, node, three_d=len(shape.input(0)) == 3)
         return _recurrent(shape), "steps × batch × the weights' elements"
     except _Unknown as error:
         return Count.not_known(str(error)), f"{op}: unknown ({error})"
@@ -99,8 +101,8 @@ class _Unknown(Exception):
 class _Shapes:
     """The shapes a node reads and writes, each a list of dims; _Unknown when one is not known."""
 
-    def __init__(self, index: ModelIndex, key: str, node: Any) -> None:
-        self.index, self.key, self.node = index, key, node
+    def __init__(self, values: _Values, key: str, node: Any) -> None:
+        self.values, self.key, self.node = values, key, node
 
     def input(self, position: int) -> list[Dim]:
         if position >= len(self.node.input) or not self.node.input[position]:
@@ -113,7 +115,7 @@ class _Shapes:
         return self._of(self.node.output[position], f"output {position}")
 
     def _of(self, name: str, what: str) -> list[Dim]:
-        found = shape_of(self.index, self.key, name)
+        found = self.values.facts(self.key, name)[0]
         if found is None:
             raise _Unknown(f"{what} ({name}) has no known shape")
         return found
@@ -122,39 +124,63 @@ class _Shapes:
 def shape_of(index: ModelIndex, key: str, name: str) -> list[Dim] | None:
     """A value's dims (sizes, or names for symbolic dims, "" for a dim with neither), declared, inferred, or an
     initializer's; None when its shape is not known."""
+    return _read_facts(index, key, name)[0]
+
+
+Facts = tuple[list[Dim] | None, float | None]  # a value's dims and its element's bytes, each None when not known
+
+
+class _Values:
+    """The facts of the values one counting reads, each read from the protobuf once (an op's output is the next
+    op's input)."""
+
+    def __init__(self, index: ModelIndex) -> None:
+        self.index = index
+        self.known: dict[tuple[str, str], Facts] = {}
+
+    def facts(self, key: str, name: str) -> Facts:
+        found = self.known.get((key, name))
+        if found is None:
+            found = self.known[(key, name)] = _read_facts(self.index, key, name)
+        return found
+
+
+def _read_facts(index: ModelIndex, key: str, name: str) -> Facts:
     found = index.type_of(key, name)
     if found is not None and found.HasField("tensor_type"):
         tensor = found.tensor_type
+        bits = ELEMENT_BITS.get(tensor.elem_type)
+        size = bits / 8 if bits else None
         if not tensor.HasField("shape"):
-            return None
-        return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in tensor.shape.dim]
+            return None, size
+        return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in tensor.shape.dim], size
     where = index.resolve(key, name)
     if where is not None and where[1] == "initializer":
         info = index.graphs[where[0]]
-        return list(info.proto.initializer[info.initializers[name]].dims)
-    return None
+        tensor = info.proto.initializer[info.initializers[name]]
+        bits = ELEMENT_BITS.get(tensor.data_type)
+        return list(tensor.dims), bits / 8 if bits else None
+    return None, None
 
 
-def _element_bytes(index: ModelIndex, key: str, name: str) -> float | None:
-    found = index.type_of(key, name)
-    if found is not None and found.HasField("tensor_type"):
-        bits = ELEMENT_BITS.get(found.tensor_type.elem_type)
-        return bits / 8 if bits else None
-    return None
-
-
-def _output_bytes(index: ModelIndex, key: str, node: Any) -> Count:
+def _output_bytes(values: _Values, key: str, node: Any) -> Count:
     """The bytes a node's outputs hold: elements × element size, summed (unknown when one is not known)."""
-    found = ZERO
+    whole, found = 0, ZERO  # sizes alone summed as a number; a count with dims only where there is one
     for name in node.output:
         if not name:
             continue
-        dims, size = shape_of(index, key, name), _element_bytes(index, key, name)
+        dims, size = values.facts(key, name)
         if dims is None or size is None:
             return Count.not_known(f"output {name} has no known shape or type")
+        sizes = [dim for dim in dims if type(dim) is int and dim > 0]
+        if size >= 1 and len(sizes) == len(dims):
+            whole += math.prod(sizes) * int(size)
+            if whole >= LIMIT:
+                return Count.not_known("more than 2^63")
+            continue
         elements = Count.product(dims)
         found = found + (elements * int(size) if size >= 1 else _sub_byte(elements, size))
-    return found
+    return found + Count.of(whole) if whole else found
 
 
 def _sub_byte(elements: Count, size: float) -> Count:
@@ -233,9 +259,9 @@ def _einsum(shape: _Shapes, node: Any) -> Count:
     return Count.product([*shape.output(0), *contracted])
 
 
-def _attention(index: ModelIndex, key: str, node: Any, three_d: bool) -> tuple[Count, str]:
+def _attention(values: _Values, key: str, node: Any, three_d: bool) -> tuple[Count, str]:
     """Q·Kᵀ (Q's elements × the keys' length) and the weights times V (the output's elements × the same)."""
-    shape = _Shapes(index, key, node)
+    shape = _Shapes(values, key, node)
     try:
         query, keys, output = shape.input(0), shape.input(1), shape.output(0)
         if len(keys) < 3:
