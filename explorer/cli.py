@@ -105,7 +105,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         try:
             companions = {kind: path.resolve() for kind, path in _companions(args).items() if path is not None}
             serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks, args.author,
-                  args.public_url, args.token, args.max_sessions, companions)  # fmt: skip
+                  args.public_url, args.token, args.max_sessions, companions, args.dims)  # fmt: skip
         except ServeRefused as refused:
             print(f"ir-explorer serve: {refused}", file=sys.stderr)
             return ExitCode.UNUSABLE

@@ -137,6 +137,7 @@ def command_parser(command: str) -> argparse.ArgumentParser:
         )
         parser.add_argument("--max-sessions", type=int, default=8, help="browser tabs open at once (default 8)")
         add_companion_flags(parser)
+        add_dims_flag(parser)
         return parser
     if command == "diff":
         parser.description = "What changed from A to B (two schedules, or two models of one format)."

@@ -288,6 +288,9 @@ def test_screenshot_and_serve_take_the_companions_the_tui_takes(tmp_path, capsys
     frontend = SAMPLES / "gemini_pipeline" / "int8_resnet34.sim_quantized_b1.json"
     argv = command_argv(schedule, False, None, None, {"frontend": frontend})
     assert argv[-2:] == ["--frontend", str(frontend)]  # every browser tab's app is opened with it
+    with_dims = command_argv(schedule, False, None, None, None, {"batch": 1, "seq": 2048})  # issue #57
+    assert with_dims[4:6] == ["--dims", "batch=1,seq=2048"]
+    assert cli_parsers.tui_parser().parse_args([str(schedule), *with_dims[4:6]]).dims == {"batch": 1, "seq": 2048}
     serve_args = cli_parsers.command_parser("serve").parse_args([str(schedule), "--frontend", str(frontend)])
     assert serve_args.frontend == frontend
     if not schedule.exists():

@@ -116,3 +116,25 @@ def test_the_sample_walked_keeps_its_weights_sizes(walked_always):
     walked = open_document(SAMPLE)
     assert walked.problems == [] and walked.view.weights_by_dtype() == {"float32": (8, 22952)}
     assert walked.view.spec.ByteSize() < SAMPLE.stat().st_size // 4
+
+
+def test_an_ml_programs_ops_are_counted_from_the_types_it_states():
+    """Issue #57 for Core ML: each conv's output × its kernel's other dims, the linear's output × its input's last
+    dim, parameters the float constants each op reads (weights and biases), worked by hand."""
+    program = SAMPLES / "coreml" / "small_cnn_mlprogram_ios15_fp16.mlpackage"
+    if not program.is_dir():
+        pytest.skip(f"{program} is absent (../shared/samples)")
+    from explorer.graph.metrics import metrics_of
+
+    document = open_document(program)
+    graph = document.view.drawn_graph()
+    metrics = metrics_of(graph)
+    counted = [(graph.node_op[n], op.macs.value, op.params.value) for n, op in enumerate(metrics.ops)
+               if op is not None and op.macs.value]  # fmt: skip
+    assert counted == [("conv", 16 * 32 * 32 * 3 * 3 * 3, 16 * 27 + 16),  # fp16[1, 16, 32, 32], kernel 16×3×3×3
+                       ("conv", 32 * 8 * 8 * 16 * 3 * 3, 32 * 144 + 32),  # kernel 32×16×3×3
+                       ("conv", 32 * 8 * 8 * 1 * 3 * 3, 32 * 9 + 32),  # depthwise: kernel 32×1×3×3
+                       ("linear", 10 * 32, 10 * 32 + 10)]  # fmt: skip
+    assert metrics.model["macs"].count.value == 756032 and document.view.counts_ops()
+    network = open_document(SAMPLE)  # a NeuralNetwork states no shapes between its layers: not counted
+    assert not network.view.counts_ops() and metrics_of(network.view.drawn_graph()) is None

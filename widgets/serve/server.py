@@ -61,9 +61,12 @@ def check_options(host: str, token: str | None, max_sessions: int, port: int = 8
 
 
 def command_argv(
-    path: Path, strict: bool, bookmarks: Path | None, author: str | None, companions: dict[str, Path] | None = None
+    path: Path, strict: bool, bookmarks: Path | None, author: str | None, companions: dict[str, Path] | None = None,
+    dims: dict[str, int] | None = None,
 ) -> list[str]:
     command = [sys.executable, "-m", "explorer", str(path)]
+    if dims:  # the symbolic dims every tab's counts bind (--dims), as the TUI takes them
+        command += ["--dims", ",".join(f"{name}={size}" for name, size in dims.items())]
     for kind, companion in sorted((companions or {}).items()):  # --frontend/--asm/--trace, as the TUI takes them
         command += [f"--{kind}", str(companion)]
     if strict:
@@ -211,11 +214,12 @@ def serve(
     token: str | None = None,
     max_sessions: int = MAX_SESSIONS,
     companions: dict[str, Path] | None = None,
+    dims: dict[str, int] | None = None,
 ) -> None:
     """Run until Ctrl+C; raises ServeRefused (before binding) for options that would leave a session open."""
     check_options(host, token, max_sessions, port)
     token = token or secrets.token_urlsafe(24)
-    argv = command_argv(path, strict, bookmarks, author, companions)
+    argv = command_argv(path, strict, bookmarks, author, companions, dims)
     server = make_server(argv, host, port, f"ir-explorer {visible(path.name)}", public_url, token, max_sessions)
     server.initialize_logging()
 

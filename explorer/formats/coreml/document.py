@@ -106,6 +106,9 @@ class CoreMLView(DocumentView):
 
         return coreml_graph(self)
 
+    def counts_ops(self) -> bool:
+        return bool(self.model.blocks)  # an ML Program states its values' types; NeuralNetwork layers do not
+
     @property
     def mil(self) -> Any:
         if self._mil is None:

@@ -4,32 +4,14 @@ their input and output names."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
+from explorer.formats.coreml.metrics import CoreMLCounter
 from explorer.formats.coreml.mil_text import MilProgram
 from explorer.formats.coreml.model import CoreMLModel, feature_type, op_name, type_text
+from explorer.formats.coreml.source import ProgramSource
 from explorer.graph.builder import GraphBuilder
 from explorer.models.graph import ROOT, GraphModel
-
-
-class ProgramSource(Protocol):
-    """What the graph is built from: the model read, its spec and MIL protobuf messages (coremltools' generated
-    classes, untyped), the compiled text's program and the op that makes a name (the CoreMLView, which imports
-    this module when its graph is first asked for)."""
-
-    model: CoreMLModel
-
-    @property
-    def mil(self) -> Any: ...
-
-    @property
-    def spec(self) -> Any: ...
-
-    def mil_program(self) -> MilProgram: ...
-
-    def layers(self) -> Any: ...
-
-    def resolve(self, key: str, name: str) -> tuple[str, int] | None: ...
 
 
 def coreml_graph(view: ProgramSource) -> GraphModel:
@@ -37,6 +19,9 @@ def coreml_graph(view: ProgramSource) -> GraphModel:
     model = view.model
     if model.blocks:
         _program(view, b)
+        graph = b.build()
+        graph.op_counter = CoreMLCounter(view, graph)  # a program states every value's type: its ops are counted
+        return graph
     elif model.model is None and model.mil_text:
         _compiled(view.mil_program(), b)
     else:

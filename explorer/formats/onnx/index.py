@@ -12,10 +12,11 @@ import functools
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from onnx import AttributeProto, TensorProto
+from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeProto
 
 from explorer.errors import Severity
 
@@ -54,7 +55,7 @@ def element_name(code: int) -> str:
 @dataclass
 class GraphInfo:
     key: str
-    proto: Any  # GraphProto, or FunctionProto for a local function
+    proto: GraphProto | FunctionProto  # FunctionProto for a local function
     kind: str  # "main", "subgraph" or "function"
     title: str
     parent: str | None = None  # the enclosing graph's key (subgraphs)
@@ -64,24 +65,24 @@ class GraphInfo:
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     initializers: dict[str, int] = field(default_factory=dict)  # name → index in proto.initializer
-    types: dict[str, Any] = field(default_factory=dict)  # name → TypeProto (declared, then inferred)
+    types: dict[str, TypeProto] = field(default_factory=dict)  # name → its type (declared, then inferred)
     subgraphs: dict[int, list[str]] = field(default_factory=dict)  # node index → keys of its subgraphs
     # per node, read in the one indexing pass so the graph view need not walk the protobuf again
     node_names: list[str] = field(default_factory=list)
     node_ops: list[str] = field(default_factory=list)
     node_first_output: list[str] = field(default_factory=list)
     # node index → its module path ("layers.0/attn") and classes, from torch's exporter's metadata (`torch_scope`)
-    node_modules: dict[int, Any] = field(default_factory=dict)
+    node_modules: dict[int, TorchScope] = field(default_factory=dict)
     scope_problems: list[tuple[int, str, str]] = field(default_factory=list)  # (node, name, why) metadata ignored
 
     @property
-    def nodes(self) -> Any:
+    def nodes(self) -> Sequence[NodeProto]:
         return self.proto.node
 
 
 @dataclass
 class ModelIndex:
-    model: Any
+    model: ModelProto
     graphs: dict[str, GraphInfo]
     counted: list[str]  # main + subgraphs outside functions, in document order (the summary's "graphs")
     problems: list[tuple[Severity, str, str, str]] = field(default_factory=list)  # severity, code, message, where
@@ -106,7 +107,7 @@ class ModelIndex:
             current = graph.parent
         return None
 
-    def type_of(self, key: str, name: str) -> Any:
+    def type_of(self, key: str, name: str) -> TypeProto | None:
         current: str | None = key
         while current is not None:
             found = self.graphs[current].types.get(name)

@@ -134,6 +134,9 @@ class TvmView(DocumentView):
     def graph_size_hint(self) -> int:
         return sum(len(m.graph.nodes) for m in self.modules if m.graph is not None)
 
+    def counts_ops(self) -> bool:
+        return any(module.graph is not None for module in self.modules)  # graph JSON states every shape
+
     def draws_graph(self) -> bool:
         return any(module.graph is not None for module in self.modules)
 

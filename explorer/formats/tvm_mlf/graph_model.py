@@ -8,6 +8,7 @@ import re
 from typing import Any, Protocol
 
 from explorer.formats.tvm_mlf.bundle import Module
+from explorer.formats.tvm_mlf.metrics import TvmCounter
 from explorer.graph.builder import GraphBuilder
 from explorer.models.graph import ROOT, GraphModel
 from explorer.models.ref import Ref
@@ -24,6 +25,7 @@ class GraphSource(Protocol):
 
 def tvm_graph(view: GraphSource) -> GraphModel:
     b = GraphBuilder()
+    sources: list[tuple[int, int] | None] = []  # per node made: (its module, its graph-JSON node id)
     with_graphs = [(m, module) for m, module in enumerate(view.modules) if module.graph is not None]
     for m, module in with_graphs:
         graph = module.graph
@@ -42,19 +44,24 @@ def tvm_graph(view: GraphSource) -> GraphModel:
                                        ref=view.node_ref(m, node.nid), constant=is_param,
                                        dtype=entry.dtype if entry else "",
                                        parameter_bytes=_bytes(module, node.name) if is_param else 0)  # fmt: skip
+                sources.append((m, node.nid))
                 continue
             function = node.func_name or node.name
             label = function.removeprefix(prefix)
             kind = fused_operators(label) if node.op == "tvm_op" else node.op
             ids[node.nid] = b.node(label, kind, group=group, detail=detail, ref=view.node_ref(m, node.nid),
                                    dtype=entry.dtype if entry else "", parameter_bytes=0)  # fmt: skip
+            sources.append((m, node.nid))
         for node in graph.nodes:
             for source, _ in node.inputs:
                 if source in ids:
                     b.edge(ids[source], ids[node.nid])
                 else:
                     b.dangling.append((ids[node.nid], f"node {source}"))
-    return b.build()
+    model = b.build()
+    if with_graphs:  # the graph JSON states every entry's shape: its functions are counted
+        model.op_counter = TvmCounter(view.modules, sources, model)
+    return model
 
 
 def _first_entry(graph: Any, nid: int) -> Any:
