@@ -428,7 +428,7 @@ def ratio(a: float, b: float) -> str:
 
 
 SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "torch", "weights", "metrics", "pipeline", "review",
-            "scale", "hostile", "quit")  # fmt: skip
+            "scale", "query", "hostile", "quit")  # fmt: skip
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -454,6 +454,10 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
 
             lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, big_schedule(), run_turns,
                                    probe_seconds)
+        if "query" in sections:
+            from query_bench import section as query_section
+
+            lines += query_section(OUT, big_schedule())
         if "hostile" in sections:
             from hostile_bench import section as hostile_section
 
@@ -480,6 +484,9 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from scale_bench import section as scale_section
 
     lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, path, run_turns, probe_seconds)
+    from query_bench import section as query_section
+
+    lines += query_section(OUT, path)
     from hostile_bench import section as hostile_section
 
     lines += hostile_section(OUT)

@@ -22,7 +22,8 @@ from explorer.errors import LoadError, count_by_severity
 from explorer.formatting import EscapingWriter, escape_controls
 from explorer.writing import refuse_inputs, write_atomically
 
-SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "relocate", "serve", "screenshot", "schema")
+SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "relocate", "serve", "screenshot", "schema",
+               "query")  # fmt: skip
 
 
 class ExitCode(IntEnum):
@@ -97,6 +98,10 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         return _run_screenshot(args)
     if command == "diff":
         return _run_diff(args)
+    if command == "query":
+        from explorer.cli_query import run_query_command
+
+        return ExitCode(run_query_command(args))
     if command == "serve":
         from explorer.registry import pick_format
         from widgets.serve.server import ServeRefused, serve  # needs textual-serve: imported only for this command
@@ -110,8 +115,8 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
             print(f"ir-explorer serve: {refused}", file=sys.stderr)
             return ExitCode.UNUSABLE
         return ExitCode.OK
-    if command == "export" and not (args.html or args.trace_event):
-        print("ir-explorer export: give --html OUT.html and/or --trace-event OUT.json", file=sys.stderr)
+    if command == "export" and not (args.html or args.trace_event or args.parquet):
+        print("ir-explorer export: give --html OUT.html, --trace-event OUT.json and/or --parquet DIR", file=sys.stderr)
         return ExitCode.UNUSABLE
     failures = _report_plugin_failures() if command in ("info", "check") else []
     if not args.strict:
@@ -339,6 +344,17 @@ def _run_export(document: Document, args: argparse.Namespace) -> ExitCode:
                 f"{document.meta.format} file has none",
                 file=sys.stderr,
             )
+    if args.parquet:
+        if document.schedule is not None:
+            from explorer.exports.parquet import write_parquet
+
+            refuse_inputs(args.parquet, _inputs_read(document, args))
+            for path in write_parquet(document, args.parquet, args.force):
+                print(f"wrote {path}", file=sys.stderr)
+            wrote = True
+        else:
+            print(f"no tables written to {args.parquet}: this {document.meta.format} file is not a schedule",
+                  file=sys.stderr)  # fmt: skip
     return ExitCode.OK if wrote else ExitCode.UNUSABLE
 
 

@@ -121,6 +121,18 @@ def command_parser(command: str) -> argparse.ArgumentParser:
         parser.description = "Print the JSON Schema of a --json output or of the bookmarks file (see schemas/)."
         parser.add_argument("name", choices=tuple(CONTRACTS), help="which output")
         return parser
+    if command == "query":
+        from explorer.schedule.query import ROW_CAP
+
+        parser.description = ("SQL over schedules (DuckDB): tables workloads, l2, wl0, transfers, layers, incidents "
+                              "and problems, every file's rows in each (the README lists their columns).")  # fmt: skip
+        parser.add_argument("files", type=Path, nargs="+", metavar="FILE", help="one or more schedules")
+        parser.add_argument("sql", metavar="SQL", help="the query (reads the tables only)")
+        parser.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output form")
+        parser.add_argument("--max-rows", type=int, default=ROW_CAP,
+                            help=f"stop after this many rows, saying so (default {ROW_CAP:,})")  # fmt: skip
+        parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        return parser
     parser.add_argument("file", type=Path, metavar="A" if command == "diff" else "FILE")
     if command == "serve":
         parser.description = "The explorer in a web browser (textual-serve). Bound to localhost unless --host says."
@@ -177,6 +189,9 @@ def command_parser(command: str) -> argparse.ArgumentParser:
         parser.description = "Write a self-contained HTML report and/or a Chrome trace (Perfetto) of the file."
         parser.add_argument("--html", type=Path, help="the HTML report to write (plotly.js embedded: works offline)")
         parser.add_argument("--trace-event", type=Path, help="the Trace Event JSON to write (schedules)")
+        parser.add_argument("--parquet", type=Path, metavar="DIR",
+                            help="schedules: `query`'s tables as Parquet files in DIR (DIR/workloads.parquet, "
+                                 "...)")  # fmt: skip
         parser.add_argument("--flows", action="store_true",
                             help="--trace-event: draw every cross-core transfer as an arrow (else up to 10,000)")
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")

@@ -332,6 +332,16 @@ class GraphOutput(_Closed):
     metrics: ModelMetrics | None = Field(None, description="the model's totals and top groups, as `info` gives them")
 
 
+class QueryOutput(_Closed):
+    """`ir-explorer query FILE... SQL --format json`: the query's columns and rows."""
+
+    schema_version: Literal[1] = 1
+    columns: list[str]
+    rows: list[list[Any]] = Field(description="each row's values in the columns' order; NULL and NaN as null")
+    row_cap: int = Field(description="the most rows given (--max-rows)")
+    capped: bool = Field(description="true when the rows stopped at the cap (the query had more)")
+
+
 class BookmarkEntry(_Open):
     """One bookmark as the sidecar stores it; unknown keys (a newer version's) are kept."""
 
@@ -358,6 +368,7 @@ CONTRACTS: dict[str, type[BaseModel]] = {
     "diff": DiffOutput,
     "tensor": TensorOutput,
     "graph": GraphOutput,
+    "query": QueryOutput,
     "bookmarks": BookmarksFile,
 }
 

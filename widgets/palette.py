@@ -55,6 +55,13 @@ def system_commands(app: Any) -> Iterable[SystemCommand]:
         lane = app.document.vocabulary.lane
         yield SystemCommand(f"Go to {lane}", f"Select a {lane} by its number in the timeline (J there)",
                             app.action_go_to_core)  # fmt: skip
+    if app.document is not None and app.document.schedule is not None:
+        from widgets.query_screen import CANNED
+
+        yield SystemCommand("Query", "SQL over the schedule's tables (workloads, l2, transfers, ...): a row's "
+                            "workload is one Enter away", app.action_query)  # fmt: skip
+        for name, about, sql in CANNED:
+            yield SystemCommand(f"Query: {name}", about[0].upper() + about[1:], partial(app.action_query, sql))
     yield SystemCommand("Screenshot", "Save an SVG of the screen", app.action_screenshot_svg)
     yield SystemCommand("Diff with another file", "What changed from this file to another", app.action_diff)
     if app.document is not None and app.document.offers(Capability.GRAPH):

@@ -232,6 +232,26 @@ class ReviewActions(AppParts):
         path = self.save_screenshot()
         self.notify(f"saved {path}")
 
+    def action_query(self, sql: str = "") -> None:
+        """The palette's "Query" (and its canned queries): SQL over the schedule's tables; a chosen row's
+        workload is selected everywhere."""
+        if self._needs_whole_file("Querying") or self.document is None or self.document.schedule is None:
+            return
+        from widgets.query_screen import QueryScreen
+
+        document = self.document
+
+        def chosen(target: tuple[int, int] | None) -> None:
+            if target is None or document is not self.document:
+                return
+            row = document.scheduled().row_of(*target)
+            if row is None:
+                self.notify(f"no workload {target[1]} on {document.vocabulary.lane} {target[0]}", severity="warning")
+            else:
+                self.go_to_workload(row)
+
+        self.push_screen(QueryScreen(document, sql), chosen)
+
     def action_add_node_data(self) -> None:
         """The palette's "Add per-node data": a node-data file read against the graph, each of its data sets a
         colour mode of the graph view (shown at once), its problems added to the list."""

@@ -1,0 +1,209 @@
+"""A schedule as the tables `query` and `export --parquet` give (issue #58): columns of numpy arrays built from
+the loaded Schedule and its analysis, without copying what is already a column. Each table is built only when a
+query names it, so a query of `workloads` on a big file never builds the millions of L2 rows.
+
+The README lists every table, its columns and their units (`TABLES` is what it is checked against)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from explorer.arrays import distinct
+from explorer.document import Document
+from explorer.models.schedule import Schedule
+
+Columns = dict[str, np.ndarray]
+# columns whose value -1 means "none": SQL reads them as NULL (explorer.schedule.query makes each table a view)
+NULL_WHEN_MINUS_ONE = {"l2": ("new",), "wl0": ("transfer",),
+                       "transfers": ("core", "workload", "dst_core", "dst_workload")}
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table: what a row is and each column's meaning and unit (the README's text)."""
+
+    row: str
+    columns: dict[str, str]
+
+
+TABLES = {
+    "workloads": Table("one workload (a block on a lane)", {
+        "file": "the schedule file", "core": "the lane's id", "workload": "its workload id",
+        "layer": "its layer's name", "kind": "its block kind, in the file's words",
+        "start": "start in the derived timeline (cycles)", "end": "end in the derived timeline (cycles)",
+        "cycles": "its estimated duration (cycles)",
+        "measured_start": "first joined trace instruction's start (cycles; NULL without a trace)",
+        "measured_end": "last joined trace instruction's end (cycles; NULL without a trace)",
+        "measured_cycles": "measured_end - measured_start (cycles; NULL without a trace)",
+        "l2_bytes": "bytes of L2 in use before it (bytes)", "ofmap_bytes": "its output's size (bytes)",
+    }),
+    "l2": Table("one L2 entry of one workload's snapshot", {
+        "file": "the schedule file", "core": "the lane's id", "workload": "the workload whose snapshot it is",
+        "tensor": "the tensor's id", "address": "its first byte (bytes)", "bytes": "its size (bytes)",
+        "role": "input, weight or output",
+        "new": "1 when newly added in this snapshot, 0 when not (NULL when the file does not say)",
+    }),
+    "wl0": Table("one WL0 (side memory) entry of one workload", {
+        "file": "the schedule file", "core": "the lane's id", "workload": "its workload id",
+        "address": "its first byte (bytes)", "bytes": "its size (bytes)",
+        "source": "its source code, as the file gives it",
+        "transfer": "its first transfer id (NULL when none)",
+    }),
+    "transfers": Table("one output of a workload sent to one destination, or one read from DRAM to a workload", {
+        "file": "the schedule file", "transfer": "the transfer id",
+        "core": "the producing lane (NULL for a read from DRAM)",
+        "workload": "the producing workload id (NULL for a read from DRAM)", "bytes": "the size sent (bytes)",
+        "dst_core": "the consuming lane (NULL when written to DRAM)",
+        "dst_workload": "the consuming workload id (NULL when none)",
+        "to_dram": "true when written to DRAM", "from_dram": "true when read from DRAM",
+    }),
+    "layers": Table("one layer", {
+        "file": "the schedule file", "layer": "its name", "workloads": "its workloads",
+        "cores": "the lanes it runs on", "cycles": "its workloads' estimated durations summed (cycles)",
+        "start": "its first workload's start (cycles)", "end": "its last workload's end (cycles)",
+    }),
+    "incidents": Table("one overlap incident (as `check` lists them)", {
+        "file": "the schedule file", "code": "l2-overlap or wl0-overlap", "core": "the lane's id",
+        "tensor": "the misplaced tensor's id", "first_workload": "the first snapshot's workload id",
+        "last_workload": "the last snapshot's workload id", "snapshots": "snapshots it spans",
+        "bytes": "bytes overlapping (bytes)", "suggested_address": "where it would fit (bytes; NULL when none)",
+        "shortfall_bytes": "how short the region was (bytes; NULL when it fits)",
+    }),
+    "problems": Table("one problem (as `check` lists them)", {
+        "file": "the schedule file", "severity": "error, warning or info", "code": "the problem's code",
+        "message": "what is wrong", "location": "where (a JSON path)",
+    }),
+}  # fmt: skip
+
+
+def build_table(name: str, document: Document, file: str) -> Columns:
+    """Table `name` of one loaded document, each column an array of its rows."""
+    columns = _BUILDERS[name](document)
+    rows = len(next(iter(columns.values()))) if columns else 0
+    return {"file": np.full(rows, file, dtype=object), **columns}
+
+
+def _schedule(document: Document) -> Schedule:
+    return document.scheduled()
+
+
+def _workloads(document: Document) -> Columns:
+    s = _schedule(document)
+    analysis = document.schedule_analysis
+    n = s.n_workloads
+    kinds = np.asarray(document.vocabulary.block_kinds or ("",), dtype=object)
+    from explorer.companions import companions_of
+
+    measured = companions_of(document).measured
+    joined = measured.instructions > 0 if measured is not None else np.zeros(n, dtype=bool)
+    start = measured.start if measured is not None else np.full(n, np.nan)
+    end = measured.end if measured is not None else np.full(n, np.nan)
+    return {
+        "core": s.wl_core, "workload": s.wl_id, "layer": _names(s.layers, s.wl_layer),
+        "kind": kinds[np.clip(s.wl_type, 0, kinds.size - 1)] if n else np.zeros(0, dtype=object),
+        "start": analysis.timeline.start if analysis is not None else np.full(n, np.nan),
+        "end": analysis.timeline.end if analysis is not None else np.full(n, np.nan),
+        "cycles": s.wl_time,
+        "measured_start": np.where(joined, start, np.nan), "measured_end": np.where(joined, end, np.nan),
+        "measured_cycles": np.where(joined, end - start, np.nan),
+        "l2_bytes": analysis.l2_bytes if analysis is not None else np.zeros(n, dtype=np.int64),
+        "ofmap_bytes": s.wl_ofmap_size,
+    }  # fmt: skip
+
+
+def _l2(document: Document) -> Columns:
+    s = _schedule(document)
+    rows = np.repeat(np.arange(s.n_workloads), np.diff(s.buf_ptr))
+    roles = np.asarray(document.vocabulary.entry_kinds or ("input", "weight", "output"), dtype=object)
+    new = s.buf_new
+    return {"core": s.wl_core[rows], "workload": s.wl_id[rows], "tensor": s.buf_tensor, "address": s.buf_addr,
+            "bytes": s.buf_size, "role": roles[np.clip(s.buf_type, 0, roles.size - 1)], "new": new}  # fmt: skip
+
+
+def _wl0(document: Document) -> Columns:
+    s = _schedule(document)
+    rows = np.repeat(np.arange(s.n_workloads), np.diff(s.w0_ptr))
+    return {"core": s.wl_core[rows], "workload": s.wl_id[rows], "address": s.w0_addr, "bytes": s.w0_size,
+            "source": s.w0_src,
+            "transfer": s.w0_tid}  # fmt: skip
+
+
+def _transfers(document: Document) -> Columns:
+    s = _schedule(document)
+    output = np.repeat(np.arange(s.of_tid.size), np.diff(s.of_dst_ptr))  # per destination: its output
+    row = s.of_row[output]
+    read = np.repeat(np.arange(s.dout_tid.size), np.diff(s.dout_dst_ptr))  # per destination: its DRAM read
+    reads = read.size
+    return {
+        "transfer": np.concatenate([s.of_tid[output], s.dout_tid[read]]),
+        "core": np.concatenate([s.wl_core[row], np.full(reads, -1)]),
+        "workload": np.concatenate([s.wl_id[row], np.full(reads, -1)]),
+        "bytes": np.concatenate([s.of_size[output], s.dout_size[read]]),
+        "dst_core": np.concatenate([s.dst_core, s.dout_dst_core]),
+        "dst_workload": np.concatenate([s.dst_wl, s.dout_dst_wl]),
+        "to_dram": np.concatenate([s.dst_core < 0, np.zeros(reads, dtype=bool)]),
+        "from_dram": np.concatenate([np.zeros(output.size, dtype=bool), np.ones(reads, dtype=bool)]),
+    }
+
+
+def _layers(document: Document) -> Columns:
+    s = _schedule(document)
+    analysis = document.schedule_analysis
+    n = len(s.layers)
+    counts = np.bincount(s.wl_layer, minlength=n)
+    width = int(s.wl_core.max()) + 1 if s.n_workloads else 1
+    pairs = distinct(s.wl_layer.astype(np.int64) * width + s.wl_core)  # each (layer, core) once
+    start = np.full(n, np.inf)
+    end = np.full(n, -np.inf)
+    if analysis is not None and s.n_workloads:
+        np.minimum.at(start, s.wl_layer, analysis.timeline.start)
+        np.maximum.at(end, s.wl_layer, analysis.timeline.end)
+    return {"layer": np.asarray(s.layers, dtype=object), "workloads": counts,
+            "cores": np.bincount(pairs // width, minlength=n),
+            "cycles": np.bincount(s.wl_layer, weights=s.wl_time, minlength=n),
+            "start": np.where(np.isfinite(start), start, np.nan),
+            "end": np.where(np.isfinite(end), end, np.nan)}  # fmt: skip
+
+
+def _incidents(document: Document) -> Columns:
+    from explorer.schedule.incidents import incidents_of
+    from explorer.schedule.pressure import pressure_of
+
+    incidents = incidents_of(document)
+    pressure = pressure_of(document) if incidents else None
+    if pressure is not None:
+        pressure.explain(incidents)
+
+    def column(values: list[object]) -> np.ndarray:
+        return np.asarray(values, dtype=object)
+
+    return {
+        "code": column([i.code for i in incidents]), "core": column([i.core for i in incidents]),
+        "tensor": column([i.tensor_ids[0] if i.tensor_ids else None for i in incidents]),
+        "first_workload": column([i.first_workload for i in incidents]),
+        "last_workload": column([i.last_workload for i in incidents]),
+        "snapshots": column([i.snapshots for i in incidents]), "bytes": column([i.bytes for i in incidents]),
+        "suggested_address": column([i.suggestion["address"] if i.suggestion else None for i in incidents]),
+        "shortfall_bytes": column([i.shortfall_bytes for i in incidents]),
+    }  # fmt: skip
+
+
+def _problems(document: Document) -> Columns:
+    found = document.problems
+    return {"severity": np.asarray([p.severity for p in found], dtype=object),
+            "code": np.asarray([p.code for p in found], dtype=object),
+            "message": np.asarray([p.message for p in found], dtype=object),
+            "location": np.asarray([p.location for p in found], dtype=object)}  # fmt: skip
+
+
+def _names(names: list[str], index: np.ndarray) -> np.ndarray:
+    return np.asarray(names or [""], dtype=object)[np.clip(index, 0, max(len(names) - 1, 0))]
+
+
+_BUILDERS: dict[str, Callable[[Document], Columns]] = {
+    "workloads": _workloads, "l2": _l2, "wl0": _wl0, "transfers": _transfers, "layers": _layers,
+    "incidents": _incidents, "problems": _problems,
+}  # fmt: skip

@@ -1,0 +1,66 @@
+"""The palette's Query (issue #58): a canned query's rows in the panel, Enter on a row goes to its workload in
+every view, a SQL error is one line in the panel, and the palette lists the canned queries."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Input, Label
+
+from tests.app.helpers import SIZE, wait_loaded
+from tests.conftest import SAMPLE_DATA
+from widgets.app import make_app
+from widgets.doc_tree import DocumentTree
+from widgets.query_screen import CANNED, QueryScreen
+
+PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+
+
+async def wait_rows(pilot, screen: QueryScreen) -> None:
+    for _ in range(300):
+        status = str(screen.query_one("#query-status", Label).render())
+        if status and status != "running…":
+            return
+        await pilot.pause(0.02)
+
+
+async def test_a_canned_query_lists_rows_and_enter_goes_to_the_workload():
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        commands = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Query" in commands and all(f"Query: {name}" in commands for name, _, _ in CANNED)
+        app.action_query(CANNED[0][2])  # the workloads that read the most from DRAM
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, QueryScreen)
+        await wait_rows(pilot, screen)
+        assert screen.columns == ["core", "workload", "dram_bytes"] and screen.rows[0][2] == 2560
+        core, workload = screen.workload_of(0)
+        assert screen.query_one(DataTable).row_count == len(screen.rows)
+        screen.query_one(DataTable).focus()
+        await pilot.press("enter")
+        for _ in range(200):
+            if not isinstance(app.screen, QueryScreen):
+                break
+            await pilot.pause(0.02)
+        row = app.document.scheduled().row_of(core, workload)
+        for _ in range(100):
+            if app.query_one(DocumentTree).cursor_node.data.ref == ("workload", row):
+                break
+            await pilot.pause(0.02)
+        assert app.query_one(DocumentTree).cursor_node.data.ref == ("workload", row)
+
+
+async def test_a_sql_error_is_one_line_in_the_panel():
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        app.action_query()
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one(Input).value = "select nonsense from workloads"
+        await pilot.press("enter")
+        await wait_rows(pilot, screen)
+        status = str(screen.query_one("#query-status", Label).render())
+        assert status.startswith("✗ Binder Error") and "\n" not in status
+        await pilot.press("escape")
+        assert not isinstance(app.screen, QueryScreen)
