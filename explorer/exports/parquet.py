@@ -33,6 +33,8 @@ def write_parquet(document: Document, folder: Path, force: bool = False) -> list
             register(connection, name, build_table(name, document, str(document.meta.source)))
             made = Path(scratch) / f"{name}.parquet"
             connection.execute(f"COPY (SELECT * FROM {name}) TO '{made}' (FORMAT parquet)")
+            connection.execute(f"DROP VIEW {name}")  # one table's arrays held at a time
+            connection.unregister(f"_{name}_arrays")
             target = folder / f"{name}.parquet"
             write_atomically(target, made.read_bytes(), force)
             made.unlink()
