@@ -5,10 +5,13 @@ scale section, 3.1 GB) memory at most 1.2× its bytes. Run alone: `python benchm
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -23,10 +26,32 @@ QUERIES = {
 }  # fmt: skip
 
 
-def _measure(argv: list[str]) -> tuple[float, int]:
-    from weights_bench import run
+# the 3 GB file's estimate (23 GiB, projected from its first cores) is near what this 24 GiB machine has free,
+# while it really peaks under 3 GiB (the scale section): its runs here go with the guard off, as that section's
+# numbers show they can; the 16-core file runs with the guard on
+GUARD_OFF = {"IR_EXPLORER_MEMORY_GUARD": "off"}
 
-    found = [run(argv) for _ in range(RUNS)]
+
+def _run(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """Seconds and peak resident bytes of one run, which must succeed (a refused run measures nothing)."""
+    from weights_bench import SAMPLE_SECONDS, _tree_rss
+
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
+                               env={**os.environ, **env})  # fmt: skip
+    peak = 0
+    while process.poll() is None:
+        peak = max(peak, _tree_rss(process.pid))
+        time.sleep(SAMPLE_SECONDS)
+    seconds = time.perf_counter() - started
+    if process.returncode != 0:
+        said = process.stderr.read().decode("utf-8", "replace").strip()[-300:] if process.stderr else ""
+        raise RuntimeError(f"{' '.join(argv[2:4])} failed ({process.returncode}): {said}")
+    return seconds, peak
+
+
+def _measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
+    found = [_run(argv, env or {}) for _ in range(RUNS)]
     return statistics.median(t for t, _ in found), max(m for _, m in found)
 
 
@@ -36,7 +61,8 @@ def section(out: Path, big: Path) -> list[str]:
         "## SQL over schedules (issue #58)",
         "",
         f"One process from start to end, median of {RUNS}; peak: the most it held (/proc, every 5 ms). `info` is the",
-        "baseline: the load every command shares.",
+        "baseline: the load every command shares. The 3 GB file runs with IR_EXPLORER_MEMORY_GUARD=off (its",
+        "estimate, 23 GiB, is near what the machine has free; it peaks under 3 GiB).",
         "",
         "| file | bytes | command | time | ÷ `info` | peak | peak ÷ file bytes |",
         "| --- | --- | --- | --- | --- | --- | --- |",
@@ -48,7 +74,8 @@ def section(out: Path, big: Path) -> list[str]:
         files.append(sixty_four)
     for path in files:
         size = path.stat().st_size
-        info = _measure([python, "-m", "explorer", "info", str(path)])
+        env = GUARD_OFF if path == sixty_four else {}
+        info = _measure([python, "-m", "explorer", "info", str(path)], env)
         lines.append(f"| {path.name} | {size / 2**20:,.0f} MiB | `info` | {info[0]:.2f} s | 1.00× | "
                      f"{info[1] / 2**20:,.0f} MiB | {info[1] / size:.2f} |")  # fmt: skip
         ours = {f"query: {name}": [python, "-m", "explorer", "query", str(path), sql, "--format", "csv"]
@@ -56,7 +83,7 @@ def section(out: Path, big: Path) -> list[str]:
         scratch = Path(tempfile.mkdtemp(prefix="query-bench-"))
         ours["export --parquet"] = [python, "-m", "explorer", "export", str(path), "--parquet", str(scratch / "t")]
         for what, argv in ours.items():
-            seconds, peak = _measure(argv)
+            seconds, peak = _measure(argv, env)
             ratio = seconds / info[0]
             lines.append(f"| {path.name} | {size / 2**20:,.0f} MiB | {what} | {seconds:.2f} s | {ratio:.2f}× | "
                          f"{peak / 2**20:,.0f} MiB | {peak / size:.2f} |")  # fmt: skip

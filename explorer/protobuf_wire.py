@@ -256,6 +256,21 @@ class _Walker:
         out += inner
 
 
+def leaf_fields(buffer: Buffer, start: int, end: int, descriptor: Descriptor,
+                path: str) -> Iterator[tuple[int, int, int, int, int]]:  # fmt: skip
+    """Each field of one leaf message, for its handler: (its first byte, its value's first byte, its end, its
+    number, its wire type); Unreadable at the first one that cannot be read."""
+    pos = start
+    while pos < end:
+        field_start = pos
+        key, value_start = read_varint(buffer, pos, end, join(path, "(a field's key)"))
+        number, wire = key >> 3, key & 7
+        if number == 0:
+            raise Unreadable(join(path, "(a field's key)"), "names field 0, which no message has")
+        pos = skip(buffer, value_start, end, wire, join(path, field_name(descriptor, number)))
+        yield field_start, value_start, pos, number, wire
+
+
 def _parses(descriptor: Descriptor, message_body: Any) -> bool:
     from google.protobuf.message import DecodeError
     from google.protobuf.message_factory import GetMessageClass

@@ -18,10 +18,7 @@ from explorer.protobuf_wire import (
     Walk,
     body,
     bytes_field,
-    field_name,
-    join,
-    read_varint,
-    skip,
+    leaf_fields,
     strip_leaves,
 )
 
@@ -50,24 +47,16 @@ def _weights(buffer: Buffer, start: int, end: int, out: bytearray, path: str, wa
     """One WeightParams: its large value fields dropped, a note for each; cut short, it keeps what came before."""
     descriptor = proto_module("Model_pb2").WeightParams.DESCRIPTOR
     kept, notes = bytearray(), []
-    pos = start
-    while pos < end:
-        field_start = pos
-        try:
-            key, value_start = read_varint(buffer, pos, end, join(path, "(a field's key)"))
-            number, wire = key >> 3, key & 7
-            if number == 0:
-                raise Unreadable(join(path, "(a field's key)"), "names field 0, which no message has")
-            pos = skip(buffer, value_start, end, wire, join(path, field_name(descriptor, number)))
-        except Unreadable as error:
-            walk.problems.append(error.args)
-            break
-        if wire == LENGTH_DELIMITED and number in STORED_AS:
-            first, last = body(buffer, field_start, end)
-            if last - first > STRIP_BYTES:
-                notes.append(f"{number}:{first}:{last - first}:{walk.stamp}")
-                continue
-        kept += buffer[field_start:pos]
+    try:
+        for field_start, _, pos, number, wire in leaf_fields(buffer, start, end, descriptor, path):
+            if wire == LENGTH_DELIMITED and number in STORED_AS:
+                first, last = body(buffer, field_start, end)
+                if last - first > STRIP_BYTES:
+                    notes.append(f"{number}:{first}:{last - first}:{walk.stamp}")
+                    continue
+            kept += buffer[field_start:pos]
+    except Unreadable as error:
+        walk.problems.append(error.args)
     out += kept
     for note in notes:
         out += bytes_field(LEFT_FIELD, note.encode())

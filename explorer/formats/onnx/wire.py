@@ -24,9 +24,8 @@ from explorer.protobuf_wire import (
     bytes_field,
     encode_varint,
     field_name,
-    join,
+    leaf_fields,
     read_varint,
-    skip,
     strip_leaves,
 )
 
@@ -54,31 +53,24 @@ def _tensor(buffer: Buffer, start: int, end: int, out: bytearray, path: str, wal
     """A tensor's fields; its raw bytes (raw_data, or float_data/double_data packed as raw) over STRIP_BYTES
     become a pointer into the file. A tensor cut short keeps the fields read before the cut, not its data."""
     data_type, external, data = 0, False, None  # data: (field number, first byte, end) of the bytes to leave
-    pos = start
     kept = bytearray()
     descriptor = TensorProto.DESCRIPTOR
-    while pos < end:
-        field_start = pos
-        try:
-            key, value_start = read_varint(buffer, pos, end, join(path, "(a field's key)"))
-            number, wire = key >> 3, key & 7
-            if number == 0:
-                raise Unreadable(join(path, "(a field's key)"), "names field 0, which no message has")
-            pos = skip(buffer, value_start, end, wire, join(path, field_name(descriptor, number)))
+    try:
+        for field_start, value_start, pos, number, wire in leaf_fields(buffer, start, end, descriptor, path):
             if wire == VARINT and number in (_DATA_TYPE, _DATA_LOCATION):
                 value = read_varint(buffer, value_start, pos, path)[0]
                 data_type = value if number == _DATA_TYPE else data_type
                 external = value == TensorProto.EXTERNAL if number == _DATA_LOCATION else external
-        except Unreadable as error:
-            walk.problems.append(error.args)
-            out += kept  # without the data: what comes after the cut cannot be placed
-            return
-        if wire == LENGTH_DELIMITED and (number == _RAW_DATA or number in _RAW_LIKE):
-            body_start, body_end = body(buffer, field_start, end)
-            if body_end - body_start > STRIP_BYTES:
-                data = (number, body_start, body_end)
-                continue
-        kept += buffer[field_start:pos]
+            if wire == LENGTH_DELIMITED and (number == _RAW_DATA or number in _RAW_LIKE):
+                body_start, body_end = body(buffer, field_start, end)
+                if body_end - body_start > STRIP_BYTES:
+                    data = (number, body_start, body_end)
+                    continue
+            kept += buffer[field_start:pos]
+    except Unreadable as error:
+        walk.problems.append(error.args)
+        out += kept  # without the data: what comes after the cut cannot be placed
+        return
     if data is None or external or (data[0] in _RAW_LIKE and data_type not in _RAW_LIKE[data[0]]):
         kept_data = b"" if data is None or external else bytes_field(data[0], bytes(buffer[data[1] : data[2]]))
         out += buffer[start:end] if data is None or external else kept + kept_data
