@@ -30,10 +30,11 @@ CANNED = (
 )  # fmt: skip
 
 
-class QueryScreen(ModalScreen[tuple[int, int] | None]):
-    """A query, its rows; Enter in the query runs it, Enter on a row goes to its workload, Escape closes."""
+class QueryScreen(ModalScreen[tuple[str, tuple[int, int]] | None]):
+    """A query, its rows; Enter in the query runs it, Enter on a row goes to its workload ("go"), `b` on a row
+    bookmarks it ("bookmark"), Escape closes."""
 
-    BINDINGS = [Binding("escape", "close", "Close")]
+    BINDINGS = [Binding("escape", "close", "Close")]  # `b` is the app's key: it asks this screen (bookmark_row)
     DEFAULT_CSS = """
     QueryScreen { align: center middle; }
     QueryScreen > Vertical { width: 95%; height: 85%; border: round $accent; background: $panel; padding: 0 1; }
@@ -49,7 +50,7 @@ class QueryScreen(ModalScreen[tuple[int, int] | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text("SQL over workloads, l2, wl0, transfers, layers, incidents, problems (Enter runs; "
-                             "Enter on a row with core and workload goes there)"))  # fmt: skip
+                             "on a row with core and workload: Enter goes there, b bookmarks it)"))  # fmt: skip
             yield Input(value=self.sql, id="query-sql")
             yield Label(Text(""), id="query-status")
             yield DataTable(id="query-rows", cursor_type="row")
@@ -93,11 +94,17 @@ class QueryScreen(ModalScreen[tuple[int, int] | None]):
             table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        target = self.workload_of(event.cursor_row)
+        self._choose("go", event.cursor_row)
+
+    def bookmark_row(self) -> None:
+        self._choose("bookmark", self.query_one("#query-rows", DataTable).cursor_row)
+
+    def _choose(self, action: str, index: int) -> None:
+        target = self.workload_of(index)
         if target is None:
-            self._status("this row names no core and workload to go to")
+            self._status("this row names no core and workload")
         else:
-            self.dismiss(target)
+            self.dismiss((action, target))
 
     def workload_of(self, index: int) -> tuple[int, int] | None:
         """The (core, workload id) a result row names, when its columns have both."""

@@ -121,17 +121,26 @@ class ReviewActions(AppParts):
         )
 
     def action_bookmark(self) -> None:
-        """Mark the tree's selected item (and the view on screen) with a note, saved in the sidecar file."""
+        """Mark the tree's selected item (and the view on screen) with a note, saved in the sidecar file; on a
+        screen of rows that bookmarks its own (the query panel), its selected row."""
+        own = getattr(self.screen, "bookmark_row", None)
+        if own is not None:
+            own()
+            return
         if self.document is None or self._needs_whole_file("Bookmarking"):
             return
-        from explorer.bookmarks import add_bookmark, new_bookmark
-        from widgets.review_screens import PromptScreen
-
         ref, label = self.selected_item()
         if is_group_ref(ref):  # a name scope of the graph: nothing in the file to point back at
             self.notify(f"{label} is a group of the graph, not an item of the file: bookmark one of its boxes",
                         severity="warning")  # fmt: skip
             return
+        self.bookmark_item(ref, label)
+
+    def bookmark_item(self, ref: Any, label: str) -> None:
+        """Ask for a note and bookmark `ref` (shown as `label`) with the view on screen."""
+        from explorer.bookmarks import add_bookmark, new_bookmark
+        from widgets.review_screens import PromptScreen
+
         view = (self.query_one(TabbedContent).active or "tab-tree").removeprefix("tab-")
 
         def add(note: str | None) -> None:
@@ -241,14 +250,18 @@ class ReviewActions(AppParts):
 
         document = self.document
 
-        def chosen(target: tuple[int, int] | None) -> None:
-            if target is None or document is not self.document:
+        def chosen(choice: tuple[str, tuple[int, int]] | None) -> None:
+            if choice is None or document is not self.document:
                 return
-            row = document.scheduled().row_of(*target)
+            action, target = choice
+            s = document.scheduled()
+            row = s.row_of(*target)
             if row is None:
                 self.notify(f"no workload {target[1]} on {document.vocabulary.lane} {target[0]}", severity="warning")
-            else:
-                self.go_to_workload(row)
+                return
+            self.go_to_workload(row)
+            if action == "bookmark":  # the row's workload, whatever the tree shows while it follows
+                self.bookmark_item(("workload", row), s.wl_label(row))
 
         self.push_screen(QueryScreen(document, sql), chosen)
 

@@ -14,10 +14,11 @@ import numpy as np
 from explorer.arrays import distinct
 from explorer.document import Document
 from explorer.models.schedule import Schedule
+from explorer.schedule.buffers import entry_regions
 
 Columns = dict[str, np.ndarray]
 # columns whose value -1 means "none": SQL reads them as NULL (explorer.schedule.query makes each table a view)
-NULL_WHEN_MINUS_ONE = {"l2": ("new",), "wl0": ("transfer",),
+NULL_WHEN_MINUS_ONE = {"l2": ("new", "region_start", "region_end"), "wl0": ("transfer",),
                        "transfers": ("core", "workload", "dst_core", "dst_workload")}
 
 
@@ -45,6 +46,8 @@ TABLES = {
         "tensor": "the tensor's id", "address": "its first byte (bytes)", "bytes": "its size (bytes)",
         "role": "input, weight or output",
         "new": "1 when newly added in this snapshot, 0 when not (NULL when the file does not say)",
+        "region_start": "the first byte of the ring region holding it (bytes; NULL when none does)",
+        "region_end": "one past the last byte of that region (bytes; NULL when none does)",
     }),
     "wl0": Table("one WL0 (side memory) entry of one workload", {
         "file": "the schedule file", "core": "the lane's id", "workload": "its workload id",
@@ -118,9 +121,10 @@ def _l2(document: Document) -> Columns:
     s = _schedule(document)
     rows = np.repeat(np.arange(s.n_workloads), np.diff(s.buf_ptr))
     roles = np.asarray(document.vocabulary.entry_kinds or ("input", "weight", "output"), dtype=object)
-    new = s.buf_new
+    start, end = entry_regions(s.buf_ptr, s.buf_addr, s.ring_ptr, s.ring_lo, s.ring_hi, s.buffersize)
     return {"core": s.wl_core[rows], "workload": s.wl_id[rows], "tensor": s.buf_tensor, "address": s.buf_addr,
-            "bytes": s.buf_size, "role": roles[np.clip(s.buf_type, 0, roles.size - 1)], "new": new}  # fmt: skip
+            "bytes": s.buf_size, "role": roles[np.clip(s.buf_type, 0, roles.size - 1)], "new": s.buf_new,
+            "region_start": start, "region_end": end}  # fmt: skip
 
 
 def _wl0(document: Document) -> Columns:

@@ -64,3 +64,35 @@ async def test_a_sql_error_is_one_line_in_the_panel():
         assert status.startswith("✗ Binder Error") and "\n" not in status
         await pilot.press("escape")
         assert not isinstance(app.screen, QueryScreen)
+
+
+async def test_b_on_a_row_bookmarks_its_workload(tmp_path):
+    import shutil
+
+    from explorer.bookmarks import load_bookmarks
+
+    path = tmp_path / PLANTED.name
+    shutil.copy(PLANTED, path)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        app.action_query(CANNED[0][2])
+        await pilot.pause()
+        screen = app.screen
+        await wait_rows(pilot, screen)
+        core, workload = screen.workload_of(0)
+        screen.query_one(DataTable).focus()
+        await pilot.press("b")
+        for _ in range(100):
+            if app.screen.query(Input) and not isinstance(app.screen, QueryScreen):
+                break
+            await pilot.pause(0.02)
+        app.screen.query_one(Input).value = "reads the most from DRAM"
+        await pilot.press("enter")
+        for _ in range(200):
+            if app.bookmarks:
+                break
+            await pilot.pause(0.02)
+        row = app.document.scheduled().row_of(core, workload)
+        saved = load_bookmarks(app.bookmarks_path)
+        assert [(tuple(b.ref), b.note) for b in saved] == [(("workload", row), "reads the most from DRAM")]

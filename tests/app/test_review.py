@@ -23,7 +23,12 @@ async def test_bookmark_a_tensor_and_walk_back_to_it(tmp_path):
         app.post_message(RevealRef(("tensor-id", 10)))
         await pilot.pause()
         await pilot.press("4", "b")  # in the layout view: the bookmark remembers the view
-        await pilot.pause()
+        from widgets.review_screens import PromptScreen
+
+        for _ in range(200):  # the note's prompt is up (a loaded machine takes a few frames)
+            if isinstance(app.screen, PromptScreen):
+                break
+            await pilot.pause(0.02)
         await pilot.press(*"window overlaps q and k", "enter")
         await pilot.pause()
     saved = load_bookmarks(sidecar_path(source))
