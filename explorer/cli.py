@@ -167,13 +167,9 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         else:
             _print_info(payload, metric_lines)
         return ExitCode.OK
-    from explorer.schedule.incidents import incidents_of
-    from explorer.schedule.pressure import pressure_of
+    from explorer.schedule.pressure import explained_incidents
 
-    incidents = incidents_of(document)
-    pressure = pressure_of(document) if incidents else None
-    if pressure is not None:
-        pressure.explain(incidents)
+    incidents = explained_incidents(document)
     if args.json:
         problems = [p.to_json() for p in document.problems]
         payload = {"format": document.meta.format, "file": str(args.file), "problems": problems,

@@ -110,17 +110,12 @@ def incidents_table(document: Document) -> str:
     """The overlap incidents first: what a reviewer opens a schedule's report for."""
     if document.schedule is None:
         return ""
-    from explorer.schedule.incidents import incidents_of
+    from explorer.schedule.pressure import explained_incidents
 
     words = document.vocabulary
-    from explorer.schedule.pressure import pressure_of
-
-    found = incidents_of(document)
+    found = explained_incidents(document)
     if not found:
         return "<h2>Overlap incidents</h2><p>none</p>"
-    pressure = pressure_of(document)
-    if pressure is not None:
-        pressure.explain(found)
     rows = [[i.code, i.core, f"{i.introduced_by} ({i.roles.get(i.introduced_by, '')})",
              ", ".join(map(str, i.tensor_ids[1:])) or "itself", f"{i.first_workload}–{i.last_workload}",
              i.snapshots, f"{i.bytes:,}", i.room_words()] for i in found]  # fmt: skip

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.models.count import ZERO, Count, OpCounts
+from explorer.models.count import ZERO, Count, OpCounts, total
 from explorer.models.graph import ROOT, GraphModel
 
 KINDS = ("params", "macs", "activation_bytes")  # what is counted, as `graph --json` and `info --json` name it
@@ -29,12 +29,6 @@ class Sum:
 
     count: Count = ZERO
     unknown_ops: int = 0
-
-    def add(self, count: Count) -> None:
-        if count.unknown:
-            self.unknown_ops += 1
-        else:
-            self.count = self.count + count
 
     def text(self) -> str:
         if not self.unknown_ops:
@@ -74,6 +68,7 @@ def metrics_of(model: GraphModel, dims: Mapping[str, int] | None = None) -> Mode
     raw = counter.counts()
     ops = [None if op is None else _bound(op, bound) for op in raw]
     pair_node, pair_group = _memberships(model)
+    chains: dict[int, list[int]] | None = None  # group → it and its enclosing groups, made for the first formula
     whole: dict[str, Sum] = {}
     groups: list[dict[str, Sum]] = [{} for _ in range(model.n_groups)]
     node_values: dict[str, np.ndarray] = {}
@@ -81,7 +76,7 @@ def metrics_of(model: GraphModel, dims: Mapping[str, int] | None = None) -> Mode
         counts = [None if op is None else getattr(op, kind) for op in ops]
         values = np.full(len(ops), np.nan)
         unknown = np.zeros(len(ops), dtype=bool)
-        symbolic: list[int] = []
+        symbolic: list[tuple[int, Count]] = []  # (node, its count in dims)
         for node, count in enumerate(counts):
             if count is None:
                 continue
@@ -91,24 +86,24 @@ def metrics_of(model: GraphModel, dims: Mapping[str, int] | None = None) -> Mode
             elif count.unknown:
                 unknown[node] = True
             else:
-                symbolic.append(node)
+                symbolic.append((node, count))
         node_values[kind] = values
         numbers = np.where(np.isnan(values), 0.0, values)
         sums = np.bincount(pair_group, weights=numbers[pair_node], minlength=model.n_groups)
         missing = np.bincount(pair_group, weights=unknown[pair_node], minlength=model.n_groups).astype(np.int64)
         formulas: dict[int, Count] = {}
-        chains = _chains(model) if symbolic else {}
-        for node in symbolic:  # sums in dims: worked as counts, only for the ops that have them
-            for group in chains[int(model.node_group[node])]:
-                formulas[group] = formulas.get(group, ZERO) + counts[node]  # type: ignore[operator]
+        if symbolic and chains is None:
+            chains = _chains(model)
+        for node, count in symbolic:  # sums in dims: worked as counts, only for the ops that have them
+            for group in chains[int(model.node_group[node])] if chains is not None else ():
+                formulas[group] = formulas.get(group, ZERO) + count
         exact = float(numbers.sum()) < 2**53  # float sums are exact below 2^53; past it, summed as integers
         for group in range(model.n_groups):
-            total = Count.of(int(sums[group])) if exact else _exact_sum(counts, pair_node[pair_group == group])
-            groups[group][kind] = Sum(total + formulas.get(group, ZERO), int(missing[group]))
+            known = Count.of(int(sums[group])) if exact else _exact_sum(counts, pair_node[pair_group == group])
+            groups[group][kind] = Sum(known + formulas.get(group, ZERO), int(missing[group]))
         model_total = Count.of(int(numbers.sum())) if exact else _exact_sum(counts, np.flatnonzero(~np.isnan(values)))
-        for node in symbolic:
-            model_total = model_total + counts[node]  # type: ignore[operator]
-        whole[kind] = Sum(model_total, int(unknown.sum()))
+        formula = total(count for _, count in symbolic)
+        whole[kind] = Sum(model_total + formula, int(unknown.sum()))
     found = ModelMetrics(bound, ops, groups, whole, node_values)
     for kind in KINDS:
         found.group_values[kind] = np.asarray([float(g[kind].count) for g in groups])
@@ -204,13 +199,13 @@ def short_count(count: Count) -> str:
     return str(value)
 
 
-def counted_json(count: Count | Sum, why: str = "") -> dict[str, object]:
+def counted_json(count: Count | Sum) -> dict[str, object]:
     """One count as `graph --json` and `info --json` give it (explorer.contracts.Counted)."""
     if isinstance(count, Sum):
         found = counted_json(count.count)
         return {**found, "unknown_ops": count.unknown_ops}
     if count.unknown:
-        return {"value": None, "formula": "unknown", "why": why or count.unknown}
+        return {"value": None, "formula": "unknown", "why": count.unknown}
     return {"value": count.value, "formula": count.text()}
 
 

@@ -272,6 +272,18 @@ def pressure_of(document: Document) -> Pressure | None:
     return kept
 
 
+def explained_incidents(document: Document) -> list[Incident]:
+    """The incidents `check`, the report and `query` list: each L2 one with its context and its suggestion or
+    shortfall (the pressure is worked out only when there is an incident to explain)."""
+    from explorer.schedule.incidents import incidents_of
+
+    found = incidents_of(document)
+    pressure = pressure_of(document) if found else None
+    if pressure is not None:
+        pressure.explain(found)
+    return found
+
+
 def packing_text(packing: float) -> str:
     """Packing in words where it says more than its number: over 1 the tensors live at the peak hold more bytes
     than the span they sit in, which only overlapping tensors can (a planted overlap read 1.25 unexplained)."""

@@ -173,13 +173,9 @@ def _layers(document: Document) -> Columns:
 
 
 def _incidents(document: Document) -> Columns:
-    from explorer.schedule.incidents import incidents_of
-    from explorer.schedule.pressure import pressure_of
+    from explorer.schedule.pressure import explained_incidents
 
-    incidents = incidents_of(document)
-    pressure = pressure_of(document) if incidents else None
-    if pressure is not None:
-        pressure.explain(incidents)
+    incidents = explained_incidents(document)
 
     def column(values: list[object]) -> np.ndarray:
         return np.asarray(values, dtype=object)
