@@ -126,7 +126,8 @@ def command_parser(command: str) -> argparse.ArgumentParser:
 
         parser.description = ("SQL over schedules (DuckDB): tables workloads, l2, wl0, transfers, layers, incidents "
                               "and problems, every file's rows in each (the README lists their columns).")  # fmt: skip
-        parser.add_argument("files", type=Path, nargs="+", metavar="FILE", help="one or more schedules")
+        parser.add_argument("files", type=Path, nargs="+", metavar="FILE",
+                            help="one or more schedules (several: read in parallel worker processes)")
         parser.add_argument("sql", metavar="SQL", help="the query (reads the tables only)")
         parser.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output form")
         parser.add_argument("--max-rows", type=int, default=ROW_CAP,

@@ -1,5 +1,7 @@
 """`ir-explorer query FILE... "SQL"` (issue #58): the rows as a table, CSV or JSON on stdout, streamed, stopped at
-the row cap with a message; a SQL error is one line and exit 2."""
+the row cap with a message; a SQL error is one line and exit 2. One file is queried where it is loaded; several
+are read in parallel worker processes (explorer.schedule.query_files), and a file that cannot be read is named on
+standard error, the others still answer, and the exit status is 1."""
 
 from __future__ import annotations
 
@@ -8,49 +10,101 @@ import csv
 import json
 import math
 import sys
+from collections.abc import Callable
 from itertools import islice
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from explorer.errors import LoadError
+
+if TYPE_CHECKING:
+    from explorer.document import Document
+    from explorer.schedule.query import Result
+    from explorer.schedule.query_files import NotRead
 
 TABLE_SAMPLE = 200  # rows the table form reads before it fixes its column widths
 
 
 def run_query_command(args: argparse.Namespace) -> int:
-    from explorer.api import open_document
     from explorer.schedule.query import QueryError, run_query, tables_named
 
     if not tables_named(args.sql):
         print("ir-explorer query: the query names none of the tables: workloads, l2, wl0, transfers, layers, "
               "incidents, problems", file=sys.stderr)  # fmt: skip
         return 2
-    documents = []
-    for path in args.files:
-        document = open_document(path, strict=args.strict)
-        if document.schedule is None:
-            raise LoadError(path, "", f"this {document.meta.format} file is not a schedule: it has no tables to query")
-        documents.append((str(path), document))
+    row_cap = max(args.max_rows, 0)
+    not_read: list[NotRead] = []
     try:
-        result = run_query(documents, args.sql, row_cap=max(args.max_rows, 0))
-        if args.format == "json":
-            rows = [[_plain(value) for value in row] for row in result.rows]
-            from explorer.contracts import dump
-
-            payload = {"columns": result.columns, "rows": rows, "row_cap": args.max_rows, "capped": result.capped()}
-            sys.stdout.write(dump("query", payload, None) + "\n")
-        elif args.format == "csv":
-            writer = csv.writer(sys.stdout, lineterminator="\n")
-            writer.writerow(result.columns)
-            for row in result.rows:
-                writer.writerow(["" if value is None else _plain(value) for value in row])
+        if len(args.files) == 1:
+            result = run_query([(str(args.files[0]), _schedule_of(args.files[0], args.strict))], args.sql, row_cap)
         else:
-            _print_table(result.columns, result.rows)
+            from explorer.schedule.query_files import query_files
+
+            progress = _progress()
+            try:
+                found, not_read = query_files(args.files, args.sql, args.strict, row_cap, progress)
+            except KeyboardInterrupt:
+                if progress is not None:
+                    print(file=sys.__stderr__)  # the shell's prompt on its own line, not after the count
+                raise
+            for failure in not_read:
+                print(f"ir-explorer query: not read: {failure.error}", file=sys.stderr)
+            if found is None:
+                print("ir-explorer query: no file could be read", file=sys.stderr)
+                return 2
+            result = found
+        with result:
+            _write(result, args, not_read)
     except QueryError as error:
         print(f"ir-explorer query: {error}", file=sys.stderr)
         return 2
     if result.capped():
         print(f"ir-explorer query: stopped at {args.max_rows:,} rows (--max-rows)", file=sys.stderr)
+    if not_read:
+        print(f"ir-explorer query: {len(not_read)} of {len(args.files)} files not read: the rows are the others'",
+              file=sys.stderr)  # fmt: skip
+        return 1
     return 0
+
+
+def _schedule_of(path: Path, strict: bool) -> Document:
+    from explorer.api import open_document
+
+    document = open_document(path, strict=strict)
+    if document.schedule is None:
+        raise LoadError(path, "", f"this {document.meta.format} file is not a schedule: it has no tables to query")
+    return document
+
+
+def _progress() -> Callable[[int, int], None] | None:
+    """`read 3 of 100 files` on standard error while they are read, when it is a terminal (written to it directly:
+    the command's own stderr shows control characters as text)."""
+    terminal = sys.__stderr__
+    if terminal is None or not terminal.isatty():
+        return None
+
+    def said(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\rir-explorer query: read {done:,} of {total:,} files", end=end, file=terminal, flush=True)
+
+    return said
+
+
+def _write(result: Result, args: argparse.Namespace, not_read: list[NotRead]) -> None:
+    if args.format == "json":
+        rows = [[_plain(value) for value in row] for row in result.rows]
+        from explorer.contracts import dump
+
+        payload = {"columns": result.columns, "rows": rows, "row_cap": args.max_rows, "capped": result.capped(),
+                   "not_read": [{"file": n.file, "error": n.error} for n in not_read]}  # fmt: skip
+        sys.stdout.write(dump("query", payload, None) + "\n")
+    elif args.format == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(result.columns)
+        for row in result.rows:
+            writer.writerow(["" if value is None else _plain(value) for value in row])
+    else:
+        _print_table(result.columns, result.rows)
 
 
 def _print_table(columns: list[str], rows: Any) -> None:

@@ -332,14 +332,20 @@ class GraphOutput(_Closed):
     metrics: ModelMetrics | None = Field(None, description="the model's totals and top groups, as `info` gives them")
 
 
+class FileNotRead(_Closed):
+    file: str
+    error: str = Field(description="why, in one line (the file, where and what was expected)")
+
+
 class QueryOutput(_Closed):
     """`ir-explorer query FILE... SQL --format json`: the query's columns and rows."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     columns: list[str]
     rows: list[list[Any]] = Field(description="each row's values in the columns' order; NULL and NaN as null")
     row_cap: int = Field(description="the most rows given (--max-rows)")
     capped: bool = Field(description="true when the rows stopped at the cap (the query had more)")
+    not_read: list[FileNotRead] = Field(description="files that could not be read: the rows are the others'")
 
 
 class BookmarkEntry(_Open):

@@ -59,10 +59,11 @@ def worker_count() -> int:
 
 
 class _Worker:
-    def __init__(self, lowered: bool = True) -> None:
+    def __init__(self, lowered: bool = True, environment: dict[str, str] | None = None) -> None:
         # -P: the working directory is not put first on the path, so a folder there named like one of ours
         # cannot stand in for it; the folder this package was imported from is, so it is the same code.
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (_HOME, os.environ.get("PYTHONPATH")))))
+        env = dict(os.environ, **(environment or {}))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (_HOME, os.environ.get("PYTHONPATH"))))
         self.process = subprocess.Popen(
             [sys.executable, "-P", "-m", "explorer.worker_pool", LOWERED if lowered else AS_STARTED, *PRELOAD],
             stdin=subprocess.PIPE,
@@ -107,11 +108,13 @@ class WorkerPool:
     """A fixed number of worker processes, and a thread that hands them jobs: `submit` returns a standard
     Future, so callers wait with `concurrent.futures` as they would on a thread pool. Queued jobs can be
     cancelled; a running one finishes and its answer is dropped. A worker that dies fails its job with
-    WorkerDied and is replaced. Workers idle for IDLE_SECONDS stop, and start again with the next job."""
+    WorkerDied and is replaced. Workers idle for IDLE_SECONDS stop, and start again with the next job.
+    `environment`: variables set in the workers besides this process's own."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, environment: dict[str, str] | None = None) -> None:
         self.count = count
-        self.workers = _start_workers(count)
+        self.environment = environment
+        self.workers = _start_workers(count, environment)
         self._queue: collections.deque[tuple[Future, Callable[..., Any], tuple, bool]] = collections.deque()
         self._lock = threading.Lock()
         self._wake_read, self._wake_write = os.pipe()
@@ -156,7 +159,7 @@ class WorkerPool:
                 if self._stopping:
                     return
                 if self._queue and not self.workers:  # stopped while idle (or all lost): start them again
-                    self.workers = _start_workers(self.count)
+                    self.workers = _start_workers(self.count, self.environment)
                 for worker in list(self.workers):
                     while worker not in running and self._queue:
                         future, function, args, urgent = self._queue.popleft()
@@ -198,7 +201,7 @@ class WorkerPool:
         worker.stop()
         index = self.workers.index(worker)
         try:
-            self.workers[index] = _Worker()
+            self.workers[index] = _Worker(environment=self.environment)
         except (OSError, ValueError):
             del self.workers[index]
 
@@ -275,11 +278,11 @@ def _read(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
-def _start_workers(count: int) -> list[_Worker]:
+def _start_workers(count: int, environment: dict[str, str] | None = None) -> list[_Worker]:
     """The first worker keeps the starting process's priority until its first job that is not urgent, so an
     urgent first job (the TUI's first core) is not slowed by the imports or the jobs of the others, which start
     lowered."""
-    return [_Worker(lowered=k > 0) for k in range(count)]
+    return [_Worker(lowered=k > 0, environment=environment) for k in range(count)]
 
 
 def _lower_priority() -> None:

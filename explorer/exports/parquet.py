@@ -9,7 +9,7 @@ from pathlib import Path
 
 from explorer.document import Document
 from explorer.errors import LoadError
-from explorer.schedule.query import register
+from explorer.schedule.query import select_list, sql_string
 from explorer.schedule.tables import TABLES, build_table
 from explorer.writing import write_atomically
 
@@ -27,14 +27,17 @@ def write_parquet(document: Document, folder: Path, force: bool = False) -> list
     written = []
     with tempfile.TemporaryDirectory(prefix="ir-explorer-parquet-") as scratch:
         settings: dict[str, str | bool | int | float | list[str]] = {
-            "autoload_known_extensions": False, "autoinstall_known_extensions": False, "threads": 2}  # fmt: skip
+            "autoload_known_extensions": False, "autoinstall_known_extensions": False, "threads": 2,
+            "temp_directory": str(Path(scratch) / "spill")}  # fmt: skip
         connection = duckdb.connect(":memory:", config=settings)
         for name in TABLES:
-            register(connection, name, build_table(name, document, str(document.meta.source)))
+            columns = build_table(name, document, str(document.meta.source))
+            connection.register("_arrays", columns)
             made = Path(scratch) / f"{name}.parquet"
-            connection.execute(f"COPY (SELECT * FROM {name}) TO '{made}' (FORMAT parquet)")
-            connection.execute(f"DROP VIEW {name}")  # one table's arrays held at a time
-            connection.unregister(f"_{name}_arrays")
+            selected = select_list(name, columns)
+            connection.execute(f"COPY (SELECT {selected} FROM _arrays) TO '{sql_string(str(made))}' (FORMAT parquet)")
+            connection.unregister("_arrays")  # one table's arrays held at a time
+            del columns
             target = folder / f"{name}.parquet"
             write_atomically(target, made.read_bytes(), force)
             made.unlink()

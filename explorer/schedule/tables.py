@@ -22,6 +22,19 @@ NULL_WHEN_MINUS_ONE = {"l2": ("new", "region_start", "region_end"), "wl0": ("tra
                        "transfers": ("core", "workload", "dst_core", "dst_workload")}
 
 
+# Each column's SQL type, the same in every table and every file (a column not named here is BIGINT): DuckDB
+# would otherwise guess from each file's arrays (an all-None column has no type; a small one is INTEGER)
+SQL_TYPES = {
+    "VARCHAR": ("file", "layer", "kind", "role", "code", "severity", "message", "location"),
+    "DOUBLE": ("start", "end", "cycles", "measured_start", "measured_end", "measured_cycles"),
+    "BOOLEAN": ("to_dram", "from_dram"),
+}
+
+
+def sql_type(column: str) -> str:
+    return next((kind for kind, columns in SQL_TYPES.items() if column in columns), "BIGINT")
+
+
 @dataclass(frozen=True)
 class Table:
     """One table: what a row is and each column's meaning and unit (the README's text)."""

@@ -39,6 +39,7 @@ class Served:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "explorer", "serve", str(self.input), "--port", "0", *extra],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=self.log_path.open("w"),
+            env={**os.environ, "TMPDIR": str(tmp_path)},  # its load lock too: a killed serve leaves it there
         )  # fmt: skip
         deadline = time.monotonic() + 30
         while not (found := re.search(r"open (https?://\S+)/\?token=(\S+)", self.log())):

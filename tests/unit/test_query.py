@@ -71,8 +71,9 @@ def test_a_query_reads_the_tables_and_nothing_else(sql):
 def test_the_command_streams_caps_and_says_sql_errors_in_one_line(tmp_path):
     capped = run_cli("query", str(CLEAN), "select workload from workloads", "--format", "json", "--max-rows", "5")
     payload = json.loads(capped.stdout)
-    assert capped.returncode == 0 and payload["schema_version"] == 1 and payload["capped"] is True
+    assert capped.returncode == 0 and payload["schema_version"] == 2 and payload["capped"] is True
     assert len(payload["rows"]) == 5 and "stopped at 5 rows (--max-rows)" in capped.stderr
+    assert payload["not_read"] == []
     csv_out = run_cli("query", str(CLEAN), "select core, count(*) as n from workloads group by core order by core",
                       "--format", "csv")  # fmt: skip
     assert csv_out.stdout == "core,n\n0,12\n1,12\n2,12\n3,12\n"

@@ -1,0 +1,201 @@
+"""SQL over many schedules at once (issue #58): each file read in a worker process, in parallel, its tables
+written to a DuckDB database in the session's scratch folder; the query reads them from there.
+
+Memory is bounded by the files being read, not by how many there are: a worker holds one document at a time and
+drops it once its tables are written, and a file starts only while the estimates of the files in flight fit in the
+memory available when the query began (the first always starts: its own loader refuses it if it cannot fit). The
+query process holds no schedule: DuckDB reads the databases through its buffer manager, within its memory limit.
+A file that cannot be read is named (and is a row of `problems`); the others are still queried."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from explorer import memory_guard
+from explorer.errors import LoadError
+from explorer.schedule.query import MEMORY_LIMIT_BYTES, ROW_CAP, Result, Session, select_list, sql_string, tables_named
+from explorer.schedule.tables import Columns, build_table
+
+if TYPE_CHECKING:
+    from explorer.worker_pool import WorkerPool
+
+# What a file in flight is assumed to take, per byte of the file: a schedule's load peaks at about 1.6 bytes a file
+# byte and building its largest table (l2) adds its columns (BENCHMARKS.md, "SQL over schedules")
+MEMORY_PER_FILE_BYTE = 2.0
+NOT_READ = "not-read"  # the code of the `problems` row that names a file the query could not read
+
+
+@dataclass(frozen=True)
+class NotRead:
+    file: str
+    error: str
+
+
+def write_tables(path: str, names: list[str], strict: bool, database: str) -> None:
+    """A worker's job: open one schedule, write the tables `names` into a new DuckDB database at `database`."""
+    from explorer.api import open_document
+
+    document = open_document(Path(path), strict=strict)
+    if document.schedule is None:
+        raise LoadError(path, "", f"this {document.meta.format} file is not a schedule: it has no tables to query")
+    connection = _writer()
+    connection.execute(f"ATTACH '{sql_string(database)}' AS written")
+    try:
+        for name in names:
+            columns = build_table(name, document, path)
+            connection.register("_arrays", columns)
+            connection.execute(f"CREATE TABLE written.{name} AS SELECT {select_list(name, columns)} FROM _arrays")
+            connection.unregister("_arrays")
+            del columns  # one table's arrays at a time
+    finally:
+        connection.execute("DETACH written")
+
+
+_connection: Any = None
+
+
+def _writer() -> Any:
+    """This process's connection for writing tables, made once (a connection takes 14 ms to make, a small file's
+    tables 2 ms to write)."""
+    global _connection
+    if _connection is None:
+        import duckdb
+
+        settings: dict[str, str | bool | int | float | list[str]] = {
+            "autoload_known_extensions": False, "autoinstall_known_extensions": False, "threads": 1}  # fmt: skip
+        _connection = duckdb.connect(":memory:", config=settings)
+    return _connection
+
+
+def query_files(paths: list[Path], sql: str, strict: bool = False, row_cap: int = ROW_CAP,
+                on_read: Callable[[int, int], None] | None = None) -> tuple[Result | None, list[NotRead]]:  # fmt: skip
+    """The query over every file's tables (None when no file could be read) and the files that could not be."""
+    names = tables_named(sql)
+    session = Session()
+    try:
+        session.open_store(names)
+        read, not_read = _write_all(paths, names, strict, session.folder,
+                                    lambda database: session.add_database(database, names), on_read)  # fmt: skip
+        if not read:
+            session.close()
+            return None, not_read
+        if "problems" in names and not_read:
+            session.add_arrays("problems", _not_read_rows(not_read))
+        session.lock()
+    except BaseException:
+        session.close()
+        raise
+    return session.run(sql, row_cap), not_read
+
+
+def _write_all(paths: list[Path], names: list[str], strict: bool, folder: Path, gather: Callable[[Path], None],
+               on_read: Callable[[int, int], None] | None) -> tuple[int, list[NotRead]]:  # fmt: skip
+    """Each file's tables written to a database, read by as many workers as the machine has CPUs and its memory
+    allows, and handed to `gather` in the files' order (a file done early waits on disk for those before it);
+    returns how many were read and the files that were not."""
+    from explorer import worker_pool
+
+    jobs = [(str(path), folder / f"file-{k}.duckdb") for k, path in enumerate(paths)]
+    outcome: dict[int, str | None] = {}  # job -> None when written, else why not
+    gathered = 0  # jobs before this one are all gathered (or failed)
+
+    def finished(k: int, error: str | None) -> None:
+        nonlocal gathered
+        outcome[k] = error
+        while gathered in outcome:
+            if outcome[gathered] is None:
+                gather(jobs[gathered][1])
+            gathered += 1
+        if on_read is not None:
+            on_read(len(outcome), len(jobs))
+
+    count = min(worker_pool.worker_count(), len(jobs))
+    if count < 2:
+        for k, (path, database) in enumerate(jobs):
+            finished(k, _outcome(functools.partial(write_tables, path, names, strict, str(database))))
+    else:
+        # a file's cores are decoded where it is read: the file workers start no workers of their own
+        pool = worker_pool.WorkerPool(count, environment={"IR_EXPLORER_WORKERS": "0"})
+        try:
+            for k, error in _run_bounded(pool, jobs, names, strict):
+                finished(k, error)
+        finally:
+            pool.stop()
+    failed = [NotRead(jobs[k][0], error) for k, error in sorted(outcome.items()) if error is not None]
+    return len(jobs) - len(failed), failed
+
+
+def _run_bounded(pool: WorkerPool, jobs: list[tuple[str, Path]], names: list[str],
+                 strict: bool) -> Iterator[tuple[int, str | None]]:  # fmt: skip
+    """(job, None or why it failed) as each finishes, the jobs started as `startable` allows."""
+    available = memory_guard.available_bytes()
+    # what this process's DuckDB may take while it gathers the tables is not the workers' to use
+    budget = None if available is None or memory_guard.guard_off() else max(available - MEMORY_LIMIT_BYTES, 0)
+    estimates = [_estimate(Path(path)) for path, _ in jobs]
+    waiting = list(range(len(jobs)))
+    running: dict[Future, int] = {}
+    while waiting or running:
+        starting = startable([estimates[k] for k in waiting], [estimates[k] for k in running.values()], budget,
+                             pool.count)  # fmt: skip
+        for k in waiting[:starting]:
+            path, database = jobs[k]
+            running[pool.submit(write_tables, path, names, strict, str(database))] = k
+        del waiting[:starting]
+        done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+        for future in done:
+            yield running.pop(future), _outcome(future.result)
+
+
+def startable(waiting: list[int], in_flight: list[int], budget: int | None, workers: int) -> int:
+    """How many of the waiting files (their memory estimates, in order) to start now: while a worker is free and
+    their estimates, with those in flight, fit in `budget` (None: no limit). With nothing in flight the first
+    always starts, so a file too big for the budget is still tried, alone (its loader refuses it in words)."""
+    started = 0
+    taken = sum(in_flight)
+    for estimate in waiting:
+        if len(in_flight) + started >= workers:
+            break
+        if budget is not None and (in_flight or started) and taken + estimate > budget:
+            break
+        taken += estimate
+        started += 1
+    return started
+
+
+def _outcome(job: Callable[[], object]) -> str | None:
+    """None when the job wrote its tables, else the one line saying why not."""
+    from explorer import worker_pool
+
+    try:
+        job()
+    except LoadError as error:
+        return str(error)
+    except worker_pool.WorkerDied as error:
+        return f"the process reading it ended ({error}): out of memory?"
+    except Exception as error:  # a bug reading one file must not lose the others' answer
+        return f"internal error: {type(error).__name__}: {error}"
+    return None
+
+
+def _estimate(path: Path) -> int:
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    return memory_guard.BASE_BYTES + int(size * MEMORY_PER_FILE_BYTE)
+
+
+def _not_read_rows(not_read: list[NotRead]) -> Columns:
+    import numpy as np
+
+    def column(values: list[str]) -> np.ndarray:
+        return np.asarray(values, dtype=object)
+
+    return {"file": column([n.file for n in not_read]), "severity": column(["error"] * len(not_read)),
+            "code": column([NOT_READ] * len(not_read)), "message": column([n.error for n in not_read]),
+            "location": column([""] * len(not_read))}  # fmt: skip
