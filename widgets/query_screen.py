@@ -78,7 +78,8 @@ class QueryScreen(ModalScreen[tuple[str, tuple[int, int]] | None]):
             self.app.call_from_thread(self._status, f"✗ {error}")
             return
         more = f" (the first {SHOWN_ROWS:,}; `ir-explorer query` gives them all)" if result.capped() else ""
-        self.app.call_from_thread(self._show, result.columns, rows, f"{len(rows):,} rows{more}")
+        counted = f"{len(rows):,} row{'' if len(rows) == 1 else 's'}"
+        self.app.call_from_thread(self._show, result.columns, rows, f"{counted}{more}")
 
     def _status(self, text: str) -> None:
         self.query_one("#query-status", Label).update(Text(text))
