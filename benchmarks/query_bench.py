@@ -26,12 +26,6 @@ QUERIES = {
 }  # fmt: skip
 
 
-# the 3 GB file's estimate (23 GiB, projected from its first cores) is near what this 24 GiB machine has free,
-# while it really peaks under 3 GiB (the scale section): its runs here go with the guard off, as that section's
-# numbers show they can; the 16-core file runs with the guard on
-GUARD_OFF = {"IR_EXPLORER_MEMORY_GUARD": "off"}
-
-
 def _run(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
     """Seconds and peak resident bytes of one run, which must succeed (a refused run measures nothing)."""
     from weights_bench import SAMPLE_SECONDS, _tree_rss
@@ -61,8 +55,7 @@ def section(out: Path, big: Path) -> list[str]:
         "## SQL over schedules (issue #58)",
         "",
         f"One process from start to end, median of {RUNS}; peak: the most it held (/proc, every 5 ms). `info` is the",
-        "baseline: the load every command shares. The 3 GB file runs with IR_EXPLORER_MEMORY_GUARD=off (its",
-        "estimate, 23 GiB, is near what the machine has free; it peaks under 3 GiB).",
+        "baseline: the load every command shares. Both files run with the memory guard on.",
         "",
         "| file | bytes | command | time | ÷ `info` | peak | peak ÷ file bytes |",
         "| --- | --- | --- | --- | --- | --- | --- |",
@@ -74,7 +67,7 @@ def section(out: Path, big: Path) -> list[str]:
         files.append(sixty_four)
     for path in files:
         size = path.stat().st_size
-        env = GUARD_OFF if path == sixty_four else {}
+        env: dict[str, str] = {}
         info = _measure([python, "-m", "explorer", "info", str(path)], env)
         lines.append(f"| {path.name} | {size / 2**20:,.0f} MiB | `info` | {info[0]:.2f} s | 1.00× | "
                      f"{info[1] / 2**20:,.0f} MiB | {info[1] / size:.2f} |")  # fmt: skip

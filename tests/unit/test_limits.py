@@ -56,12 +56,14 @@ def test_the_numbers_in_the_limits_are_the_enforced_ones():
     from explorer.formats.tvm_mlf.params import MAX_STATS_BYTES as TVM_STATS
 
     assert f"names up to {MAX_NAME_BYTES // 2**10} KiB" in tvm and f"over {TVM_STATS // 2**20} MiB" in tvm
-    from explorer.formats.scheduler_ir.memory_budget import MEMORY_PER_ELEMENT, MEMORY_PER_OBJECT
+    from explorer.formats.scheduler_ir.memory_budget import KEPT_PER_ELEMENT, MEMORY_PER_ELEMENT, MEMORY_PER_OBJECT
     from explorer.formats.tvm_mlf.graph import MAX_GRAPH_NODES
     from explorer.formats.tvm_mlf.graph import MEMORY_PER_OBJECT as TVM_PER_OBJECT
 
     assert f"{MAX_GRAPH_NODES:,} nodes" in tvm and f"{TVM_PER_OBJECT:,} bytes each" in tvm
-    assert f"JSON objects ({MEMORY_PER_OBJECT} bytes each) and array elements ({MEMORY_PER_ELEMENT} bytes" in scheduler
+    assert f"JSON objects ({MEMORY_PER_OBJECT} bytes each) and array elements are counted" in scheduler
+    assert f"({KEPT_PER_ELEMENT} bytes an element once decoded)" in scheduler
+    assert f"({MEMORY_PER_ELEMENT} bytes an element: one workload's" in scheduler
 
 
 def test_the_memory_guard_refuses_with_its_estimate(monkeypatch, tmp_path):

@@ -1,8 +1,9 @@
 """The workers' load counts a file's JSON objects where it decodes each core, not in one pass over the whole file
-before any worker starts (issue #43: that pass took 1.7 s of the 3 GB file's load, serially). The rule stays the
-one the in-process load keeps: refuse when `max(1.75 × the size, 96 × the objects)` plus the base passes what is
-available; the total is projected from the cores done, and each core is refused by its own count where it is
-decoded."""
+before any worker starts (issue #43: that pass took 1.7 s of the 3 GB file's load, serially): the file is refused
+when what its cores keep once decoded (`kept_estimate`, projected from the cores done) passes what is available,
+and each core by its own count where it is decoded. The in-process load counts the whole file first, core by core:
+what the cores keep plus the largest core while it is decoded (a correct 3 GB file of 203 million array elements
+was refused as if all its cores were decoded at once: 23 GiB estimated, 2.8 GiB at its peak)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ from explorer.formats.scheduler_ir.memory_budget import (
     MEMORY_PER_OBJECT,
     WORST_PER_BYTE,
     ObjectBudget,
+    _pieces,
+    decoding_bytes,
     json_counts,
+    kept_estimate,
+    objects_estimate,
 )
 from explorer.formats.scheduler_ir.reader import load_schedule
 from explorer.memory_guard import BASE_BYTES
@@ -58,10 +63,11 @@ def estimates(path: Path, counted: tuple[int, int]) -> tuple[int, int, int]:
 def test_the_workers_load_refuses_by_the_objects_its_cores_counted(tmp_path, monkeypatch):
     path, objects = dense_schedule(tmp_path)
     by_size, by_objects, worst = estimates(path, objects)
-    assert by_size < by_objects < worst
+    kept = kept_estimate(path.stat().st_size, *objects)
+    assert by_size < kept < by_objects < worst
     # the whole file is never counted here: its cores are
     monkeypatch.setattr(reader, "ensure_objects_fit", lambda *_: pytest.fail("a pass over the whole file"))
-    monkeypatch.setattr(memory_guard, "available_bytes", lambda: (by_size + by_objects) // 2)
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: (by_size + kept) // 2)
     with pytest.raises(LoadError) as refused:
         load_schedule(path)
     message = str(refused.value)
@@ -79,14 +85,39 @@ def test_the_workers_load_refuses_by_the_objects_its_cores_counted(tmp_path, mon
     assert load_schedule(path)[0].n_workloads == 4 and counted == []
 
 
-def test_the_in_process_load_counts_the_whole_file_first(tmp_path, monkeypatch):
-    path, objects = dense_schedule(tmp_path)
-    by_size, by_objects, _ = estimates(path, objects)
+def test_the_in_process_load_counts_what_the_cores_keep_and_the_largest_while_it_is_decoded(tmp_path, monkeypatch):
+    path, _ = dense_schedule(tmp_path)
+    size, data = path.stat().st_size, path.read_bytes()
+    objects, elements = json_counts(data)
+    largest = json_counts(data[data.index(b'"0":[') + 4 : data.index(b',"1":')])  # the four cores are alike
+    need = kept_estimate(size, objects, elements) + decoding_bytes(*largest)
+    assert need < objects_estimate(size, objects, elements) < BASE_BYTES + int(size * WORST_PER_BYTE)
     monkeypatch.setattr(worker_pool, "shared_pool", lambda: None)
-    monkeypatch.setattr(memory_guard, "available_bytes", lambda: (by_size + by_objects) // 2)
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: need - 1)
     with pytest.raises(LoadError) as refused:
         load_schedule(path)
-    assert f"of {path.read_bytes().count(b'{'):,} JSON objects and " in str(refused.value)
+    assert f"of {data.count(b'{'):,} JSON objects and {elements:,} array elements" in str(refused.value)
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: need)  # refused before, as if decoded at once
+    assert load_schedule(path)[0].n_workloads == 4
+
+
+def test_one_core_is_the_whole_file_while_it_is_decoded(tmp_path, monkeypatch):
+    path, _ = dense_schedule(tmp_path, cores=1)
+    size, data = path.stat().st_size, path.read_bytes()
+    objects, elements = json_counts(data)
+    core = json_counts(data[data.index(b'"0":[') + 4 : data.index(b',"-1":')])
+    need = kept_estimate(size, objects, elements) + decoding_bytes(*core)
+    assert need > objects_estimate(size, objects, elements)
+    monkeypatch.setattr(worker_pool, "shared_pool", lambda: None)
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda: need - 1)
+    with pytest.raises(LoadError):
+        load_schedule(path)
+
+
+def test_the_file_is_cut_into_its_cores_and_the_bytes_between():
+    assert _pieces(100, [(10, 20), (40, 10)]) == [(0, 10), (10, 30), (30, 40), (40, 50), (50, 100)]
+    assert _pieces(50, [(0, 50)]) == [(0, 50)]
+    assert _pieces(7, []) == [(0, 7)]
 
 
 def test_a_core_is_refused_by_its_own_count_where_it_is_decoded(tmp_path, monkeypatch):

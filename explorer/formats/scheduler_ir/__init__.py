@@ -35,9 +35,10 @@ LIMITS = (  # the README's Limits section lists these (tested)
         "hostile content: problems stop growing at the cap while decoding, so a file of tiny broken records needs "
         "at most about 40× its size (measured: 10 MB of `1,1,…` workloads peak at 402 MB, 15 MB of `{}` at 408 MB); "
         "the 1.75× above is for real files, and where even an object every 3 bytes might not fit, its JSON objects "
-        "(96 bytes each) and array elements (110 bytes each: one workload's list of millions of transfers) are "
-        "counted first: a big file's cores each where a worker decodes it, the file's total projected from the "
-        "cores done"
+        "(96 bytes each) and array elements are counted first: what the cores keep (32 bytes an element once "
+        "decoded) and each core while it is decoded (110 bytes an element: one workload's list of millions of "
+        "transfers), a big file's cores each where a worker decodes it, the file's total projected from the cores "
+        "done"
     ),
 )
 

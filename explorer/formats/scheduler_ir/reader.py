@@ -92,7 +92,7 @@ def _load_here(path: Path, strict: bool, meter: ByteMeter) -> _Loaded:
     try:
         with path.open("rb") as handle:  # read-only, whole file: msgspec decodes from one buffer
             status = os.fstat(handle.fileno())
-            ensure_objects_fit(path, status.st_size)
+            ensure_objects_fit(path, status.st_size, FileIdentity.of(status))
             data = read_all(handle, status.st_size, meter)
     except OSError as error:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
