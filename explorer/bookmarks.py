@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import stat
-import time
+import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -183,22 +183,51 @@ def _locked(folder: Path, timeout: float | None = None) -> Iterator[None]:
     timeout = LOCK_SECONDS if timeout is None else timeout
     fd = os.open(folder, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_DIRECTORY", 0))
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise BookmarksError(f"{folder}: another process has held the bookmarks lock for over "
-                                         f"{timeout:g} s; nothing was saved") from None  # fmt: skip
-                time.sleep(0.05)
+        if not _acquire(fd, timeout):
+            raise BookmarksError(f"{folder}: another process has held the bookmarks lock for over "
+                                 f"{timeout:g} s; nothing was saved")  # fmt: skip
         try:
             yield
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def _acquire(fd: int, timeout: float) -> bool:
+    """Take the lock on `fd` within `timeout` seconds. A blocking flock, in a thread the caller waits for: the
+    kernel wakes a waiter when the lock is let go, where polling had to hit the instant between a busy writer's
+    saves (two writers saving in a loop: one was starved for 5 s and gave up). When the wait is given up, the
+    thread lets the lock go as soon as it gets it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        pass
+    waiter = os.dup(fd)  # the same open file: its lock is the caller's; closed by the thread when done
+    taken = threading.Event()
+    given_up = threading.Event()
+    guard = threading.Lock()
+
+    def wait() -> None:
+        try:
+            fcntl.flock(waiter, fcntl.LOCK_EX)
+            with guard:
+                if given_up.is_set():
+                    fcntl.flock(waiter, fcntl.LOCK_UN)
+                else:
+                    taken.set()
+        except OSError:
+            pass
+        finally:
+            os.close(waiter)
+
+    threading.Thread(target=wait, name="bookmarks-lock", daemon=True).start()
+    if taken.wait(timeout):
+        return True
+    with guard:
+        given_up.set()
+        return taken.is_set()
 
 
 def _write_atomically(path: Path, payload: dict) -> None:
