@@ -33,7 +33,11 @@ NOT_READ = "not-read"  # the code of the `problems` row that names a file the qu
 @dataclass(frozen=True)
 class NotRead:
     file: str
-    error: str
+    error: str  # one line: the file, where and what was expected
+    location: str = ""  # where in the file (a JSON path, a byte), when the reader said
+
+
+Failure = tuple[str, str]  # (why, where in the file)
 
 
 def write_tables(path: str, names: list[str], strict: bool, database: str) -> None:
@@ -101,10 +105,10 @@ def _write_all(paths: list[Path], names: list[str], strict: bool, folder: Path, 
     from explorer import worker_pool
 
     jobs = [(str(path), folder / f"file-{k}.duckdb") for k, path in enumerate(paths)]
-    outcome: dict[int, str | None] = {}  # job -> None when written, else why not
+    outcome: dict[int, Failure | None] = {}  # job -> None when written, else why not
     gathered = 0  # jobs before this one are all gathered (or failed)
 
-    def finished(k: int, error: str | None) -> None:
+    def finished(k: int, error: Failure | None) -> None:
         nonlocal gathered
         outcome[k] = error
         while gathered in outcome:
@@ -126,13 +130,13 @@ def _write_all(paths: list[Path], names: list[str], strict: bool, folder: Path, 
                 finished(k, error)
         finally:
             pool.stop()
-    failed = [NotRead(jobs[k][0], error) for k, error in sorted(outcome.items()) if error is not None]
+    failed = [NotRead(jobs[k][0], *error) for k, error in sorted(outcome.items()) if error is not None]
     return len(jobs) - len(failed), failed
 
 
 def _run_bounded(pool: WorkerPool, jobs: list[tuple[str, Path]], names: list[str],
-                 strict: bool) -> Iterator[tuple[int, str | None]]:  # fmt: skip
-    """(job, None or why it failed) as each finishes, the jobs started as `startable` allows."""
+                 strict: bool) -> Iterator[tuple[int, Failure | None]]:  # fmt: skip
+    """(job, None or why and where it failed) as each finishes, the jobs started as `startable` allows."""
     available = memory_guard.available_bytes()
     # what this process's DuckDB may take while it gathers the tables is not the workers' to use
     budget = None if available is None or memory_guard.guard_off() else max(available - MEMORY_LIMIT_BYTES, 0)
@@ -167,18 +171,18 @@ def startable(waiting: list[int], in_flight: list[int], budget: int | None, work
     return started
 
 
-def _outcome(job: Callable[[], object]) -> str | None:
-    """None when the job wrote its tables, else the one line saying why not."""
+def _outcome(job: Callable[[], object]) -> Failure | None:
+    """None when the job wrote its tables, else the one line saying why not and where."""
     from explorer import worker_pool
 
     try:
         job()
     except LoadError as error:
-        return str(error)
+        return str(error), error.location
     except worker_pool.WorkerDied as error:
-        return f"the process reading it ended ({error}): out of memory?"
+        return f"the process reading it ended ({error}): out of memory?", ""
     except Exception as error:  # a bug reading one file must not lose the others' answer
-        return f"internal error: {type(error).__name__}: {error}"
+        return f"internal error: {type(error).__name__}: {error}", ""
     return None
 
 
@@ -198,4 +202,4 @@ def _not_read_rows(not_read: list[NotRead]) -> Columns:
 
     return {"file": column([n.file for n in not_read]), "severity": column(["error"] * len(not_read)),
             "code": column([NOT_READ] * len(not_read)), "message": column([n.error for n in not_read]),
-            "location": column([""] * len(not_read))}  # fmt: skip
+            "location": column([n.location for n in not_read])}  # fmt: skip

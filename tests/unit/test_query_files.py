@@ -55,11 +55,12 @@ def test_a_file_not_read_is_named_and_the_others_still_answer(tmp_path):
     broken = tmp_path / "cut_stschedule.json"
     broken.write_bytes(CLEAN.read_bytes()[:5000])
     model = SAMPLE_DATA / "residual_blocks.onnx"
-    done = run_cli(str(CLEAN), str(broken), str(model), "select file, code from problems order by file",
+    done = run_cli(str(CLEAN), str(broken), str(model), "select file, code, location from problems order by file",
                    "--format", "json", IR_EXPLORER_WORKERS="2")  # fmt: skip
     assert done.returncode == 1, done.stderr
     payload = json.loads(done.stdout)
     assert [row[1] for row in payload["rows"]] == [NOT_READ, NOT_READ]
+    assert sorted(row[2] for row in payload["rows"]) == ["", "line 232, column 16 (byte 5000)"]
     assert sorted(row[0] for row in payload["rows"]) == sorted([str(broken), str(model)])
     assert [entry["file"] for entry in payload["not_read"]] == [str(broken), str(model)]
     assert "is not a schedule" in payload["not_read"][1]["error"]
