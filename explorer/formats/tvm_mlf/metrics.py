@@ -1,7 +1,9 @@
 """A TVM graph-executor graph's fused functions counted (issue #57), from the shapes the graph JSON gives every
 entry: a function whose first operator is a dense or matmul counts its output × K (its data's last dim), a
-convolution its output × the kernel's elements per output channel (OIHW, HWIO and the NCHWc packing); a function
-of other operators has no multiply-accumulates, one whose first operator has no rule here is not counted.
+convolution its output × the kernel's elements per output channel (OIHW, HWIO and the NCHWc packing), a transposed
+convolution its input × the kernel's elements per input channel (IOHW against NCHW data, HWOI against NHWC: each
+input element is spread over a kernel's window of every output channel, as PyTorch's FlopCounterMode counts it); a
+function of other operators has no multiply-accumulates, one whose first operator has no rule here is not counted.
 Parameters are the elements of the params a function reads, each counted once, in the box it folds into."""
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from explorer.models.graph import GraphModel
 NO_MACS = "no multiply-accumulates"
 _MATMULS = ("nn_dense", "nn_contrib_dense_pack", "nn_matmul", "nn_batch_matmul")
 _CONVS = ("nn_conv1d", "nn_conv2d", "nn_conv3d", "nn_contrib_conv2d_NCHWc", "nn_contrib_depthwise_conv2d_NCHWc")
-_NOT_COUNTED = ("nn_conv2d_transpose", "nn_conv1d_transpose", "nn_conv3d_transpose")
+_TRANSPOSED = ("nn_conv1d_transpose", "nn_conv2d_transpose", "nn_conv3d_transpose")
 
 
 class TvmCounter:
@@ -62,9 +64,7 @@ def function_macs(graph: Graph, module: Module, nid: int, operators: str) -> tup
     weights = [s for (source, _), s in zip(node.inputs, shapes, strict=True) if graph.nodes[source].name in names]
     data = [s for (source, _), s in zip(node.inputs, shapes, strict=True) if graph.nodes[source].name not in names]
     output = _entry_shape(graph, nid, 0)
-    if first in _NOT_COUNTED:
-        return Count.not_known(f"no rule for {first}"), f"not counted: no rule for {first}"
-    if first not in _MATMULS and first not in _CONVS:
+    if first not in _MATMULS and first not in _CONVS and first not in _TRANSPOSED:
         return ZERO, NO_MACS
     if output is None or not data or data[0] is None:
         return Count.not_known("a shape is not known"), "unknown: a shape is not known"
@@ -73,12 +73,28 @@ def function_macs(graph: Graph, module: Module, nid: int, operators: str) -> tup
     kernel = weights[0] if weights and weights[0] is not None else (data[1] if len(data) > 1 else None)
     if kernel is None or any(dim <= 0 for dim in kernel):
         return Count.not_known("the kernel's shape is not known or has a dim of 0"), "unknown: the kernel's shape"
+    if first in _TRANSPOSED:
+        return transposed_macs(data[0], kernel)
     channels = _output_channels(output, kernel)
     if channels is None:
         why = f"the kernel {list(kernel)} fits no layout of the output {list(output)}"
         return Count.not_known(why), f"unknown: {why}"
     elements = math.prod(kernel)
     return Count.product(output) * Count.of(elements // channels), "output elements × the kernel per output channel"
+
+
+def transposed_macs(data: tuple[int, ...], kernel: tuple[int, ...]) -> tuple[Count, str]:
+    """A transposed convolution: its input elements × the kernel's elements per input channel (IOHW against NCHW
+    data, HWOI against NHWC)."""
+    if len(data) >= 3 and len(kernel) == len(data) and data[1] == kernel[0]:
+        channels = kernel[0]
+    elif len(data) >= 3 and len(kernel) == len(data) and data[-1] == kernel[-1]:
+        channels = kernel[-1]
+    else:
+        why = f"the kernel {list(kernel)} fits no layout of the input {list(data)}"
+        return Count.not_known(why), f"unknown: {why}"
+    per_input = Count.of(math.prod(kernel) // channels)
+    return Count.product(data) * per_input, "input elements × the kernel per input channel"
 
 
 def _output_channels(output: tuple[int, ...], kernel: tuple[int, ...]) -> int | None:
