@@ -141,7 +141,7 @@ def many_files(out: Path, big: Path) -> list[str]:
 
 
 MANY_FILES_READING = (
-    "Time: parallel reading pays for two worker processes' start (about 0.5 s each) and gains most on",
+    "Time: parallel reading pays for two worker processes' start (0.2-0.35 s each) and gains most on",
     "big files. Memory: at most one file per worker in flight (each worker decodes its file alone, about",
     "1.6× its bytes), so the peak follows the worker count, not the number of files; one process holds",
     "one file at a time.",
