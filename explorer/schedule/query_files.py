@@ -4,7 +4,8 @@ written to a DuckDB database in the session's scratch folder; the query reads th
 Memory is bounded by the files being read, not by how many there are: a worker holds one document at a time and
 drops it once its tables are written, and a file starts only while the estimates of the files in flight fit in the
 memory available when the query began (the first always starts: its own loader refuses it if it cannot fit). The
-query process holds no schedule: DuckDB reads the databases through its buffer manager, within its memory limit.
+query process holds no schedule: it gathers each file's tables into one store in the scratch folder, which DuckDB
+reads through its buffer manager, within its memory limit.
 A file that cannot be read is named (and is a row of `problems`); the others are still queried."""
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def write_tables(path: str, names: list[str], strict: bool, database: str) -> No
     document = open_document(Path(path), strict=strict)
     if document.schedule is None:
         raise LoadError(path, "", f"this {document.meta.format} file is not a schedule: it has no tables to query")
-    connection = _writer()
+    connection = _writer(Path(database).parent)
     connection.execute(f"ATTACH '{sql_string(database)}' AS written")
     try:
         for name in names:
@@ -60,20 +61,25 @@ def write_tables(path: str, names: list[str], strict: bool, database: str) -> No
         connection.execute("DETACH written")
 
 
-_connection: Any = None
+_writers: dict[str, Any] = {}  # the scratch folder -> this process's connection writing into it
 
 
-def _writer() -> Any:
-    """This process's connection for writing tables, made once (a connection takes 14 ms to make, a small file's
-    tables 2 ms to write)."""
-    global _connection
-    if _connection is None:
+def _writer(folder: Path) -> Any:
+    """This process's connection for writing tables into `folder`, made once for it (a connection takes 14 ms to
+    make, a small file's tables 2 ms to write); what DuckDB spills goes there too (its default is ./.tmp in the
+    working directory). A connection made for another folder is closed."""
+    key = str(folder)
+    if key not in _writers:
         import duckdb
 
+        for old in _writers.values():
+            old.close()
+        _writers.clear()
         settings: dict[str, str | bool | int | float | list[str]] = {
-            "autoload_known_extensions": False, "autoinstall_known_extensions": False, "threads": 1}  # fmt: skip
-        _connection = duckdb.connect(":memory:", config=settings)
-    return _connection
+            "autoload_known_extensions": False, "autoinstall_known_extensions": False, "threads": 1,
+            "temp_directory": str(folder / "spill-writer")}  # fmt: skip
+        _writers[key] = duckdb.connect(":memory:", config=settings)
+    return _writers[key]
 
 
 def query_files(paths: list[Path], sql: str, strict: bool = False, row_cap: int = ROW_CAP,

@@ -122,3 +122,15 @@ def test_the_readme_says_the_types_the_code_and_the_memory_cap_the_code_uses():
     assert f"one SQL type in every file: {types}; every other column BIGINT." in section
     assert f"code `{NOT_READ}`" in section and f"capped at {MEMORY_LIMIT_BYTES // 2**30} GiB" in section
     assert "`IR_EXPLORER_WORKERS=0`" in section and "`not_read`" in section
+
+
+def test_the_writers_connection_spills_into_the_sessions_folder(tmp_path):
+    from explorer.schedule.query_files import _writer
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    connection = _writer(first)
+    assert _writer(first) is connection  # made once for a folder
+    assert connection.execute("select current_setting('temp_directory')").fetchone() == (str(first / "spill-writer"),)
+    other = _writer(second)  # another session's folder: a connection of its own
+    assert other is not connection
+    assert other.execute("select current_setting('temp_directory')").fetchone() == (str(second / "spill-writer"),)
