@@ -77,7 +77,8 @@ def test_a_file_not_read_is_named_and_the_others_still_answer(tmp_path):
 @pytest.mark.parametrize("sql", ["COPY workloads TO '/tmp/ir-explorer-query-leak.csv'",
                                  "SELECT * FROM read_csv('/etc/passwd') -- workloads",
                                  "ATTACH '/tmp/ir-explorer-query.db' -- workloads",
-                                 "CREATE TABLE _file_0.mine AS SELECT 1 -- workloads",
+                                 "CREATE TABLE store.mine AS SELECT 1 -- workloads",
+                                 "INSERT INTO store.workloads SELECT * FROM workloads", "DELETE FROM workloads",
                                  "SET enable_external_access = true -- workloads"])  # fmt: skip
 def test_the_files_databases_are_read_only_and_the_connection_locked(monkeypatch, sql):
     monkeypatch.setenv("IR_EXPLORER_WORKERS", "0")
