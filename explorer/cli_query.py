@@ -12,13 +12,9 @@ import math
 import sys
 from collections.abc import Callable
 from itertools import islice
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from explorer.errors import LoadError
-
 if TYPE_CHECKING:
-    from explorer.document import Document
     from explorer.schedule.query import Result
     from explorer.schedule.query_files import NotRead
 
@@ -26,17 +22,17 @@ TABLE_SAMPLE = 200  # rows the table form reads before it fixes its column width
 
 
 def run_query_command(args: argparse.Namespace) -> int:
-    from explorer.schedule.query import QueryError, run_query, tables_named
+    from explorer.schedule.query import QueryError, open_schedule, run_query, tables_named
+    from explorer.schedule.tables import TABLES
 
     if not tables_named(args.sql):
-        print("ir-explorer query: the query names none of the tables: workloads, l2, wl0, transfers, layers, "
-              "incidents, problems", file=sys.stderr)  # fmt: skip
+        print(f"ir-explorer query: the query names none of the tables: {', '.join(TABLES)}", file=sys.stderr)
         return 2
     row_cap = max(args.max_rows, 0)
     not_read: list[NotRead] = []
     try:
         if len(args.files) == 1:
-            result = run_query([(str(args.files[0]), _schedule_of(args.files[0], args.strict))], args.sql, row_cap)
+            result = run_query([(str(args.files[0]), open_schedule(args.files[0], args.strict))], args.sql, row_cap)
         else:
             from explorer.schedule.query_files import query_files
 
@@ -65,15 +61,6 @@ def run_query_command(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 1
     return 0
-
-
-def _schedule_of(path: Path, strict: bool) -> Document:
-    from explorer.api import open_document
-
-    document = open_document(path, strict=strict)
-    if document.schedule is None:
-        raise LoadError(path, "", f"this {document.meta.format} file is not a schedule: it has no tables to query")
-    return document
 
 
 def _progress() -> Callable[[int, int], None] | None:

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
 
 from explorer.document import Document
+from explorer.schedule.tables import TABLES
 
 SHOWN_ROWS = 1000  # rows the panel shows; `ir-explorer query` gives them all
 # the palette's canned queries: (its name, what it says, the SQL)
@@ -49,8 +50,8 @@ class QueryScreen(ModalScreen[tuple[str, tuple[int, int]] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text("SQL over workloads, l2, wl0, transfers, layers, incidents, problems (Enter runs; "
-                             "on a row with core and workload: Enter goes there, b bookmarks it)"))  # fmt: skip
+            yield Label(Text(f"SQL over {', '.join(TABLES)} (Enter runs; on a row with core and workload: Enter "
+                             "goes there, b bookmarks it)"))  # fmt: skip
             yield Input(value=self.sql, id="query-sql")
             yield Label(Text(""), id="query-status")
             yield DataTable(id="query-rows", cursor_type="row")

@@ -57,15 +57,10 @@ class Session:
     """A DuckDB connection to fill with tables, lock, then query once."""
 
     def __init__(self) -> None:
-        import duckdb
-
         self._scratch = tempfile.TemporaryDirectory(prefix="ir-explorer-query-")
         self.folder = Path(self._scratch.name)
-        self.connection = duckdb.connect(":memory:", config={
-            "autoload_known_extensions": False, "autoinstall_known_extensions": False,
-            "allow_community_extensions": False, "memory_limit": f"{MEMORY_LIMIT_BYTES // 2**20}MiB", "threads": 2,
-            "temp_directory": str(self.folder / "spill"),
-        })  # fmt: skip
+        self.connection = connect(self.folder / "spill", threads=2, allow_community_extensions=False,
+                                  memory_limit=f"{MEMORY_LIMIT_BYTES // 2**20}MiB")  # fmt: skip
         self._parts: dict[str, list[str]] = {}  # table -> the relations its view unites
         self._arrays = 0
         self._store_open = False
@@ -158,6 +153,38 @@ def run_query(documents: list[tuple[str, Document]], sql: str, row_cap: int = RO
         session.close()
         raise
     return session.run(sql, row_cap)
+
+
+def connect(spill: Path, threads: int, **settings: str | bool | int) -> Any:
+    """An in-memory DuckDB connection that loads no extension and spills into `spill` (DuckDB's default is ./.tmp
+    in the working directory, never the user's to be written)."""
+    import duckdb
+
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "autoload_known_extensions": False, "autoinstall_known_extensions": False, "threads": threads,
+        "temp_directory": str(spill), **settings}  # fmt: skip
+    return duckdb.connect(":memory:", config=config)
+
+
+def run_on_arrays(connection: Any, name: str, columns: Columns, statement: str) -> None:
+    """`statement` with `{select}` standing for table `name`'s typed SELECT over `columns`, registered only while
+    it runs (one table's arrays held at a time)."""
+    connection.register("_arrays", columns)
+    try:
+        connection.execute(statement.format(select=f"SELECT {select_list(name, columns)} FROM _arrays"))
+    finally:
+        connection.unregister("_arrays")
+
+
+def open_schedule(path: Path, strict: bool) -> Document:
+    """The file loaded, refused in words when it is not a schedule (it has no tables)."""
+    from explorer.api import open_document
+    from explorer.errors import LoadError
+
+    document = open_document(path, strict=strict)
+    if document.schedule is None:
+        raise LoadError(path, "", f"this {document.meta.format} file is not a schedule: it has no tables to query")
+    return document
 
 
 def select_list(name: str, columns: Columns) -> str:

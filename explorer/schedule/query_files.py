@@ -19,7 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from explorer import memory_guard
 from explorer.errors import LoadError
-from explorer.schedule.query import MEMORY_LIMIT_BYTES, ROW_CAP, Result, Session, select_list, sql_string, tables_named
+from explorer.schedule.query import (
+    MEMORY_LIMIT_BYTES,
+    ROW_CAP,
+    Result,
+    Session,
+    connect,
+    open_schedule,
+    run_on_arrays,
+    sql_string,
+    tables_named,
+)
 from explorer.schedule.tables import Columns, build_table
 
 if TYPE_CHECKING:
@@ -43,43 +53,30 @@ Failure = tuple[str, str]  # (why, where in the file)
 
 def write_tables(path: str, names: list[str], strict: bool, database: str) -> None:
     """A worker's job: open one schedule, write the tables `names` into a new DuckDB database at `database`."""
-    from explorer.api import open_document
-
-    document = open_document(Path(path), strict=strict)
-    if document.schedule is None:
-        raise LoadError(path, "", f"this {document.meta.format} file is not a schedule: it has no tables to query")
+    document = open_schedule(Path(path), strict)
     connection = _writer(Path(database).parent)
     connection.execute(f"ATTACH '{sql_string(database)}' AS written")
     try:
         for name in names:
-            columns = build_table(name, document, path)
-            connection.register("_arrays", columns)
-            connection.execute(f"CREATE TABLE written.{name} AS SELECT {select_list(name, columns)} FROM _arrays")
-            connection.unregister("_arrays")
-            del columns  # one table's arrays at a time
+            run_on_arrays(connection, name, build_table(name, document, path),
+                          f"CREATE TABLE written.{name} AS {{select}}")  # fmt: skip
     finally:
         connection.execute("DETACH written")
 
 
-_writers: dict[str, Any] = {}  # the scratch folder -> this process's connection writing into it
+_writer_of: tuple[Path, Any] | None = None  # (the scratch folder, this process's connection writing into it)
 
 
 def _writer(folder: Path) -> Any:
     """This process's connection for writing tables into `folder`, made once for it (a connection takes 14 ms to
-    make, a small file's tables 2 ms to write); what DuckDB spills goes there too (its default is ./.tmp in the
-    working directory). A connection made for another folder is closed."""
-    key = str(folder)
-    if key not in _writers:
-        import duckdb
-
-        for old in _writers.values():
-            old.close()
-        _writers.clear()
-        settings: dict[str, str | bool | int | float | list[str]] = {
-            "autoload_known_extensions": False, "autoinstall_known_extensions": False, "threads": 1,
-            "temp_directory": str(folder / "spill-writer")}  # fmt: skip
-        _writers[key] = duckdb.connect(":memory:", config=settings)
-    return _writers[key]
+    make, a small file's tables 2 ms to write); what DuckDB spills goes there too. A connection made for another
+    folder is closed."""
+    global _writer_of
+    if _writer_of is None or _writer_of[0] != folder:
+        if _writer_of is not None:
+            _writer_of[1].close()
+        _writer_of = (folder, connect(folder / "spill-writer", threads=1))
+    return _writer_of[1]
 
 
 def query_files(paths: list[Path], sql: str, strict: bool = False, row_cap: int = ROW_CAP,

@@ -80,7 +80,7 @@ def ensure_objects_fit(path: Path, size: int, stamp: FileIdentity) -> None:
         return
     objects, elements = _objects_and_elements(*map(int, sum(tallies, np.zeros(4, dtype=np.int64))))
     if spans:
-        in_cores = {start for start, _ in sorted(spans.values())}
+        in_cores = {offset for offset, _ in spans.values()}
         largest = max((_objects_and_elements(*map(int, tally)) for (start, _), tally in zip(pieces, tallies,
                        strict=True) if start in in_cores), key=lambda counted: decoding_bytes(*counted))  # fmt: skip
         estimate = kept_estimate(size, objects, elements) + decoding_bytes(*largest)
