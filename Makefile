@@ -5,15 +5,35 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 SAMPLE := sample_data/clean_2x2_stschedule.json
 
-.PHONY: setup run test bench fuzz lint samples schemas docs clean browser
+.PHONY: setup lock run test bench fuzz lint samples schemas docs clean browser
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The exact versions the suite passed with (every package, its dependencies' and the build backend's too) are in
+# LOCK: set-up installs those and nothing newer, then the explorer itself with the locked backend and without
+# resolving again; `pip check` refuses a lock that lacks a dependency. `make lock` moves the versions forward.
+LOCK := requirements.lock
+
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(PY) -m pip install --quiet $$(grep '^pip==' $(LOCK))
+	$(PY) -m pip install --quiet --no-deps -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m pip check
 	touch $(STAMP)
+
+# Re-resolves every dependency to the newest release pyproject allows, in a scratch venv, and writes LOCK. Run
+# `make test` on it before committing it (a commit of its own).
+lock:
+	rm -rf .lock-venv
+	$(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet --upgrade pip
+	.lock-venv/bin/python -m pip install --quiet '.[test,bench]' hatchling editables  # the build backend: locked too
+	{ echo "# The versions make setup installs: written by make lock (README, Development); edit pyproject, not this."; \
+	  .lock-venv/bin/python -m pip freeze --all --exclude-editable | grep -v -i -e '^ir-explorer' -e '^ir_explorer' \
+	  | LC_ALL=C sort -f; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf .lock-venv build
 
 # Byte-compiled first, as a non-editable install is: each run's worker processes would otherwise compile every
 # module again wherever PYTHONDONTWRITEBYTECODE is set (measured: 0.2-0.3 s of a big schedule's `info`).
@@ -74,8 +94,9 @@ docs: $(STAMP)
 		--node-data sample_data/clean_2x2_layer_profile.csv --size 160x40 -o docs/graph_node_data.svg
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet 'torch==2.13.0' 'grandalf==0.8' 'igraph>=0.11'  # torch: the ONNX export; the others: the layout comparison
-	$(PY) -m pip install --quiet 'onnxscript==0.7.2' 'transformers==5.24.0' 'diffusers==0.42.1'  # the architectures torch exports (benchmarks/hf_exports.py)
+	# held to the lock where they share a dependency with the explorer, so the bench measures the versions tested
+	$(PY) -m pip install --quiet -c $(LOCK) 'torch==2.13.0' 'grandalf==0.8' 'igraph>=0.11'  # torch: the ONNX export; the others: the layout comparison
+	$(PY) -m pip install --quiet -c $(LOCK) 'onnxscript==0.7.2' 'transformers==5.24.0' 'diffusers==0.42.1'  # the architectures torch exports (benchmarks/hf_exports.py)
 	-cd benchmarks/dagre && npm install --silent --no-audit --no-fund  # dagre, the layout quality anchor (needs node; skipped without)
 	$(COMPILE)
 	$(PY) benchmarks/run.py
@@ -85,4 +106,4 @@ fuzz: $(STAMP)
 	$(PY) -m tests.fuzz_campaign --per-format $(if $(N),$(N),100000)
 
 clean:
-	rm -rf $(VENV) .pytest_cache benchmarks/out
+	rm -rf $(VENV) .pytest_cache benchmarks/out .lock-venv

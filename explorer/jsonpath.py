@@ -18,7 +18,6 @@ _AT = re.compile(r"^(?P<what>.*?)(?: - at `(?P<path>[^`]*)`)?$", re.S)
 _TOKEN = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[\.\.\.\]")
 _EXPECTED = re.compile(r"^Expected `(?P<type>[^`]+)`(?P<rest>.*?), got `(?P<got>[^`]+)`$")
 _MISSING = re.compile(r"^Object missing required field `(?P<field>[^`]+)`$")
-_BYTE = re.compile(r"\(byte (\d+)\)")
 
 _TYPE_WORDS = {
     "int": "an integer",
@@ -81,30 +80,6 @@ def explain_validation_error(error: msgspec.ValidationError, root: Any, base_pat
     if what.startswith("Invalid enum value"):
         return location, f"unexpected value {short_json(value) if found else what[19:]}"
     return location, what[:1].lower() + what[1:]
-
-
-def locate_decode_error(
-    error: msgspec.DecodeError, data: bytes | bytearray, base_offset: int = 0
-) -> tuple[str, str]:
-    """(location, message) for malformed JSON: line, column and byte, which is what an editor needs."""
-    text = str(error)
-    at = _AT.match(text)
-    if at and at.group("path"):  # e.g. "Number out of range - at `$[...][2]`": a place, not a byte offset
-        what = at.group("what")
-        return at.group("path").replace("[...]", "[…]"), what[:1].lower() + what[1:]
-    match = _BYTE.search(text)
-    if match:
-        offset = base_offset + int(match.group(1))
-        message = _BYTE.sub("", text).strip().rstrip(".")
-    elif "truncated" in text:
-        offset = base_offset + len(data)
-        message = "the file ends in the middle of a JSON value (truncated)"
-    else:
-        return "", text
-    line = data.count(b"\n", 0, offset - base_offset) + 1 if data else 1
-    line_start = data.rfind(b"\n", 0, offset - base_offset) + 1
-    column = offset - base_offset - line_start + 1
-    return f"line {line}, column {column} (byte {offset})", message[:1].lower() + message[1:]
 
 
 class _Pairs(dict[str, Any]):

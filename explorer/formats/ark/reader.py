@@ -35,6 +35,7 @@ from explorer.formats.ark.model import (
     ArkTaskGroup,
     ArkTensor,
 )
+from explorer.json_errors import locate_json_error
 from explorer.jsonpath import duplicate_problems
 from explorer.memory_guard import JSON_TEXT_FLOOR, ensure_json_fits
 
@@ -86,13 +87,11 @@ def decode_file(path: Path) -> tuple[Any, list[Problem]]:
     ensure_json_fits(path, data, "ARK file", MEMORY_PER_OBJECT)
     try:
         return msgspec.json.decode(data), duplicate_problems(data)
-    except msgspec.DecodeError as error:
-        location, message = jsonpath.locate_decode_error(error, data)
+    except (msgspec.DecodeError, UnicodeDecodeError) as error:
+        location, message = locate_json_error(data, error)
         raise LoadError(path, location, f"not valid JSON: {message}") from None
     except RecursionError:
         raise LoadError(path, "$", "JSON nested too deeply to be an ARK file") from None
-    except UnicodeDecodeError as error:
-        raise LoadError(path, "$", f"the text is not valid UTF-8 ({error.reason})") from None
 
 
 class ArkReader:

@@ -12,6 +12,7 @@ import msgspec
 from explorer import jsonpath
 from explorer.bounded_read import read_regular
 from explorer.errors import LoadError, Problem
+from explorer.json_errors import locate_json_error
 from explorer.jsonpath import duplicate_problems
 from explorer.memory_guard import JSON_TEXT_FLOOR, ensure_json_fits
 
@@ -65,13 +66,11 @@ def read_frontend(path: Path) -> FrontendIR:
     ensure_json_fits(path, data, "frontend IR", MEMORY_PER_OBJECT)
     try:
         top = msgspec.json.decode(data)
-    except msgspec.DecodeError as error:
-        location, message = jsonpath.locate_decode_error(error, data)
+    except (msgspec.DecodeError, UnicodeDecodeError) as error:
+        location, message = locate_json_error(data, error)
         raise LoadError(path, location, f"not valid JSON: {message}") from None
     except RecursionError:
         raise LoadError(path, "$", "JSON nested too deeply to be a frontend IR") from None
-    except UnicodeDecodeError as error:  # a string that is not UTF-8
-        raise LoadError(path, f"byte {error.start}", "not valid UTF-8 text inside a string") from None
     if not isinstance(top, dict):
         raise LoadError(path, "$", "expected a JSON object of layers (name → layer)")
     problems: list[Problem] = duplicate_problems(data)

@@ -25,6 +25,7 @@ from explorer.formats.scheduler_ir.schema import (
     DramWrite,
     Workload,
 )
+from explorer.json_errors import find_fault, locate_json_error
 
 _workload_decoder = msgspec.json.Decoder(Workload)
 
@@ -77,10 +78,10 @@ class DecodeContext:
             return True, msgspec.json.decode(raw)
         except RecursionError:
             reason = "nested too deeply"
-        except UnicodeDecodeError:
-            reason = "a string is not valid UTF-8"
-        except msgspec.DecodeError as error:
-            reason = str(error)
+        except (msgspec.DecodeError, UnicodeDecodeError) as error:
+            fault = find_fault(raw)  # the reason from the bytes, not from the library's words
+            inside = f" at {jsonpath.join(path, fault.path)}" if fault and fault.path not in ("", "$") else ""
+            reason = f"{fault.reason}{inside}" if fault and fault.reason else str(error)
         self.error(f"bad-{what}", path, f"{reason}; the {what} is dropped", core=_core_of(path))
         return False, None
 
@@ -164,13 +165,11 @@ def decode_top(context: DecodeContext) -> dict[str, msgspec.Raw]:
         return _top_decoder.decode(context.data)
     except msgspec.ValidationError:  # a subclass of DecodeError: catch it first
         raise LoadError(context.path, "$", "expected a JSON object at the top level") from None
-    except msgspec.DecodeError as error:
-        location, message = jsonpath.locate_decode_error(error, context.data)
+    except (msgspec.DecodeError, UnicodeDecodeError) as error:
+        location, message = locate_json_error(context.data, error)
         raise LoadError(context.path, location, f"not valid JSON: {message}") from None
     except RecursionError:
         raise LoadError(context.path, "$", "JSON nested too deeply to be a scheduler IR") from None
-    except UnicodeDecodeError as error:
-        raise LoadError(context.path, "$", f"a key is not valid UTF-8 text ({error.reason})") from None
 
 
 def read_scalars(context: DecodeContext, top: dict[str, msgspec.Raw]) -> dict[str, int]:

@@ -16,6 +16,7 @@ import msgspec
 
 from explorer import jsonpath
 from explorer.errors import Problem
+from explorer.json_errors import locate_json_error
 from explorer.memory_guard import BASE_BYTES, json_memory_bound, json_value_bound, refusal
 
 MAX_STORAGE_ID = 1 << 31
@@ -113,11 +114,11 @@ def parse_graph(data: bytes, member: str) -> tuple[Graph, list[Problem]]:
         raise GraphError(where + "$", said)
     try:
         top = msgspec.json.decode(data)
-    except msgspec.DecodeError as undecodable:
-        location, message = jsonpath.locate_decode_error(undecodable, data)
+    except (msgspec.DecodeError, UnicodeDecodeError) as undecodable:
+        location, message = locate_json_error(data, undecodable)
         raise GraphError(where + location, f"not valid JSON: {message}") from None
-    except (RecursionError, UnicodeDecodeError) as unreadable:
-        raise GraphError(where + "$", f"unreadable JSON ({type(unreadable).__name__})") from None
+    except RecursionError:
+        raise GraphError(where + "$", "JSON nested too deeply to be a graph") from None
     if not isinstance(top, dict) or not isinstance(top.get("nodes"), list):
         raise GraphError(where + "$", 'expected a graph object with a "nodes" array')
     if len(top["nodes"]) > MAX_GRAPH_NODES:

@@ -24,6 +24,7 @@ from explorer.formats.tvm_mlf.graph import GraphError, parse_graph
 from explorer.formats.tvm_mlf.params import ParamsError, parse_params
 from explorer.formats.tvm_mlf.storage_plan import plan_schedule, storage_plan
 from explorer.gc_pause import collector_paused
+from explorer.json_errors import locate_json_error
 from explorer.memory_guard import json_value_bound
 
 KNOWN_VERSIONS = (2, 3, 4, 5, 6, 7)
@@ -76,11 +77,11 @@ def _metadata(path: Path, data: bytes) -> dict[str, Any]:
                         f"{MAX_METADATA_VALUES:,} JSON values): real bundles' are kilobytes")  # fmt: skip
     try:
         value = msgspec.json.decode(data)
-    except msgspec.DecodeError as error:
-        location, message = jsonpath.locate_decode_error(error, data)
+    except (msgspec.DecodeError, UnicodeDecodeError) as error:
+        location, message = locate_json_error(data, error)
         raise LoadError(path, f"metadata.json: {location}", f"not valid JSON: {message}") from None
-    except (RecursionError, UnicodeDecodeError) as error:
-        raise LoadError(path, "metadata.json: $", f"unreadable JSON ({type(error).__name__})") from None
+    except RecursionError:
+        raise LoadError(path, "metadata.json: $", "JSON nested too deeply to be metadata") from None
     if not isinstance(value, dict):
         raise LoadError(path, "metadata.json: $", f"expected an object, got {jsonpath.short_json(value)}")
     return value
