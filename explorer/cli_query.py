@@ -9,6 +9,7 @@ import argparse
 import csv
 import json
 import math
+import signal
 import sys
 from collections.abc import Callable
 from itertools import islice
@@ -21,9 +22,16 @@ if TYPE_CHECKING:
 TABLE_SAMPLE = 200  # rows the table form reads before it fixes its column widths
 
 
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # the query is interrupted and its scratch removed, as for Ctrl+C
+
+
 def run_query_command(args: argparse.Namespace) -> int:
-    from explorer.schedule.query import QueryError, open_schedule, run_query, tables_named
+    from explorer.schedule.query import QueryError, bound_address_space, open_schedule, run_query, tables_named
     from explorer.schedule.tables import TABLES
+
+    for each in (signal.SIGTERM, signal.SIGHUP):  # a closed SSH session, kill: the spill goes too
+        signal.signal(each, _stop)
 
     if not tables_named(args.sql):
         print(f"ir-explorer query: the query names none of the tables: {', '.join(TABLES)}", file=sys.stderr)
@@ -32,13 +40,16 @@ def run_query_command(args: argparse.Namespace) -> int:
     not_read: list[NotRead] = []
     try:
         if len(args.files) == 1:
-            result = run_query([(str(args.files[0]), open_schedule(args.files[0], args.strict))], args.sql, row_cap)
+            document = open_schedule(args.files[0], args.strict)
+            bound_address_space()  # the file is loaded: from here on only the query grows
+            result = run_query([(str(args.files[0]), document)], args.sql, row_cap)
         else:
             from explorer.schedule.query_files import query_files
 
             progress = _progress()
             try:
-                found, not_read = query_files(args.files, args.sql, args.strict, row_cap, progress)
+                found, not_read = query_files(args.files, args.sql, args.strict, row_cap, progress,
+                                              before_run=bound_address_space)  # fmt: skip
             except KeyboardInterrupt:
                 if progress is not None:
                     print(file=sys.__stderr__)  # the shell's prompt on its own line, not after the count
@@ -79,12 +90,7 @@ def _progress() -> Callable[[int, int], None] | None:
 
 def _write(result: Result, args: argparse.Namespace, not_read: list[NotRead]) -> None:
     if args.format == "json":
-        rows = [[_plain(value) for value in row] for row in result.rows]
-        from explorer.contracts import dump
-
-        payload = {"columns": result.columns, "rows": rows, "row_cap": args.max_rows, "capped": result.capped(),
-                   "not_read": [{"file": n.file, "error": n.error} for n in not_read]}  # fmt: skip
-        sys.stdout.write(dump("query", payload, None) + "\n")
+        _write_json(result, args, not_read)
     elif args.format == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(result.columns)
@@ -92,6 +98,26 @@ def _write(result: Result, args: argparse.Namespace, not_read: list[NotRead]) ->
             writer.writerow(["" if value is None else _plain(value) for value in row])
     else:
         _print_table(result.columns, result.rows)
+
+
+def _write_json(result: Result, args: argparse.Namespace, not_read: list[NotRead]) -> None:
+    """The query contract, its rows written as they are read (held all at once, a million rows took gigabytes):
+    the parts before and after the rows are the contract's own output, validated, around them."""
+    import msgspec
+
+    from explorer.contracts import dump
+
+    def around(capped: bool) -> tuple[str, str]:
+        payload = {"columns": result.columns, "rows": [], "row_cap": args.max_rows, "capped": capped,
+                   "not_read": [{"file": n.file, "error": n.error} for n in not_read]}  # fmt: skip
+        head, marker, tail = dump("query", payload, None).partition('"rows":[]')
+        assert marker, "the query contract has a rows list"
+        return head + '"rows":[', "]" + tail
+
+    sys.stdout.write(around(False)[0])
+    for index, row in enumerate(result.rows):
+        sys.stdout.write(("," if index else "") + msgspec.json.encode([_plain(value) for value in row]).decode())
+    sys.stdout.write(around(result.capped())[1] + "\n")
 
 
 def _print_table(columns: list[str], rows: Any) -> None:

@@ -3,7 +3,7 @@ worker; Enter on a result row that names a core and a workload jumps there (wher
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -14,7 +14,11 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
 
 from explorer.document import Document
+from explorer.schedule.query import tables_named
 from explorer.schedule.tables import TABLES
+
+if TYPE_CHECKING:
+    from explorer.schedule.query import Session
 
 SHOWN_ROWS = 1000  # rows the panel shows; `ir-explorer query` gives them all
 # the palette's canned queries: (its name, what it says, the SQL)
@@ -47,6 +51,16 @@ class QueryScreen(ModalScreen[tuple[str, tuple[int, int]] | None]):
         self.document, self.sql = document, sql
         self.columns: list[str] = []
         self.rows: list[tuple[Any, ...]] = []
+        self.running: Session | None = None  # the one query of this panel that runs now
+
+    def stop_query(self) -> None:
+        """Interrupt the query running (a new run, Escape, the app quitting): DuckDB stops at once."""
+        running, self.running = self.running, None
+        if running is not None:
+            running.interrupt()
+
+    def on_unmount(self) -> None:
+        self.stop_query()
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -64,23 +78,44 @@ class QueryScreen(ModalScreen[tuple[str, tuple[int, int]] | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.run_sql(event.value)
 
-    @work(thread=True, exclusive=True, group="query", description="query")
     def run_sql(self, sql: str) -> None:
-        from explorer.schedule.query import QueryError, run_query, tables_named
+        """One query at a time: the one running is interrupted before this one starts."""
+        from explorer.schedule.query import Session
 
-        self.app.call_from_thread(self._status, "running…")
+        self.stop_query()
+        self._status("running…")
         if not tables_named(sql):
-            self.app.call_from_thread(self._status, "the query names none of the tables")
+            self._status("the query names none of the tables")
             return
+        self.running = Session()
+        self._run(sql, self.running)
+
+    @work(thread=True, group="query", description="query")
+    def _run(self, sql: str, session: Session) -> None:
+        from explorer.schedule.query import Interrupted, QueryError, run_query
+
         try:
-            result = run_query([(str(self.document.meta.source), self.document)], sql, row_cap=SHOWN_ROWS)
+            result = run_query([(str(self.document.meta.source), self.document)], sql, SHOWN_ROWS, session)
             rows = list(result.rows)
+        except Interrupted:
+            return  # stopped by a new run or the panel closing: nothing to show
         except QueryError as error:
-            self.app.call_from_thread(self._status, f"✗ {error}")
+            self._said(session, f"✗ {error}")
             return
+        finally:
+            session.close()
+        if self.running is not session:
+            return
+        self.running = None
         more = f" (the first {SHOWN_ROWS:,}; `ir-explorer query` gives them all)" if result.capped() else ""
         counted = f"{len(rows):,} row{'' if len(rows) == 1 else 's'}"
         self.app.call_from_thread(self._show, result.columns, rows, f"{counted}{more}")
+
+    def _said(self, session: Session, text: str) -> None:
+        """The status from a query's thread, unless a newer query or the panel closing replaced it."""
+        if self.running is session:
+            self.running = None
+            self.app.call_from_thread(self._status, text)
 
     def _status(self, text: str) -> None:
         self.query_one("#query-status", Label).update(Text(text))
@@ -116,6 +151,7 @@ class QueryScreen(ModalScreen[tuple[str, tuple[int, int]] | None]):
         return (int(core), int(workload)) if core is not None and workload is not None else None
 
     def action_close(self) -> None:
+        self.stop_query()
         self.dismiss(None)
 
 

@@ -6,12 +6,20 @@ where they are, not copied) or, for many files, over one database in the scratch
 `explorer.schedule.query_files` wrote for each file (one table of many files' rows: DuckDB scanning hundreds of
 attached databases at once took memory for each), attached read-only. The connection is then locked: no file is
 read or written (no COPY, no read_csv, no ATTACH), no extension is installed or loaded, and the configuration cannot
-be changed back; DuckDB's memory is capped. A result is fetched in chunks and stops at the row cap."""
+be changed back; DuckDB's memory and its spill are capped. A result is fetched in chunks and stops at the row cap.
+
+Every DuckDB call runs in the session's own thread while the caller waits interruptibly: Ctrl+C in the caller, or
+`interrupt()` from another thread (the panel's Escape, a new run, quitting), stops the query at once (DuckDB checks
+for a signal only now and then by itself), and the scratch folder goes with the session. A scratch folder carries
+its owner's pid, so one left by a killed process is removed by the next session."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,10 +32,93 @@ CHUNK_ROWS = 2048
 ROW_CAP = 1_000_000  # rows a query gives before it stops with a message
 STORE, STORE_FILE = "store", "tables.duckdb"  # many files' tables: a database in the scratch folder
 MEMORY_LIMIT_BYTES = 2 * 2**30  # DuckDB's working memory (sorts, joins, aggregates) before it spills to the scratch
+SPILL_LIMIT_BYTES = 4 * 2**30  # the scratch a query may fill, at most (and at most SPILL_SHARE of the free space)
+SPILL_SHARE = 0.5
+ROW_LIMIT_BYTES = 64 * 2**20  # a result row holding more text or bytes than this is refused
+SCRATCH_PREFIX = "ir-explorer-query-"
+INTERRUPT_WAIT_SECONDS = 5.0  # how long an interrupted call is waited for before the session is closed anyway
 
 
 class QueryError(Exception):
     """DuckDB refused or failed the query: its one-line message."""
+
+
+class Interrupted(Exception):
+    """The query was stopped by `interrupt()` (the panel closed, a new run, the app quitting)."""
+
+
+def spill_limit(folder: Path) -> int:
+    """The spill cap: SPILL_LIMIT_BYTES, or SPILL_SHARE of the free space where the scratch lies if less."""
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return SPILL_LIMIT_BYTES
+    return max(min(SPILL_LIMIT_BYTES, int(free * SPILL_SHARE)), 16 * 2**20)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive as far as this one can tell
+        return True
+    return True
+
+
+def remove_abandoned_scratch(parent: Path | None = None) -> list[Path]:
+    """Scratch folders of this user's sessions whose process is gone (killed: nothing removed them), removed."""
+    parent = Path(parent or tempfile.gettempdir())
+    removed = []
+    try:
+        entries = list(parent.glob(f"{SCRATCH_PREFIX}*"))
+    except OSError:
+        return []
+    for entry in entries:
+        owner = entry.name[len(SCRATCH_PREFIX) :].split("-", 1)[0]
+        try:
+            status = entry.lstat()
+        except OSError:
+            continue
+        if not owner.isdigit() or status.st_uid != os.getuid() or not entry.is_dir() or entry.is_symlink():
+            continue
+        if int(owner) != os.getpid() and not _alive(int(owner)):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+class _Runner:
+    """One daemon thread that runs the session's DuckDB calls, so the caller waits where a signal reaches it and
+    an abandoned call never holds the interpreter's exit."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.pending = threading.Event()
+        self.pending.set()
+
+    def pending_done(self) -> bool:
+        return self.pending.is_set()
+
+    def call(self, function: Callable[..., Any], *args: Any) -> Any:
+        done = threading.Event()
+        outcome: dict[str, Any] = {}
+
+        def body() -> None:
+            try:
+                outcome["value"] = function(*args)
+            except BaseException as error:  # handed to the caller
+                outcome["error"] = error
+            finally:
+                done.set()
+
+        with self._lock:  # one call at a time: a connection runs one statement
+            self.pending = done
+            threading.Thread(target=body, name="ir-explorer-query", daemon=True).start()
+            done.wait()  # Ctrl+C raises KeyboardInterrupt here, in the caller's thread
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome.get("value")
 
 
 @dataclass
@@ -57,13 +148,44 @@ class Session:
     """A DuckDB connection to fill with tables, lock, then query once."""
 
     def __init__(self) -> None:
-        self._scratch = tempfile.TemporaryDirectory(prefix="ir-explorer-query-")
+        remove_abandoned_scratch()
+        self._scratch = tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
         self.folder = Path(self._scratch.name)
+        self.spill_bytes = spill_limit(self.folder)
         self.connection = connect(self.folder / "spill", threads=2, allow_community_extensions=False,
-                                  memory_limit=f"{MEMORY_LIMIT_BYTES // 2**20}MiB")  # fmt: skip
+                                  memory_limit=f"{MEMORY_LIMIT_BYTES // 2**20}MiB",
+                                  max_temp_directory_size=f"{self.spill_bytes // 2**20}MiB")  # fmt: skip
         self._parts: dict[str, list[str]] = {}  # table -> the relations its view unites
         self._arrays = 0
         self._store_open = False
+        self._runner = _Runner()
+        self._interrupted = False
+        self._closed = False
+
+    def interrupt(self) -> None:
+        """Stop the statement running now (from any thread); the caller waiting on it gets `Interrupted`."""
+        self._interrupted = True
+        if not self._closed:
+            self.connection.interrupt()
+
+    def _call(self, function: Callable[..., Any], *args: Any) -> Any:
+        """`function(*args)` on the runner; Ctrl+C while it runs interrupts DuckDB and closes the session."""
+        import duckdb
+
+        try:
+            return self._runner.call(function, *args)
+        except KeyboardInterrupt:
+            self.interrupt()
+            self._runner.pending.wait(INTERRUPT_WAIT_SECONDS)
+            self.close()
+            raise
+        except duckdb.Error as error:
+            if self._interrupted:
+                raise Interrupted() from None
+            raise QueryError(_refusal(error, self.spill_bytes)) from None
+        except MemoryError:  # a result value bigger than the room left (the CLI bounds its address space)
+            raise QueryError(f"the result does not fit in the memory a query may use: select less (a row may "
+                             f"hold {ROW_LIMIT_BYTES // 2**20} MiB)") from None  # fmt: skip
 
     def add_arrays(self, name: str, columns: Columns) -> None:
         """One part of table `name`: arrays of this process, as they are."""
@@ -87,7 +209,7 @@ class Session:
         self.connection.execute(f"ATTACH '{sql_string(str(database))}' AS incoming (READ_ONLY)")
         try:
             for name in names:
-                self.connection.execute(f"INSERT INTO {STORE}.{name} BY NAME SELECT * FROM incoming.{name}")
+                self._call(self.connection.execute, f"INSERT INTO {STORE}.{name} BY NAME SELECT * FROM incoming.{name}")
         finally:
             self.connection.execute("DETACH incoming")
         database.unlink()
@@ -105,13 +227,11 @@ class Session:
 
     def run(self, sql: str, row_cap: int = ROW_CAP) -> Result:
         """The query's result; its rows streamed, at most `row_cap` of them. The session closes with it."""
-        import duckdb
-
         try:
-            cursor = self.connection.execute(sql)
-        except duckdb.Error as error:
+            cursor = self._call(self.connection.execute, sql)
+        except (QueryError, Interrupted):
             self.close()
-            raise QueryError(_one_line(error)) from None
+            raise
         columns = [column[0] for column in cursor.description] if cursor.description else []
         state = {"capped": False}
 
@@ -119,16 +239,16 @@ class Session:
             given = 0
             try:
                 while True:
-                    try:
-                        chunk = cursor.fetchmany(CHUNK_ROWS)
-                    except duckdb.Error as error:
-                        raise QueryError(_one_line(error)) from None
+                    chunk = self._call(cursor.fetchmany, CHUNK_ROWS)
                     if not chunk:
                         return
                     for row in chunk:
                         if given >= row_cap:
                             state["capped"] = True
                             return
+                        if (size := row_bytes(row)) > ROW_LIMIT_BYTES:
+                            raise QueryError(f"row {given + 1:,} holds {size / 2**20:,.0f} MiB, over the "
+                                             f"{ROW_LIMIT_BYTES // 2**20} MiB a row may hold: select less")  # fmt: skip
                         given += 1
                         yield row
             finally:
@@ -137,13 +257,57 @@ class Session:
         return Result(columns, rows(), lambda: state["capped"], self.close)
 
     def close(self) -> None:
-        self.connection.close()
+        if self._closed:
+            return
+        self._closed = True
+        if self._runner.pending_done():
+            self.connection.close()  # a call still running keeps its connection: the process's exit ends it
         self._scratch.cleanup()
 
 
-def run_query(documents: list[tuple[str, Document]], sql: str, row_cap: int = ROW_CAP) -> Result:
-    """The query over loaded documents' tables, each table the rows of every file (the `file` column says which)."""
-    session = Session()
+def bound_address_space(headroom: int = 2**30) -> int | None:
+    """Cap this process's address space at what it maps now plus DuckDB's memory limit and `headroom`, so that
+    no SQL (a 2 GB string of repeat()) takes the machine: past it an allocation fails and the query is refused
+    in words. For a process that runs one query and exits (the CLI): DuckDB keeps what it mapped, so a second
+    query in the same process could be refused. The cap set, or None where it cannot be."""
+    import resource
+
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            mapped = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        cap = mapped + MEMORY_LIMIT_BYTES + headroom
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft != resource.RLIM_INFINITY and soft < cap:
+            return soft
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (OSError, ValueError):
+        return None
+    return cap
+
+
+def row_bytes(row: tuple[Any, ...]) -> int:
+    """The text and bytes a row holds (what can grow without bound: a string of repeat())."""
+    return sum(len(value) for value in row if isinstance(value, str | bytes | bytearray))
+
+
+def _refusal(error: Exception, spill_bytes: int) -> str:
+    """DuckDB's one line, and in the explorer's words when it ran out of room."""
+    import duckdb
+
+    if isinstance(error, duckdb.OutOfMemoryException):
+        return (f"the query needs more than its {MEMORY_LIMIT_BYTES / 2**30:g} GiB of memory and "
+                f"{spill_bytes / 2**30:.1f} GiB of scratch disk: narrow it (a WHERE, a LIMIT, fewer columns) "
+                f"({_one_line(error)})")  # fmt: skip
+    return _one_line(error)
+
+
+def run_query(documents: list[tuple[str, Document]], sql: str, row_cap: int = ROW_CAP,
+              session: Session | None = None) -> Result:  # fmt: skip
+    """The query over loaded documents' tables, each table the rows of every file (the `file` column says which);
+    in `session` when the caller keeps it to interrupt."""
+    session = session or Session()
     try:
         for name in tables_named(sql):
             for file, document in documents:

@@ -80,8 +80,10 @@ def _writer(folder: Path) -> Any:
 
 
 def query_files(paths: list[Path], sql: str, strict: bool = False, row_cap: int = ROW_CAP,
-                on_read: Callable[[int, int], None] | None = None) -> tuple[Result | None, list[NotRead]]:  # fmt: skip
-    """The query over every file's tables (None when no file could be read) and the files that could not be."""
+                on_read: Callable[[int, int], None] | None = None,
+                before_run: Callable[[], object] | None = None) -> tuple[Result | None, list[NotRead]]:  # fmt: skip
+    """The query over every file's tables (None when no file could be read) and the files that could not be;
+    `before_run` is called once the files are read, just before the query runs (the CLI bounds its memory)."""
     names = tables_named(sql)
     session = Session()
     try:
@@ -97,6 +99,8 @@ def query_files(paths: list[Path], sql: str, strict: bool = False, row_cap: int 
     except BaseException:
         session.close()
         raise
+    if before_run is not None:
+        before_run()
     return session.run(sql, row_cap), not_read
 
 

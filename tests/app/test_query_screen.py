@@ -3,6 +3,8 @@ every view, a SQL error is one line in the panel, and the palette lists the cann
 
 from __future__ import annotations
 
+import time
+
 from textual.widgets import DataTable, Input, Label
 
 from tests.app.helpers import SIZE, wait_loaded
@@ -96,3 +98,75 @@ async def test_b_on_a_row_bookmarks_its_workload(tmp_path):
         row = app.document.scheduled().row_of(core, workload)
         saved = load_bookmarks(app.bookmarks_path)
         assert [(tuple(b.ref), b.note) for b in saved] == [(("workload", row), "reads the most from DRAM")]
+
+
+LONG_SQL = "SELECT count(*) FROM range(1000000000000) -- workloads"  # hours, unless interrupted
+
+
+def query_threads() -> list:
+    import threading
+
+    return [thread for thread in threading.enumerate() if thread.name == "ir-explorer-query"]
+
+
+async def wait_threads_gone(pilot) -> None:
+    for _ in range(500):  # a hang guard, not a timing target (make bench times it)
+        if not query_threads():
+            return
+        await pilot.pause(0.02)
+
+
+async def wait_running(pilot, screen: QueryScreen) -> None:
+    for _ in range(500):
+        if query_threads() and screen.running is not None:
+            return
+        await pilot.pause(0.02)
+
+
+async def test_escape_and_a_new_run_stop_the_query_running(tmp_path, monkeypatch):
+    """Issue #72: Escape or a second Enter left the old query running in its thread with its own 2 GiB."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        app.action_query(LONG_SQL)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, QueryScreen)
+        await wait_running(pilot, screen)
+        first = screen.running
+        assert first is not None and query_threads()
+        screen.run_sql(CANNED[2][2])  # a new run: the long one is interrupted, one query at a time
+        await wait_rows(pilot, screen)
+        assert screen.rows and screen.columns[0] == "core"
+        await wait_threads_gone(pilot)
+        assert not query_threads()
+        screen.run_sql(LONG_SQL)
+        await wait_running(pilot, screen)
+        await pilot.press("escape")
+        await wait_threads_gone(pilot)
+        assert not query_threads() and not isinstance(app.screen, QueryScreen)
+    assert list(tmp_path.iterdir()) == []  # every session's scratch removed
+
+
+async def test_quitting_stops_the_query_running(tmp_path, monkeypatch):
+    """`q` gave the terminal back while the query ran on and the process did not end."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        app.action_query(LONG_SQL)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, QueryScreen)
+        await wait_running(pilot, screen)
+        assert query_threads()
+        await app.action_quit()
+    for _ in range(500):  # the query's thread, then the worker's cleanup after it
+        if not query_threads() and not list(tmp_path.iterdir()):
+            break
+        time.sleep(0.02)
+    assert not query_threads()
+    assert list(tmp_path.iterdir()) == []
