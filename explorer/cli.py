@@ -344,8 +344,9 @@ def _run_export(document: Document, args: argparse.Namespace) -> ExitCode:
         if document.schedule is not None:
             from explorer.exports.parquet import write_parquet
 
-            refuse_inputs(args.parquet, _inputs_read(document, args))
-            for path in write_parquet(document, args.parquet, args.force):
+            inputs = _inputs_read(document, args)
+            refuse_inputs(args.parquet, inputs)
+            for path in write_parquet(document, args.parquet, args.force, inputs):
                 print(f"wrote {path}", file=sys.stderr)
             wrote = True
         else:

@@ -29,7 +29,7 @@ def write_atomically(path: Path, data: bytes, force: bool = False) -> None:
     try:
         _replace_with(path, data)
     except OSError as error:
-        raise LoadError(path, "", f"cannot write it: {_in_words(error)}") from None
+        raise LoadError(path, "", f"cannot write it: {in_words(error)}") from None
 
 
 def _refuse_special(path: Path) -> None:
@@ -46,7 +46,8 @@ def _refuse_special(path: Path) -> None:
         raise LoadError(path, "", "is not a regular file (a device, a FIFO or a socket): it is not replaced")
 
 
-def _in_words(error: OSError) -> str:
+def in_words(error: OSError) -> str:
+    """An OS error as a person says it (a full disk, no permission), else the system's own words."""
     words = {
         errno.ENOSPC: "the disk is full",
         errno.EDQUOT: "the disk quota is used up",

@@ -11,17 +11,24 @@ from explorer.document import Document
 from explorer.errors import LoadError
 from explorer.schedule.query import connect, run_on_arrays, sql_string
 from explorer.schedule.tables import TABLES, build_table
-from explorer.writing import write_atomically
+from explorer.writing import in_words, refuse_inputs, write_atomically
 
 
-def write_parquet(document: Document, folder: Path, force: bool = False) -> list[Path]:
-    """Every table of the document's schedule as DIR/<table>.parquet; the files written."""
+def write_parquet(document: Document, folder: Path, force: bool = False,
+                  inputs: list[Path] | None = None) -> list[Path]:  # fmt: skip
+    """Every table of the document's schedule as DIR/<table>.parquet; the files written. Nothing is written when
+    any of them would replace a file the command read (`inputs`: the schedule named DIR/l2.parquet, say)."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise LoadError(folder, "", "is not a folder: --parquet takes the folder the tables go in")
     if not folder.parent.is_dir():
         raise LoadError(folder, "", f"the folder {str(folder.parent)!r} does not exist")
-    folder.mkdir(exist_ok=True)
+    for name in TABLES:
+        refuse_inputs(folder / f"{name}.parquet", inputs or [Path(document.meta.source)])
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as error:
+        raise LoadError(folder, "", f"cannot make the folder: {in_words(error)}") from None
     written = []
     with tempfile.TemporaryDirectory(prefix="ir-explorer-parquet-") as scratch:
         connection = connect(Path(scratch) / "spill", threads=2)

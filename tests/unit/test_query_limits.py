@@ -114,3 +114,32 @@ def test_json_output_is_the_contract(tmp_path):
     payload = json.loads(done.stdout)
     assert payload == {"schema_version": 2, "columns": ["core", "n"], "rows": [[0, 12], [1, 12], [2, 12]],
                        "row_cap": 3, "capped": True, "not_read": []}  # fmt: skip
+
+
+def test_the_parquet_export_never_writes_over_its_input(tmp_path):
+    """The schedule named DIR/l2.parquet was replaced by the l2 table (every other output refuses this)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    schedule = folder / "l2.parquet"
+    schedule.write_bytes(CLEAN.read_bytes())
+    done = subprocess.run([sys.executable, "-m", "explorer", "export", str(schedule), "--parquet", str(folder)],
+                          capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert done.returncode == 2, done
+    assert "l2.parquet: is the input file: an output never overwrites it" in done.stderr, done.stderr
+    assert schedule.read_bytes() == CLEAN.read_bytes()
+    assert sorted(p.name for p in folder.iterdir()) == ["l2.parquet"]  # no table written before the refusal
+
+
+def test_the_parquet_export_says_an_os_error_in_words(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from explorer.errors import LoadError
+    from explorer.exports.parquet import write_parquet
+
+    def refused(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refused)  # a read-only parent (root may write any folder: simulated)
+    with pytest.raises(LoadError) as error:
+        write_parquet(open_document(CLEAN), tmp_path / "tables")
+    assert error.value.message == "cannot make the folder: permission denied (the folder or the file is not writable)"
