@@ -70,6 +70,13 @@ def _mil_nested(folder: Path, depth: int) -> Path:
     return mil_nested_blocks(made, depth)
 
 
+def _cut_chain(folder: Path, n: int) -> Path:
+    sys.path.insert(0, str(ROOT))
+    from tests.hostile import cut_onnx_chain
+
+    return cut_onnx_chain(folder / f"cut_chain_{n}.onnx", n)
+
+
 CASES: list[tuple[str, str, int, Callable[[Path, int], Path], list[str]]] = [
     ("one tensor listed n times in a snapshot", "entries", 16_000, lambda f, n: _overlaps(f, n, True), ["check"]),
     ("n entries on the same bytes (n²/2 overlaps)", "entries", 16_000, lambda f, n: _overlaps(f, n, False),
@@ -77,6 +84,7 @@ CASES: list[tuple[str, str, int, Callable[[Path, int], Path], list[str]]] = [
     ("one workload reading n unknown transfers", "transfers", 1_500_000, _unresolved, ["check"]),
     ("a model.mil line of n `[= b(`", "repeats", 4_000, _mil_line, ["info"]),
     ("model.mil blocks nested n deep", "blocks", 750, _mil_nested, ["graph", "--json"]),
+    ("an ONNX chain of n nodes cut inside its weights (issue #72)", "nodes", 5_000, _cut_chain, ["info"]),
 ]  # fmt: skip
 
 

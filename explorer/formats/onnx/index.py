@@ -286,6 +286,7 @@ def _add_graph(
     # One pass per graph does the indexing and the text and definition checks: on a 20,000-node model every
     # extra pass costs about as much as the protobuf parse itself.
     names, ops, firsts = graph.node_names, graph.node_ops, graph.node_first_output
+    last_producer: dict[str, int] | None = None  # built at the first undefined value: a cut file has thousands
     for n, node in enumerate(proto.node):
         op_type, node_name = node.op_type, node.name
         if type(op_type) is not str or type(node_name) is not str or type(node.domain) is not str:
@@ -312,13 +313,15 @@ def _add_graph(
                 readers.append(n)
             if name not in producer and name not in known and not (parent and index.resolve(parent, name)):
                 k = list(node.input).index(name)
+                if last_producer is None:
+                    last_producer = {out: i for i, other in enumerate(proto.node) for out in other.output}
                 later = " (a later node produces it: the nodes are not in topological order)"
                 index.problems.append(
                     (
                         "error",
                         "undefined-value",
                         f"node {n} ({node.op_type}) reads {name!r}, which no earlier node, input or initializer defines"
-                        + (later if any(name in other.output for other in proto.node[n + 1 :]) else ""),
+                        + (later if last_producer.get(name, -1) > n else ""),
                         f"{key}.node[{n}].input[{k}]",
                     )
                 )
