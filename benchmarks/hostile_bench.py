@@ -61,6 +61,15 @@ def _mil_line(folder: Path, n: int) -> Path:
     return mil_with_body(made, "    tensor<fp32, [1, 4]> q = " + "[= b(" * n + "\n")
 
 
+def _mil_literals(folder: Path, n: int) -> Path:
+    sys.path.insert(0, str(ROOT))
+    from tests.hostile import mil_with_body
+
+    made = folder / f"literals_{n}.mlmodelc"
+    shutil.rmtree(made, ignore_errors=True)
+    return mil_with_body(made, '    tensor<fp32, [1, 4]> c = const()[name = string("c"), ' + "val=(" * n + "\n")
+
+
 def _mil_nested(folder: Path, depth: int) -> Path:
     sys.path.insert(0, str(ROOT))
     from tests.hostile import mil_nested_blocks
@@ -83,6 +92,7 @@ CASES: list[tuple[str, str, int, Callable[[Path, int], Path], list[str]]] = [
      ["check"]),
     ("one workload reading n unknown transfers", "transfers", 1_500_000, _unresolved, ["check"]),
     ("a model.mil line of n `[= b(`", "repeats", 4_000, _mil_line, ["info"]),
+    ("a model.mil const line of n `val=(` (issue #72)", "repeats", 10_000, _mil_literals, ["info"]),
     ("model.mil blocks nested n deep", "blocks", 750, _mil_nested, ["graph", "--json"]),
     ("an ONNX chain of n nodes cut inside its weights (issue #72)", "nodes", 5_000, _cut_chain, ["info"]),
 ]  # fmt: skip

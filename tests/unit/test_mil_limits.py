@@ -51,3 +51,21 @@ def test_the_memory_guard_covers_what_a_model_mil_becomes_once_drawn(tmp_path):
     base = peak("info", str(write_compiled(tmp_path / "tiny.mlmodelc")))
     drawn = peak("graph", "--json", str(folder))
     assert (drawn - base) / size <= MIL_MEMORY_PER_BYTE
+
+
+def test_a_const_line_of_many_literals_is_read_in_one_pass(tmp_path):
+    """Issue #72: a const line of 40,000 `val=(` took 128 s (the literal's expression backtracked); a plain const
+    keeps its literal on the box."""
+    from explorer.formats.coreml.mil_text import _literal
+
+    assert _literal('const()[name = string("c"), val = tensor<int32, [2]>([0, 2])];') == "[0, 2]"
+    assert _literal('const()[name = string("c"), val = int32(1)]') == "1"
+    assert _literal("const()[" + "val=(" * 40_000) is None
+    hostile = '    tensor<fp32, [1, 4]> c = const()[name = string("c"), ' + "val=(" * 40_000 + "\n"
+    body = '    tensor<fp32, [1, 4]> y = relu(x = x)[name = string("y")];\n' + hostile
+    body += '    tensor<int32, []> k = const()[name = string("k"), val = int32(3)];\n'
+    body += '    tensor<fp32, [1, 4]> z = add(x = y, y = c)[name = string("z")];\n'
+    document = open_document(mil_with_body(tmp_path / "line.mlmodelc", body))
+    model = document.view.graph_model()
+    assert document.summary["operations"] == 4
+    assert "k" in model.node_label

@@ -18,7 +18,10 @@ _BLOCK = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*\{\s*$")  # a nested block's header
 _CALL = re.compile(r"=\s*([A-Za-z_]\w*)\s*\(")
 _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 _OP_NAME = re.compile(r"\bname\s*=\s*(?:[\w<>\[\], ]*?\()?\s*\"([^\"]*)\"")
-_LITERAL = re.compile(r"\bval\s*=\s*[\w<>\[\], ]*\((.*)\)\s*\]\s*;?\s*\{?\s*$")
+# a const's literal: what lies between `val = type(` and the line's closing `)]`; the two ends are found apart (as one
+# expression, a line of 40,000 `val=(` backtracked for minutes)
+_LITERAL_HEAD = re.compile(r"\bval\s*=\s*[\w<>\[\], ]*+\(")
+_LITERAL_TAIL = re.compile(r"\)\s*+\]\s*+;?\s*+\{?\s*+$")
 _TENSOR = re.compile(r"^\s*tensor\s*<\s*(\w+)\s*,\s*\[(.*)\]\s*>\s*$")
 MAX_SKIPPED_LISTED = 100  # unread lines each said as a warning; the rest are counted
 SHOWN_LITERAL = 24  # a const's value shown on the box that folds it when its text is at most this long
@@ -129,10 +132,19 @@ def _op(line: str, number: int, block: int) -> MilOp | None:
     named = _OP_NAME.search(rest)
     op = MilOp(outputs, output_type, call.group(1), named.group(1) if named else outputs[0], number, inputs, block)
     if op.op == "const":
-        literal = _LITERAL.search(rest)
-        if literal and "BLOBFILE" not in literal.group(1) and len(literal.group(1).strip()) <= SHOWN_LITERAL:
-            op.value = literal.group(1).strip()
+        literal = _literal(rest)
+        if literal is not None and "BLOBFILE" not in literal and len(literal.strip()) <= SHOWN_LITERAL:
+            op.value = literal.strip()
     return op
+
+
+def _literal(rest: str) -> str | None:
+    """The text of a const's `val = type(...)]` literal, or None; linear in the line."""
+    head = _LITERAL_HEAD.search(rest)
+    if head is None:
+        return None
+    tail = _LITERAL_TAIL.search(rest, head.end())
+    return rest[head.end() : tail.start()] if tail is not None else None
 
 
 def _depth(text: str, start: int, end: int) -> int:
