@@ -91,8 +91,9 @@ def test_nesting_past_the_limit_is_refused_as_such(tmp_path):
 
 def test_the_model_mil_limits_are_the_enforced_ones():
     from explorer.formats.coreml.mil_text import MAX_SKIPPED_LISTED
-    from explorer.formats.coreml.reader import MAX_METADATA_BYTES, MIL_MEMORY_PER_BYTE
+    from explorer.formats.coreml.reader import MAX_METADATA_BYTES, MIL_MEMORY_PER_BYTE, MIL_MEMORY_PER_LINE
 
     said = limits_of("coreml")
-    assert f"when {MIL_MEMORY_PER_BYTE}× its size" in said and f"({MAX_SKIPPED_LISTED} listed" in said
+    assert f"when {MIL_MEMORY_PER_BYTE}× its size" in said and f"when {MIL_MEMORY_PER_LINE:,} bytes a line" in said
+    assert f"({MAX_SKIPPED_LISTED} listed" in said
     assert f"metadata.json over {MAX_METADATA_BYTES // 2**20} MiB" in said

@@ -69,3 +69,39 @@ def test_a_const_line_of_many_literals_is_read_in_one_pass(tmp_path):
     model = document.view.graph_model()
     assert document.summary["operations"] == 4
     assert "k" in model.node_label
+
+
+def short_lines(count: int) -> str:
+    """A program of `count` one-op lines of about 48 bytes, then the output."""
+    ops = "".join(f"    tensor<fp32, [1]> a{k} = relu(x = {'x' if k == 0 else f'a{k - 1}'});\n" for k in range(count))
+    return ops + "    tensor<fp32, [1, 4]> z = relu(x = x)\n"
+
+
+def test_the_memory_guard_covers_a_program_of_short_lines(tmp_path):
+    """`graph --json` of one-op lines measured per line, within MIL_MEMORY_PER_LINE (per byte it passed the guard)."""
+    from explorer.formats.coreml.reader import MIL_MEMORY_PER_LINE
+
+    folder = mil_with_body(tmp_path / "short.mlmodelc", short_lines(20_000))
+    lines = (folder / "model.mil").read_text().count("\n") + 1
+    _, base = explorer_peak(["info", str(write_compiled(tmp_path / "tiny.mlmodelc"))], ROOT)
+    code, drawn = explorer_peak(["graph", "--json", str(folder)], ROOT)
+    assert code == 0
+    assert (drawn - base) / lines <= MIL_MEMORY_PER_LINE
+
+
+def test_a_program_of_short_lines_past_the_memory_is_refused_in_words(tmp_path, monkeypatch):
+    """Issue #72: a million one-op lines were OOM-killed just above the guard's per-byte estimate."""
+    from explorer import memory_guard
+    from explorer.errors import LoadError
+    from explorer.formats.coreml.reader import MIL_MEMORY_PER_BYTE
+
+    folder = mil_with_body(tmp_path / "short.mlmodelc", short_lines(200_000))
+    size = (folder / "model.mil").stat().st_size
+    room = memory_guard.BASE_BYTES + size * MIL_MEMORY_PER_BYTE + 2**20  # what the per-byte guard let through
+    monkeypatch.setattr(memory_guard, "available_bytes", lambda *args: room)
+    try:
+        open_document(folder)
+    except LoadError as error:
+        assert error.location == "model.mil" and "lines (6,144 bytes a line once drawn)" in error.message
+    else:
+        raise AssertionError("opened a program whose drawing does not fit")

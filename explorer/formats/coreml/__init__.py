@@ -30,9 +30,10 @@ LIMITS = (  # the README's Limits section lists these (tested)
     PROTOBUF_MEMORY_LIMIT,
     (
         "model.mil: refused before reading when 80× its size (what its drawn graph was measured to take) passes "
-        "the memory available; each line that reads as none of an op, a block or a closing brace is a "
-        "`mil-unread-line` warning (100 listed, the rest counted); metadata.json over 16 MiB, or not a regular "
-        "file, is a warning and the model opens without it"
+        "the memory available, and once read when 6,144 bytes a line does (a program of short lines); each "
+        "line that reads as none of an op, a block or a closing brace is a `mil-unread-line` warning (100 "
+        "listed, the rest counted); metadata.json over 16 MiB, or not a regular file, is a warning and the "
+        "model opens without it"
     ),
 )
 

@@ -19,11 +19,15 @@ from explorer.errors import LoadError, Problem
 from explorer.formats.coreml.model import CoreMLModel, index_program, read_blob_record
 from explorer.formats.coreml.wire import strip_weights
 from explorer.gc_pause import collector_paused
+from explorer.memory_guard import BASE_BYTES, refusal
 from explorer.protobuf_wire import MAX_BYTES, Walk, file_source, parse_stripped
 
 MAX_SPEC_BYTES = MAX_BYTES  # the spec besides the weights' values the walk leaves in the file
 MAX_METADATA_BYTES = 16 * 2**20  # coremlcompiler writes a few KB: inputs, outputs, an op histogram
 MIL_MEMORY_PER_BYTE = 80  # model.mil drawn: 60-70 bytes a byte measured (BENCHMARKS.md), and some room
+# ... and per line, for programs of short lines: `graph --json` of one-op lines of 48 bytes took 4.7-5.6 KB a line
+# (95-116 bytes a byte: past the per-byte bound), measured by tests/unit/test_mil_limits.py
+MIL_MEMORY_PER_LINE = 6144
 
 
 def load(path: str | Path, *, progress: ProgressCallback | None = None, strict: bool = False) -> Document:
@@ -41,6 +45,7 @@ def _load(path: Path, progress: ProgressCallback) -> Document:
         if (path / "model.mil").is_file():
             mil_text = _read_text(_inside(path, path / "model.mil", "model.mil"), path, "model.mil",
                                   bytes_per_file_byte=MIL_MEMORY_PER_BYTE)  # fmt: skip
+            _ensure_lines_fit(path, mil_text)
         else:  # a compiled NeuralNetwork: its layers are in Apple's binary files
             mil_text = ""
             said = "a compiled model without model.mil (a NeuralNetwork): its inputs and outputs are shown, its layers"
@@ -151,6 +156,15 @@ def _weights_inside(root: Path, weights: Path | None, problems: list[Problem]) -
     except LoadError as error:
         problems.append(Problem("warning", "weights-not-read", error.message, error.location))
         return None
+
+
+def _ensure_lines_fit(path: Path, mil_text: str) -> None:
+    """The guard by what the program's lines become once drawn (the size alone misjudges short lines)."""
+    lines = mil_text.count("\n") + 1
+    estimate = BASE_BYTES + max(len(mil_text) * MIL_MEMORY_PER_BYTE, lines * MIL_MEMORY_PER_LINE)
+    said = refusal(estimate, f"model.mil of {lines:,} lines ({MIL_MEMORY_PER_LINE:,} bytes a line once drawn)")
+    if said is not None:
+        raise LoadError(path, "model.mil", said)
 
 
 def _read_text(path: Path, root: Path, what: str, **bounds: Any) -> str:
