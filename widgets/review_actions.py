@@ -41,10 +41,15 @@ class ReviewActions(AppParts):
 
     @work(thread=True, group="bookmarks", description="read bookmarks")
     def _read_bookmarks(self, path: Path, then: Any) -> None:
-        from explorer.bookmarks import BookmarksError, load
+        from textual.worker import get_current_worker
 
+        from explorer.bookmarks import BookmarksError, Stopped, load
+
+        worker = get_current_worker()
         try:
-            loaded, error = load(path), None
+            loaded, error = load(path, stop=lambda: worker.is_cancelled), None
+        except Stopped:  # the app is quitting: nobody waits for the list
+            return
         except BookmarksError as failure:
             loaded, error = None, failure
         self.call_from_thread(self._bookmarks_read, path, loaded, error, then)
@@ -169,13 +174,21 @@ class ReviewActions(AppParts):
             self.bookmarks = [b for b in self.bookmarks if b.id != gone]  # as the sidecar will hold it
             return self.bookmarks
 
-        def go(index: int | None) -> None:
-            if index is None or not 0 <= index < len(self.bookmarks):
-                return
-            self.go_to_bookmark(self.bookmarks[index])
+        screen = BookmarksScreen(self.bookmarks, delete)
 
-        # read again first (others may have added theirs since), off the UI thread, then listed
-        self._load_bookmarks(lambda: self.push_screen(BookmarksScreen(self.bookmarks, delete), go))
+        def go(index: int | None) -> None:
+            if index is None or not 0 <= index < len(screen.bookmarks):
+                return
+            self.go_to_bookmark(screen.bookmarks[index])
+
+        def read_again() -> None:
+            if screen.is_attached:
+                screen.show(self.bookmarks)
+
+        # listed at once with what was read before, then read again (others may have added theirs since), off the
+        # UI thread, and listed anew: 300,000 bookmarks take a second or two to read
+        self.push_screen(screen, go)
+        self._load_bookmarks(read_again)
 
     def go_to_bookmark(self, bookmark: Any) -> None:
         self.post_message(RevealRef(bookmark.ref))

@@ -105,13 +105,20 @@ class BookmarksScreen(ModalScreen[int | None]):
             self.dismiss(event.option_index)
 
     def action_delete(self) -> None:
-        option_list = self.query_one(OptionList)
-        index = option_list.highlighted
+        index = self.query_one(OptionList).highlighted
         if index is None or not self.bookmarks:
             return
-        self.bookmarks = self.on_delete(index)  # what the sidecar holds after the delete
+        self.show(self.on_delete(index))  # what the sidecar holds after the delete
+
+    def show(self, bookmarks: list[Any]) -> None:
+        """List `bookmarks` instead (read again, or after a delete), the highlight kept where it was."""
+        option_list = self.query_one(OptionList)
+        highlighted = option_list.highlighted
+        self.bookmarks = bookmarks
         option_list.clear_options()
         option_list.add_options(self._options())
+        if highlighted is not None and option_list.option_count:
+            option_list.highlighted = min(highlighted, option_list.option_count - 1)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

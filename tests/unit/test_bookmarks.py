@@ -276,3 +276,24 @@ def test_the_bookmarks_list_shows_the_first_two_thousand_and_says_how_many_more(
     options = BookmarksScreen(many, on_delete=None)._options()
     assert len(options) == MAX_LISTED + 1
     assert str(options[-1].prompt) == "… and 500 more, not listed (the first 2,000 are)" and options[-1].disabled
+
+
+def test_a_read_stops_when_asked(tmp_path):
+    """The TUI's read of the sidecar stops when the app quits (300,000 bookmarks held `q` for 11 s)."""
+    from dataclasses import asdict
+
+    from explorer.bookmarks import Stopped, load, new_bookmark
+
+    path = tmp_path / "x.json.bookmarks.json"
+    entries = [asdict(new_bookmark(("workload", k), "tree", f"n{k}", "w", "me")) for k in range(5_000)]
+    path.write_text(json.dumps({"schema_version": 2, "bookmarks": entries}))
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    with pytest.raises(Stopped):
+        load(path, stop)
+    assert len(asked) == 3  # asked every 1,000 entries
+    assert [b.note for b in load(path).bookmarks][:3] == ["n0", "n1", "n2"]
