@@ -180,3 +180,27 @@ def test_a_big_first_core_shows_its_first_workloads_then_all_of_it(any_size, mon
     jobs = CoreJobs(None, PLANTED, stamp, None, guessed=False)
     jobs.spans[0] = (look.result().first.offset, look.result().first.length)
     assert not jobs._take_previewed(0, look) and jobs._take_previewed(0, taken)
+
+
+def test_the_workload_end_is_counted_a_chunk_at_a_time(monkeypatch):
+    """Issue #72: a core that is one 120 MB workload peaked at 1.8 GiB (the depth's arrays over all of it)."""
+    import tracemalloc
+
+    from explorer.formats.scheduler_ir import first_core as module
+
+    core = b'[{"a": [1, {"b": 2}]}, {"c": "x"}, {"d": [[]]}]'
+    assert module._workload_end(core, 1) == 21  # the first workload's end
+    assert module._workload_end(core, 22) == 33
+    assert module._workload_end(core, 10_000) == 46  # none ends past it: the last
+    assert module._workload_end(b'[{"a": [1, 2', 1) is None
+    monkeypatch.setattr(module, "DEPTH_CHUNK", 5)  # the depth carried across chunks: the same answers
+    assert [module._workload_end(core, n) for n in (1, 22, 10_000)] == [21, 33, 46]
+    monkeypatch.undo()
+    one_workload = b'[{"id": 0, "buffer": [' + b"[1, 2, 3, 4], " * 2_400_000 + b"[5]]}]"  # 34 MB
+    tracemalloc.start()
+    try:
+        assert module._workload_end(one_workload, 4 << 20) == len(one_workload) - 1
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * module.DEPTH_CHUNK, peak  # counted over the whole core at once: about 10 bytes a byte

@@ -121,6 +121,29 @@ def first_core_part(
 
 
 HEAD_READ = 2  # a big core's head read for its first workloads: this many times the bytes to show
+DEPTH_CHUNK = 4 << 20  # the bracket depth is counted this many bytes at a time (over a whole 120 MB core at once,
+# its arrays took 1.4 GB)
+
+
+def _workload_end(raw: bytes | bytearray, prefix_bytes: int) -> int | None:
+    """One past the `}` that ends the first workload ending at or past `prefix_bytes` (the last one the bytes hold
+    if none does), or None when no workload ends in them: counted a chunk at a time, stopping at the first."""
+    depth, last = 0, None
+    for start in range(0, len(raw), DEPTH_CHUNK):
+        chunk = np.frombuffer(raw, np.uint8, min(DEPTH_CHUNK, len(raw) - start), start)
+        closes = (chunk == ord("]")) | (chunk == ord("}"))
+        level = np.cumsum((chunk == ord("[")) | (chunk == ord("{")), dtype=np.int32)
+        level -= np.cumsum(closes, dtype=np.int32)
+        level += depth
+        ends = np.flatnonzero((chunk == ord("}")) & (level == 1)) + start
+        depth = int(level[-1])
+        del chunk, closes, level
+        if ends.size:
+            at = int(np.searchsorted(ends, prefix_bytes - 1))
+            if at < ends.size:
+                return int(ends[at]) + 1
+            last = int(ends[-1]) + 1
+    return last
 
 
 def _first_workloads(first: FirstCore, prefix_bytes: int) -> tuple[bytes, int, int] | None:
@@ -129,14 +152,9 @@ def _first_workloads(first: FirstCore, prefix_bytes: int) -> tuple[bytes, int, i
     holds no such cut (or all of the core): the workloads' ends are the `}` that bring the bracket depth back
     to the core array's, and a bracket inside a string that misleads the count leaves a cut that does not
     decode, which is refused. The workloads keep their positions: the cut array's item k is the core's."""
-    head = np.frombuffer(first.raw, np.uint8)
-    opens = np.cumsum((head == ord("[")) | (head == ord("{")), dtype=np.int32)
-    depth = opens - np.cumsum((head == ord("]")) | (head == ord("}")), dtype=np.int32)
-    ends = np.flatnonzero((head == ord("}")) & (depth == 1))
-    del head, opens, depth
-    if not ends.size:
+    end = _workload_end(first.raw, prefix_bytes)
+    if end is None:
         return None
-    end = int(ends[min(int(np.searchsorted(ends, prefix_bytes - 1)), ends.size - 1)]) + 1
     if len(first.raw) == first.length and not first.raw[end:].strip(b" \t\r\n,]"):
         return None  # the cut would be the whole core
     array = bytes(first.raw[:end]) + b"]"
