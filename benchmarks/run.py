@@ -428,7 +428,7 @@ def ratio(a: float, b: float) -> str:
 
 
 SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "torch", "weights", "metrics", "pipeline", "review",
-            "scale", "query", "hostile", "quit")  # fmt: skip
+            "scale", "query", "querystop", "hostile", "quit")  # fmt: skip
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -458,6 +458,10 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
             from query_bench import section as query_section
 
             lines += query_section(OUT, big_schedule())
+        if "querystop" in sections:
+            from query_stop_bench import section as query_stop_section
+
+            lines += query_stop_section(OUT)
         if "hostile" in sections:
             from hostile_bench import section as hostile_section
 
@@ -487,6 +491,9 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from query_bench import section as query_section
 
     lines += query_section(OUT, path)
+    from query_stop_bench import section as query_stop_section
+
+    lines += query_stop_section(OUT)
     from hostile_bench import section as hostile_section
 
     lines += hostile_section(OUT)
