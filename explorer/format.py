@@ -12,9 +12,10 @@ import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from explorer.document import Document, ProgressCallback
+if TYPE_CHECKING:  # annotations only: listing the formats (`--version`) imports no reader, numpy nor Document
+    from explorer.document import Document, ProgressCallback
 
 
 class Loader(Protocol):

@@ -3,6 +3,8 @@ independent of each other, and neither the core nor the UI imports a format."""
 
 from __future__ import annotations
 
+import ast
+import os
 import pkgutil
 import shutil
 import subprocess
@@ -55,3 +57,40 @@ def test_every_format_package_is_under_the_contracts_and_registered():
     independent = next(c for c in contracts if c["type"] == "independence")["modules"]
     assert sorted(independent) == packages
     assert sorted(BUILTIN_FORMATS) == packages
+
+
+HEAVY = ("onnx", "textual", "rich", "pydantic", "duckdb", "numpy", "google", "coremltools", "plotly", "networkx")
+
+
+def _imported_by(argv: list[str]) -> list[str]:
+    """The heavy packages a command imported, run in a clean interpreter as `ir-explorer ARGV` runs it."""
+    code = (
+        "import contextlib, io, sys\n"
+        f"sys.argv = ['ir-explorer', *{argv!r}]\n"
+        "from explorer.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        "        main()\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "IR_EXPLORER_WORKERS": "0"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return ast.literal_eval(done.stdout.strip().splitlines()[-1])
+
+
+def test_help_and_version_import_nothing_heavy():
+    """Issue #73: `--help` and `--version` answer before you notice (they imported numpy through the Document)."""
+    assert _imported_by(["--version"]) == []
+    assert _imported_by(["--help"]) == []
+    assert _imported_by(["info", "--help"]) == []
+
+
+def test_schedule_commands_import_only_what_they_use():
+    """`info`, `check` and `query` of a schedule import neither onnx, textual nor pydantic; info and check no duckdb."""
+    schedule = str(ROOT / "sample_data" / "clean_2x2_stschedule.json")
+    assert _imported_by(["info", schedule]) == ["numpy"]
+    assert _imported_by(["check", schedule]) == ["numpy"]
+    assert _imported_by(["query", schedule, "select count(*) from workloads"]) == ["duckdb", "numpy"]
