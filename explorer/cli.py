@@ -16,16 +16,13 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from explorer.cli_parsers import command_parser, tui_parser
+from explorer.cli_parsers import SUBCOMMANDS, command_parser, tui_parser
 from explorer.errors import LoadError, count_by_severity
 from explorer.formatting import EscapingWriter, escape_controls
 from explorer.writing import refuse_inputs, write_atomically
 
 if TYPE_CHECKING:  # only named in annotations: `--help` and `--version` import nothing that reads files
     from explorer.document import Document
-
-SUBCOMMANDS = ("info", "check", "tensor", "graph", "export", "diff", "relocate", "serve", "screenshot", "schema",
-               "query")  # fmt: skip
 
 
 class ExitCode(IntEnum):

@@ -177,3 +177,30 @@ def test_info_of_a_trace_or_an_assembly_says_nothing_of_l2(capsys, name):
     assert "lanes:" in out and "fullest" not in out
     assert main(["info", "--json", str(SAMPLE_DATA / name)]) == 0
     assert json.loads(capsys.readouterr().out)["memory"] is None
+
+
+def test_help_lists_every_subcommand_as_its_parser_takes_it():
+    """Issue #74: `--help` left out query and relocate; the list is now made from SUBCOMMANDS, held here to each
+    subcommand's parser (its positional arguments, in order)."""
+    from explorer.cli_parsers import SUBCOMMANDS, base_parser, command_parser
+
+    epilog = " ".join(base_parser().epilog.split())
+    for name, takes in SUBCOMMANDS.items():
+        assert f"{name} {takes}" in epilog, name
+        parser = command_parser(name)
+        positional = [a for a in parser._actions if not a.option_strings]
+        shown = [(a.metavar or a.dest) + ("..." if a.nargs == "+" else "") for a in positional]
+        assert " ".join(shown).upper().replace("FILES", "FILE") == takes.upper(), (name, shown)
+
+
+def test_export_help_names_every_output():
+    helptext = command_parser_help("export")
+    for option in ("--html", "--trace-event", "--parquet"):
+        assert option in helptext
+    assert "Parquet" in helptext.split("positional arguments")[0]  # said in its description too
+
+
+def command_parser_help(name: str) -> str:
+    from explorer.cli_parsers import command_parser
+
+    return command_parser(name).format_help()

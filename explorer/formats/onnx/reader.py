@@ -168,8 +168,8 @@ INFERENCE_SECONDS = 600.0
 
 def infer_shapes(index, path: Path) -> list[Problem]:
     """Add inferred value types to the index; a failure, a crash or a timeout of onnx's inference is a warning
-    (the declared types stay, the model opens). It costs about twice the parse on big graphs, so it runs for
-    `check` and the TUI, not for `info`."""
+    (the declared types stay, the model opens). It costs about twice the parse on big graphs; every command that
+    shows shapes or counts runs it (`info` too, for the counts)."""
     import onnx
     from google.protobuf.message import DecodeError
 
