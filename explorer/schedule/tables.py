@@ -68,11 +68,12 @@ TABLES = {
         "source": "its source code, as the file gives it",
         "transfer": "its first transfer id (NULL when none)",
     }),
-    "transfers": Table("one output of a workload sent to one destination, or one read from DRAM to a workload", {
+    "transfers": Table("one output of a workload sent to one destination (an output with none: one row, its "
+                       "destination NULL), or one read from DRAM to a workload", {
         "file": "the schedule file", "transfer": "the transfer id",
         "core": "the producing lane (NULL for a read from DRAM)",
         "workload": "the producing workload id (NULL for a read from DRAM)", "bytes": "the size sent (bytes)",
-        "dst_core": "the consuming lane (NULL when written to DRAM)",
+        "dst_core": "the consuming lane (NULL when written to DRAM or sent nowhere)",
         "dst_workload": "the consuming workload id (NULL when none)",
         "to_dram": "true when written to DRAM", "from_dram": "true when read from DRAM",
     }),
@@ -150,8 +151,14 @@ def _wl0(document: Document) -> Columns:
 
 def _transfers(document: Document) -> Columns:
     s = _schedule(document)
-    output = np.repeat(np.arange(s.of_tid.size), np.diff(s.of_dst_ptr))  # per destination: its output
+    destinations = np.diff(s.of_dst_ptr)
+    output = np.repeat(np.arange(s.of_tid.size), np.maximum(destinations, 1))  # per destination (or none): its output
+    sent = np.repeat(destinations > 0, np.maximum(destinations, 1))  # False: an output with no destination, one row
     row = s.of_row[output]
+    dst_core, dst_workload = np.full(output.size, -1, np.int64), np.full(output.size, -1, np.int64)
+    dst_core[sent], dst_workload[sent] = s.dst_core, s.dst_wl
+    to_dram = np.zeros(output.size, dtype=bool)
+    to_dram[sent] = s.dst_core < 0
     read = np.repeat(np.arange(s.dout_tid.size), np.diff(s.dout_dst_ptr))  # per destination: its DRAM read
     reads = read.size
     return {
@@ -159,9 +166,9 @@ def _transfers(document: Document) -> Columns:
         "core": np.concatenate([s.wl_core[row], np.full(reads, -1)]),
         "workload": np.concatenate([s.wl_id[row], np.full(reads, -1)]),
         "bytes": np.concatenate([s.of_size[output], s.dout_size[read]]),
-        "dst_core": np.concatenate([s.dst_core, s.dout_dst_core]),
-        "dst_workload": np.concatenate([s.dst_wl, s.dout_dst_wl]),
-        "to_dram": np.concatenate([s.dst_core < 0, np.zeros(reads, dtype=bool)]),
+        "dst_core": np.concatenate([dst_core, s.dout_dst_core]),
+        "dst_workload": np.concatenate([dst_workload, s.dout_dst_wl]),
+        "to_dram": np.concatenate([to_dram, np.zeros(reads, dtype=bool)]),
         "from_dram": np.concatenate([np.zeros(output.size, dtype=bool), np.ones(reads, dtype=bool)]),
     }
 

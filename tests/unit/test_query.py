@@ -108,3 +108,16 @@ def test_the_readme_lists_every_table_and_column():
     for name, table in TABLES.items():
         line = next(line for line in section.splitlines() if line.startswith(f"- `{name}`: "))
         assert all(f"`{column}` {meaning}" in line for column, meaning in table.columns.items()), name
+
+
+def test_an_output_with_no_destination_is_a_transfers_row(tmp_path):
+    """Issue #74: outputs with `"destination": []` had no row (11,840 transfer ids where the file has 11,968)."""
+    schedule = json.loads(CLEAN.read_text())
+    dead = schedule["0"][-1]["ofmap"][0]
+    dead["destination"] = []
+    path = tmp_path / "dead_stschedule.json"
+    path.write_text(json.dumps(schedule))
+    outputs = {o["transfer_id"] for key, core in schedule.items() if key.isdigit() for w in core for o in w["ofmap"]}
+    assert rows("select count(distinct transfer) from transfers where not from_dram", path) == [(len(outputs),)]
+    assert rows(f"select dst_core, dst_workload, to_dram, bytes from transfers where transfer = {dead['transfer_id']}",
+                path) == [(None, None, False, dead["size"])]  # fmt: skip
