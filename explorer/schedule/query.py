@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.document import Document
-from explorer.schedule.tables import NULL_WHEN_MINUS_ONE, TABLES, Columns, build_table, sql_type
+from explorer.schedule.tables import NULL_WHEN_MINUS_ONE, TABLES, Columns, build_table, lacking, sql_type
 
 CHUNK_ROWS = 2048
 ROW_CAP = 1_000_000  # rows a query gives before it stops with a message
@@ -307,6 +307,10 @@ def run_query(documents: list[tuple[str, Document]], sql: str, row_cap: int = RO
               session: Session | None = None) -> Result:  # fmt: skip
     """The query over loaded documents' tables, each table the rows of every file (the `file` column says which);
     in `session` when the caller keeps it to interrupt."""
+    for name in tables_named(sql):
+        said = [lacking(name, document) for _, document in documents]
+        if all(said):
+            raise QueryError(str(said[0]))
     session = session or Session()
     try:
         for name in tables_named(sql):

@@ -13,7 +13,7 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.document import Document
-from explorer.models.schedule import Schedule
+from explorer.models.schedule import Schedule, SchedulePart
 from explorer.schedule.buffers import entry_regions
 
 Columns = dict[str, np.ndarray]
@@ -37,10 +37,12 @@ def sql_type(column: str) -> str:
 
 @dataclass(frozen=True)
 class Table:
-    """One table: what a row is and each column's meaning and unit (the README's text)."""
+    """One table: what a row is and each column's meaning and unit (the README's text), and the part of a schedule
+    its rows come from (a trace's lanes have no L2: asked for `l2`, it says so rather than answer 0 rows)."""
 
     row: str
     columns: dict[str, str]
+    needs: SchedulePart = SchedulePart.LANES
 
 
 TABLES = {
@@ -61,13 +63,13 @@ TABLES = {
         "new": "1 when newly added in this snapshot, 0 when not (NULL when the file does not say)",
         "region_start": "the first byte of the ring region holding it (bytes; NULL when none does)",
         "region_end": "one past the last byte of that region (bytes; NULL when none does)",
-    }),
+    }, needs=SchedulePart.ADDRESS_SPACE),
     "wl0": Table("one WL0 (side memory) entry of one workload", {
         "file": "the schedule file", "core": "the lane's id", "workload": "its workload id",
         "address": "its first byte (bytes)", "bytes": "its size (bytes)",
         "source": "its source code, as the file gives it",
         "transfer": "its first transfer id (NULL when none)",
-    }),
+    }, needs=SchedulePart.SIDE_SPACE),
     "transfers": Table("one output of a workload sent to one destination (an output with none: one row, its "
                        "destination NULL), or one read from DRAM to a workload", {
         "file": "the schedule file", "transfer": "the transfer id",
@@ -76,7 +78,7 @@ TABLES = {
         "dst_core": "the consuming lane (NULL when written to DRAM or sent nowhere)",
         "dst_workload": "the consuming workload id (NULL when none)",
         "to_dram": "true when written to DRAM", "from_dram": "true when read from DRAM",
-    }),
+    }, needs=SchedulePart.TRANSFERS),
     "layers": Table("one layer", {
         "file": "the schedule file", "layer": "its name", "workloads": "its workloads",
         "cores": "the lanes it runs on", "cycles": "its workloads' estimated durations summed (cycles)",
@@ -88,12 +90,21 @@ TABLES = {
         "last_workload": "the last snapshot's workload id", "snapshots": "snapshots it spans",
         "bytes": "bytes overlapping (bytes)", "suggested_address": "where it would fit (bytes; NULL when none)",
         "shortfall_bytes": "how short the region was (bytes; NULL when it fits)",
-    }),
+    }, needs=SchedulePart.ADDRESS_SPACE),
     "problems": Table("one problem (as `check` lists them)", {
         "file": "the schedule file", "severity": "error, warning or info", "code": "the problem's code",
         "message": "what is wrong", "location": "where (a JSON path)",
     }),
 }  # fmt: skip
+
+
+def lacking(name: str, document: Document) -> str | None:
+    """Why `document` has no rows for table `name` to give (its schedule lacks the part they come from), or None."""
+    part = TABLES[name].needs
+    if document.scheduled().has(part):
+        return None
+    return f"this {document.meta.format} file has no {part} for table {name} (it has: " + \
+        ", ".join(sorted(document.scheduled().parts)) + ")"
 
 
 def build_table(name: str, document: Document, file: str) -> Columns:

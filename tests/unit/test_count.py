@@ -47,3 +47,14 @@ def test_products_of_counts_multiply_their_terms():
     product = (Count.product(["seq"]) + Count.of(1)) * Count.product(["seq", 2])
     assert product.terms == {(("seq", 2),): 2, (("seq", 1),): 2}
     assert (Count.of(3) * 4).value == 12
+
+
+def test_a_product_drops_the_terms_that_cancel():
+    """(seq + 1)(seq − 1) = seq² − 1: the seq terms cancel and no 0·seq is kept (issue #74: a mutation that kept
+    zero terms passed 24 tests)."""
+    plus = Count.product(["seq"]) + Count.of(1)
+    minus = Count.product(["seq"]) + Count.of(-1)
+    product = plus * minus
+    assert product.terms == {(("seq", 2),): 1, (): -1}
+    assert "0·" not in product.text() and product.value is None
+    assert (Count.product(["n"]) * Count.of(0)) == ZERO and (Count.product(["n"]) * 0).value == 0

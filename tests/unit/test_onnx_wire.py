@@ -337,3 +337,13 @@ def test_a_small_file_that_parses_is_parsed_as_it_is_and_one_that_does_not_is_wa
     document = open_document(path)
     assert [p.location for p in document.problems if p.code == "unreadable-field"] == [
         "graph.initializer[0].raw_data"]  # fmt: skip
+
+
+def test_a_short_field_running_past_the_end_is_a_located_problem():
+    """A name whose length (under 128) runs past the end of the file: the walk's fast path for short fields must
+    check it too (issue #74: a mutation that dropped that bound kept the cut field silently, and 23 tests passed)."""
+    data = big_model().SerializeToString()
+    cut = data + bytes([2 << 3 | 2, 50]) + b"abc"  # producer_name: 50 bytes said, 3 there
+    stripped, problems = walked(cut)
+    assert problems == [("producer_name", f"runs past the end of the file (50 bytes from byte {len(data) + 2:,})")]
+    assert stripped.producer_name == "" and [n.name for n in stripped.graph.node] == ["mm", "flat", "const", "if"]

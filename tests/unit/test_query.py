@@ -121,3 +121,30 @@ def test_an_output_with_no_destination_is_a_transfers_row(tmp_path):
     assert rows("select count(distinct transfer) from transfers where not from_dram", path) == [(len(outputs),)]
     assert rows(f"select dst_core, dst_workload, to_dram, bytes from transfers where transfer = {dead['transfer_id']}",
                 path) == [(None, None, False, dead["size"])]  # fmt: skip
+
+
+@pytest.mark.parametrize("sql", ["SET memory_limit = '100GB'", "SET threads = 64", "RESET memory_limit",
+                                 "SET max_temp_directory_size = '1TB'", "SET temp_directory = '/tmp'"])  # fmt: skip
+def test_a_query_cannot_move_its_own_bounds(sql):
+    """Issue #74: with the configuration lock removed a query raised its memory to 100 GB and 27 tests passed."""
+    with pytest.raises(QueryError):
+        rows(sql + " -- workloads")
+    from explorer.schedule import query
+
+    (found,) = rows("SELECT current_setting('memory_limit'), current_setting('threads') -- workloads")
+    assert found == ("2.0 GiB", 2)
+    assert query.MEMORY_LIMIT_BYTES == 2 * 2**30
+
+
+def test_a_table_the_file_has_no_part_for_is_an_error_in_words():
+    """Issue #74: a trace (lanes only) answered `0 rows` from `l2` instead of saying it has no L2."""
+    trace = SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_sim.txt"
+    for name, part in (("l2", "address space"), ("wl0", "side space"), ("transfers", "transfers"),
+                       ("incidents", "address space")):  # fmt: skip
+        with pytest.raises(QueryError) as refused:
+            rows(f"select count(*) from {name}", trace)
+        assert str(refused.value) == f"this gemini-trace file has no {part} for table {name} (it has: lanes)"
+    assert rows("select count(*) from workloads", trace) == [(15,)]
+    assert rows("select count(*) from l2 where file like '%clean%'", trace, CLEAN) == [(len(rows("select * from l2")),)]
+    done = run_cli("query", str(trace), "select count(*) from l2")
+    assert done.returncode == 2 and "has no address space for table l2" in done.stderr
