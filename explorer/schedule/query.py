@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.document import Document
-from explorer.schedule.tables import NULL_WHEN_MINUS_ONE, TABLES, Columns, build_table, lacking, sql_type
+from explorer.schedule.tables import TABLES, Columns, build_table, lacking, null_when, sql_type
 
 CHUNK_ROWS = 2048
 ROW_CAP = 1_000_000  # rows a query gives before it stops with a message
@@ -358,18 +358,17 @@ def open_schedule(path: Path, strict: bool) -> Document:
 def select_list(name: str, columns: Columns) -> str:
     """The columns of table `name` in its SQL types, its "none" values (-1) as NULL; quoted, since `end` is an SQL
     keyword."""
-    nulls = NULL_WHEN_MINUS_ONE.get(name, ())
-
     def value(column: str) -> str:
-        read = f'NULLIF("{column}", -1)' if column in nulls else f'"{column}"'
-        return f'CAST({read} AS {sql_type(column)}) AS "{column}"'
+        null = null_when(name, column)
+        read = f'NULLIF("{column}", {null})' if null is not None else f'"{column}"'
+        return f'CAST({read} AS {sql_type(name, column)}) AS "{column}"'
 
     return ", ".join(value(column) for column in columns)
 
 
 def table_schema(name: str) -> str:
     """The column list of a CREATE TABLE for table `name`."""
-    return ", ".join(f'"{column}" {sql_type(column)}' for column in TABLES[name].columns)
+    return ", ".join(f'"{column}" {sql_type(name, column)}' for column in TABLES[name].columns)
 
 
 def sql_string(text: str) -> str:

@@ -17,85 +17,132 @@ from explorer.models.schedule import Schedule, SchedulePart
 from explorer.schedule.buffers import entry_regions
 
 Columns = dict[str, np.ndarray]
-# columns whose value -1 means "none": SQL reads them as NULL (explorer.schedule.query makes each table a view)
-NULL_WHEN_MINUS_ONE = {"l2": ("new", "region_start", "region_end"), "wl0": ("transfer",),
-                       "transfers": ("core", "workload", "dst_core", "dst_workload")}
+VARCHAR, DOUBLE, BOOLEAN, BIGINT = "VARCHAR", "DOUBLE", "BOOLEAN", "BIGINT"
+MINUS_ONE = -1  # the arrays' "none": SQL reads it as NULL (explorer.schedule.query makes each table a view)
 
 
-# Each column's SQL type, the same in every table and every file (a column not named here is BIGINT): DuckDB
-# would otherwise guess from each file's arrays (an all-None column has no type; a small one is INTEGER)
-SQL_TYPES = {
-    "VARCHAR": ("file", "layer", "kind", "role", "code", "severity", "message", "location"),
-    "DOUBLE": ("start", "end", "cycles", "measured_start", "measured_end", "measured_cycles"),
-    "BOOLEAN": ("to_dram", "from_dram"),
-}
+@dataclass(frozen=True)
+class Column:
+    """One column, declared once: what it means with its unit (the README's text), its SQL type (the same in every
+    file: DuckDB would otherwise guess from each file's arrays, an all-None column having no type) and the value
+    that stands for NULL in its array."""
+
+    text: str
+    sql: str = BIGINT
+    null: int | None = None
 
 
-def sql_type(column: str) -> str:
-    return next((kind for kind, columns in SQL_TYPES.items() if column in columns), "BIGINT")
+FILE = Column("the schedule file", VARCHAR)
 
 
 @dataclass(frozen=True)
 class Table:
-    """One table: what a row is and each column's meaning and unit (the README's text), and the part of a schedule
-    its rows come from (a trace's lanes have no L2: asked for `l2`, it says so rather than answer 0 rows)."""
+    """One table: what a row is, its columns, and the part of a schedule its rows come from (a trace's lanes have
+    no L2: asked for `l2`, it says so rather than answer 0 rows)."""
 
     row: str
-    columns: dict[str, str]
+    columns: dict[str, Column]
     needs: SchedulePart = SchedulePart.LANES
 
 
 TABLES = {
     "workloads": Table("one workload (a block on a lane)", {
-        "file": "the schedule file", "core": "the lane's id", "workload": "its workload id",
-        "layer": "its layer's name", "kind": "its block kind, in the file's words",
-        "start": "start in the derived timeline (cycles)", "end": "end in the derived timeline (cycles)",
-        "cycles": "its estimated duration (cycles)",
-        "measured_start": "first joined trace instruction's start (cycles; NULL without a trace)",
-        "measured_end": "last joined trace instruction's end (cycles; NULL without a trace)",
-        "measured_cycles": "measured_end - measured_start (cycles; NULL without a trace)",
-        "l2_bytes": "bytes of L2 in use before it (bytes)", "ofmap_bytes": "its output's size (bytes)",
+        "file": FILE,
+        "core": Column("the lane's id"),
+        "workload": Column("its workload id"),
+        "layer": Column("its layer's name", VARCHAR),
+        "kind": Column("its block kind, in the file's words", VARCHAR),
+        "start": Column("start in the derived timeline (cycles)", DOUBLE),
+        "end": Column("end in the derived timeline (cycles)", DOUBLE),
+        "cycles": Column("its estimated duration (cycles)", DOUBLE),
+        "measured_start": Column("first joined trace instruction's start (cycles; NULL without a trace)", DOUBLE),
+        "measured_end": Column("last joined trace instruction's end (cycles; NULL without a trace)", DOUBLE),
+        "measured_cycles": Column("measured_end - measured_start (cycles; NULL without a trace)", DOUBLE),
+        "l2_bytes": Column("bytes of L2 in use before it (bytes)"),
+        "ofmap_bytes": Column("its output's size (bytes)"),
     }),
     "l2": Table("one L2 entry of one workload's snapshot", {
-        "file": "the schedule file", "core": "the lane's id", "workload": "the workload whose snapshot it is",
-        "tensor": "the tensor's id", "address": "its first byte (bytes)", "bytes": "its size (bytes)",
-        "role": "input, weight or output",
-        "new": "1 when newly added in this snapshot, 0 when not (NULL when the file does not say)",
-        "region_start": "the first byte of the ring region holding it (bytes; NULL when none does)",
-        "region_end": "one past the last byte of that region (bytes; NULL when none does)",
+        "file": FILE,
+        "core": Column("the lane's id"),
+        "workload": Column("the workload whose snapshot it is"),
+        "tensor": Column("the tensor's id"),
+        "address": Column("its first byte (bytes)"),
+        "bytes": Column("its size (bytes)"),
+        "role": Column("input, weight or output", VARCHAR),
+        "new": Column("1 when newly added in this snapshot, 0 when not (NULL when "
+                      "the file does not say)", null=MINUS_ONE),
+        "region_start": Column("the first byte of the ring region holding it (bytes; NULL "
+                               "when none does)", null=MINUS_ONE),
+        "region_end": Column("one past the last byte of that region (bytes; NULL when none does)", null=MINUS_ONE),
     }, needs=SchedulePart.ADDRESS_SPACE),
     "wl0": Table("one WL0 (side memory) entry of one workload", {
-        "file": "the schedule file", "core": "the lane's id", "workload": "its workload id",
-        "address": "its first byte (bytes)", "bytes": "its size (bytes)",
-        "source": "its source code, as the file gives it",
-        "transfer": "its first transfer id (NULL when none)",
+        "file": FILE,
+        "core": Column("the lane's id"),
+        "workload": Column("its workload id"),
+        "address": Column("its first byte (bytes)"),
+        "bytes": Column("its size (bytes)"),
+        "source": Column("its source code, as the file gives it"),
+        "transfer": Column("its first transfer id (NULL when none)", null=MINUS_ONE),
     }, needs=SchedulePart.SIDE_SPACE),
-    "transfers": Table("one output of a workload sent to one destination (an output with none: one row, its "
-                       "destination NULL), or one read from DRAM to a workload", {
-        "file": "the schedule file", "transfer": "the transfer id",
-        "core": "the producing lane (NULL for a read from DRAM)",
-        "workload": "the producing workload id (NULL for a read from DRAM)", "bytes": "the size sent (bytes)",
-        "dst_core": "the consuming lane (NULL when written to DRAM or sent nowhere)",
-        "dst_workload": "the consuming workload id (NULL when none)",
-        "to_dram": "true when written to DRAM", "from_dram": "true when read from DRAM",
+    "transfers": Table("one output of a workload sent to one destination (an output with "
+                       "none: one row, its destination NULL), or one read from DRAM to a workload", {
+        "file": FILE,
+        "transfer": Column("the transfer id"),
+        "core": Column("the producing lane (NULL for a read from DRAM)", null=MINUS_ONE),
+        "workload": Column("the producing workload id (NULL for a read from DRAM)", null=MINUS_ONE),
+        "bytes": Column("the size sent (bytes)"),
+        "dst_core": Column("the consuming lane (NULL when written to DRAM or sent nowhere)", null=MINUS_ONE),
+        "dst_workload": Column("the consuming workload id (NULL when none)", null=MINUS_ONE),
+        "to_dram": Column("true when written to DRAM", BOOLEAN),
+        "from_dram": Column("true when read from DRAM", BOOLEAN),
     }, needs=SchedulePart.TRANSFERS),
     "layers": Table("one layer", {
-        "file": "the schedule file", "layer": "its name", "workloads": "its workloads",
-        "cores": "the lanes it runs on", "cycles": "its workloads' estimated durations summed (cycles)",
-        "start": "its first workload's start (cycles)", "end": "its last workload's end (cycles)",
+        "file": FILE,
+        "layer": Column("its name", VARCHAR),
+        "workloads": Column("its workloads"),
+        "cores": Column("the lanes it runs on"),
+        "cycles": Column("its workloads' estimated durations summed (cycles)", DOUBLE),
+        "start": Column("its first workload's start (cycles)", DOUBLE),
+        "end": Column("its last workload's end (cycles)", DOUBLE),
     }),
     "incidents": Table("one overlap incident (as `check` lists them)", {
-        "file": "the schedule file", "code": "l2-overlap or wl0-overlap", "core": "the lane's id",
-        "tensor": "the misplaced tensor's id", "first_workload": "the first snapshot's workload id",
-        "last_workload": "the last snapshot's workload id", "snapshots": "snapshots it spans",
-        "bytes": "bytes overlapping (bytes)", "suggested_address": "where it would fit (bytes; NULL when none)",
-        "shortfall_bytes": "how short the region was (bytes; NULL when it fits)",
+        "file": FILE,
+        "code": Column("l2-overlap or wl0-overlap", VARCHAR),
+        "core": Column("the lane's id"),
+        "tensor": Column("the misplaced tensor's id"),
+        "first_workload": Column("the first snapshot's workload id"),
+        "last_workload": Column("the last snapshot's workload id"),
+        "snapshots": Column("snapshots it spans"),
+        "bytes": Column("bytes overlapping (bytes)"),
+        "suggested_address": Column("where it would fit (bytes; NULL when none)"),
+        "shortfall_bytes": Column("how short the region was (bytes; NULL when it fits)"),
     }, needs=SchedulePart.ADDRESS_SPACE),
     "problems": Table("one problem (as `check` lists them)", {
-        "file": "the schedule file", "severity": "error, warning or info", "code": "the problem's code",
-        "message": "what is wrong", "location": "where (a JSON path)",
+        "file": FILE,
+        "severity": Column("error, warning or info", VARCHAR),
+        "code": Column("the problem's code", VARCHAR),
+        "message": Column("what is wrong", VARCHAR),
+        "location": Column("where (a JSON path)", VARCHAR),
     }),
 }  # fmt: skip
+
+
+def sql_type(name: str, column: str) -> str:
+    return TABLES[name].columns[column].sql
+
+
+def null_when(name: str, column: str) -> int | None:
+    return TABLES[name].columns[column].null
+
+
+def sql_types() -> dict[str, list[str]]:
+    """Each SQL type and the columns of that type, every table's (a name has one type in all: tested)."""
+    found: dict[str, list[str]] = {}
+    for table in TABLES.values():
+        for column, declared in table.columns.items():
+            if column not in found.setdefault(declared.sql, []):
+                found[declared.sql].append(column)
+    return found
 
 
 def lacking(name: str, document: Document) -> str | None:

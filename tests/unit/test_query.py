@@ -107,7 +107,7 @@ def test_the_readme_lists_every_table_and_column():
     section = text.split('## `ir-explorer query FILE... "SQL"`', 1)[1].split("\n## ", 1)[0]
     for name, table in TABLES.items():
         line = next(line for line in section.splitlines() if line.startswith(f"- `{name}`: "))
-        assert all(f"`{column}` {meaning}" in line for column, meaning in table.columns.items()), name
+        assert all(f"`{column}` {declared.text}" in line for column, declared in table.columns.items()), name
 
 
 def test_an_output_with_no_destination_is_a_transfers_row(tmp_path):
@@ -148,3 +148,20 @@ def test_a_table_the_file_has_no_part_for_is_an_error_in_words():
     assert rows("select count(*) from l2 where file like '%clean%'", trace, CLEAN) == [(len(rows("select * from l2")),)]
     done = run_cli("query", str(trace), "select count(*) from l2")
     assert done.returncode == 2 and "has no address space for table l2" in done.stderr
+
+
+def test_each_column_is_declared_once_and_built_as_declared():
+    """Issue #74 item 8: a column's text, SQL type and NULL rule are one declaration; each builder gives exactly
+    the declared columns, and a name has one SQL type in every table."""
+    from explorer.schedule.tables import build_table
+
+    document = open_document(PLANTED)
+    for name, table in TABLES.items():
+        assert list(build_table(name, document, "f")) == list(table.columns), name
+    types: dict[str, set[str]] = {}
+    for table in TABLES.values():
+        for column, declared in table.columns.items():
+            types.setdefault(column, set()).add(declared.sql)
+    assert {column: kinds for column, kinds in types.items() if len(kinds) > 1} == {}
+    nulls = rows("select count(*) from transfers where core is null", PLANTED)
+    assert nulls == rows("select count(*) from transfers where from_dram", PLANTED)  # -1 read as NULL
