@@ -348,7 +348,7 @@ def companion_links(document: Document, ref: Ref) -> list[tuple[str, Ref]]:
     return found
 
 
-def _rows_of(document: Document, table) -> np.ndarray:
+def _rows_of(document: Document, table: InstructionTable) -> np.ndarray:
     """The schedule row of each instruction (by its workload id on the schedule's only core), -1 if none."""
     s = document.scheduled()
     core = int(s.core_ids[0]) if s.core_ids.size else 0
@@ -363,7 +363,7 @@ def _rows_of(document: Document, table) -> np.ndarray:
     return np.where(hit, rows.start + order[at], -1)
 
 
-def _mismatch(document: Document, table, rows: np.ndarray, layer_names: list[str] | None) -> str:
+def _mismatch(document: Document, table: InstructionTable, rows: np.ndarray, layer_names: list[str] | None) -> str:
     """Why the instructions belong to another model or batch, or "" when they fit the schedule."""
     s = document.scheduled()
     if s.core_ids.size != 1:
@@ -417,30 +417,32 @@ def _layers_disagree(s: Schedule, table: InstructionTable, rows: np.ndarray, fou
     return ""
 
 
-def _unknown_workloads(table, rows: np.ndarray, name: str, kind: str) -> list[Problem]:
+def _unknown_workloads(table: InstructionTable, rows: np.ndarray, name: str, kind: str) -> list[Problem]:
     stray = np.flatnonzero((table.workload >= 0) & (rows < 0))
     return [Problem("warning", "unknown-workload", f"{kind} instruction {table.name[k]} names workload "
                     f"{int(table.workload[k])}, which the schedule does not have", f"{name}: line {int(table.line[k])}")
             for k in stray[:1000].tolist()]  # fmt: skip
 
 
-def _unknown_layers(table, layers: int, name: str, kind: str) -> list[Problem]:
+def _unknown_layers(table: InstructionTable, layers: int, name: str, kind: str) -> list[Problem]:
     stray = np.flatnonzero(table.layer_index >= layers)
     return [Problem("warning", "unknown-layer-index", f"{kind} instruction {table.name[k]} is scheduled in layer "
                     f"{int(table.layer_index[k])} (slyr), and the frontend IR has {layers} layers",
                     f"{name}: line {int(table.line[k])}") for k in stray[:1000].tolist()]  # fmt: skip
 
 
-def join_measurement(document: Document, table, rows: np.ndarray, source: Path) -> Measured:
+def join_measurement(document: Document, table: InstructionTable, rows: np.ndarray, source: Path) -> Measured:
     """`rows`: each instruction's schedule row (`_rows_of`), -1 where it has none."""
     s = document.scheduled()
     joined = rows >= 0
     n = s.n_workloads
+    starts, ends = table.start, table.end
+    assert starts is not None and ends is not None, "a measurement joins a trace (an assembly has no times)"
 
     def spans(chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         start, end = np.full(n, np.inf), np.full(n, -np.inf)
-        np.minimum.at(start, rows[chosen], table.start[chosen].astype(np.float64))
-        np.maximum.at(end, rows[chosen], table.end[chosen].astype(np.float64))
+        np.minimum.at(start, rows[chosen], starts[chosen].astype(np.float64))
+        np.maximum.at(end, rows[chosen], ends[chosen].astype(np.float64))
         counts = np.bincount(rows[chosen], minlength=n)
         start[counts == 0] = np.nan
         end[counts == 0] = np.nan
@@ -453,7 +455,7 @@ def join_measurement(document: Document, table, rows: np.ndarray, source: Path) 
         only_setup = (working == 0) & (counts > 0)  # a workload of set-up alone: its whole span
         start[only_setup], end[only_setup] = first_start[only_setup], last_end[only_setup]
         basis = "compute and data-movement instructions (set-up and control left out)"
-    span = float(table.end[joined].max() - table.start[joined].min()) if joined.any() else 0.0
+    span = float(ends[joined].max() - starts[joined].min()) if joined.any() else 0.0
     return Measured(source=source, start=start, end=end, instructions=counts, makespan=span,
                     first_start=first_start, last_end=last_end, basis=basis)  # fmt: skip
 

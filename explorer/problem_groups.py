@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from explorer.errors import SEVERITY_RANK, Problem, Severity
 from explorer.formatting import plural
@@ -19,6 +19,8 @@ from explorer.models.schedule import Schedule
 
 if TYPE_CHECKING:  # the schedule wing's incidents, grouped here as data: the core imports no wing to run
     from explorer.schedule.incidents import Incident
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -163,7 +165,7 @@ def filter_choices(problems: list[Problem]) -> tuple[list[Severity], list[str], 
     return severities, codes, cores
 
 
-def cycle(choices: list, current, step: int = 1):
+def cycle(choices: list[T], current: T | None, step: int = 1) -> T | None:
     """The next of `choices` after `current`, with None ("any") before the first and after the last."""
     options = [None, *choices]
     index = options.index(current) if current in options else 0

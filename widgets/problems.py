@@ -252,7 +252,8 @@ class ProblemsTable(DataTable):
         severities, codes, cores = filter_choices(self.problems)
         options: dict[str, list[Any]] = {"severity": severities, "code": codes, "core": cores}
         choices = options[what]
-        self.chosen = replace(self.chosen, **{what: cycle(choices, getattr(self.chosen, what), step)})
+        changed: dict[str, Any] = {what: cycle(choices, getattr(self.chosen, what), step)}
+        self.chosen = replace(self.chosen, **changed)
         self._regroup()
 
     def action_filter_text(self) -> None:

@@ -8,12 +8,16 @@ HTML figure use the same indices and hex colours, so a legend means the same eve
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from explorer.graph.metrics import metrics_of
 from explorer.graph.visible import VisibleGraph
 from explorer.models.graph import GraphModel
+
+if TYPE_CHECKING:
+    from explorer.graph.node_data import NodeDataSet
 
 PALETTE = (
     "#4f8fe8", "#4cbf73", "#e8a33d", "#b46be8", "#e85d5d", "#3dc4c4",
@@ -102,7 +106,7 @@ def item_colours(model: GraphModel, visible: VisibleGraph, mode: str) -> tuple[n
     return colours, legend
 
 
-def _diverging(values: np.ndarray, nodes: np.ndarray, colours: np.ndarray):
+def _diverging(values: np.ndarray, nodes: np.ndarray, colours: np.ndarray) -> tuple[np.ndarray, list[tuple[str, str]]]:
     """Ratios on a fixed scale centred on 1× (log-symmetric), so 2× too slow and 2× too fast look alike in
     strength; the legend names each bucket with its unit."""
     finite = np.isfinite(values) & (values > 0)
@@ -117,7 +121,8 @@ def _diverging(values: np.ndarray, nodes: np.ndarray, colours: np.ndarray):
     return colours, legend
 
 
-def _numeric(column: np.ndarray, nodes: np.ndarray, node_ids: np.ndarray, colours: np.ndarray, mode: str):
+def _numeric(column: np.ndarray, nodes: np.ndarray, node_ids: np.ndarray, colours: np.ndarray,
+             mode: str) -> tuple[np.ndarray, list[tuple[str, str]]]:  # fmt: skip
     values = column[node_ids]
     if mode in DIVERGING_MODES:
         return _diverging(values, nodes, colours)
@@ -156,7 +161,8 @@ def _short(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _data_colours(model: GraphModel, visible: VisibleGraph, data) -> tuple[np.ndarray, list[tuple[str, str]]]:
+def _data_colours(model: GraphModel, visible: VisibleGraph,
+                  data: NodeDataSet) -> tuple[np.ndarray, list[tuple[str, str]]]:  # fmt: skip
     """A per-node data set: nodes (and schedule layers, which stand for nodes) on the data's scale (the file's
     thresholds; diverging around its centre, or zero, when the values straddle it; else five even steps from
     the least to the greatest value), other closed groups by their aggregate (a sum on a scale of its own: it
@@ -204,7 +210,7 @@ class _Scale:
         return out
 
 
-def _data_scale(finite: np.ndarray, data, thresholds: bool = True) -> _Scale:
+def _data_scale(finite: np.ndarray, data: NodeDataSet, thresholds: bool = True) -> _Scale:
     lo, hi = float(finite.min()), float(finite.max())
     span = f"{_signed(lo)}–{_signed(hi)}"
     if thresholds and data.thresholds:

@@ -445,7 +445,9 @@ def _common_container(tree: Containers, a: int, b: int) -> int:
     return b
 
 
-def _assemble(model, visible, tree, placements, kind, pieces, texts, w, h, level, direction, laid_out) -> Layout:
+def _assemble(model: GraphModel, visible: VisibleGraph, tree: Containers, placements: dict[int, Placement],
+              kind: np.ndarray, pieces: dict[int, list[tuple[int, Connection]]], texts: ItemTexts, w: np.ndarray,
+              h: np.ndarray, level: int, direction: str, laid_out: int) -> Layout:  # fmt: skip
     """Absolute cells: each container's placement shifted by where its box sits in its parent."""
     tb = direction == "TB"
     m = visible.n_items

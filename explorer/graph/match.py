@@ -13,7 +13,7 @@ Pure functions over the two GraphModels; the TUI's compare screen and `diff` rea
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +24,8 @@ from explorer.models.graph import GraphModel
 SAME, CHANGED, ONLY = 0, 1, 2  # status of a node: matched and equal, matched and different, on one side only
 STATUS_NAMES = {SAME: "same", CHANGED: "changed", ONLY: "only here"}
 ROUNDS = 3  # label refinement rounds: enough context to tell repeated blocks' positions apart locally
+
+Pairing = Callable[[int, int, bool], None]  # pair(a node, b node, by structure)
 
 
 @dataclass
@@ -118,7 +120,8 @@ def match_graphs(
     return GraphMatch(a_to_b, b_to_a, structure, status_a, status_b, what, in_layer)
 
 
-def _pair_in_layers(a: GraphModel, b: GraphModel, drawn_a: np.ndarray, drawn_b: np.ndarray, pair) -> np.ndarray:
+def _pair_in_layers(a: GraphModel, b: GraphModel, drawn_a: np.ndarray, drawn_b: np.ndarray,
+                    pair: Pairing) -> np.ndarray:  # fmt: skip
     """Pair the members of unit groups (schedule layers) of the same name, in file order; per node of A, whether
     it was paired so. Nothing when either side has no unit groups (a model's graph)."""
     in_layer = np.zeros(a.n_nodes, dtype=bool)
@@ -144,7 +147,7 @@ def _members(model: GraphModel, drawn: np.ndarray) -> dict[int, list[int]]:
     return found
 
 
-def _unique(labels, mask: np.ndarray) -> dict:
+def _unique(labels: Sequence[Hashable], mask: np.ndarray) -> dict[Hashable, int]:
     counts = Counter(labels[n] for n in np.flatnonzero(mask).tolist())
     return {labels[n]: n for n in np.flatnonzero(mask).tolist() if counts[labels[n]] == 1}
 
@@ -169,7 +172,7 @@ def _refined_labels(model: GraphModel) -> list[int]:
     return labels
 
 
-def _grow(a: GraphModel, b: GraphModel, a_to_b: np.ndarray, b_to_a: np.ndarray, pair) -> None:
+def _grow(a: GraphModel, b: GraphModel, a_to_b: np.ndarray, b_to_a: np.ndarray, pair: Pairing) -> None:
     """Pairs spread along edges: a matched pair's unmatched producers (in input order) and readers of the same
     op type pair up, one for one, when each side has exactly as many."""
     queue = np.flatnonzero(a_to_b >= 0).tolist()

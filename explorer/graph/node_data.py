@@ -286,7 +286,8 @@ def _numbers(raw: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray([np.nan if v is None else v for v in parsed], dtype=np.float64), bad
 
 
-def _join(path: Path, graph_id: str, table: _Table, model: GraphModel, joiner: _Joiner, name: str):
+def _join(path: Path, graph_id: str, table: _Table, model: GraphModel, joiner: _Joiner,
+          name: str) -> tuple[NodeDataSet, list[Problem]]:  # fmt: skip
     values = np.full(model.n_nodes, np.nan)
     unit_values = np.full(model.n_groups, np.nan)
     problems: dict[str, list[Problem]] = {"node-data-unknown-key": [], "node-data-not-numeric": [],

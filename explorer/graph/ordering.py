@@ -5,8 +5,13 @@ where everything was."""
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from explorer.graph.routing import Connection, PortCells
 
 ORDER_ITERATIONS = 24  # rounds of sweeps, as dagre does
 
@@ -17,7 +22,9 @@ ORDER_PATIENCE = 4  # rounds in a row without fewer crossings before the orderin
 TRANSPOSE_PASSES = 4
 
 
-def wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, centres=None) -> np.ndarray | None:
+def wanted_keys(want: np.ndarray, minor_size: np.ndarray, vertex_of_entry: dict[int, int],
+                vertex_of_exit: dict[int, int], chains: dict[tuple[int, int], list[int]],
+                centres: np.ndarray | None = None) -> np.ndarray | None:  # fmt: skip
     """The order across each layer when every element has a wanted place: elements by their wanted centres,
     ports beside their element, a long edge's dummies spaced evenly between its two ends; None otherwise."""
     n = int(minor_size.size)
@@ -40,7 +47,9 @@ def wanted_keys(want, minor_size, vertex_of_entry, vertex_of_exit, chains, centr
     return keys
 
 
-def port_offsets(connections, vertex, segments_of, port_cells, minor_size, segments: int) -> tuple[np.ndarray, ...]:
+def port_offsets(connections: list[Connection], vertex: Callable[[int, bool], int],
+                 segments_of: dict[tuple[int, int], tuple[int, int]], port_cells: PortCells, minor_size: np.ndarray,
+                 segments: int) -> tuple[np.ndarray, ...]:  # fmt: skip
     """Per segment: where across its upper and its lower vertex it ends, as a fraction of the box from its middle
     (-0.5 left border, +0.5 right border), for ends at an open child group's port; 0 elsewhere. The ordering reads
     a child's ports as places within its slot (ELK's port-aware barycentres): two edges into one group through

@@ -124,7 +124,8 @@ def aligned_cells(total: int, v_layer: np.ndarray, slot: np.ndarray, size: np.nd
     return coord
 
 
-def settle(order, layer_sorted, size, gap, coord, wanted) -> np.ndarray:
+def settle(order: np.ndarray, layer_sorted: np.ndarray, size: np.ndarray, gap: int, coord: np.ndarray,
+           wanted: np.ndarray) -> np.ndarray:  # fmt: skip
     """Where elements have wanted places (a group opened beside them): each sits exactly there unless something
     that does not fit pushes it right, and what has none (a long edge's dummy) makes room instead of pushing:
     right to left, a dummy stays left of the next wanted box; left to right, nothing overlaps."""

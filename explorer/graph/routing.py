@@ -6,6 +6,8 @@ from __future__ import annotations
 import heapq
 from typing import NamedTuple
 
+import numpy as np
+
 
 class Connection(NamedTuple):
     """One drawn piece inside a container. `source`/`target` are element indices; `source < 0` is entry port
@@ -19,7 +21,12 @@ class Connection(NamedTuple):
     target_port: int
 
 
-def pin_columns(connections, paths, minor, size, port_cells) -> dict[Connection, list[tuple[int, int]]]:
+# per open child group (its element index): its entry and its exit port cells, element → cell across its box
+PortCells = dict[int, tuple[dict[int, int], dict[int, int]]]
+
+
+def pin_columns(connections: list[Connection], paths: dict[Connection, list[int]], minor: np.ndarray,
+                size: np.ndarray, port_cells: PortCells) -> dict[Connection, list[tuple[int, int]]]:  # fmt: skip
     """Per piece and per vertex on its path: the column it leaves the vertex at and the column it arrives at.
 
     A box's pieces all leave from the middle of its far side (edges of one source share a trunk); an open child
@@ -64,7 +71,9 @@ def spread(wanted: list[int], lo: int, width: int) -> list[int]:
     return [min(max(c, first), last) for c in cells]
 
 
-def assign_tracks(connections, paths, columns, v_layer, cap) -> tuple[dict, dict[int, int], dict]:
+def assign_tracks(connections: list[Connection], paths: dict[Connection, list[int]],
+                  columns: dict[Connection, list[tuple[int, int]]], v_layer: np.ndarray,
+                  cap: int) -> tuple[dict, dict[int, int], dict]:  # fmt: skip
     """Tracks in each gap between layers: one per net (the pieces that leave one vertex at one column share
     it: a trunk), so pieces of different sources never share a cell of a horizontal run. A net whose top pin
     sits where another net drops to its target is placed above it, so their vertical runs never meet (the left
@@ -204,7 +213,8 @@ def topological(count: int, below: list[list[int]], above_count: list[int]) -> l
     return order if len(order) == count else None
 
 
-def polyline(path, cols, rows, v_major, major_size, dx) -> list[tuple[int, int]]:
+def polyline(path: list[int], cols: list[tuple[int, int]], rows: list[int | None], v_major: np.ndarray,
+             major_size: np.ndarray, dx: int) -> list[tuple[int, int]]:  # fmt: skip
     """A piece's corners: down from its source's far side, along its track in each gap (a straight drop has
     none), down through each dummy's layer, and into its target's near side (the cell above it)."""
     a, b = path[0], path[-1]

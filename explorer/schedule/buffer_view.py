@@ -14,7 +14,7 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.models.schedule import Schedule
-from explorer.schedule.buffers import moved_pieces
+from explorer.schedule.buffers import Placement, moved_pieces
 from explorer.schedule.overlap import overlapping_pairs
 
 FREE = -1
@@ -77,7 +77,8 @@ def window_around(lo: int, hi: int, capacity: int) -> tuple[int, int] | None:
 
 
 def l2_cell_map(
-    s: Schedule, row: int, cells: int, placement=None, bytes_per_cell: int | None = None, base: int = 0,
+    s: Schedule, row: int, cells: int, placement: Placement | None = None, bytes_per_cell: int | None = None,
+    base: int = 0,
     moved: tuple[np.ndarray, int] | None = None,
 ) -> CellMap:
     """The L2 snapshot before `row` painted into `cells` cells from address `base` (0: the whole memory).

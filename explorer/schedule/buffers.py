@@ -338,7 +338,8 @@ def _overlap_problems(s: Schedule, found: np.ndarray, row_of_entry: np.ndarray) 
     return problems
 
 
-def _entry_problems(s: Schedule, row_of_entry: np.ndarray, refs, entry_path) -> list[Problem]:
+def _entry_problems(s: Schedule, row_of_entry: np.ndarray, refs: Callable[[int], dict],
+                    entry_path: Callable[[int], str]) -> list[Problem]:  # fmt: skip
     """Entries that cannot be right whatever else holds: a tensor twice in one snapshot (at two addresses, or
     the same one), and tensors of zero bytes."""
     problems: list[Problem] = []

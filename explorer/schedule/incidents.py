@@ -265,7 +265,8 @@ class _Entries:
         return ids.get(t)
 
 
-def _role(s: Schedule, row: int, t: int, code: str, entry_kinds: tuple[str, ...], entry_role, entries: _Entries) -> str:
+def _role(s: Schedule, row: int, t: int, code: str, entry_kinds: tuple[str, ...],
+          entry_role: Callable[[int, int], str] | None, entries: _Entries) -> str:  # fmt: skip
     """What a tensor (or transfer) is in the incident's first snapshot: the view's words, else its kind."""
     if row < 0:
         return ""

@@ -16,7 +16,7 @@ import numpy as np
 
 from explorer.models.schedule import Schedule
 from explorer.schedule.buffer_view import wl0_capacity
-from explorer.schedule.buffers import moved_pieces
+from explorer.schedule.buffers import Placement, moved_pieces
 from explorer.schedule.overlap import overlapping_pairs
 
 SIDE = -1  # kind of a side-memory (WL0) band: it has no ifmap/weight/ofmap type
@@ -73,7 +73,8 @@ class MemoryMap:
 
 
 def memory_map(
-    s: Schedule, core: int, memory: str = "l2", placement=None, moved: tuple[np.ndarray, int] | None = None
+    s: Schedule, core: int, memory: str = "l2", placement: Placement | None = None,
+    moved: tuple[np.ndarray, int] | None = None,
 ) -> MemoryMap:
     """The bands, overlaps and ring regions of one core's L2 (`memory="l2"`, with the analysis's `placement`
     so wrapped entries are drawn where they really sit) or WL0 (`"wl0"`). `moved` (L2: entries, an address)
@@ -127,7 +128,8 @@ def memory_map(
     )  # fmt: skip
 
 
-def _bands(tensor, half, lo, hi, step, kind, entry) -> dict[str, np.ndarray]:
+def _bands(tensor: np.ndarray, half: np.ndarray, lo: np.ndarray, hi: np.ndarray, step: np.ndarray, kind: np.ndarray,
+           entry: np.ndarray) -> dict[str, np.ndarray]:  # fmt: skip
     """Runs of consecutive steps with the same (tensor, piece, lo, hi): one sort, one diff."""
     if tensor.size == 0:
         empty = np.zeros(0, dtype=np.int64)

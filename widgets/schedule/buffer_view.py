@@ -337,7 +337,8 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         return lines
 
     def _map_lines(
-        self, cells: CellMap, grid_rows: int, cols: int, types, new, tensors, *, ruler: bool
+        self, cells: CellMap, grid_rows: int, cols: int, types: np.ndarray | None, new: np.ndarray | None,
+        tensors: np.ndarray | None, *, ruler: bool
     ) -> list[list[Segment]]:
         s = self.schedule
         lines = []
@@ -359,7 +360,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
                 owner = int(cells.owner[index]) if index < cells.owner.size else -1
                 if owner < 0:
                     char, style = "·", FREE
-                elif types is None:
+                elif types is None or new is None or tensors is None:  # WL0: given none of them
                     char, style = "█", SIDE_STYLE
                 else:
                     char = "▓" if new[owner] == 1 else "█"

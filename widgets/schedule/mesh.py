@@ -17,7 +17,8 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.timer import Timer
 
-from explorer.document import Document
+from explorer.document import Document, Vocabulary
+from explorer.models.schedule import Schedule
 from explorer.schedule.mesh import (
     DONE,
     IDLE,
@@ -251,7 +252,7 @@ class MeshView(Playback, FrameWidget, can_focus=True):
                      f"{' · overlap live' if state.overlap else ''}")  # fmt: skip
         return text
 
-    def _cell(self, s, words, core: int | None, state: CoreState | None, width: int, height: int,
+    def _cell(self, s: Schedule, words: Vocabulary, core: int | None, state: CoreState | None, width: int, height: int,
               selected: bool) -> tuple[list[str], Style]:  # fmt: skip
         if core is None or state is None:
             return [""] * height, Style(color="#5a5a5a", bgcolor="#1a1a1a")

@@ -356,7 +356,8 @@ class Timeline(FrameWidget, can_focus=True):
         lines.append(self._status_line(width))
         return lines
 
-    def _measured_strip(self, rows: range, important, linked, cursor_col: int, plot: int) -> Strip:
+    def _measured_strip(self, rows: range, important: np.ndarray, linked: np.ndarray, cursor_col: int,
+                        plot: int) -> Strip:  # fmt: skip
         """The same workloads at their measured times (first start to last end of their instructions)."""
         measured = self.measured
         ms, me = measured.start[rows.start : rows.stop], measured.end[rows.start : rows.stop]
@@ -367,7 +368,8 @@ class Timeline(FrameWidget, can_focus=True):
         return self._core_strip(-1, False, owners, rows.start, None, linked, cursor_col, label=" measured")
 
     def _core_strip(
-        self, core: int, current: bool, owners: np.ndarray, base: int, critical, linked, cursor_col: int,
+        self, core: int, current: bool, owners: np.ndarray, base: int, critical: np.ndarray | None,
+        linked: np.ndarray, cursor_col: int,
         label: str | None = None, names: bool = True,
     ) -> Strip:  # fmt: skip
         s = self.schedule

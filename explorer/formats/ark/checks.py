@@ -14,7 +14,14 @@ import networkx as nx
 
 from explorer.errors import Problem
 from explorer.formats.ark.layout import check_tensor, layout_of
-from explorer.formats.ark.model import TENSOR_ROLES, ArkFile, ArkTensor, OpSite
+from explorer.formats.ark.model import (
+    TENSOR_ROLES,
+    ArkFile,
+    ArkProcessorGroup,
+    ArkResourceGroup,
+    ArkTensor,
+    OpSite,
+)
 from explorer.tensors.strides import TensorLayout, aliases, buffer_size
 
 
@@ -287,7 +294,8 @@ def plan_checks(ark: ArkFile) -> list[Problem]:
     return problems
 
 
-def _resource_checks(ark: ArkFile, group, resource, tasks: dict) -> list[Problem]:
+def _resource_checks(ark: ArkFile, group: ArkProcessorGroup, resource: ArkResourceGroup,
+                     tasks: dict) -> list[Problem]:  # fmt: skip
     problems: list[Problem] = []
     outer, inner = group.processor_range, resource.processor_range
     if outer and inner and (inner.begin < outer.begin or inner.end > outer.end):

@@ -10,8 +10,9 @@ with `strict`). Only unreadable JSON or a top level of the wrong shape is a Load
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -38,6 +39,8 @@ from explorer.formats.ark.model import (
 from explorer.json_errors import locate_json_error
 from explorer.jsonpath import duplicate_problems
 from explorer.memory_guard import JSON_TEXT_FLOOR, ensure_json_fits
+
+T = TypeVar("T")
 
 INT_LIMIT = 2**62  # larger values cannot be real sizes; refusing them keeps every later product exact
 _ARG_INT_RANGES = {
@@ -161,7 +164,7 @@ class ArkReader:
             raise Dropped(path + jsonpath.key(name), f"expected true or false, got {jsonpath.short_json(value)}")
         return value
 
-    def dropping(self, code: str, what: str, call, *args):
+    def dropping(self, code: str, what: str, call: Callable[..., T], *args: Any) -> T | None:
         """Run `call`; when it raises Dropped, record an error naming what was dropped and return None."""
         try:
             return call(*args)

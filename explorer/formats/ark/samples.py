@@ -7,6 +7,7 @@ example (views appear as strided tensors of the producer's buffer). `make sample
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ from explorer.formats.ark.model import ARG_TYPES
 VIEWS_NAME = "views_ark_model.json"
 
 
-def _tensor(tensor_id: int, shape, buffer_id: int, *, strides=None, offsets=None, padded=None, send=()) -> dict:
+def _tensor(tensor_id: int, shape: Sequence[int], buffer_id: int, *, strides: Sequence[int] | None = None,
+            offsets: Sequence[int] | None = None, padded: Sequence[int] | None = None,
+            send: Sequence[Sequence[int]] = ()) -> dict:  # fmt: skip
     return {
         "Id": tensor_id,
         "DataType": "FP16",
@@ -27,7 +30,8 @@ def _tensor(tensor_id: int, shape, buffer_id: int, *, strides=None, offsets=None
     }
 
 
-def _node(node_id, producers, consumers, op_type, name, read, write, result, args=None) -> dict:
+def _node(node_id: int, producers: list[int], consumers: list[int], op_type: str, name: str, read: list[dict],
+          write: list[dict], result: list[dict], args: dict | None = None) -> dict:  # fmt: skip
     return {
         "Id": node_id,
         "ProducerNodeIds": producers,
@@ -106,7 +110,7 @@ def chain_model(n_nodes: int) -> dict[str, Any]:
     previous: dict | None = None
     next_tensor = 0
 
-    def fresh(shape, buffer_id, **kw) -> dict:
+    def fresh(shape: Sequence[int], buffer_id: int, **kw: Any) -> dict:
         nonlocal next_tensor
         next_tensor += 1
         return _tensor(next_tensor, shape, buffer_id, **kw)

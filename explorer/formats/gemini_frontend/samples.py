@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 NAME = "demo_pipeline_b1.json"
 
 
 def _layer(index: int, name: str, operation: str, inputs: list, outputs: list, previous: list, following: list,
-           **extra) -> dict:  # fmt: skip
+           **extra: Any) -> dict:  # fmt: skip
     return {
         "layer_index": index, "name": name, "operation": operation, "device": "npu",
         "input_dtype": ["int8"] * len(inputs), "output_dtype": ["int8"], "input_shape": inputs,

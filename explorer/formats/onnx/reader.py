@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.bounded_read import opened_regular
 from explorer.document import ProgressCallback
@@ -18,6 +18,9 @@ from explorer.errors import LoadError, Problem
 from explorer.formats.onnx import LFS_POINTER
 from explorer.formats.onnx.wire import strip_weights
 from explorer.protobuf_wire import file_source, parse_stripped
+
+if TYPE_CHECKING:
+    from explorer.formats.onnx.index import ModelIndex
 
 
 def read_model(path: Path, progress: ProgressCallback) -> tuple[Any, list[Problem], dict]:
@@ -63,7 +66,7 @@ def _model_class() -> Any:
     return onnx.ModelProto
 
 
-def summarise(index) -> dict:
+def summarise(index: ModelIndex) -> dict:
     """The `info` summary (issue #5 fixes the keys), plus parameter elements and bytes per dtype."""
     from explorer.formats.onnx.index import element_name, tensor_bytes
 
@@ -92,7 +95,7 @@ def summarise(index) -> dict:
     }
 
 
-def _checks(path: Path, index) -> list[Problem]:
+def _checks(path: Path, index: ModelIndex) -> list[Problem]:
     problems: list[Problem] = []
     model = index.model
     if not model.opset_import:
@@ -166,7 +169,7 @@ sys.stdout.buffer.write(inferred.SerializeToString())
 INFERENCE_SECONDS = 600.0
 
 
-def infer_shapes(index, path: Path) -> list[Problem]:
+def infer_shapes(index: ModelIndex, path: Path) -> list[Problem]:
     """Add inferred value types to the index; a failure, a crash or a timeout of onnx's inference is a warning
     (the declared types stay, the model opens). It costs about twice the parse on big graphs; every command that
     shows shapes or counts runs it (`info` too, for the counts)."""
@@ -194,7 +197,7 @@ def _shapeless(declared: Any) -> bool:
     return declared.HasField("tensor_type") and not declared.tensor_type.HasField("shape")
 
 
-def _merge_types(index, key: str, graph) -> None:
+def _merge_types(index: ModelIndex, key: str, graph: Any) -> None:
     info = index.graphs.get(key)
     if info is None:
         return

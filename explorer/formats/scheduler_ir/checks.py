@@ -239,7 +239,8 @@ def _destination_warnings(s: Schedule, out: _Problems, found: _Producers, consum
         )
 
 
-def _unlisted(s: Schedule, producers, consumers, dst_ptr, dst_core, dst_wl) -> list[int]:
+def _unlisted(s: Schedule, producers: np.ndarray, consumers: np.ndarray, dst_ptr: np.ndarray, dst_core: np.ndarray,
+              dst_wl: np.ndarray) -> list[int]:  # fmt: skip
     """The positions k where workload row consumers[k] is not among the destinations (core, workload id) that
     producer record producers[k] lists (CSR `dst_ptr` over `dst_core`, `dst_wl`)."""
     listed = rows_present(

@@ -135,7 +135,8 @@ def _joined_frontend(view: ScheduleSource) -> GraphModel | None:
     return companions.documents["frontend"].view.graph_model()
 
 
-def _frontend_edges(b: GraphBuilder, frontend: GraphModel, s: Schedule, rows_of_layer: list, node_of_row) -> None:
+def _frontend_edges(b: GraphBuilder, frontend: GraphModel, s: Schedule, rows_of_layer: list,
+                    node_of_row: np.ndarray) -> None:  # fmt: skip
     """The frontend's edges between the schedule's layers (from a layer's last workload to the next layer's
     first), and its graph inputs, weights and outputs as their own nodes."""
     layer_index = {name: k for k, name in enumerate(s.layers)}

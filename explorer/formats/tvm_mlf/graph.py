@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ MAX_GRAPH_NODES = 1_000_000  # real graph-executor graphs hold thousands; a 38 K
 # than a graph of one, about 4.5 KB a node)
 MEMORY_PER_OBJECT = 5_000
 MAX_ENTRIES = 1_000_000  # node outputs in one graph: far above real models, far below what exhausts memory
+ErrorSink = Callable[[str, str], None]  # (JSON path, message): one bad-graph problem
 MAX_ENTRY_BYTES = 1 << 48  # 256 TiB: anything larger is a broken shape, and sums of it would overflow int64
 _DTYPE = re.compile(r"^(u?int|float|bfloat)(\d+)(?:x(\d+))?$")
 
@@ -157,7 +159,7 @@ def parse_graph(data: bytes, member: str) -> tuple[Graph, list[Problem]]:
     return graph, problems
 
 
-def _valid(nid: int, graph: Graph, error) -> bool:
+def _valid(nid: int, graph: Graph, error: ErrorSink) -> bool:
     if 0 <= nid < len(graph.nodes):
         return True
     error("$.arg_nodes", f"node {nid} does not exist")
@@ -170,14 +172,14 @@ def _pair(value: Any) -> tuple[int, int] | None:
     return None
 
 
-def _int_list(value: Any, path: str, error) -> list[int]:
+def _int_list(value: Any, path: str, error: ErrorSink) -> list[int]:
     if not isinstance(value, list) or not all(type(v) is int for v in value):
         error(path, f"expected an array of integers, got {jsonpath.short_json(value)}")
         return []
     return value
 
 
-def _node(nid: int, raw: Any, path: str, error) -> GraphNode:
+def _node(nid: int, raw: Any, path: str, error: ErrorSink) -> GraphNode:
     if not isinstance(raw, dict):
         error(path, f"expected a node object, got {jsonpath.short_json(raw)}; kept as an empty input")
         return GraphNode(nid, "null", f"<node {nid}>", [], {})
@@ -209,7 +211,7 @@ def _node(nid: int, raw: Any, path: str, error) -> GraphNode:
     return GraphNode(nid, op, name, inputs, attrs, max(0, min(num_outputs, 1 << 16)))
 
 
-def _row_ptr(value: Any, nodes: list[GraphNode], error) -> list[int]:
+def _row_ptr(value: Any, nodes: list[GraphNode], error: ErrorSink) -> list[int]:
     """`node_row_ptr`, or one built from num_outputs when it is missing or inconsistent."""
     built = [0]
     for node in nodes:
@@ -235,7 +237,7 @@ def _row_ptr(value: Any, nodes: list[GraphNode], error) -> list[int]:
     return value
 
 
-def _column(attrs: dict, name: str, kind: str, count: int, error) -> list | None:
+def _column(attrs: dict, name: str, kind: str, count: int, error: ErrorSink) -> list | None:
     value = attrs.get(name)
     if value is None:
         return None
@@ -247,7 +249,7 @@ def _column(attrs: dict, name: str, kind: str, count: int, error) -> list | None
     return value[1]
 
 
-def _entries(attrs: Any, graph: Graph, error) -> list[Entry]:
+def _entries(attrs: Any, graph: Graph, error: ErrorSink) -> list[Entry]:
     count = graph.row_ptr[-1] if graph.row_ptr else 0
     if not isinstance(attrs, dict):
         error("$.attrs", f"expected an object with dltype, shape and storage_id, got {jsonpath.short_json(attrs)}")
