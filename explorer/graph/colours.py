@@ -8,16 +8,13 @@ HTML figure use the same indices and hex colours, so a legend means the same eve
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from explorer.graph.data_set import NodeDataSet
 from explorer.graph.metrics import metrics_of
 from explorer.graph.visible import VisibleGraph
 from explorer.models.graph import GraphModel
-
-if TYPE_CHECKING:
-    from explorer.graph.node_data import NodeDataSet
 
 PALETTE = (
     "#4f8fe8", "#4cbf73", "#e8a33d", "#b46be8", "#e85d5d", "#3dc4c4",

@@ -28,6 +28,7 @@ import numpy as np
 from explorer.document import Document
 from explorer.errors import LoadError, Problem, Severity
 from explorer.formatting import human_bytes, number
+from explorer.graph.data_set import NodeDataSet
 from explorer.memory_guard import ensure_fits, ensure_json_fits
 from explorer.models.graph import ROOT, GraphModel, first_nodes
 
@@ -41,36 +42,6 @@ MAX_SETS = 64  # data sets (Model Explorer graphs) one file may hold: each costs
 CSV_BYTES_PER_BYTE = 24
 
 
-@dataclass
-class NodeDataSet:
-    """One data set: a value per node (NaN where the file gives none) and how to read it."""
-
-    name: str  # the colour mode's name: "data: <file stem>" (and " · <graph>" for Model Explorer's graphs)
-    source: str
-    values: np.ndarray  # per node
-    unit_values: np.ndarray  # per group: a value the file gives a unit group itself (a schedule layer), else NaN
-    keys: int = 0
-    matched: int = 0  # keys joined to a node or a layer
-    thresholds: list[float] = field(default_factory=list)  # ascending bucket edges (Model Explorer's thresholds)
-    centre: float | None = None  # the file's centre: a diverging scale around it
-    aggregate: str = "sum"
-
-    def all_values(self) -> np.ndarray:
-        """Every value the file gave, nodes' and layers' alike (what a colour scale spans)."""
-        both = np.concatenate([self.values, self.unit_values])
-        return both[np.isfinite(both)]
-
-    @property
-    def diverging_centre(self) -> float | None:
-        """The centre of a diverging scale when the values straddle it (the given centre, else zero)."""
-        finite = self.all_values()
-        if finite.size == 0:
-            return None
-        centre = 0.0 if self.centre is None else self.centre
-        return centre if finite.min() < centre < finite.max() else None
-
-    def summary(self) -> str:
-        return f"{Path(self.source).name}: {self.matched:,} of {self.keys:,} keys matched a node"
 
 
 def read_node_data(path: str | Path, model: GraphModel) -> tuple[list[NodeDataSet], list[Problem]]:

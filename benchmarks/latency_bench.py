@@ -1,0 +1,85 @@
+"""Key latency from outside, as a user feels it (issue #73), a part of `make bench`: the app in a pseudo-terminal
+of 160×48, each key written and timed to the last byte of its answer, with the bytes it wrote
+(`../shared/tools/key_latency.py`), against the bare Textual app (`../shared/tools/textual_floor.py`) in the
+same run. Inputs: the bundled planted 2×2 schedule, and the 480 MB 16-core schedule when the schedule section has
+made it. Run alone: `python benchmarks/latency_bench.py [FILE...]`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+TOOLS = ROOT.parent / "shared" / "tools"
+PLANTED = ROOT / "sample_data" / "planted_problems_2x2_stschedule.json"
+# the bare app: its tree's cursor, then its pane switch (1, 2) both ways
+FLOOR_KEYS = "down*40 up*10 2 1 2 1"
+# every view's cursor keys and every view switch (first, then later), on a schedule
+SCHEDULE_KEYS = ("down*30 up*10 2 .*20 ,*10 right*10 left*5 3 right*20 left*10 ]*10 [*5 7 right*15 left*5 "
+                 "8 right*8 left*4 1 2 3 7 8 1")  # fmt: skip
+TARGET_MEDIAN, TARGET_P90, TARGET_P90_MS = 1.5, 2.0, 33  # a cursor key against the bare app's cursor key
+CURSOR_KEYS = {"down", "up", ".", ",", "right", "left", "]", "["}
+
+
+def measure(label: str, command: list[str], keys: str) -> tuple[dict, list[dict]]:
+    """The first screen and quit line, and a line per key name, of one run of key_latency.py."""
+    tool = [sys.executable, str(TOOLS / "key_latency.py"), "--size", "160x48", "--label", label, "--keys", keys]
+    done = subprocess.run([*tool, "--", *command], capture_output=True, text=True, cwd=ROOT, timeout=900)
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"key_latency gave nothing for {label}: {done.stderr[-400:]}")
+    return lines[0], lines[1:]
+
+
+def section(out: Path, files: list[Path] | None = None) -> list[str]:
+    del out
+    if not (TOOLS / "key_latency.py").is_file():
+        return ["## Key latency, from outside (issue #73)", "", "Not measured: ../shared/tools is not there.", ""]
+    explorer = str(ROOT / ".venv" / "bin" / "ir-explorer")
+    floor_head, floor = measure("bare Textual app", [sys.executable, str(TOOLS / "textual_floor.py")], FLOOR_KEYS)
+    bare = next(row for row in floor if row["key"] == "down")
+    lines = ["## Key latency, from outside (issue #73)", "",
+             "Each key written into a 160×48 pseudo-terminal and timed to the last byte of its answer (quiet 0.12 s "
+             "after it), with the bytes it wrote; the bare Textual app (a header, a 2,000-node tree, a 2,000-row "
+             "table, a footer) measured in the same run. A letter or digit is a view switch (the first time, then "
+             "later: one row per key name, so both are in its numbers).", "",
+             "| input | key | n | median | p90 | max | bytes (median) | median ÷ bare ↓ | cursor target met |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+
+    def rows(label: str, found: list[dict]) -> None:
+        for row in found:
+            if "median_ms" not in row:
+                lines.append(f"| {label} | `{row['key']}` | {row['n']} | no answer | | | | | |")
+                continue
+            ratio = row["median_ms"] / max(bare["median_ms"], 1)
+            met = ""
+            if row["key"] in CURSOR_KEYS:
+                p90_ratio = row["p90_ms"] / max(bare["p90_ms"], 1)
+                ok = ratio <= TARGET_MEDIAN and p90_ratio <= TARGET_P90 and row["p90_ms"] <= TARGET_P90_MS
+                met = "yes" if ok else "no"
+            lines.append(f"| {label} | `{row['key']}` | {row['n']} | {row['median_ms']} ms | {row['p90_ms']} ms | "
+                         f"{row['max_ms']} ms | {row['median_bytes']:,} | {ratio:.1f}× | {met} |")  # fmt: skip
+            print(lines[-1], flush=True)
+
+    rows("bare Textual app", floor)
+    heads = [("bare Textual app", floor_head)]
+    for path in files or [PLANTED]:
+        head, found = measure(path.name, [explorer, str(path)], SCHEDULE_KEYS)
+        rows(path.name, found)
+        heads.append((path.name, head))
+    lines += ["", "| input | first screen | `q`: terminal back | `q`: process gone |", "| --- | --- | --- | --- |"]
+    for label, head in heads:
+        lines.append(f"| {label} | {head['first_screen_s']} s | {head['quit_back_ms']} ms | "
+                     f"{head['quit_gone_ms']} ms |")  # fmt: skip
+    return [*lines, ""]
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    from run import splice
+
+    chosen = [Path(arg) for arg in sys.argv[1:]] or None
+    splice(ROOT / "BENCHMARKS.md", section(ROOT / "benchmarks" / "out", chosen))
