@@ -18,6 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "out"
+PLANTED_2X2 = ROOT / "sample_data" / "planted_problems_2x2_stschedule.json"  # what the latency bench walks
 REPEATS = int(os.environ.get("IR_EXPLORER_BENCH_REPEATS", "3"))
 BIG_RECIPE = {"xlen": 4, "ylen": 4, "layers": int(os.environ.get("IR_EXPLORER_BENCH_LAYERS", "10500")), "prefetch": 4}
 
@@ -428,7 +429,7 @@ def ratio(a: float, b: float) -> str:
 
 
 SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "torch", "weights", "metrics", "pipeline", "review",
-            "scale", "query", "querystop", "hostile", "quit")  # fmt: skip
+            "scale", "query", "querystop", "hostile", "quit", "latency")  # fmt: skip
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -470,6 +471,10 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
             from quit_bench import section as quit_section
 
             lines += quit_section(OUT)
+        if "latency" in sections:
+            from latency_bench import section as latency_section
+
+            lines += latency_section(OUT, [PLANTED_2X2, big_schedule()])
         splice(ROOT / "BENCHMARKS.md", lines)
         print("updated BENCHMARKS.md")
         return
@@ -500,6 +505,9 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from quit_bench import section as quit_section
 
     lines += quit_section(OUT)
+    from latency_bench import section as latency_section
+
+    lines += latency_section(OUT, [PLANTED_2X2, path])
     splice(ROOT / "BENCHMARKS.md", lines)  # the sections measured by hand (not made here) are kept
     print("wrote BENCHMARKS.md")
 
