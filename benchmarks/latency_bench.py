@@ -17,8 +17,9 @@ TOOLS = ROOT.parent / "shared" / "tools"
 PLANTED = ROOT / "sample_data" / "planted_problems_2x2_stschedule.json"
 # the bare app: its tree's cursor, then its pane switch (1, 2) both ways
 FLOOR_KEYS = "down*40 up*10 2 1 2 1"
-# every view's cursor keys and every view switch (first, then later), on a schedule
-SCHEDULE_KEYS = ("down*30 up*10 2 .*20 ,*10 right*10 left*5 3 right*20 left*10 ]*10 [*5 7 right*15 left*5 "
+# every view's cursor keys and every view switch (first, then later), on a schedule: the tree opens core 0 and
+# walks its workloads
+SCHEDULE_KEYS = ("down*3 enter down*12 up*8 2 .*20 ,*10 right*10 left*5 3 right*20 left*10 ]*10 [*5 7 right*15 left*5 "
                  "8 right*8 left*4 1 2 3 7 8 1")  # fmt: skip
 TARGET_MEDIAN, TARGET_P90, TARGET_P90_MS = 1.5, 2.0, 33  # a cursor key against the bare app's cursor key
 CURSOR_KEYS = {"down", "up", ".", ",", "right", "left", "]", "["}

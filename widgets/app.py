@@ -120,6 +120,9 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         dims: dict[str, int] | None = None,
     ) -> None:
         super().__init__()
+        # No animations: a tab's underline slid for 300 ms after each view switch, 18 frames written over SSH
+        # (BENCHMARKS.md, key latency); the view is there at once without it
+        self.animation_level = "none"
         self.path = Path(path)
         self.companions = companions or {}
         self.node_data = list(node_data or [])  # per-node data files, read against the graph once it loads
@@ -138,6 +141,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         self.incidents: list[Any] | None = None  # the overlap incidents, found by the load worker
         self.previous_document: Document | None = None  # the file shown before the diff opened another
         self.views_ready = False  # True once every view of the loaded document is mounted and filled
+        self.mounted_views: dict[str, Widget] | None = None  # the views by name once mounted (None: ask the DOM)
         self._preview_replaced = False  # a first part of the file was shown and is replaced: collect it once
         # Why the last jump happened: (ref, problem). Details always follow the tree's cursor; when the cursor
         # lands on that ref, the problem is shown above the item's tables.
@@ -190,7 +194,13 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
             self.call_after_refresh(self._start_loading)
 
     def _view(self, name: str) -> Widget | None:
-        """The view widget with this id, or None when the document does not offer it (or is not shown yet)."""
+        """The view widget with this id, or None when the document does not offer it (or is not shown yet). Once
+        the views are mounted, from what `_mount_views` noted: a query walks the whole DOM (1.3 ms, eleven times
+        a key in the timeline)."""
+        if self.mounted_views is not None:
+            known = self.mounted_views.get(name)
+            if known is None or known.is_attached:
+                return known
         found = self.query(f"#{name}")
         return found.first() if found else None
 

@@ -46,6 +46,7 @@ class AppParts(_Base):
     incidents: list[Any] | None  # the overlap incidents, found by the load worker
     previous_document: Document | None  # the file shown before the diff opened another
     views_ready: bool  # every view of the loaded document is mounted and filled
+    mounted_views: dict[str, Widget] | None  # the views by name once mounted
     selections: dict[str, tuple[Any, str]]  # view id → (ref, label) it last selected
     last_selection: str  # the view that selected last
     _last_progress: float

@@ -39,6 +39,7 @@ class DetailsPanel(ScrollableContainer):
         self.can_focus = True
         self.sections: list[Section] = []  # what is on screen now (tests and other views read it)
         self._tables: list[Table | None] = []  # per section: its table, None for a key-value section
+        self._fitted_room = -1  # the width the sections were last fitted to
 
     def compose(self):
         yield Static(id="details-empty")
@@ -83,6 +84,7 @@ class DetailsPanel(ScrollableContainer):
     def _fit_width(self) -> None:
         console = self.app.console
         room = self.scrollable_content_region.width if self.size.width else 40
+        self._fitted_room = room
         statics = self.query("Static.section").results(Static)
         for static, table, section in zip(statics, self._tables, self.sections, strict=False):
             if table is None:  # a key-value section: drawn exactly as wide as the panel, its values folding
@@ -93,7 +95,11 @@ class DetailsPanel(ScrollableContainer):
             static.update(fitted(section, table, room, console))
 
     def on_resize(self, event: events.Resize) -> None:
-        self._fit_width()
+        """Fitted again when the width changes: new sections change only the panel's height (its virtual size,
+        which also sends Resize), and fitting them again painted the same details twice a key."""
+        room = self.scrollable_content_region.width if self.size.width else 40
+        if room != self._fitted_room:
+            self._fit_width()
 
 
 def fitted(section: Section, table: Table, room: int, console: Any) -> Table | Text:

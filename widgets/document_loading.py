@@ -29,7 +29,7 @@ from widgets.loading import LoadingPanel
 from widgets.problems import ProblemsTable
 from widgets.summary_bar import SummaryBar
 from widgets.tab_labels import FittingTabs
-from widgets.views import SYNC_GRAPH_NODES, ViewSpec, offered_views
+from widgets.views import ALL_VIEWS, SYNC_GRAPH_NODES, ViewSpec, offered_views
 
 
 class LoadCancelled(Exception):
@@ -183,6 +183,7 @@ class DocumentLoading(AppParts):
         self.query_one(DetailsPanel).show_sections(document.describe(("summary",)))
         views = offered_views(document)
         self.views_ready = not views
+        self.mounted_views = {} if not views else None  # noted again once they are mounted
         self.refresh_bindings()  # the view keys follow what the document offers
         big_graph = document.offers(Capability.GRAPH) and document.view.graph_size_hint() > SYNC_GRAPH_NODES
         prebuild = big_graph and not document.partial
@@ -226,6 +227,7 @@ class DocumentLoading(AppParts):
                 self.action_view(lead)
                 await self._painted()
         tabs.fit_labels()
+        self.mounted_views = {spec.name: found.first() for spec in ALL_VIEWS if (found := self.query(f"#{spec.name}"))}
         self.views_ready = True
         # The document lives as long as the app: moved out of the collector's sight, so a full collection
         # during a pan or a zoom scans only what views make since (a 20,000-node model otherwise costs one
