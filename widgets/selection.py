@@ -23,6 +23,7 @@ from widgets.doc_tree import DocumentTree
 from widgets.graph.view import GraphView
 from widgets.messages import ItemActivated, ProblemChosen, RevealRef, Selected
 
+ROW_VIEWS = ("timeline", "buffers", "memory", "mesh")  # views whose selection is a workload row (the time cursor)
 BUFFER_PROBLEMS = ("l2-overlap", "wl0-overlap", "l2-out-of-range", "l2-over-capacity")
 VIEWS_WITH_SELECTION = ("tree", "timeline", "buffers", "memory", "graph", "mesh")
 
@@ -123,9 +124,10 @@ class SelectionSync(AppParts):
             self._follow_tree(ref, message.following)
         elif is_group_ref(ref):  # a graph group the tree has no item for: the details only (the document asks
             self.show_details(ref)  # the graph), no tree item to reveal
-        elif ref is not None and kind == "workload" and name in ("timeline", "buffers", "memory", "mesh"):
+        elif ref is not None and kind == "workload" and name in ROW_VIEWS:
             self.select_row(ref[1], source=view)  # the shared time cursor
             self.show_details(ref)
+            self.query_one(DocumentTree).reveal(ref, following=name)  # the tree follows every view
         elif ref is not None and entry_of(ref) is not None and name == "buffers":
             self.show_details(ref)
             self._select_entry(ref)
@@ -134,7 +136,10 @@ class SelectionSync(AppParts):
             self.show_details(ref)
 
     def _follow_tree(self, ref: Any, following: str = "") -> None:
-        """Every view follows the tree's cursor but `following`, the view the cursor itself followed."""
+        """Every view follows the tree's cursor but `following`, the view the cursor itself followed (a view of
+        rows has set the details and the other views' rows already)."""
+        if following in ROW_VIEWS:
+            return
         self.show_details(ref)
         if self.document is None:
             return

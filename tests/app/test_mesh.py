@@ -245,3 +245,22 @@ async def test_a_live_overlap_fills_its_cell_not_one_mark():
                    if seg.style and seg.style.bgcolor and seg.style.bgcolor.name == LIVE_OVERLAP and seg.text.strip()}
         assert "c1" in painted and "c0" not in painted  # fmt: skip
         assert "overlap live" in frame_text(mesh)
+
+
+async def test_the_tree_follows_a_selection_made_in_any_view_of_rows(sixteen):
+    """Issue #74: the tree did not follow a selection made in the mesh (nor in the timeline, buffers or memory
+    map: only the other views followed them)."""
+    from widgets.doc_tree import DocumentTree
+
+    app = make_app(sixteen)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_loaded(pilot)
+        tree = app.query_one(DocumentTree)
+        mesh = app.query_one(MeshView)
+        await pilot.press("8", "right", "down")  # another core in the mesh
+        await pilot.pause()
+        row = mesh.state_of(mesh.selected_core).row
+        assert tree.cursor_node.data.ref == ("workload", row)
+        await pilot.press("2", "full_stop", "full_stop")  # the timeline's next workloads
+        await pilot.pause()
+        assert tree.cursor_node.data.ref == ("workload", app.query_one(Timeline).selected)
