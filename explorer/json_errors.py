@@ -117,16 +117,10 @@ class _Scan:
                     if pos >= end:
                         break
             byte = data[pos]
-            if state == _VALUE or (state == _KEY_OR_CLOSE and byte != 0x7D):
-                if state == _KEY_OR_CLOSE and byte != 0x22:
-                    return pos, f'expected a key in double quotes or "}}", got {_shown(data, pos)}'
-                fault = self._value(pos)
-                if fault is not None:
-                    return fault
-                pos = self.next_pos
-            elif state == _KEY:
-                if byte != 0x22:
-                    return pos, f"expected a key in double quotes, got {_shown(data, pos)}"
+            if state in (_VALUE, _KEY) or (state == _KEY_OR_CLOSE and byte != 0x7D):
+                if state != _VALUE and byte != 0x22:
+                    closing = ' or "}"' if state == _KEY_OR_CLOSE else ""
+                    return pos, f"expected a key in double quotes{closing}, got {_shown(data, pos)}"
                 fault = self._value(pos)
                 if fault is not None:
                     return fault

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from textual.widgets import DataTable, Input, Label
 
 from tests.app.helpers import SIZE, wait_loaded
@@ -123,20 +124,31 @@ async def wait_running(pilot, screen: QueryScreen) -> None:
         await pilot.pause(0.02)
 
 
-async def test_escape_and_a_new_run_stop_the_query_running(tmp_path, monkeypatch):
-    """Issue #72: Escape or a second Enter left the old query running in its thread with its own 2 GiB."""
+async def long_query_running(app, pilot) -> QueryScreen:
+    """The panel open on LONG_SQL, its query running."""
+    await wait_loaded(pilot)
+    app.action_query(LONG_SQL)
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, QueryScreen)
+    await wait_running(pilot, screen)
+    assert screen.running is not None and query_threads()
+    return screen
+
+
+@pytest.fixture
+def scratch_here(tmp_path, monkeypatch):
+    """Every query session's scratch folder made in tmp_path (to see that none is left)."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr("tempfile.tempdir", None)
+    return tmp_path
+
+
+async def test_escape_and_a_new_run_stop_the_query_running(scratch_here):
+    """Issue #72: Escape or a second Enter left the old query running in its thread with its own 2 GiB."""
     app = make_app(PLANTED)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_loaded(pilot)
-        app.action_query(LONG_SQL)
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, QueryScreen)
-        await wait_running(pilot, screen)
-        first = screen.running
-        assert first is not None and query_threads()
+        screen = await long_query_running(app, pilot)
         screen.run_sql(CANNED[2][2])  # a new run: the long one is interrupted, one query at a time
         await wait_rows(pilot, screen)
         assert screen.rows and screen.columns[0] == "core"
@@ -147,26 +159,18 @@ async def test_escape_and_a_new_run_stop_the_query_running(tmp_path, monkeypatch
         await pilot.press("escape")
         await wait_threads_gone(pilot)
         assert not query_threads() and not isinstance(app.screen, QueryScreen)
-    assert list(tmp_path.iterdir()) == []  # every session's scratch removed
+    assert list(scratch_here.iterdir()) == []  # every session's scratch removed
 
 
-async def test_quitting_stops_the_query_running(tmp_path, monkeypatch):
+async def test_quitting_stops_the_query_running(scratch_here):
     """`q` gave the terminal back while the query ran on and the process did not end."""
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr("tempfile.tempdir", None)
     app = make_app(PLANTED)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_loaded(pilot)
-        app.action_query(LONG_SQL)
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, QueryScreen)
-        await wait_running(pilot, screen)
-        assert query_threads()
+        await long_query_running(app, pilot)
         await app.action_quit()
     for _ in range(500):  # the query's thread, then the worker's cleanup after it
-        if not query_threads() and not list(tmp_path.iterdir()):
+        if not query_threads() and not list(scratch_here.iterdir()):
             break
         time.sleep(0.02)
     assert not query_threads()
-    assert list(tmp_path.iterdir()) == []
+    assert list(scratch_here.iterdir()) == []

@@ -82,16 +82,8 @@ def _with_bad_byte(sample: str, after: bytes) -> tuple[bytes, int]:
     return data[:at] + b"\xff" + data[at:], at
 
 
-@pytest.mark.parametrize(
-    ("sample", "after", "save_as", "path"),
-    [
-        ("views_ark_model.json", b'"Name":', "model.json", "$.Nodes[0].Op.Name"),
-        ("demo_pipeline_b1.json", b'"operation":', "pipeline_b1.json", "$.src_quantize_1_1.operation"),
-    ],
-)
-@pytest.mark.parametrize("wording", ["0.22", "0.23"])
-def test_loaders_locate_bad_utf8_under_either_msgspec(tmp_path, monkeypatch, sample, after, save_as, path, wording):
-    """The loaders' errors, with msgspec made to fail on a bad byte as each version does."""
+def failing_as(monkeypatch, wording: str) -> None:
+    """msgspec made to fail on a byte that is not UTF-8 as version `wording` does."""
     real = msgspec.json.decode
 
     def decode(data, *args, **kwargs):
@@ -102,6 +94,19 @@ def test_loaders_locate_bad_utf8_under_either_msgspec(tmp_path, monkeypatch, sam
         return real(data, *args, **kwargs)
 
     monkeypatch.setattr(msgspec.json, "decode", decode)
+
+
+@pytest.mark.parametrize(
+    ("sample", "after", "save_as", "path"),
+    [
+        ("views_ark_model.json", b'"Name":', "model.json", "$.Nodes[0].Op.Name"),
+        ("demo_pipeline_b1.json", b'"operation":', "pipeline_b1.json", "$.src_quantize_1_1.operation"),
+    ],
+)
+@pytest.mark.parametrize("wording", ["0.22", "0.23"])
+def test_loaders_locate_bad_utf8_under_either_msgspec(tmp_path, monkeypatch, sample, after, save_as, path, wording):
+    """The loaders' errors, with msgspec made to fail on a bad byte as each version does."""
+    failing_as(monkeypatch, wording)
     content, at = _with_bad_byte(sample, after)
     file = tmp_path / save_as
     file.write_bytes(content)
@@ -115,16 +120,7 @@ def test_loaders_locate_bad_utf8_under_either_msgspec(tmp_path, monkeypatch, sam
 
 @pytest.mark.parametrize("wording", ["0.22", "0.23"])
 def test_a_schedule_workload_with_a_bad_byte_is_dropped_in_our_words(tmp_path, monkeypatch, wording):
-    real = msgspec.json.decode
-
-    def decode(data, *args, **kwargs):
-        if b"\xff" in bytes(data):
-            if wording == "0.22":
-                raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
-            raise msgspec.DecodeError("Invalid UTF-8 encoded string")
-        return real(data, *args, **kwargs)
-
-    monkeypatch.setattr(msgspec.json, "decode", decode)
+    failing_as(monkeypatch, wording)
     content, _ = _with_bad_byte("clean_2x2_stschedule.json", b'"layer_name" :')
     file = tmp_path / "x_stschedule.json"
     file.write_bytes(content)
