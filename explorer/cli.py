@@ -477,14 +477,15 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
         raise LoadError(path, "", "no such file or directory")
     if not args.strict:
         _prepare(path, interactive=True)
-    from widgets.app import make_app  # the one place the core reaches the UI, and only when asked to
+    from widgets.app import make_app, stopping_on_signals  # the one place the core reaches the UI, when asked to
 
     if args.compare is not None:
         _check_comparable(path, args.compare)
     app = make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author,
                    companions=_companions(args), node_data=args.node_data, compare=args.compare,
                    dims=args.dims)  # fmt: skip
-    app.run()
+    with stopping_on_signals(app):
+        app.run()
     if app.load_error is not None:  # the error box was on screen; the shell still learns it, as the README says
         raise app.load_error
     return ExitCode.OK

@@ -9,7 +9,10 @@ selection (`selection`: one `Selected` message in, every other view and the deta
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+import signal
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -333,6 +336,24 @@ def pressure_sections(document: Document) -> list[Section]:
                      f"{core.max_fragmentation:.2f} at #{core.max_fragmentation_workload}"))  # fmt: skip
     columns = ("core", "peak", "high water", "packing", "worst fragmentation")
     return [Section(f"{document.vocabulary.memory} at its fullest, per core", columns, rows)]
+
+
+@contextlib.contextmanager
+def stopping_on_signals(app: App) -> Iterator[None]:
+    """SIGTERM (serve ending a tab, `kill`) and SIGHUP (the SSH session gone) end the app as `q` does while it
+    runs, so a query running in the Query panel is interrupted and its scratch removed (by default Python died at
+    once and left both); the handlers before are put back after. Signals can be set in the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {each: signal.getsignal(each) for each in (signal.SIGTERM, signal.SIGHUP)}
+    for each in previous:
+        signal.signal(each, lambda *_: app.call_later(app.exit))
+    try:
+        yield
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
 
 
 def make_app(

@@ -174,3 +174,28 @@ async def test_quitting_stops_the_query_running(scratch_here):
         time.sleep(0.02)
     assert not query_threads()
     assert list(scratch_here.iterdir()) == []
+
+
+async def test_sigterm_ends_the_app_and_stops_the_query_running(scratch_here):
+    """A TUI ended by SIGTERM (serve closing a tab, `kill`) died at once and left its panel query's scratch."""
+    import os
+    import signal
+
+    from widgets.app import stopping_on_signals
+
+    before = signal.getsignal(signal.SIGTERM)
+    app = make_app(PLANTED)
+    with stopping_on_signals(app):
+        async with app.run_test(size=SIZE) as pilot:
+            await long_query_running(app, pilot)
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(500):
+                if not app.is_running:
+                    break
+                await pilot.pause(0.02)
+    assert signal.getsignal(signal.SIGTERM) == before  # given back
+    for _ in range(500):
+        if not query_threads() and not list(scratch_here.iterdir()):
+            break
+        time.sleep(0.02)
+    assert not query_threads() and list(scratch_here.iterdir()) == []
