@@ -123,15 +123,10 @@ def _entry(bookmark: Bookmark) -> dict:
 
 def _read_file(path: Path) -> dict[str, Any]:
     """The sidecar's JSON object ({} when there is none); BookmarksError when it is not a bookmarks file."""
-    return {name: msgspec.json.decode(raw) for name, raw in _read_top(path).items()}
-
-
-class _Top(msgspec.Struct):
-    bookmarks: list[msgspec.Raw]
+    return {name: msgspec.json.decode(raw) for name, raw in _read_top(path)[0].items()}
 
 
 _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_list_decoder = msgspec.json.Decoder(_Top)
 _raw_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 
 
@@ -150,9 +145,9 @@ class _Entry(msgspec.Struct):
 _entry_decoder = msgspec.json.Decoder(_Entry)
 
 
-def _read_top(path: Path) -> dict[str, msgspec.Raw]:
-    """The sidecar's top-level object, its values undecoded ({} when there is none); BookmarksError when it is not
-    a bookmarks file.
+def _read_top(path: Path) -> tuple[dict[str, msgspec.Raw], list[msgspec.Raw]]:
+    """The sidecar's top-level object and its bookmarks, undecoded (({}, []) when there is none); BookmarksError
+    when it is not a bookmarks file.
 
     A bookmarks file is an object with a `bookmarks` list and, when it says its version, an integer one: any
     other JSON (the input itself, a config that happens to sit there) is not ours and is never written. Decoded by
@@ -163,15 +158,15 @@ def _read_top(path: Path) -> dict[str, msgspec.Raw]:
     try:
         text = _read_regular(path)
     except (FileNotFoundError, NotADirectoryError):  # no sidecar yet (or no folder for one): nothing to keep
-        return {}
+        return {}, []
     except BookmarksError:
         raise
     except (OSError, UnicodeDecodeError) as error:
         raise BookmarksError(f"{path}: cannot read the bookmarks ({error})") from None
     try:
         top = _top_decoder.decode(text)
-        _list_decoder.decode(text)  # the bookmarks are a list (its entries still undecoded)
-    except (msgspec.DecodeError, RecursionError):
+        entries = _raw_list_decoder.decode(top["bookmarks"])  # a list (its entries still undecoded)
+    except (msgspec.DecodeError, RecursionError, KeyError):
         raise BookmarksError(f"{path}: not a bookmarks file (no bookmarks list); it is left as it is") from None
     try:
         version = msgspec.json.decode(top.get("schema_version") or top.get("version") or b"1")
@@ -182,7 +177,7 @@ def _read_top(path: Path) -> dict[str, msgspec.Raw]:
                              "it is left as it is")  # fmt: skip
     if version > SCHEMA_VERSION:
         raise BookmarksError(f"{path}: written by a newer ir-explorer (schema {version}); it is left as it is")
-    return top
+    return top, entries
 
 
 def _read_regular(path: Path) -> str:
@@ -202,10 +197,6 @@ def _read_regular(path: Path) -> str:
     return data.decode("utf-8")
 
 
-def _read_entries(path: Path) -> list[Any]:
-    return list(_read_file(path).get("bookmarks", []))
-
-
 def load_bookmarks(path: Path) -> list[Bookmark]:
     """The readable bookmarks in `path`; [] when there is no such file."""
     return load(path).bookmarks
@@ -217,8 +208,7 @@ class Stopped(Exception):
 
 def load(path: Path, stop: Callable[[], bool] | None = None) -> Loaded:
     """The sidecar's bookmarks; `stop()` is asked every 1,000 entries (Stopped when it says so)."""
-    top = _read_top(path)
-    entries = _raw_list_decoder.decode(top["bookmarks"]) if top else []
+    _, entries = _read_top(path)
     found = []
     for k, raw in enumerate(entries):
         if stop is not None and k % 1000 == 0 and stop():

@@ -81,10 +81,12 @@ class DetailsPanel(ScrollableContainer):
 
         return Section(section.title, section.columns, [[said(cell) for cell in row] for row in section.rows])
 
+    def _room(self) -> int:
+        return self.scrollable_content_region.width if self.size.width else 40
+
     def _fit_width(self) -> None:
         console = self.app.console
-        room = self.scrollable_content_region.width if self.size.width else 40
-        self._fitted_room = room
+        room = self._fitted_room = self._room()
         statics = self.query("Static.section").results(Static)
         for static, table, section in zip(statics, self._tables, self.sections, strict=False):
             if table is None:  # a key-value section: drawn exactly as wide as the panel, its values folding
@@ -97,8 +99,7 @@ class DetailsPanel(ScrollableContainer):
     def on_resize(self, event: events.Resize) -> None:
         """Fitted again when the width changes: new sections change only the panel's height (its virtual size,
         which also sends Resize), and fitting them again painted the same details twice a key."""
-        room = self.scrollable_content_region.width if self.size.width else 40
-        if room != self._fitted_room:
+        if self._room() != self._fitted_room:
             self._fit_width()
 
 

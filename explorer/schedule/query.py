@@ -97,9 +97,6 @@ class _Runner:
         self.pending = threading.Event()
         self.pending.set()
 
-    def pending_done(self) -> bool:
-        return self.pending.is_set()
-
     def call(self, function: Callable[..., Any], *args: Any) -> Any:
         done = threading.Event()
         outcome: dict[str, Any] = {}
@@ -260,7 +257,7 @@ class Session:
         if self._closed:
             return
         self._closed = True
-        if self._runner.pending_done():
+        if self._runner.pending.is_set():
             self.connection.close()  # a call still running keeps its connection: the process's exit ends it
         self._scratch.cleanup()
 
@@ -307,13 +304,14 @@ def run_query(documents: list[tuple[str, Document]], sql: str, row_cap: int = RO
               session: Session | None = None) -> Result:  # fmt: skip
     """The query over loaded documents' tables, each table the rows of every file (the `file` column says which);
     in `session` when the caller keeps it to interrupt."""
-    for name in tables_named(sql):
+    names = tables_named(sql)
+    for name in names:
         said = [lacking(name, document) for _, document in documents]
         if all(said):
             raise QueryError(str(said[0]))
     session = session or Session()
     try:
-        for name in tables_named(sql):
+        for name in names:
             for file, document in documents:
                 session.add_arrays(name, build_table(name, document, file))
         session.lock()
