@@ -1,5 +1,7 @@
 """The palette's "Query" (issue #58): SQL over the open schedule's tables (explorer.schedule.query), run in a
-worker; Enter on a result row that names a core and a workload jumps there (where `b` bookmarks it)."""
+child process of its own (explorer.schedule.query_child: the app's memory never holds what a query builds, and
+stopping it kills it); Enter on a result row that names a core and a workload jumps there (where `b` bookmarks
+it)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from explorer.schedule.query import tables_named
 from explorer.schedule.tables import TABLES
 
 if TYPE_CHECKING:
-    from explorer.schedule.query import Session
+    from explorer.schedule.query_child import ForkedQuery
 
 SHOWN_ROWS = 1000  # rows the panel shows; `ir-explorer query` gives them all
 # the palette's canned queries: (its name, what it says, the SQL)
@@ -51,13 +53,13 @@ class QueryScreen(ModalScreen[tuple[str, tuple[int, int]] | None]):
         self.document, self.sql = document, sql
         self.columns: list[str] = []
         self.rows: list[tuple[Any, ...]] = []
-        self.running: Session | None = None  # the one query of this panel that runs now
+        self.running: ForkedQuery | None = None  # the one query of this panel that runs now
 
     def stop_query(self) -> None:
-        """Interrupt the query running (a new run, Escape, the app quitting): DuckDB stops at once."""
+        """End the query running (a new run, Escape, the app quitting): its process stops at once."""
         running, self.running = self.running, None
         if running is not None:
-            running.interrupt()
+            running.stop()
 
     def on_unmount(self) -> None:
         self.stop_query()
@@ -80,40 +82,37 @@ class QueryScreen(ModalScreen[tuple[str, tuple[int, int]] | None]):
 
     def run_sql(self, sql: str) -> None:
         """One query at a time: the one running is interrupted before this one starts."""
-        from explorer.schedule.query import Session
+        from explorer.schedule.query_child import ForkedQuery
 
         self.stop_query()
         self._status("running…")
         if not tables_named(sql):
             self._status("the query names none of the tables")
             return
-        self.running = Session()
-        self._run(sql, self.running)
+        self.running = ForkedQuery([(str(self.document.meta.source), self.document)], sql, SHOWN_ROWS)
+        self._run(self.running)
 
     @work(thread=True, group="query", description="query")
-    def _run(self, sql: str, session: Session) -> None:
-        from explorer.schedule.query import Interrupted, QueryError, run_query
+    def _run(self, query: ForkedQuery) -> None:
+        from explorer.schedule.query import Interrupted, QueryError
 
         try:
-            result = run_query([(str(self.document.meta.source), self.document)], sql, SHOWN_ROWS, session)
-            rows = list(result.rows)
+            answer = query.answer()
         except Interrupted:
             return  # stopped by a new run or the panel closing: nothing to show
         except QueryError as error:
-            self._said(session, f"✗ {error}")
+            self._said(query, f"✗ {error}")
             return
-        finally:
-            session.close()
-        if self.running is not session:
+        if self.running is not query:
             return
         self.running = None
-        more = f" (the first {SHOWN_ROWS:,}; `ir-explorer query` gives them all)" if result.capped() else ""
-        counted = f"{len(rows):,} row{'' if len(rows) == 1 else 's'}"
-        self.app.call_from_thread(self._show, result.columns, rows, f"{counted}{more}")
+        more = f" (the first {len(answer.rows):,}; `ir-explorer query` gives them all)" if answer.capped else ""
+        counted = f"{len(answer.rows):,} row{'' if len(answer.rows) == 1 else 's'}"
+        self.app.call_from_thread(self._show, answer.columns, answer.rows, f"{counted}{more}")
 
-    def _said(self, session: Session, text: str) -> None:
+    def _said(self, query: ForkedQuery, text: str) -> None:
         """The status from a query's thread, unless a newer query or the panel closing replaced it."""
-        if self.running is session:
+        if self.running is query:
             self.running = None
             self.app.call_from_thread(self._status, text)
 

@@ -104,22 +104,26 @@ async def test_b_on_a_row_bookmarks_its_workload(tmp_path):
 LONG_SQL = "SELECT count(*) FROM range(1000000000000) -- workloads"  # hours, unless interrupted
 
 
-def query_threads() -> list:
-    import threading
+def query_children() -> list[int]:
+    """This process's child processes (a panel query runs in one)."""
+    import pathlib
 
-    return [thread for thread in threading.enumerate() if thread.name == "ir-explorer-query"]
+    found: list[int] = []
+    for task in pathlib.Path("/proc/self/task").iterdir():
+        found += [int(pid) for pid in (task / "children").read_text().split()]
+    return found
 
 
-async def wait_threads_gone(pilot) -> None:
+async def wait_children_gone(pilot) -> None:
     for _ in range(500):  # a hang guard, not a timing target (make bench times it)
-        if not query_threads():
+        if not query_children():
             return
         await pilot.pause(0.02)
 
 
 async def wait_running(pilot, screen: QueryScreen) -> None:
     for _ in range(500):
-        if query_threads() and screen.running is not None:
+        if query_children() and screen.running is not None:
             return
         await pilot.pause(0.02)
 
@@ -132,7 +136,7 @@ async def long_query_running(app, pilot) -> QueryScreen:
     screen = app.screen
     assert isinstance(screen, QueryScreen)
     await wait_running(pilot, screen)
-    assert screen.running is not None and query_threads()
+    assert screen.running is not None and query_children()
     return screen
 
 
@@ -152,13 +156,13 @@ async def test_escape_and_a_new_run_stop_the_query_running(scratch_here):
         screen.run_sql(CANNED[2][2])  # a new run: the long one is interrupted, one query at a time
         await wait_rows(pilot, screen)
         assert screen.rows and screen.columns[0] == "core"
-        await wait_threads_gone(pilot)
-        assert not query_threads()
+        await wait_children_gone(pilot)
+        assert not query_children()
         screen.run_sql(LONG_SQL)
         await wait_running(pilot, screen)
         await pilot.press("escape")
-        await wait_threads_gone(pilot)
-        assert not query_threads() and not isinstance(app.screen, QueryScreen)
+        await wait_children_gone(pilot)
+        assert not query_children() and not isinstance(app.screen, QueryScreen)
     assert list(scratch_here.iterdir()) == []  # every session's scratch removed
 
 
@@ -169,10 +173,10 @@ async def test_quitting_stops_the_query_running(scratch_here):
         await long_query_running(app, pilot)
         await app.action_quit()
     for _ in range(500):  # the query's thread, then the worker's cleanup after it
-        if not query_threads() and not list(scratch_here.iterdir()):
+        if not query_children() and not list(scratch_here.iterdir()):
             break
         time.sleep(0.02)
-    assert not query_threads()
+    assert not query_children()
     assert list(scratch_here.iterdir()) == []
 
 
@@ -195,7 +199,7 @@ async def test_sigterm_ends_the_app_and_stops_the_query_running(scratch_here):
                 await pilot.pause(0.02)
     assert signal.getsignal(signal.SIGTERM) == before  # given back
     for _ in range(500):
-        if not query_threads() and not list(scratch_here.iterdir()):
+        if not query_children() and not list(scratch_here.iterdir()):
             break
         time.sleep(0.02)
-    assert not query_threads() and list(scratch_here.iterdir()) == []
+    assert not query_children() and list(scratch_here.iterdir()) == []
