@@ -32,6 +32,7 @@ from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.document_loading import DocumentLoading
 from widgets.error_panel import ErrorPanel
+from widgets.handing_back import hand_terminal_back
 from widgets.help_screen import HelpScreen
 from widgets.loading import LoadingPanel
 from widgets.messages import ProblemChosen, RevealRef
@@ -242,6 +243,11 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
     def source(self) -> SourceView | None:
         return cast("SourceView | None", self._view("source"))  # the class is imported when offered
 
+    async def action_quit(self) -> None:
+        """The terminal first, then the shutdown (widgets.handing_back)."""
+        hand_terminal_back(self)
+        self.exit()
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.help_keys()))
 
@@ -348,7 +354,7 @@ def stopping_on_signals(app: App) -> Iterator[None]:
         return
     previous = {each: signal.getsignal(each) for each in (signal.SIGTERM, signal.SIGHUP)}
     for each in previous:
-        signal.signal(each, lambda *_: app.call_later(app.exit))
+        signal.signal(each, lambda *_: app.call_later(app.action_quit))
     try:
         yield
     finally:
