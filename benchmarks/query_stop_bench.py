@@ -64,8 +64,8 @@ try:
 except (Interrupted, QueryError):
     pass
 ended = time.perf_counter()
-print(ended - stopped[0] if stopped else 0.0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+own = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1]
+print(ended - stopped[0] if stopped else 0.0, own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 

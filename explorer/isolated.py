@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
+import select
 import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 PR_SET_PDEATHSIG = 1
@@ -58,3 +62,72 @@ def run_python(code: str, args: list[str], timeout: float, stdin: bytes = b"") -
         lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return ChildResult(b"", lines[-1][:300] if lines else f"exited with status {done.returncode}")
     return ChildResult(done.stdout, "")
+
+
+def run_forked(function: Callable[[bytes], bytes], given: bytes, timeout: float) -> ChildResult:
+    """`function(given)` in a child forked from this process, so what this process imported (onnx: a second of
+    CPU in a fresh interpreter) is not imported again; its result, or why it gave none, as `run_python` says it.
+    The child writes nothing on the terminal, takes the default signal handlers, and dies with us. Where there is
+    no fork, the function runs here."""
+    if not hasattr(os, "fork"):
+        return ChildResult(function(given), "")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; never returns
+        os.close(read_end)
+        _forked_child(function, given, write_end)
+    os.close(write_end)
+    try:
+        answer, timed_out = _read_all(read_end, timeout)
+    finally:
+        os.close(read_end)
+        if answer is None or timed_out:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        status = os.waitpid(pid, 0)[1]
+    if timed_out:
+        return ChildResult(b"", f"took over {timeout:.0f} s and was stopped")
+    if os.WIFSIGNALED(status):
+        return ChildResult(b"", f"crashed ({signal_name(-os.WTERMSIG(status))})")
+    if not answer or answer[:1] != b"0":
+        said = answer[1:].decode("utf-8", "replace") if answer else ""
+        return ChildResult(b"", said or f"exited with status {os.waitstatus_to_exitcode(status)}")
+    return ChildResult(answer[1:], "")
+
+
+def _read_all(fd: int, timeout: float) -> tuple[bytes | None, bool]:
+    """What the child wrote until it closed its end, and whether `timeout` passed first."""
+    parts: list[bytes] = []
+    end = time.monotonic() + timeout
+    while (left := end - time.monotonic()) > 0:
+        if not select.select([fd], [], [], left)[0]:
+            continue
+        part = os.read(fd, 1 << 20)
+        if not part:
+            return b"".join(parts), False
+        parts.append(part)
+    return None, True
+
+
+def _forked_child(function: Callable[[bytes], bytes], given: bytes, fd: int) -> None:  # pragma: no cover
+    """In the child: `b"0"` and the result, or `b"1"` and the error's last line, on `fd`; then exit."""
+    code = 1
+    try:
+        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(number, signal.SIG_DFL)
+        with contextlib.suppress(ValueError):
+            signal.set_wakeup_fd(-1)  # the parent's event loop's
+        null = os.open(os.devnull, os.O_RDWR)
+        for standard in (0, 1, 2):
+            os.dup2(null, standard)
+        die_with_parent()
+        result = b"0" + function(given)
+        code = 0
+    except BaseException as error:  # noqa: BLE001 - said to the parent in words
+        result = b"1" + f"{type(error).__name__}: {error}".splitlines()[0][:300].encode("utf-8", "replace")
+    try:
+        view = memoryview(result)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os._exit(code)

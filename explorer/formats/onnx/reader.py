@@ -135,37 +135,36 @@ def _checks(path: Path, index: ModelIndex) -> list[Problem]:
     return problems
 
 
-# Runs in a child interpreter (explorer.isolated): onnx's C++ inference segfaults on some hostile models (a node
-# reading an undeclared input of RegexFullMatch or ai.onnx.ml's DictVectorizer). It reads the model as the walk
-# left it (large tensors' bytes in the file: inference reads their dims, and the small ones as data) from its
-# standard input and sends back the inferred model without its initializers, so only value types travel.
-# Shape values onnx's inference does not evaluate are worked out by explorer.formats.onnx.shape_folding (its source
-# goes with the child's code) and a second inference runs with them as constants.
-_INFER_IN_CHILD = """
-import sys
-import onnx
+def _inferred_model(serialized: bytes) -> bytes:
+    """In a child forked for it (explorer.isolated): onnx's C++ inference segfaults on some hostile models (a node
+    reading an undeclared input of RegexFullMatch or ai.onnx.ml's DictVectorizer). It reads the model as the walk
+    left it (large tensors' bytes in the file: inference reads their dims, and the small ones as data) and gives
+    back the inferred model without its initializers, so only value types travel. Shape values onnx's inference
+    does not evaluate are worked out by shape_folding and a second inference runs with them as constants."""
+    import onnx
 
-model = onnx.ModelProto()
-model.ParseFromString(sys.stdin.buffer.read())
-inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
-if fold_shape_inputs(model, inferred):
+    from explorer.formats.onnx.shape_folding import fold_shape_inputs
+
+    model = onnx.ModelProto()
+    model.ParseFromString(serialized)
     inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+    if fold_shape_inputs(model, inferred):
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+    _strip_initializers(inferred.graph)
+    return inferred.SerializeToString()
 
 
-def strip(graph):
+def _strip_initializers(graph: Any) -> None:
     del graph.initializer[:]
     del graph.sparse_initializer[:]
     for node in graph.node:
         for attribute in node.attribute:
             if attribute.HasField("g"):
-                strip(attribute.g)
+                _strip_initializers(attribute.g)
             for sub in attribute.graphs:
-                strip(sub)
+                _strip_initializers(sub)
 
 
-strip(inferred.graph)
-sys.stdout.buffer.write(inferred.SerializeToString())
-"""
 INFERENCE_SECONDS = 600.0
 
 
@@ -176,10 +175,9 @@ def infer_shapes(index: ModelIndex, path: Path) -> list[Problem]:
     import onnx
     from google.protobuf.message import DecodeError
 
-    from explorer.isolated import run_python
+    from explorer.isolated import run_forked
 
-    code = (Path(__file__).with_name("shape_folding.py").read_text(encoding="utf-8") + _INFER_IN_CHILD)
-    result = run_python(code, [], INFERENCE_SECONDS, stdin=index.stripped or index.model.SerializeToString())
+    result = run_forked(_inferred_model, index.stripped or index.model.SerializeToString(), INFERENCE_SECONDS)
     if result.failure:
         return [Problem("warning", "shape-inference", f"shape inference failed: {result.failure}; the model is "
                         "shown with the types it declares", "graph")]  # fmt: skip
