@@ -197,10 +197,13 @@ def _model_metrics(document: Document, dims: dict[str, int], payload: dict[str, 
     the payload, the text lines are returned."""
     if not document.view.counts_ops():
         return []
-    from explorer.graph.metrics import metrics_of, model_json, summary_lines
+    from explorer.graph.metrics import metrics_of, model_json, summary_lines, unknown_dims
 
+    document.bind_dims(dims)  # inference starts from them: sizes, not a new symbol for every unknown
     document.run_deep_checks()
     model = document.view.drawn_graph()
+    if dims and (refused := unknown_dims(model, dims, document.view.input_dims())):
+        raise LoadError(document.meta.source, "--dims", refused)
     metrics = metrics_of(model, dims)
     if metrics is None:
         return []
@@ -361,10 +364,15 @@ def _run_graph(document: Document, args: argparse.Namespace) -> ExitCode:
         raise LoadError(args.file, "", f"this {document.meta.format} file has no graph")
     from explorer.exports.graph_json import graph_json
 
+    document.bind_dims(args.dims)
     document.run_deep_checks()  # shape inference, as the TUI runs it before it draws: the same box texts and sizes
     from explorer.graph.problems import mark_problems
 
     model = document.view.drawn_graph()
+    from explorer.graph.metrics import unknown_dims
+
+    if args.dims and (refused := unknown_dims(model, args.dims, document.view.input_dims())):
+        raise LoadError(args.file, "--dims", refused)
     model.metric_dims = dict(args.dims)  # the counts' colour modes and the JSON bind the same dims
     _read_node_data(document, args)
     mark_problems(model, document)  # the boxes the TUI draws carry their ✗/⚠, and are sized with them

@@ -9,7 +9,7 @@ uniform so that one tree widget and one details panel serve every format.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -180,6 +180,15 @@ class DocumentView:
         """Checks that cost more than reading the file (ONNX shape inference): `check` and the TUI run them
         once, `info` does not."""
         return []
+
+    def bind_dims(self, dims: Mapping[str, int]) -> None:
+        """The dims the user bound (`--dims`), given before the deep checks: ONNX's shape inference starts from
+        them, so it carries sizes where it would invent a new symbol for each unknown (TorchScript's `unk__N`).
+        A format that infers nothing ignores them."""
+
+    def input_dims(self) -> set[str]:
+        """The symbolic dims the model's inputs declare (what `--dims` may name besides those in its counts)."""
+        return set()
 
     def timeline_checks(self, document: Document, timeline: PendingTimeline) -> list[Problem]:
         """A schedule format's checks that need the timeline, given as an explorer.schedule.timeline.
@@ -472,6 +481,11 @@ class Document:
 
     def tensor_of(self, ref: Ref) -> int | None:
         return self.view.tensor_of(ref)
+
+    def bind_dims(self, dims: Mapping[str, int]) -> None:
+        """`--dims` for the deep checks to start from; given before them (after, they change nothing)."""
+        if dims and not self._deep_checked:
+            self.view.bind_dims(dims)
 
     def run_deep_checks(self) -> None:
         if not self._deep_checked:

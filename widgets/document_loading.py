@@ -73,6 +73,7 @@ class DocumentLoading(AppParts):
                 document = open_document(self.path, strict=self.strict, progress=progress,
                                          companions=self.companions)  # fmt: skip
                 progress(0.99, 1, CHECKING)
+                document.bind_dims(self.dims)
                 document.run_deep_checks()
             from explorer.schedule.incidents import incidents_of, name_incident_roles
 
@@ -83,7 +84,13 @@ class DocumentLoading(AppParts):
             in_wl0 = [incident for incident in incidents if incident.code == "wl0-overlap"]
             name_incident_roles(document, in_wl0)  # named from the loaded columns, nothing read: at once
             if self.dims and document.offers(Capability.GRAPH):  # --dims: the counts bind them (the graph is built)
-                document.view.drawn_graph().metric_dims = dict(self.dims)
+                from explorer.graph.metrics import unknown_dims
+
+                model = document.view.drawn_graph()
+                # a misspelt name binds nothing: said, not ignored
+                if refused := unknown_dims(model, self.dims, document.view.input_dims()):
+                    self.call_from_thread(self.notify, refused, title="--dims", severity="error", timeout=20)
+                model.metric_dims = dict(self.dims)
             if self.node_data and document.offers(Capability.GRAPH):  # the user's numbers: the graph is built now
                 for line in load_node_data(document, self.node_data):
                     self.call_from_thread(self.notify, line, title="per-node data", timeout=10)

@@ -9,12 +9,13 @@ many ops it leaves out, so no figure is wrong, only incomplete, and says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from explorer.models.count import ZERO, Count, OpCounts, total
+from explorer.models.count import ZERO, Count, OpCounter, OpCounts, total
+from explorer.models.dim_expressions import parts
 from explorer.models.graph import ROOT, GraphModel
 
 KINDS = ("params", "macs", "activation_bytes")  # what is counted, as `graph --json` and `info --json` name it
@@ -65,7 +66,7 @@ def metrics_of(model: GraphModel, dims: Mapping[str, int] | None = None) -> Mode
     cached = model.metrics_cache
     if cached is not None and cached[0] == key:
         return cached[1]
-    raw = counter.counts()
+    raw = _raw_counts(model, counter)
     ops = [None if op is None else _bound(op, bound) for op in raw]
     pair_node, pair_group = _memberships(model)
     chains: dict[int, list[int]] | None = None  # group → it and its enclosing groups, made for the first formula
@@ -243,6 +244,40 @@ def summary_lines(model: GraphModel, metrics: ModelMetrics) -> list[str]:
             part = f"{share:.1%} of MACs" if share is not None else "share unknown"
             lines.append(f"    {model.group_label[group]}: {found.text()}, {part}")
     return lines
+
+
+def _raw_counts(model: GraphModel, counter: OpCounter) -> list[OpCounts | None]:
+    """The counter's counts, no dim bound, kept per stamp (the dims' check and the metrics read them both)."""
+    stamp = counter.stamp()
+    if model.raw_counts_cache is None or model.raw_counts_cache[0] != stamp:
+        model.raw_counts_cache = (stamp, counter.counts())
+    return model.raw_counts_cache[1]
+
+
+def dim_names(model: GraphModel) -> list[str]:
+    """The symbolic dims the model's counts are written in, sorted (what `--dims` may bind)."""
+    counter = model.op_counter
+    if counter is None:
+        return []
+    found: set[str] = set()
+    for op in _raw_counts(model, counter):
+        if op is not None:
+            for kind in KINDS:
+                found |= getattr(op, kind).symbols
+    return sorted(found)
+
+
+def unknown_dims(model: GraphModel, dims: Mapping[str, int], declared: Iterable[str] = ()) -> str | None:
+    """Why `dims` cannot be bound, in words (a name that is none of the model's dims nor a part of one, like
+    `seq` of `batch*seq`), with the model's dims listed; None when every name is one. `declared`: the dims its
+    inputs declare (bound before inference, they are in no count)."""
+    names = sorted(set(dim_names(model)).union(declared))
+    known = set(names).union(*(parts(name) for name in names))
+    strangers = [name for name in dims if name not in known]
+    if not strangers:
+        return None
+    listed = ", ".join(names) if names else "none: its counts are numbers already"
+    return f"this model has no dim named {', '.join(map(repr, strangers))}; its dims: {listed}"
 
 
 def parse_dims(text: str) -> dict[str, int]:

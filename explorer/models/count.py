@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from explorer.models.dim_expressions import with_expressions
+
 LIMIT = 2**63
 Monomial = tuple[tuple[str, int], ...]  # (dim name, power), sorted by name; () is the constant term
 Dim = int | str  # a dim as a shape gives it: its size, or its symbol
@@ -102,8 +104,12 @@ class Count:
         return _checked({m: c for m, c in terms.items() if c})
 
     def bind(self, dims: Mapping[str, int]) -> Count:
-        """The count with these dims given their sizes (the others stay symbols)."""
-        if self.unknown or not dims or not (self.symbols & dims.keys()):
+        """The count with these dims given their sizes, and the dims named by an expression of them (`batch*seq`);
+        the others stay symbols."""
+        if self.unknown or not dims:
+            return self
+        dims = with_expressions(self.symbols, dims)
+        if not (self.symbols & dims.keys()):
             return self
         for name, size in dims.items():
             if name in self.symbols and size <= 0:

@@ -129,6 +129,7 @@ class GraphModel:
     # the last counts worked out with it: ((dims, its stamp), ModelMetrics)
     op_counter: OpCounter | None = None
     metrics_cache: tuple[Any, Any] | None = None
+    raw_counts_cache: tuple[Any, Any] | None = None  # (the counter's stamp, its counts with no dim bound)
     metric_dims: dict[str, int] = field(default_factory=dict)  # the symbolic dims the user bound (--dims)
     _ref_to_node: dict[Any, int] | None = None
     _group_depth: np.ndarray | None = None

@@ -8,6 +8,7 @@ value's producer or consumers (Enter on them). `key` is the graph's protobuf pat
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +66,20 @@ class OnnxView(DocumentView):
         self.index = index
         self._graph = None
         self.details = OnnxDetails(self)  # what `describe` shows of each kind of ref
+        self.bound_dims: dict[str, int] = {}  # --dims: the graph inputs' sizes shape inference starts from
 
     def deep_checks(self) -> list[Problem]:
         """Shape inference: it costs more than reading the file, so `check` and the TUI run it, `info` not."""
         from explorer.formats.onnx.reader import infer_shapes
 
-        return infer_shapes(self.index, self.path)
+        return infer_shapes(self.index, self.path, self.bound_dims)
+
+    def bind_dims(self, dims: Mapping[str, int]) -> None:
+        self.bound_dims = dict(dims)
+
+    def input_dims(self) -> set[str]:
+        return {dim.dim_param for value in self.index.main.proto.input if value.type.HasField("tensor_type")
+                for dim in value.type.tensor_type.shape.dim if dim.HasField("dim_param")}  # fmt: skip
 
     def files_read(self) -> list[Path]:
         """The external weight files the model names beside it (`m.onnx.data`): no output may replace them."""

@@ -8,7 +8,9 @@ LoadError that says which.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,23 +137,40 @@ def _checks(path: Path, index: ModelIndex) -> list[Problem]:
     return problems
 
 
-def _inferred_model(serialized: bytes) -> bytes:
+def _inferred_model(serialized: bytes, dims: Mapping[str, int] | None = None) -> bytes:
     """In a child forked for it (explorer.isolated): onnx's C++ inference segfaults on some hostile models (a node
     reading an undeclared input of RegexFullMatch or ai.onnx.ml's DictVectorizer). It reads the model as the walk
     left it (large tensors' bytes in the file: inference reads their dims, and the small ones as data) and gives
     back the inferred model without its initializers, so only value types travel. Shape values onnx's inference
-    does not evaluate are worked out by shape_folding and a second inference runs with them as constants."""
+    does not evaluate are worked out by shape_folding and a second inference runs with them as constants. The
+    dims the user bound are the graph inputs' sizes from the start."""
     import onnx
 
     from explorer.formats.onnx.shape_folding import fold_shape_inputs
 
     model = onnx.ModelProto()
     model.ParseFromString(serialized)
+    if dims:
+        _bind_input_dims(model.graph, dims)
     inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
     if fold_shape_inputs(model, inferred):
         inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
     _strip_initializers(inferred.graph)
     return inferred.SerializeToString()
+
+
+def _bind_input_dims(graph: Any, dims: Mapping[str, int]) -> None:
+    """Each graph input's dim named in `dims` (or an expression of them, `batch*seq`) given its size."""
+    from explorer.models.dim_expressions import value_of
+
+    for value in graph.input:
+        if not value.type.HasField("tensor_type"):
+            continue
+        for dim in value.type.tensor_type.shape.dim:
+            if dim.HasField("dim_param"):
+                size = dims.get(dim.dim_param) or value_of(dim.dim_param, dims)
+                if size:
+                    dim.dim_value = size
 
 
 def _strip_initializers(graph: Any) -> None:
@@ -168,7 +187,7 @@ def _strip_initializers(graph: Any) -> None:
 INFERENCE_SECONDS = 600.0
 
 
-def infer_shapes(index: ModelIndex, path: Path) -> list[Problem]:
+def infer_shapes(index: ModelIndex, path: Path, dims: Mapping[str, int] | None = None) -> list[Problem]:
     """Add inferred value types to the index; a failure, a crash or a timeout of onnx's inference is a warning
     (the declared types stay, the model opens). It costs about twice the parse on big graphs; every command that
     shows shapes or counts runs it (`info` too, for the counts)."""
@@ -177,7 +196,8 @@ def infer_shapes(index: ModelIndex, path: Path) -> list[Problem]:
 
     from explorer.isolated import run_forked
 
-    result = run_forked(_inferred_model, index.stripped or index.model.SerializeToString(), INFERENCE_SECONDS)
+    infer = functools.partial(_inferred_model, dims=dict(dims or {}))
+    result = run_forked(infer, index.stripped or index.model.SerializeToString(), INFERENCE_SECONDS)
     if result.failure:
         return [Problem("warning", "shape-inference", f"shape inference failed: {result.failure}; the model is "
                         "shown with the types it declares", "graph")]  # fmt: skip
