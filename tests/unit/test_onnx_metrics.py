@@ -194,3 +194,16 @@ def test_the_report_draws_the_top_groups(tmp_path):
     figure = top_groups(document)
     assert list(figure.data[0].x) == ["block0", "head"] and list(figure.data[0].y) == [221184, 81920]
     assert figure.data[0].text[0] == f"{221184 / 303104:.1%} of the model"
+
+
+def test_an_identity_of_a_weight_holds_no_activation_bytes(tmp_path):
+    """Issue #74: torch's Identity copies of weights were counted as activations (ResNet-50: 90,112 bytes)."""
+    model = small_net(tmp_path)
+    model.graph.node[3].input[1] = "fc.w.copy"
+    model.graph.node.insert(3, helper.make_node("Identity", ["fc.w"], ["fc.w.copy"], name="head/copy"))
+    model.graph.node.insert(3, helper.make_node("Identity", ["r"], ["r.copy"], name="head/activation_copy"))
+    _, graph = opened(tmp_path, model)
+    metrics = metrics_of(graph, {"batch": 1})
+    assert metrics.ops[node(graph, "head/copy")].activation_bytes.value == 0
+    assert metrics.ops[node(graph, "head/activation_copy")].activation_bytes.value == 32_768  # a copy of an activation
+    assert metrics.model["activation_bytes"].count.value == 32_768 * 4 + 40  # conv, relu, r.copy, flatten; y [1, 10]

@@ -55,8 +55,18 @@ class OnnxCounter:
             _, key, n = ref
             proto = index.graphs[key].nodes[n]
             macs, rule = op_macs(values, key, proto)
-            found.append(OpCounts(params.get(node, ZERO), macs, _output_bytes(values, key, proto), rule))
+            held = ZERO if _copies_a_constant(index, key, proto) else _output_bytes(values, key, proto)
+            found.append(OpCounts(params.get(node, ZERO), macs, held, rule))
         return found
+
+
+def _copies_a_constant(index: ModelIndex, key: str, node: Any) -> bool:
+    """An Identity of an initializer: torch's exporters write one for a weight used twice (a tied embedding, a
+    shared projection); its output is that weight again, not an activation."""
+    if node.op_type != "Identity" or node.domain not in ("", "ai.onnx") or len(node.input) != 1:
+        return False
+    where = index.resolve(key, node.input[0])
+    return where is not None and where[1] == "initializer"
 
 
 def op_macs(values: _Values, key: str, node: Any) -> tuple[Count, str]:
