@@ -12,6 +12,7 @@ Pure functions over the two GraphModels; the TUI's compare screen and `diff` rea
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -216,7 +217,8 @@ def _differences(a: GraphModel, b: GraphModel, x: int, y: int, attributes_x: str
     found = []
     if a.node_op[x] != b.node_op[y]:
         found.append(f"op {a.node_op[x]} → {b.node_op[y]}")
-    if a.node_detail[x] != b.node_detail[y]:
+    if a.node_detail[x] != b.node_detail[y] and not (a.detail_is_type and
+                                                     same_but_inferred(a.node_detail[x], b.node_detail[y])):
         word = "type" if a.detail_is_type else "time"  # a schedule's workload detail is its time
         found.append(f"{word} {without_placeholders(a.node_detail[x]) or '?'} → "
                      f"{without_placeholders(b.node_detail[y]) or '?'}")  # fmt: skip
@@ -226,6 +228,29 @@ def _differences(a: GraphModel, b: GraphModel, x: int, y: int, attributes_x: str
     if _folded(a, x) != _folded(b, y):
         found.append("folded weights")
     return "; ".join(found)
+
+
+_TYPE = re.compile(r"([A-Za-z0-9_]+)\[([^\]]*)\]")
+
+
+def same_but_inferred(x: str, y: str) -> bool:
+    """Two type texts that differ only where shape inference knew less on one side (`float32[batch, seq, 768]`
+    against `float32[?, ?, 768]`, or no type at all): the same model, inferred differently; not a change. A
+    different element type, rank or size is."""
+    if not x or not y:
+        return True
+    left, right = _TYPE.findall(x), _TYPE.findall(y)
+    if not left or len(left) != len(right):
+        return False
+    for (type_x, dims_x), (type_y, dims_y) in zip(left, right, strict=True):
+        sizes_x, sizes_y = dims_x.split(","), dims_y.split(",")
+        if type_x != type_y or len(sizes_x) != len(sizes_y):
+            return False
+        for size_x, size_y in zip(sizes_x, sizes_y, strict=True):
+            size_x, size_y = size_x.strip(), size_y.strip()
+            if size_x != size_y and size_x.isdigit() and size_y.isdigit():
+                return False
+    return True
 
 
 def _changed_attributes(x: str, y: str) -> str:

@@ -7,6 +7,7 @@ value's producer or consumers (Enter on them). `key` is the graph's protobuf pat
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -67,6 +68,7 @@ class OnnxView(DocumentView):
         self._graph = None
         self.details = OnnxDetails(self)  # what `describe` shows of each kind of ref
         self.bound_dims: dict[str, int] = {}  # --dims: the graph inputs' sizes shape inference starts from
+        self._opsets: dict[str, int] | None = None
 
     def deep_checks(self) -> list[Problem]:
         """Shape inference: it costs more than reading the file, so `check` and the TUI run it, `info` not."""
@@ -104,11 +106,12 @@ class OnnxView(DocumentView):
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}
+        versions = self.opset_versions()
         for key in self.index.counted:
             for n, node in enumerate(self.index.graphs[key].nodes):
                 found[node.name or f"{key}.node[{n}]"] = (
                     node.op_type,
-                    f"in {list(node.input)} out {list(node.output)} attrs {attribute_digest(node)}",
+                    f"in {list(node.input)} out {list(node.output)} attrs {attribute_digest(node, versions)}",
                 )
         return found
 
@@ -116,8 +119,15 @@ class OnnxView(DocumentView):
         if isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "node":
             graph = self.index.graphs.get(ref[1])
             if graph is not None and 0 <= ref[2] < len(graph.nodes):
-                return attribute_digest(graph.nodes[ref[2]])
+                return attribute_digest(graph.nodes[ref[2]], self.opset_versions())
         return ""
+
+    def opset_versions(self) -> dict[str, int]:
+        """The model's opset per domain ("" for the default one)."""
+        if self._opsets is None:
+            self._opsets = {("" if o.domain == "ai.onnx" else o.domain): int(o.version)
+                            for o in self.index.model.opset_import}  # fmt: skip
+        return self._opsets
 
     def graph_size_hint(self) -> int:
         return sum(len(info.nodes) for info in self.index.graphs.values())
@@ -441,17 +451,47 @@ def _shape_query(text: str) -> tuple[int, ...] | None:
     return tuple(int(n) for n in re.findall(r"\d+", match.group(1)))
 
 
-def attribute_digest(node: Any) -> str:
+def attribute_digest(node: Any, versions: Mapping[str, int] | None = None) -> str:
     """A node's attributes by name with a short digest of each value (`kernel_shape=3f2a…,strides=9c1b…`):
-    equal exactly when names and values are, so a diff sees a changed stride, not only a renamed attribute. A
-    subgraph attribute (an If's branch, a Loop's body) counts by name only: its nodes are compared themselves."""
+    equal exactly when names and values are, so a diff sees a changed stride, not only a renamed attribute. An
+    attribute written at its schema's default (TorchScript's `allowzero=0`) is left out, as if not written: the
+    same model either way (`versions`: the model's opset per domain, to find the schema). A subgraph attribute
+    (an If's branch, a Loop's body) counts by name only: its nodes are compared themselves."""
     import hashlib
 
-
     subgraphs = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+    defaults = _schema_defaults(node.op_type, node.domain, (versions or {}).get(node.domain or "", 0))
     return ",".join(a.name if a.type in subgraphs else
                     f"{a.name}={hashlib.blake2b(a.SerializeToString(deterministic=True), digest_size=6).hexdigest()}"
-                    for a in sorted(node.attribute, key=lambda a: a.name))  # fmt: skip
+                    for a in sorted(node.attribute, key=lambda a: a.name)
+                    if not _at_default(a, defaults.get(a.name)))  # fmt: skip
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema_defaults(op_type: str, domain: str, version: int) -> dict[str, Any]:
+    """The default value of each attribute of the op's schema at the model's opset (none when unknown)."""
+    if version <= 0:
+        return {}
+    from onnx import defs
+
+    try:
+        schema = defs.get_schema(op_type, version, domain)
+    except (defs.SchemaError, TypeError, ValueError):
+        return {}
+    return {name: attribute.default_value for name, attribute in schema.attributes.items()
+            if attribute.default_value.type != AttributeProto.UNDEFINED}  # fmt: skip
+
+
+def _at_default(attribute: Any, default: Any) -> bool:
+    if default is None or attribute.type != default.type or attribute.type in (AttributeProto.GRAPH,
+                                                                               AttributeProto.GRAPHS):
+        return False
+    from onnx import helper
+
+    try:
+        return bool(helper.get_attribute_value(attribute) == helper.get_attribute_value(default))
+    except (ValueError, TypeError):
+        return False
 
 
 def _jump(link: Item) -> Ref:

@@ -1,0 +1,65 @@
+"""Issue #74 item 3: compare and diff speak of the model, not of inference. A type that differs only where one
+side's inference knew less (`float32[batch, seq, 768]` against `float32[?, ?, 768]`) and an attribute written
+at its schema's default (TorchScript's `allowzero=0`) are not changes; a different size, element type or
+attribute value still is."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from explorer.api import open_document
+from explorer.diff import diff_documents
+from explorer.graph.match import CHANGED, SAME, match_graphs, same_but_inferred
+
+
+@pytest.mark.parametrize("x, y, same", [
+    ("float32[batch, seq, 768]", "float32[?, ?, 768]", True),
+    ("float32[1, seq, 768]", "float32[1, 128, 768]", True),
+    ("float32[1, 128, 768]", "", True),  # no type on one side: inference gave none
+    ("float32[1, 128, 768]", "float32[1, 64, 768]", False),
+    ("float32[1, 128, 768]", "float16[1, 128, 768]", False),
+    ("float32[1, 128]", "float32[1, 128, 1]", False),
+    ("float32[2], int64[]", "float32[?], int64[]", True),
+    ("float32[2], int64[]", "float32[2]", False),
+])  # fmt: skip
+def test_types_that_differ_only_by_inference(x, y, same):
+    assert same_but_inferred(x, y) is same
+
+
+def reshaper(tmp_path, name: str, dims: list, **attributes) -> onnx.ModelProto:
+    shape = helper.make_tensor("shape", TensorProto.INT64, [2], [0, -1])
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape", **attributes),
+             helper.make_node("Relu", ["r"], ["y"], name="relu")]  # fmt: skip
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [shape],
+                              value_info=[helper.make_tensor_value_info("r", TensorProto.FLOAT, dims)])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / name
+    onnx.save(model, path)
+    return path
+
+
+def compared(a_path, b_path):
+    a, b = open_document(a_path), open_document(b_path)
+    ma, mb = a.view.graph_model(), b.view.graph_model()
+    match = match_graphs(ma, mb, lambda n: a.view.node_attributes(ma.node_ref[n]),
+                         lambda n: b.view.node_attributes(mb.node_ref[n]))  # fmt: skip
+    reshape = ma.node_label.index("reshape")
+    return match.status_a[reshape], match.what.get(reshape, ""), diff_documents(a, b)
+
+
+def test_a_default_attribute_and_an_inferred_dim_are_not_changes(tmp_path):
+    a = reshaper(tmp_path, "a.onnx", [4, 6])
+    b = reshaper(tmp_path, "b.onnx", ["unk__0", "n"], allowzero=0)
+    status, what, result = compared(a, b)
+    assert (status, what) == (SAME, "")
+    assert [c for c in result["changes"] if c["kind"].startswith("node-")] == []
+
+
+def test_a_changed_value_and_a_changed_size_still_are(tmp_path):
+    a = reshaper(tmp_path, "a.onnx", [4, 6])
+    b = reshaper(tmp_path, "b.onnx", [4, 5], allowzero=1)
+    status, what, _ = compared(a, b)
+    assert status == CHANGED and what == "type float32[4, 6] → float32[4, 5]; attributes allowzero"
