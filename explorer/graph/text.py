@@ -68,6 +68,25 @@ def _dim(dim: str) -> str:
     return "?" if _PLACEHOLDER.match(dim) else dim
 
 
+_STACK = re.compile(r"^(?P<label>.*?)(?P<count> × \d[\d,]*)(?: (?P<kind>.+))?$")
+
+
+def shorten_title(text: str, limit: int) -> str:
+    """A box's or frame's title within `limit` characters. A stack's (`layers.1–15 × 15 LlamaDecoderLayer`) loses
+    its class first, then the middle of its name: its `× N` is never the part cut. Any other, cut in the middle."""
+    if len(text) <= limit:
+        return text
+    stack = _STACK.match(text)
+    if stack is None or limit < len(stack["count"]) + 4:
+        return shorten_middle(text, limit)
+    label, count = stack["label"], stack["count"]
+    if len(label) + len(count) <= limit:
+        kind_room = limit - len(label) - len(count) - 1
+        kind = stack["kind"] or ""
+        return f"{label}{count} {shorten_middle(kind, kind_room)}" if kind and kind_room >= 6 else label + count
+    return shorten_middle(label, limit - len(count)) + count
+
+
 TITLE_ROOM = 26  # the characters a full box's title line holds at its widest (30 cells less borders and padding)
 
 

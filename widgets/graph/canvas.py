@@ -15,7 +15,7 @@ import numpy as np
 from explorer.formatting import shorten_middle
 from explorer.graph.layout import COMPACT, DOTS
 from explorer.graph.picture import Layout
-from explorer.graph.text import stub_text
+from explorer.graph.text import shorten_title, stub_text
 
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
 JUNCTIONS = {
@@ -156,7 +156,11 @@ def _draw_frame_labels(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None
     for group, (fx, fy, fw, _) in layout.frames.items():
         label = layout.frame_labels.get(group, "")
         if label and 0 <= fy - oy < canvas.height:
-            canvas.text(fx - ox + 2, fy - oy, f" ▾ {shorten(label, max(fw - 8, 4))} ", FRAME_LABEL)
+            # a frame whose left edge is scrolled off keeps its title on screen, at the left (a sticky header)
+            left = fx - ox + 2
+            room = max(fw - 8, 4) if left >= 0 else fx - ox + fw - 6
+            if left >= 0 or room >= 4:
+                canvas.text(max(left, 0), fy - oy, f" ▾ {shorten_title(label, room)} ", FRAME_LABEL)
 
 
 DOTTED = {ord("│"): ord("┊"), ord("─"): ord("┈")}  # an owner → branch link's straight runs
@@ -247,9 +251,9 @@ def _draw_box(canvas: Canvas, layout: Layout, item: int, x: int, y: int, style: 
     canvas.text(x, y, top, style)
     name = layout.titles[item]
     if unit:
-        name_line = (" " + shorten(name, inner - 3)).ljust(inner - 1) + "▸"
+        name_line = (" " + shorten_title(name, inner - 3)).ljust(inner - 1) + "▸"
     else:
-        name_line = (" " + shorten(name, inner - 1)).ljust(inner)
+        name_line = (" " + shorten_title(name, inner - 1)).ljust(inner)
     canvas.text(x, y + 1, side + name_line + side, style)
     lines = [line for line in (layout.details[item], layout.extras[item]) if line][: h - 3]  # no empty line
     for k, line in enumerate(lines):
