@@ -16,7 +16,7 @@ from explorer.formatting import shorten_middle
 from explorer.graph.colours import COLOURS, colour_modes, item_colours
 from explorer.graph.layout import FULL, layout_graph
 from explorer.graph.picture import Layout
-from explorer.graph.text import stub_text
+from explorer.graph.text import shorten_title, stub_text
 from explorer.graph.visible import visible_graph
 from explorer.models.graph import GraphModel
 
@@ -150,7 +150,8 @@ def _boxes(layout: Layout, colours: Any, shown: set[int] | None = None) -> list[
             weight = ' font-weight="bold"' if k == 0 else ""
             fill = "#111" if k == 0 else "#444"
             text.append(f'<text x="{x + 8:g}" y="{y + 6 + (k + 1) * 14:g}" fill="{fill}"{weight}>'
-                        f"{escape(shorten_middle(line, int(layout.w[item]) - 2))}</text>")  # fmt: skip
+                        f"{escape((shorten_title if k == 0 else shorten_middle)(line, int(layout.w[item]) - 2))}"
+                        "</text>")  # fmt: skip
         stroke = 'stroke-width="2.5" stroke-dasharray="6 2"' if group else 'stroke-width="1.2"'
         out.append(f"<g><title>{tip}</title>"
                    f'<rect x="{x + 2:g}" y="{y + 2:g}" width="{w - 4:g}" height="{h - 4:g}" rx="4" fill="#ffffff" '
