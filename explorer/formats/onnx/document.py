@@ -462,9 +462,28 @@ def attribute_digest(node: Any, versions: Mapping[str, int] | None = None) -> st
     subgraphs = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
     defaults = _schema_defaults(node.op_type, node.domain, (versions or {}).get(node.domain or "", 0))
     return ",".join(a.name if a.type in subgraphs else
-                    f"{a.name}={hashlib.blake2b(a.SerializeToString(deterministic=True), digest_size=6).hexdigest()}"
+                    f"{a.name}={hashlib.blake2b(_unnamed(a), digest_size=6).hexdigest()}"
                     for a in sorted(node.attribute, key=lambda a: a.name)
                     if not _at_default(a, defaults.get(a.name)))  # fmt: skip
+
+
+def _unnamed(attribute: Any) -> bytes:
+    """The attribute's bytes without the names of the tensors it holds: TorchScript names a Constant's value by
+    its node's path (`/layers.3/attn/Constant_output_0`), which differs from layer to layer and says nothing
+    about the value (it kept alike layers from stacking and made a renamed constant a change)."""
+    if attribute.type not in (AttributeProto.TENSOR, AttributeProto.TENSORS, AttributeProto.SPARSE_TENSOR,
+                              AttributeProto.SPARSE_TENSORS):  # fmt: skip
+        return attribute.SerializeToString(deterministic=True)
+    copy = AttributeProto()
+    copy.CopyFrom(attribute)
+    tensors = [copy.t] if copy.HasField("t") else []
+    tensors += list(copy.tensors)
+    for sparse in ([copy.sparse_tensor] if copy.HasField("sparse_tensor") else []) + list(copy.sparse_tensors):
+        tensors += [sparse.values, sparse.indices]
+    for tensor in tensors:
+        tensor.ClearField("name")
+        tensor.ClearField("doc_string")
+    return copy.SerializeToString(deterministic=True)
 
 
 @functools.lru_cache(maxsize=1024)
