@@ -18,6 +18,7 @@ from explorer.graph.match import CHANGED, SAME, match_graphs, same_but_inferred
     ("float32[batch, seq, 768]", "float32[?, ?, 768]", True),
     ("float32[1, seq, 768]", "float32[1, 128, 768]", True),
     ("float32[1, 128, 768]", "", True),  # no type on one side: inference gave none
+    ("?", "float32[1, 128, 768]", True),
     ("float32[1, 128, 768]", "float32[1, 64, 768]", False),
     ("float32[1, 128, 768]", "float16[1, 128, 768]", False),
     ("float32[1, 128]", "float32[1, 128, 1]", False),

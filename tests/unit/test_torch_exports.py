@@ -42,5 +42,14 @@ def test_comparing_the_two_exports_matches_the_token_embedding(capsys):
     changes = json.loads(capsys.readouterr().out)["changes"]
     embedding = [c for c in changes if "/tok/Gather" in (c.get("name"), c.get("name_b"))
                  or c.get("name_a") == "node_embedding"]  # fmt: skip
-    assert [c["kind"] for c in embedding] == ["node-changed"]
-    assert embedding[0]["name_a"] == "node_embedding" and embedding[0]["name"] == "/tok/Gather"
+    # paired (neither removed nor added) and, differing only in the dims one side's inference named (issue #74),
+    # not a change
+    assert embedding == []
+    from explorer.api import open_document
+    from explorer.graph.compare import compare_documents
+
+    comparison = compare_documents(open_document(DYNAMO), open_document(TORCHSCRIPT))
+    a, b = comparison.a, comparison.b
+    paired = int(comparison.match.a_to_b[a.node_label.index("node_embedding")])
+    assert paired >= 0 and b.node_label[paired] == "/tok/Gather"
+    assert comparison.describe("a", a.node_label.index("node_embedding")).startswith("same · matched by structure")
