@@ -10,6 +10,8 @@ from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.containers import ScrollableContainer
+from textual.strip import Strip
+from textual.visual import Visual, visualize
 from textual.widgets import Static
 
 from explorer.document import KeyHint, Section
@@ -20,6 +22,43 @@ KEY_VALUE = ("property", "value")
 # a cell that is one number, with a unit or not: "1,024", "-3.5", "0x1c40", "2.0 KiB", "12 %"
 NUMBER = re.compile(r"[-+]?(0x[0-9a-fA-F]+|[0-9][0-9,_.]*(e[-+]?[0-9]+)?)( ?[A-Za-z%/]{1,5})?")
 MAX_ROWS = 120  # the tree lists everything; the panel summarises (Rich tables cost ~1 ms a row)
+
+
+class SectionLines(Static):
+    """One section, drawn once into lines at the panel's width (as a `Static` draws, by Textual's own visual) and
+    shown as they are (Textual's line API): its height is fixed, so a new selection is no content to measure in
+    the layout pass and no Rich table rendered again when the panel paints (a `Static` of auto height rendered
+    each table twice a key, to measure it and to paint it). A `Static` still, for what queries the panel's
+    statics."""
+
+    def __init__(self) -> None:
+        super().__init__(classes="section")
+        self._strips: list[Strip] = []
+        self._shown: tuple[Table | Text, int] | None = None
+
+    def show(self, renderable: Table | Text, room: int) -> None:
+        """Draw `renderable` `room` cells wide; a section not mounted yet is drawn once it is (its style)."""
+        self._shown = (renderable, room)
+        if self.is_mounted:
+            self._draw()
+
+    def on_mount(self) -> None:
+        if self._shown is not None:
+            self._draw()
+
+    def _draw(self) -> None:
+        assert self._shown is not None
+        renderable, room = self._shown
+        self._strips = Visual.to_strips(self, visualize(self, renderable, markup=False), room, None,
+                                        self.visual_style)  # fmt: skip
+        self.styles.width = room
+        self.styles.height = len(self._strips)
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        if 0 <= y < len(self._strips):
+            return self._strips[y]
+        return Strip.blank(self.size.width, self.visual_style.rich_style)
 
 
 class DetailsPanel(ScrollableContainer):
@@ -54,19 +93,18 @@ class DetailsPanel(ScrollableContainer):
         if not sections:
             empty.update(Text("Nothing to show for this item.", style="dim"))
         self._tables = [None if tuple(section.columns) == KEY_VALUE else _table(section) for section in sections]
-        pool = list(self.query("Static.section").results(Static))
+        pool = list(self.query(SectionLines).results(SectionLines))
         if len(pool) < len(self._tables):
-            extra = [Static(classes="section") for _ in range(len(self._tables) - len(pool))]
+            extra = [SectionLines() for _ in range(len(self._tables) - len(pool))]
             self.mount_all(extra)
             pool += extra
-        for static, table in zip(pool, self._tables, strict=False):
-            if table is not None:  # key-value sections are drawn by _fit_width, at the panel's width
-                static.update(table)
+        for static in pool[: len(self._tables)]:
             static.display = True
         for static in pool[len(self._tables) :]:
             static.display = False
         self._fit_width()
-        self.scroll_home(animate=False)
+        if self.scroll_offset != (0, 0):  # a scroll to where it is already costs a layout pass and a repaint
+            self.scroll_home(animate=False)
 
     def _keys_named(self, section: Section) -> Section:
         """The section with each KeyHint written as this app's key for it (`press 5 to open the source view`)."""
@@ -85,16 +123,16 @@ class DetailsPanel(ScrollableContainer):
         return self.scrollable_content_region.width if self.size.width else 40
 
     def _fit_width(self) -> None:
+        """Each section drawn at the panel's width: a key-value section exactly as wide, its values folding; a
+        table fitted (`fitted`)."""
         console = self.app.console
         room = self._fitted_room = self._room()
-        statics = self.query("Static.section").results(Static)
+        statics = self.query(SectionLines).results(SectionLines)
         for static, table, section in zip(statics, self._tables, self.sections, strict=False):
-            if table is None:  # a key-value section: drawn exactly as wide as the panel, its values folding
-                static.styles.width = room
-                static.update(_key_value(section, room, console))
-                continue
-            static.styles.width = room
-            static.update(fitted(section, table, room, console))
+            if table is None:
+                static.show(_key_value(section, room, console), room)
+            else:
+                static.show(fitted(section, table, room, console), room)
 
     def on_resize(self, event: events.Resize) -> None:
         """Fitted again when the width changes: new sections change only the panel's height (its virtual size,
