@@ -22,6 +22,7 @@ from explorer.errors import LoadError
 from explorer.schedule.query import (
     MEMORY_LIMIT_BYTES,
     ROW_CAP,
+    QueryError,
     Result,
     Session,
     connect,
@@ -30,7 +31,7 @@ from explorer.schedule.query import (
     sql_string,
     tables_named,
 )
-from explorer.schedule.tables import Columns, build_table
+from explorer.schedule.tables import Columns, build_table, lacking
 
 if TYPE_CHECKING:
     from explorer.worker_pool import WorkerPool
@@ -51,9 +52,11 @@ class NotRead:
 Failure = tuple[str, str]  # (why, where in the file)
 
 
-def write_tables(path: str, names: list[str], strict: bool, database: str) -> None:
-    """A worker's job: open one schedule, write the tables `names` into a new DuckDB database at `database`."""
+def write_tables(path: str, names: list[str], strict: bool, database: str) -> dict[str, str]:
+    """A worker's job: open one schedule, write the tables `names` into a new DuckDB database at `database`;
+    returns why it has no rows for the tables it lacks the part of (`lacking`), by table."""
     document = open_schedule(Path(path), strict)
+    said = {name: why for name in names if (why := lacking(name, document))}
     connection = _writer(Path(database).parent)
     connection.execute(f"ATTACH '{sql_string(database)}' AS written")
     try:
@@ -62,6 +65,7 @@ def write_tables(path: str, names: list[str], strict: bool, database: str) -> No
                           f"CREATE TABLE written.{name} AS {{select}}")  # fmt: skip
     finally:
         connection.execute("DETACH written")
+    return said
 
 
 _writer_of: tuple[Path, Any] | None = None  # (the scratch folder, this process's connection writing into it)
@@ -88,11 +92,15 @@ def query_files(paths: list[Path], sql: str, strict: bool = False, row_cap: int 
     session = Session()
     try:
         session.open_store(names)
-        read, not_read = _write_all(paths, names, strict, session.folder,
-                                    lambda database: session.add_database(database, names), on_read)  # fmt: skip
+        gather = lambda database: session.add_database(database, names)  # noqa: E731
+        read, not_read, lacked = _write_all(paths, names, strict, session.folder, gather, on_read)
         if not read:
             session.close()
             return None, not_read
+        for name in names:  # a table no file read has the part of: said, as for one file, not 0 rows
+            said = [why[name] for why in lacked if name in why]
+            if len(said) == len(lacked):
+                raise QueryError(said[0])
         if "problems" in names and not_read:
             session.add_arrays("problems", _not_read_rows(not_read))
         session.lock()
@@ -104,20 +112,27 @@ def query_files(paths: list[Path], sql: str, strict: bool = False, row_cap: int 
     return session.run(sql, row_cap), not_read
 
 
+Lacked = dict[str, str]  # a file's tables it has no rows for, by table: why (`tables.lacking`)
+
+
 def _write_all(paths: list[Path], names: list[str], strict: bool, folder: Path, gather: Callable[[Path], None],
-               on_read: Callable[[int, int], None] | None) -> tuple[int, list[NotRead]]:  # fmt: skip
+               on_read: Callable[[int, int], None] | None) -> tuple[int, list[NotRead], list[Lacked]]:  # fmt: skip
     """Each file's tables written to a database, read by as many workers as the machine has CPUs and its memory
     allows, and handed to `gather` in the files' order (a file done early waits on disk for those before it);
-    returns how many were read and the files that were not."""
+    returns how many were read, the files that were not, and for each file read the tables it lacks (why)."""
     from explorer import worker_pool
 
     jobs = [(str(path), folder / f"file-{k}.duckdb") for k, path in enumerate(paths)]
     outcome: dict[int, Failure | None] = {}  # job -> None when written, else why not
+    lacked: list[dict[str, str]] = []
     gathered = 0  # jobs before this one are all gathered (or failed)
 
-    def finished(k: int, error: Failure | None) -> None:
+    def finished(k: int, done: tuple[Failure | None, dict[str, str]]) -> None:
         nonlocal gathered
+        error, lacking_here = done
         outcome[k] = error
+        if error is None:
+            lacked.append(lacking_here)
         while gathered in outcome:
             if outcome[gathered] is None:
                 gather(jobs[gathered][1])
@@ -133,17 +148,17 @@ def _write_all(paths: list[Path], names: list[str], strict: bool, folder: Path, 
         # a file's cores are decoded where it is read: the file workers start no workers of their own
         pool = worker_pool.WorkerPool(count, environment={"IR_EXPLORER_WORKERS": "0"})
         try:
-            for k, error in _run_bounded(pool, jobs, names, strict):
-                finished(k, error)
+            for k, done in _run_bounded(pool, jobs, names, strict):
+                finished(k, done)
         finally:
             pool.stop()
     failed = [NotRead(jobs[k][0], *error) for k, error in sorted(outcome.items()) if error is not None]
-    return len(jobs) - len(failed), failed
+    return len(jobs) - len(failed), failed, lacked
 
 
 def _run_bounded(pool: WorkerPool, jobs: list[tuple[str, Path]], names: list[str],
-                 strict: bool) -> Iterator[tuple[int, Failure | None]]:  # fmt: skip
-    """(job, None or why and where it failed) as each finishes, the jobs started as `startable` allows."""
+                 strict: bool) -> Iterator[tuple[int, tuple[Failure | None, dict[str, str]]]]:  # fmt: skip
+    """(job, its outcome: `_outcome`) as each finishes, the jobs started as `startable` allows."""
     available = memory_guard.available_bytes()
     # what this process's DuckDB may take while it gathers the tables is not the workers' to use
     budget = None if available is None or memory_guard.guard_off() else max(available - MEMORY_LIMIT_BYTES, 0)
@@ -178,19 +193,19 @@ def startable(waiting: list[int], in_flight: list[int], budget: int | None, work
     return started
 
 
-def _outcome(job: Callable[[], object]) -> Failure | None:
-    """None when the job wrote its tables, else the one line saying why not and where."""
+def _outcome(job: Callable[[], dict[str, str]]) -> tuple[Failure | None, dict[str, str]]:
+    """(None, the tables the file lacks) when the job wrote its tables, else (the one line saying why not and
+    where, {})."""
     from explorer import worker_pool
 
     try:
-        job()
+        return None, job()
     except LoadError as error:
-        return str(error), error.location
+        return (str(error), error.location), {}
     except worker_pool.WorkerDied as error:
-        return f"the process reading it ended ({error}): out of memory?", ""
+        return (f"the process reading it ended ({error}): out of memory?", ""), {}
     except Exception as error:  # a bug reading one file must not lose the others' answer
-        return f"internal error: {type(error).__name__}: {error}", ""
-    return None
+        return (f"internal error: {type(error).__name__}: {error}", ""), {}
 
 
 def _estimate(path: Path) -> int:

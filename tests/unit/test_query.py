@@ -148,6 +148,10 @@ def test_a_table_the_file_has_no_part_for_is_an_error_in_words():
     assert rows("select count(*) from l2 where file like '%clean%'", trace, CLEAN) == [(len(rows("select * from l2")),)]
     done = run_cli("query", str(trace), "select count(*) from l2")
     assert done.returncode == 2 and "has no address space for table l2" in done.stderr
+    done = run_cli("query", str(trace), str(trace), "select count(*) from l2")  # many files, none with L2
+    assert done.returncode == 2 and "has no address space for table l2" in done.stderr
+    done = run_cli("query", str(trace), str(CLEAN), "select count(*) from l2", "--format", "csv")  # one has it
+    assert done.returncode == 0 and done.stdout.splitlines()[1] == str(len(rows("select * from l2")))
 
 
 def test_each_column_is_declared_once_and_built_as_declared():
