@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import os
 import select
 import signal
@@ -120,6 +121,7 @@ def _forked_child(function: Callable[[bytes], bytes], given: bytes, fd: int) -> 
         null = os.open(os.devnull, os.O_RDWR)
         for standard in (0, 1, 2):
             os.dup2(null, standard)
+        faulthandler.disable()  # a crash is the parent's to report: a dump would reach a copy of its stderr
         die_with_parent()
         result = b"0" + function(given)
         code = 0

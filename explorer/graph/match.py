@@ -89,6 +89,16 @@ def match_graphs(
         y = names_b.get(name)
         if y is not None:
             pair(x, y, False)
+    # 1b. by the weights folded into them, by name (unique on both sides): an embedding or a Q/K/V projection
+    # keeps its parameter's name through any exporter, where its structure is the same as its siblings'
+    held_a, held_b = _weight_names(a), _weight_names(b)
+    weights_a = _unique(held_a, drawn_a & (a_to_b < 0) & _has_weights(held_a))
+    weights_b = _unique(held_b, drawn_b & (b_to_a < 0) & _has_weights(held_b))
+    for key, x in weights_a.items():
+        y = weights_b.get(key)
+        if y is not None and a.node_op[x] == b.node_op[y]:
+            pair(x, y, True)
+    _grow(a, b, a_to_b, b_to_a, pair)
     # 2. by structure: refined labels unique on both sides
     labels_a, labels_b = _refined_labels(a), _refined_labels(b)
     for _ in range(2):
@@ -151,6 +161,19 @@ def _members(model: GraphModel, drawn: np.ndarray) -> dict[int, list[int]]:
 def _unique(labels: Sequence[Hashable], mask: np.ndarray) -> dict[Hashable, int]:
     counts = Counter(labels[n] for n in np.flatnonzero(mask).tolist())
     return {labels[n]: n for n in np.flatnonzero(mask).tolist() if counts[labels[n]] == 1}
+
+
+def _weight_names(model: GraphModel) -> list[tuple[str, ...]]:
+    """Per node: the names of the weights folded into it, sorted (empty for none). Shape values are not weights:
+    their names are the exporter's numbering (`val_12`), the same in two exports of different models."""
+    shape_only = model.node_shape_only
+    return [tuple(sorted(model.node_label[source] for _, source, _ in model.folded_inputs(n)
+                         if not (shape_only.size and shape_only[source])))
+            for n in range(model.n_nodes)]  # fmt: skip
+
+
+def _has_weights(names: list[tuple[str, ...]]) -> np.ndarray:
+    return np.fromiter((bool(found) for found in names), dtype=bool, count=len(names))
 
 
 def _refined_labels(model: GraphModel) -> list[int]:

@@ -5,6 +5,7 @@ attribute value still is."""
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -64,3 +65,31 @@ def test_a_changed_value_and_a_changed_size_still_are(tmp_path):
     b = reshaper(tmp_path, "b.onnx", [4, 5], allowzero=1)
     status, what, _ = compared(a, b)
     assert status == CHANGED and what == "type float32[4, 6] → float32[4, 5]; attributes allowzero"
+
+
+def attention(tmp_path, name: str, k_first: bool, prefix: str):
+    """x → q = x·Wq → Transpose → an output, k = x·Wk → Transpose → an output: two projections alike in every
+    way but their weights' names; another exporter writes K before Q and names every node and output its own
+    way."""
+    weights = [onnx.numpy_helper.from_array(np.ones((8, 8), np.float32), n) for n in ("wq", "wk")]
+    q = [helper.make_node("MatMul", ["x", "wq"], [f"{prefix}q"], name=f"{prefix}q_mm"),
+         helper.make_node("Transpose", [f"{prefix}q"], [f"{prefix}qo"], name=f"{prefix}q_t", perm=[1, 0])]
+    k = [helper.make_node("MatMul", ["x", "wk"], [f"{prefix}k"], name=f"{prefix}k_mm"),
+         helper.make_node("Transpose", [f"{prefix}k"], [f"{prefix}ko"], name=f"{prefix}k_t", perm=[1, 0])]
+    outputs = [helper.make_tensor_value_info(f"{prefix}{o}", TensorProto.FLOAT, None) for o in ("qo", "ko")]
+    graph = helper.make_graph(k + q if k_first else q + k, "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 8])],
+                              outputs[::-1] if k_first else outputs, weights)  # fmt: skip
+    path = tmp_path / name
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return open_document(path).view.graph_model()
+
+
+def test_projections_alike_but_for_their_weights_pair_by_the_weights_names(tmp_path):
+    """Issue #74 item 3: a Q transpose paired with the K transpose (their structure is the same)."""
+    a = attention(tmp_path, "a.onnx", k_first=False, prefix="/attn/")
+    b = attention(tmp_path, "b.onnx", k_first=True, prefix="node_")
+    match = match_graphs(a, b)
+    pairs = {a.node_label[x]: b.node_label[int(match.a_to_b[x])] for x in range(a.n_nodes) if match.a_to_b[x] >= 0}
+    assert pairs["/attn/q_mm"] == "node_q_mm" and pairs["/attn/k_mm"] == "node_k_mm"
+    assert pairs["/attn/q_t"] == "node_q_t" and pairs["/attn/k_t"] == "node_k_t"
