@@ -35,7 +35,7 @@ def add_stacks(model: GraphModel) -> None:
     for g, parent in enumerate(model.group_parent.tolist()):
         if eligible[g]:
             siblings.setdefault(parent, []).append(g)
-    if not any(len(kids) >= MIN_STACK for kids in siblings.values()):
+    if not any(len(kids) >= MIN_STACK - 1 for kids in siblings.values()):
         return
     nodes = _nodes_by_group(model)
     drawn = ~model.node_constant
@@ -43,19 +43,18 @@ def add_stacks(model: GraphModel) -> None:
     shape, units = _Shape(model, nodes), _Units(model)
     runs = []
     for kids in siblings.values():
-        if len(kids) < MIN_STACK:
+        if len(kids) < MIN_STACK - 1:
             continue
         first = {g: int(rank[shown].min()) for g in kids if (shown := [v for v in nodes[g] if drawn[v]])}
         ordered = sorted(first, key=lambda g: (first[g], g))
         run: list[int] = []
         for g in ordered:
-            if (run and shape.quick(g) == shape.quick(run[0]) and _feeds(model, nodes[run[-1]], nodes[g])
-                    and shape.ops(g) == shape.ops(run[0]) and shape.full(g) == shape.full(run[0])):  # fmt: skip
+            if run and shape.alike(g, run[0]) and _feeds(model, nodes[run[-1]], nodes[g]):
                 run.append(g)
                 continue
-            runs += _acyclic_runs(model, run, units)
+            runs += _with_first_block(model, run, ordered, nodes, shape, units)
             run = [g]
-        runs += _acyclic_runs(model, run, units)
+        runs += _with_first_block(model, run, ordered, nodes, shape, units)
     for run in runs:
         _make_stack(model, run)
     if runs:
@@ -105,6 +104,15 @@ class _Shape:
             found = self._ops[group] = hashlib.blake2b(text.encode(), digest_size=16).digest()
         return found
 
+    def alike(self, group: int, other: int) -> bool:
+        return (self.quick(group) == self.quick(other) and self.ops(group) == self.ops(other)
+                and self.full(group) == self.full(other))  # fmt: skip
+
+    def forget(self, group: int) -> None:
+        """Its members changed: work its digests out again."""
+        self._ops.pop(group, None)
+        self._full.pop(group, None)
+
     def full(self, group: int) -> bytes:
         found = self._full.get(group)
         if found is None:
@@ -140,6 +148,73 @@ class _Shape:
         return tuple(reversed(labels))
 
 
+def _with_first_block(model: GraphModel, run: list[int], ordered: list[int], nodes: list[list[int]], shape: _Shape,
+                      units: _Units) -> list[list[int]]:  # fmt: skip
+    """The run as `_acyclic_runs` gives it, with the block before it at its head when that block differs from the
+    run's only by ops every later block reads: an exporter puts what every layer shares (a mask's `Where`, its
+    `Concat`s) in the first layer's scope, which kept GPT-2's `h.0` out of `h.1–11 × 11`. Those ops are moved
+    to the blocks' parent (drawn beside the stack, where they are read from) and the block joins the stack; when
+    it would still differ, nothing moves."""
+    at = ordered.index(run[0]) if run else 0
+    if len(run) >= MIN_STACK - 1 and at > 0:
+        head = ordered[at - 1]
+        shared = _shared_with(model, nodes, head, run)
+        if shared:
+            parent = int(model.group_parent[head])
+            before = model.node_group[shared].copy()
+            model.node_group[shared] = parent
+            units.forget(parent)
+            moved = set(shared)
+            changed = [g for g in _within(model, head) if moved.intersection(nodes[g])]
+            kept = {g: nodes[g] for g in changed}
+            for g in changed:
+                nodes[g] = [node for node in nodes[g] if node not in moved]
+                shape.forget(g)
+            joined = [head, *run]
+            if shape.alike(head, run[0]) and _feeds(model, nodes[head], nodes[run[0]]) and \
+                    _acyclic_runs(model, joined, units):
+                return [joined]
+            model.node_group[shared] = before
+            units.forget(parent)
+            for g, members in kept.items():
+                nodes[g] = members
+                shape.forget(g)
+    return _acyclic_runs(model, run, units)
+
+
+def _within(model: GraphModel, group: int) -> list[int]:
+    """`group` and the groups inside it, at any depth."""
+    parents = model.group_parent.tolist()
+    found = []
+    for g in range(model.n_groups):
+        above = g
+        while above != ROOT and above != group:
+            above = parents[above]
+        if above == group:
+            found.append(g)
+    return found
+
+
+def _shared_with(model: GraphModel, nodes: list[list[int]], head: int, run: list[int]) -> list[int]:
+    """The nodes of block `head` that two or more blocks of `run` read, and those of its nodes that feed only
+    them (the constants and the chain they are computed from)."""
+    later = [set(nodes[g]) for g in run]
+    shared: set[int] = set()
+    for node in nodes[head]:
+        readers = model.readers(node).tolist()
+        if sum(1 for block in later if any(r in block for r in readers)) >= 2:
+            shared.add(node)
+    grew = bool(shared)
+    while grew:
+        grew = False
+        for node in reversed(nodes[head]):
+            if node not in shared and (readers := model.readers(node).tolist()) and \
+                    all(r in shared for r in readers):  # fmt: skip
+                shared.add(node)
+                grew = True
+    return [node for node in nodes[head] if node in shared]
+
+
 def _acyclic_runs(model: GraphModel, run: list[int], units: _Units) -> list[list[int]]:
     """The run as one stack when it is long enough and its box would close no cycle (see `_Units`); otherwise
     none."""
@@ -157,6 +232,10 @@ class _Units:
     def __init__(self, model: GraphModel) -> None:
         self.model = model
         self._of_parent: dict[int, np.ndarray] = {}
+
+    def forget(self, parent: int) -> None:
+        """Nodes moved under `parent`: work its units out again."""
+        self._of_parent.pop(parent, None)
 
     def closes_a_cycle(self, parent: int, run: list[int]) -> bool:
         model = self.model

@@ -403,24 +403,24 @@ async def test_down_alone_walks_every_block_of_torch_exports(name, blocks, parts
 
 
 async def test_enter_opens_a_stack_into_closed_blocks_and_a_block_on_the_second():
-    """Issue #54: the alike blocks of a GPT-2 are one box `h.1–3 × 3 GPT2Block`; Enter shows them as closed
+    """Issue #54: the alike blocks of a GPT-2 are one box `h.0–3 × 4 GPT2Block`; Enter shows them as closed
     blocks with the cursor on the first, Enter again opens that block."""
     app = make_app(ROOT / "tests" / "data" / "torch_exports" / "hf_gpt2_dynamo.onnx")
     async with app.run_test(size=(160, 48)) as pilot:
         graph = await open_graph(pilot)
-        layout, stack = _select_group(graph, "h.1–3")
-        assert "h.1–3 × 3 GPT2Block" in layout.titles[stack]
+        layout, stack = _select_group(graph, "h.0–3")
+        assert "h.0–3 × 4 GPT2Block" in layout.titles[stack]
         group = int(layout.visible.item_id[stack])
         await pilot.press("enter")
         await pilot.pause()
         layout = graph.picture
         blocks = [layout.labels[i] for i in range(layout.visible.n_items) if layout.visible.item_kind[i] == 1
                   and graph.model.group_parent[int(layout.visible.item_id[i])] == group]
-        assert blocks == ["h.1", "h.2", "h.3"]
-        assert layout.labels[graph.selected_item] == "h.1"
+        assert blocks == ["h.0", "h.1", "h.2", "h.3"]
+        assert layout.labels[graph.selected_item] == "h.0"
         await pilot.press("enter")
         await pilot.pause()
         model, layout = graph.model, graph.picture
         inside = [model.group_path(int(model.node_group[int(layout.visible.item_id[i])]))
                   for i in range(layout.visible.n_items) if layout.visible.item_kind[i] == 0]  # fmt: skip
-        assert any("h.1–3 › h.1" in path for path in inside) and not any("h.2" in path for path in inside)
+        assert any("h.0–3 › h.0" in path for path in inside) and not any("h.2" in path for path in inside)

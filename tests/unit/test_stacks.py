@@ -148,12 +148,18 @@ def test_every_box_of_a_stacked_model_opened_whole_is_laid_out_without_an_upward
     assert [e for e in layout.edges if layout.y[e.target] < layout.y[e.source]] == []
 
 
-def test_a_hugging_face_gpt2_from_dynamo_stacks_the_blocks_after_the_first():
+def test_a_hugging_face_gpt2_from_dynamo_stacks_every_block_with_what_they_share_beside():
+    """Issue #74: dynamo puts the attention mask's `Where`, read by every layer, in `h.0`'s scope, which kept
+    `h.0` out of the stack (`h.1–3 × 3`); the Where is drawn beside the stack, in the blocks' parent, and
+    `h.0` joins."""
     document = open_document(ROOT / "tests" / "data" / "torch_exports" / "hf_gpt2_dynamo.onnx")
     model = document.view.graph_model()
     [stack] = stacks(model)
-    assert blocks_of(model, stack) == ["h.1", "h.2", "h.3"]
-    assert group_title(model, stack) == "h.1–3 × 3 GPT2Block"
+    assert blocks_of(model, stack) == ["h.0", "h.1", "h.2", "h.3"]
+    assert group_title(model, stack) == "h.0–3 × 4 GPT2Block"
+    where = model.node_label.index("node_Where_94")
+    assert int(model.node_group[where]) == int(model.group_parent[stack])
+    assert len(model.readers(where)) == 4  # read by every block
 
 
 def test_alike_branches_side_by_side_are_not_a_stack():
@@ -173,3 +179,44 @@ def test_alike_branches_side_by_side_are_not_a_stack():
     for end in ends:
         b.edge(end, out)
     assert stacks(b.build()) == []
+
+
+def shared_mask_decoder(layers: int, extra_in_first: str = ""):
+    """input → layers.0 … : each layer adds a mask to its input; the mask's `Where` sits in layers.0's scope (as
+    dynamo writes it) and every layer reads it. `extra_in_first`: an op only layers.0 has besides."""
+    b = GraphBuilder()
+    b.attributes_of = lambda node: ""
+    previous = b.node("x", "input")
+    mask_input = b.node("mask", "input")
+    where = None
+    for k in range(layers):
+        block = b.group(f"layers.{k}", kind="scope", detail="Block")
+        if k == 0:
+            where = b.node("/layers.0/Where", "Where", group=block)
+            b.edge(mask_input, where)
+            if extra_in_first:
+                extra = b.node("/layers.0/extra", extra_in_first, group=block)
+                b.edge(previous, extra)
+                previous = extra
+        add = b.node(f"/layers.{k}/add", "Add", group=block)
+        act = b.node(f"/layers.{k}/act", "Relu", group=block)
+        for a, z in [(previous, add), (where, add), (add, act)]:
+            b.edge(a, z)
+        previous = act
+    out = b.node("y", "output")
+    b.edge(previous, out)
+    return b.build()
+
+
+def test_a_first_block_joins_its_stack_when_it_differs_only_by_what_every_block_reads():
+    model = shared_mask_decoder(4)
+    [stack] = stacks(model)
+    assert blocks_of(model, stack) == ["layers.0", "layers.1", "layers.2", "layers.3"]
+    assert int(model.node_group[model.node_label.index("/layers.0/Where")]) == int(model.group_parent[stack])
+
+
+def test_a_first_block_that_differs_otherwise_stays_out_and_nothing_moves():
+    model = shared_mask_decoder(4, extra_in_first="Tanh")
+    [stack] = stacks(model)
+    assert blocks_of(model, stack) == ["layers.1", "layers.2", "layers.3"]
+    assert model.group_label[int(model.node_group[model.node_label.index("/layers.0/Where")])] == "layers.0"
