@@ -28,8 +28,8 @@ PLANTED = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
 @pytest.fixture
 def every_size(monkeypatch):
     """Workers for files of any size (they are for big files only)."""
-    monkeypatch.setattr(reader, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(early, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(reader, "parallel_min_bytes", lambda: 0)
+    monkeypatch.setattr(early, "parallel_min_bytes", lambda: 0)
     if worker_pool.shared_pool() is None:
         pytest.skip("no worker processes on this machine (one CPU, or IR_EXPLORER_WORKERS=0)")
 
@@ -171,7 +171,8 @@ def test_the_readme_says_what_runs():
     from tests.conftest import ROOT
 
     text = " ".join((ROOT / "README.md").read_text().split())
-    assert f"A schedule of {started.PARALLEL_MIN_BYTES >> 20} MB or more is decoded by worker processes" in text
+    assert (f"A schedule of {started.PARALLEL_MIN_BYTES >> 20} MB or more ({started.BUSY_PARALLEL_MIN_BYTES >> 20} MB "
+            "or more while other tasks keep every CPU busy) is decoded by worker processes") in text  # fmt: skip
     assert f"at most {worker_pool.MAX_WORKERS}; `IR_EXPLORER_WORKERS=N`" in text
     assert (f"a first core over {started.PREFIX_MIN_CORE_BYTES >> 20} MiB shows its first "
             f"{started.PREFIX_BYTES >> 20} MiB of workloads first") in text  # fmt: skip
@@ -297,3 +298,34 @@ def test_workers_run_at_the_commands_priority_unless_asked(monkeypatch, setting,
     finally:
         pool.stop()
     assert worker_pool_nice == os.nice(0) + lower
+
+
+def test_workers_pay_only_on_bigger_files_while_every_cpu_is_busy(monkeypatch):
+    """Issue #74 item 2: whether to use workers is decided on what the machine gives now (the crossover measured
+    idle and loaded in BENCHMARKS.md)."""
+    monkeypatch.setattr(started, "_cpus_busy", lambda: False)
+    assert started.parallel_min_bytes() == started.PARALLEL_MIN_BYTES == 48 << 20
+    monkeypatch.setattr(started, "_cpus_busy", lambda: True)
+    assert started.parallel_min_bytes() == started.BUSY_PARALLEL_MIN_BYTES == 128 << 20
+
+
+def test_busy_is_read_from_the_kernels_count_of_running_tasks(monkeypatch, tmp_path):
+    import builtins
+
+    real_open = builtins.open
+    cpus = len(__import__("os").sched_getaffinity(0))
+
+    def loadavg(running: int):
+        def fake(path, *args, **kwargs):
+            if path == "/proc/loadavg":
+                (tmp_path / "loadavg").write_text(f"0.50 0.40 0.30 {running}/300 12345\n")
+                return real_open(tmp_path / "loadavg", *args, **kwargs)
+            return real_open(path, *args, **kwargs)
+        return fake
+
+    monkeypatch.setattr(builtins, "open", loadavg(1))  # only this process
+    assert not started._cpus_busy()
+    monkeypatch.setattr(builtins, "open", loadavg(cpus + 1))  # others on every CPU
+    assert started._cpus_busy()
+    monkeypatch.setattr(builtins, "open", loadavg(cpus))
+    assert not started._cpus_busy()

@@ -143,7 +143,7 @@ def early_jobs(monkeypatch, prefix_bytes: int, cut_above: int):
     from explorer import worker_pool
     from explorer.formats.scheduler_ir import early, started
 
-    monkeypatch.setattr(early, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(early, "parallel_min_bytes", lambda: 0)
     monkeypatch.setattr(early, "PREVIEW_MIN_BYTES", 0)
     monkeypatch.setattr(started, "PREFIX_BYTES", prefix_bytes)
     monkeypatch.setattr(started, "PREFIX_MIN_CORE_BYTES", cut_above)

@@ -12,7 +12,7 @@ from pathlib import Path
 from explorer import worker_pool
 from explorer.file_spans import FileIdentity
 from explorer.formats.scheduler_ir import started
-from explorer.formats.scheduler_ir.started import PARALLEL_MIN_BYTES, PREVIEW_MIN_BYTES
+from explorer.formats.scheduler_ir.started import PREVIEW_MIN_BYTES, parallel_min_bytes
 
 
 def prepare(path: Path, interactive: bool) -> None:
@@ -21,7 +21,7 @@ def prepare(path: Path, interactive: bool) -> None:
         status = path.stat()
     except OSError:
         return  # the load reports it
-    if status.st_size < PARALLEL_MIN_BYTES:
+    if status.st_size < parallel_min_bytes():
         return
     pool = worker_pool.shared_pool()
     if pool is None:

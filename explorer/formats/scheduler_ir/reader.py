@@ -7,8 +7,9 @@ columns of `explorer.models.schedule.Schedule` with C-level passes (`map` over a
 `np.fromiter`): at 10^6 entries, each Python-level step per entry costs about a second. The details panel reads
 a workload's bytes again from the file (`FileSpans`) to decode everything on demand.
 
-Processes: a file of PARALLEL_MIN_BYTES or more is decoded by worker processes (`explorer.worker_pool`): each
-core is read from the file and decoded by whichever worker is free, as soon as `layout` has found where it lies
+Processes: a file of `started.parallel_min_bytes()` or more is decoded by worker processes
+(`explorer.worker_pool`): each core is read from the file and decoded by whichever worker is free, as soon as
+`layout` has found where it lies
 (or, when that guess fails, after a worker has parsed the top level). The cores' `CorePart`s are added in core
 order, so the schedule and its problems are the ones a single process gives.
 
@@ -39,7 +40,7 @@ from explorer.formats.scheduler_ir.lenient import DecodeContext, decode_dram, de
 from explorer.formats.scheduler_ir.load_progress import BUILD_SHARE, READ_SHARE, ByteMeter, read_all
 from explorer.formats.scheduler_ir.memory_budget import MEMORY_PER_FILE_BYTE, ensure_objects_fit, object_budget
 from explorer.formats.scheduler_ir.schema import TOP_SCALARS
-from explorer.formats.scheduler_ir.started import PARALLEL_MIN_BYTES
+from explorer.formats.scheduler_ir.started import parallel_min_bytes
 from explorer.gc_pause import collector_paused
 from explorer.jsonpath import duplicate_problems
 from explorer.memory_guard import ensure_fits
@@ -69,7 +70,7 @@ def _load_schedule(path: Path, progress: ProgressCallback, strict: bool) -> tupl
     except OSError as error:
         raise LoadError(path, "", f"cannot read the file: {error.strerror or error}") from None
     ensure_fits(path, status.st_size, MEMORY_PER_FILE_BYTE, "scheduler IR")
-    pool = None if strict or status.st_size < PARALLEL_MIN_BYTES else worker_pool.shared_pool()
+    pool = None if strict or status.st_size < parallel_min_bytes() else worker_pool.shared_pool()
     try:
         loaded = _load_in_workers(pool, path, FileIdentity.of(status), meter) if pool else None
     except FileChanged:  # a worker found the file other than it was when the load began

@@ -11,7 +11,10 @@ from pathlib import Path
 
 from explorer.file_spans import FileIdentity
 
-PARALLEL_MIN_BYTES = 32 << 20  # smaller files decode in about a second in one process: workers would not pay
+# Below these sizes one process decodes faster than workers (their start and the transfers cost more than they
+# save; the crossover measured in BENCHMARKS.md): on an idle machine, and on one whose CPUs are all busy now
+PARALLEL_MIN_BYTES = 48 << 20
+BUSY_PARALLEL_MIN_BYTES = 128 << 20
 PREVIEW_MIN_BYTES = 64 << 20  # a smaller file loads whole in about a second: no preview
 # A first core bigger than this (its decode takes longer than the TUI takes to start, about 0.9 s) is shown in two
 # steps: its first PREFIX_BYTES of workloads (read and decoded in about 0.1 s), then all of it: on a 177 MB core the
@@ -53,3 +56,22 @@ def take_spans(path: Path, stamp: FileIdentity) -> Future | None:
     it is now (`stamp`)."""
     asked = span_searches.pop(path.resolve(), None)
     return asked[1] if asked is not None and asked[0] == stamp else None
+
+
+def parallel_min_bytes() -> int:
+    """The size from which a file is decoded by workers, chosen on what the machine gives now: when other tasks
+    are running on every CPU this process may use (the kernel's count of runnable tasks, this instant), workers
+    pay only on bigger files."""
+    return BUSY_PARALLEL_MIN_BYTES if _cpus_busy() else PARALLEL_MIN_BYTES
+
+
+def _cpus_busy() -> bool:
+    import os
+
+    try:
+        with open("/proc/loadavg", encoding="ascii") as handle:
+            running = int(handle.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return running - 1 >= cpus  # itself is one of them
