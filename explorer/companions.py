@@ -23,7 +23,7 @@ from explorer.bounded_read import regular_size, too_big
 from explorer.document import Document, DocumentView, InstructionTable, Item, Section
 from explorer.errors import LoadError, Problem
 from explorer.models.ref import Ref
-from explorer.models.schedule import Schedule
+from explorer.models.schedule import Schedule, SchedulePart
 
 SCHEDULE_NAME = re.compile(r"^(?P<model>.+)_b(?P<batch>\d+)_c(?P<cores>\d+)_bw(?P<bw>\d+)_stschedule\.json$")
 KINDS = ("frontend", "asm", "trace")
@@ -200,7 +200,8 @@ def attach_companions(
                 companions.refused["frontend"] = (f"its shapes are batch {theirs}, the schedule's workloads cover "
                                                   f"batch {ours}: another batch")  # fmt: skip
                 layer_names = None
-    for kind in ("trace", "asm"):
+    checked_addresses = False  # the assembly and the trace hold the same instructions: their addresses once
+    for kind in ("asm", "trace"):
         other = companions.documents.get(kind)
         if other is None:
             continue
@@ -221,6 +222,13 @@ def attach_companions(
             document.problems += _unknown_layers(table, len(layer_names), companions.paths[kind].name, kind)
         if kind == "trace" and table.start is not None:
             companions.measured = join_measurement(document, table, rows, companions.paths[kind])
+        planned = document.schedule.has(SchedulePart.ADDRESS_SPACE)
+        if table.l2_destination is not None and not checked_addresses and planned:
+            from explorer.schedule.plan_conformance import outside_plan
+
+            checked_addresses = True
+            document.problems += outside_plan(document.scheduled(), rows, table.l2_destination, table.name,
+                                              table.line, companions.paths[kind].name)  # fmt: skip
     for kind, why in companions.refused.items():
         if kind == "frontend":
             document.problems.append(Problem("error", "companion-mismatch", f"frontend companion "

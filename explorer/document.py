@@ -367,6 +367,10 @@ class InstructionTable:
     # True where an instruction only sets a unit up (its configuration, or control): it can run long before the
     # work it prepares, so a workload's measured time is taken over the others. None: none is known to.
     setup: np.ndarray | None = None
+    # Where each instruction writes in L2, in bytes (its destination field; -1 where it writes elsewhere, DRAM or
+    # WL0, or says nothing): what `explorer.schedule.plan_conformance` checks against the workload's snapshot.
+    # None: the format gives no addresses.
+    l2_destination: np.ndarray | None = None
 
 
 @dataclass

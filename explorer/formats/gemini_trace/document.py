@@ -11,6 +11,7 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from explorer.arrays import distinct
@@ -112,6 +113,7 @@ class TraceView(DocumentView):
         return InstructionTable(
             name=p.name, unit=units, line=p.line, workload=p.wkl, layer_index=p.slyr,
             start=p.start if p.timed else None, end=p.end if p.timed else None, setup=setup,
+            l2_destination=l2_destinations(p),
         )  # fmt: skip
 
     def instructions(self) -> InstructionTable:
@@ -331,6 +333,28 @@ class TraceView(DocumentView):
         rows = [(key, _plain(value)) for key, value in params.items()]
         sections.append(Section("Parameters", ("parameter", "value"), rows))
         return sections
+
+
+# The instructions whose destination (`DTaddr`) is in L2, by the prefix of their name: loads from DRAM (activations,
+# weights), the tensor engine, the vector processor and data transforms. A weight load into WL0 (`lw_`) may land in
+# L2 or WL0 and a store (`sta_`) writes DRAM: not checked. The field is in bytes: measured on the real ResNet-34
+# pipelines (README, "The plan against what ran").
+WRITES_L2 = ("lda", "ldw", "pe", "vp", "dt")
+
+
+def l2_destinations(program: Program) -> np.ndarray:
+    """Per instruction: the L2 byte its destination field names, -1 where it writes elsewhere or names none."""
+    found = np.full(program.n, -1, dtype=np.int64)
+    for k, prefix in enumerate(program.prefix):
+        if prefix not in WRITES_L2 or "_cfg" in program.name[k]:
+            continue
+        try:
+            value = decode_params(program.params[k]).get("DTaddr")
+        except msgspec.DecodeError:
+            continue
+        if type(value) is int and 0 <= value < 2**62:
+            found[k] = value
+    return found
 
 
 def _absent(value: int) -> str:

@@ -1,0 +1,73 @@
+"""Issue #75, its first part: each instruction that writes L2 is checked against its workload's L2 snapshot;
+a destination in no entry is a located warning. The real ResNet-34 pipelines come out clean, in bytes."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+from explorer.formats.gemini_trace.document import l2_destinations
+from explorer.formats.gemini_trace.program import read_program
+from explorer.schedule.plan_conformance import _nearest
+from tests.conftest import ROOT, samples_dir
+
+
+def check(schedule, *companions: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "explorer", "check", str(schedule), *companions, "--json"],
+                          capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def pipeline(batch: str):
+    folder, schedules = samples_dir("gemini_pipeline"), samples_dir("scheduler_ir")
+    return (schedules / f"int8_resnet34.sim_quantized_{batch}_c1_bw16_stschedule.json",
+            folder / f"int8_resnet34.sim_quanti_{batch}_c1_bw16_asm.txt",
+            folder / f"int8_resnet34.sim_quantized_{batch}_c1_bw16_sim.txt")
+
+
+def test_the_instructions_that_write_l2_and_where():
+    _, asm, _ = pipeline("b1")
+    program = read_program(asm, asm.read_bytes(), False)
+    found = l2_destinations(program)
+    checked: dict[str, int] = {}
+    for name, byte in zip(program.name, found.tolist(), strict=True):
+        if byte >= 0:
+            checked[name] = checked.get(name, 0) + 1
+    assert checked == {"lda_mov": 4, "ldw_mov": 17, "pe_conv": 108, "vp_self": 30, "vp_pool": 2, "dt_cal": 1}
+    assert int(found[program.name.index("lda_mov")]) == 401408  # DTaddr, bytes
+
+
+def test_the_real_pipelines_write_l2_only_where_the_plan_put_tensors():
+    for batch in ("b1", "b4"):
+        schedule, asm, trace = pipeline(batch)
+        said = check(schedule, "--asm", str(asm), "--trace", str(trace))
+        assert [p for p in said["problems"] if p["code"] == "address-outside-plan"] == [], batch
+
+
+def test_a_destination_outside_the_snapshot_is_a_located_warning(tmp_path):
+    schedule, asm, _ = pipeline("b1")
+    shutil.copy(schedule, tmp_path / "s.json")
+    lines = asm.read_text().split("\n")
+    at = next(k for k, line in enumerate(lines) if line.startswith("[pe_conv"))
+    lines[at] = re.sub(r"'DTaddr': \d+", "'DTaddr': 9000000", lines[at], count=1)
+    (tmp_path / "a_asm.txt").write_text("\n".join(lines))
+    said = check(tmp_path / "s.json", "--asm", str(tmp_path / "a_asm.txt"))
+    [found] = [p for p in said["problems"] if p["code"] == "address-outside-plan"]
+    assert found["severity"] == "warning" and found["location"] == f"a_asm.txt: line {at + 1}"
+    assert found["message"] == (f"pe_conv (line {at + 1}) writes L2 byte 9,000,000, in no L2 entry of core 0 "
+                                "workload 1's snapshot; nearest: tensor 3 at [401,408, 1,204,224), 7,795,777 bytes "
+                                "after it")  # fmt: skip
+
+
+def test_the_nearest_entry_in_words():
+    starts, sizes, tensors = np.array([100, 1000]), np.array([50, 24]), np.array([7, 8])
+    assert _nearest(starts, sizes, tensors, 99) == "; nearest: tensor 7 at [100, 150), 1 byte before it"
+    assert _nearest(starts, sizes, tensors, 160) == "; nearest: tensor 7 at [100, 150), 11 bytes after it"
+    assert _nearest(starts, sizes, tensors, 990) == "; nearest: tensor 8 at [1,000, 1,024), 10 bytes before it"
+    assert _nearest(starts[:0], sizes[:0], tensors[:0], 5) == " (the snapshot holds no entry)"
