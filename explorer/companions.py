@@ -209,7 +209,7 @@ def attach_companions(
         if table is None:
             companions.refused[kind] = f"{other.meta.format} holds no instructions"
             continue
-        rows = _rows_of(document, table)  # each instruction's schedule row, once for every use below
+        rows = rows_of(document, table)  # each instruction's schedule row, once for every use below
         why = _mismatch(document, table, rows, layer_names)
         if why:
             companions.refused[kind] = why
@@ -340,7 +340,7 @@ def companion_links(document: Document, ref: Ref) -> list[tuple[str, Ref]]:
         if own is None:
             return found
         k = int(other.scheduled().wl_id[int(inner[1])])
-        rows = _rows_of(document, own)
+        rows = rows_of(document, own)
         if rows[k] >= 0:
             workload_links(np.asarray([rows[k]]))
         names = frontend.view.layer_names() if frontend is not None else []
@@ -356,7 +356,7 @@ def companion_links(document: Document, ref: Ref) -> list[tuple[str, Ref]]:
     return found
 
 
-def _rows_of(document: Document, table: InstructionTable) -> np.ndarray:
+def rows_of(document: Document, table: InstructionTable) -> np.ndarray:
     """The schedule row of each instruction (by its workload id on the schedule's only core), -1 if none."""
     s = document.scheduled()
     core = int(s.core_ids[0]) if s.core_ids.size else 0
@@ -440,7 +440,7 @@ def _unknown_layers(table: InstructionTable, layers: int, name: str, kind: str) 
 
 
 def join_measurement(document: Document, table: InstructionTable, rows: np.ndarray, source: Path) -> Measured:
-    """`rows`: each instruction's schedule row (`_rows_of`), -1 where it has none."""
+    """`rows`: each instruction's schedule row (`rows_of`), -1 where it has none."""
     s = document.scheduled()
     joined = rows >= 0
     n = s.n_workloads

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.arrays import distinct
-from explorer.document import Document
+from explorer.document import Document, InstructionTable
 from explorer.models.schedule import Schedule, SchedulePart
 from explorer.schedule.buffers import entry_regions
 
@@ -43,6 +43,7 @@ class Table:
     row: str
     columns: dict[str, Column]
     needs: SchedulePart = SchedulePart.LANES
+    companions: bool = False  # its rows come from a joined assembly or trace
 
 
 TABLES = {
@@ -117,6 +118,20 @@ TABLES = {
         "suggested_address": Column("where it would fit (bytes; NULL when none)"),
         "shortfall_bytes": Column("how short the region was (bytes; NULL when it fits)"),
     }, needs=SchedulePart.ADDRESS_SPACE),
+    "instructions": Table("one instruction of the joined assembly or trace", {
+        "file": FILE,
+        "companion": Column("asm or trace: the file it is read from", VARCHAR),
+        "line": Column("its line in that file"),
+        "name": Column("its name (`pe_conv`)", VARCHAR),
+        "unit": Column("its unit (CT, LD, LW, PE, VP, DT, ST, SI, SO)", VARCHAR),
+        "layer_index": Column("its frontend layer's index (slyr; NULL when none)", null=MINUS_ONE),
+        "core": Column("its workload's lane (NULL when it names no workload of the schedule)", null=MINUS_ONE),
+        "workload": Column("its workload id (wkl; NULL when none)", null=MINUS_ONE),
+        "l2_address": Column("the L2 byte it writes (its DTaddr, bytes; NULL when it writes elsewhere)",
+                             null=MINUS_ONE),
+        "start": Column("measured start (cycles; NULL in an assembly)", DOUBLE),
+        "end": Column("measured end (cycles; NULL in an assembly)", DOUBLE),
+    }, companions=True),
     "problems": Table("one problem (as `check` lists them)", {
         "file": FILE,
         "severity": Column("error, warning or info", VARCHAR),
@@ -146,7 +161,13 @@ def sql_types() -> dict[str, list[str]]:
 
 
 def lacking(name: str, document: Document) -> str | None:
-    """Why `document` has no rows for table `name` to give (its schedule lacks the part they come from), or None."""
+    """Why `document` has no rows for table `name` to give (its schedule lacks the part they come from, or no
+    assembly or trace is joined to it), or None."""
+    if TABLES[name].companions:
+        if _joined_instructions(document):
+            return None
+        return (f"this {document.meta.format} file has no assembly or trace joined for table {name} (put them "
+                "beside it, named as its companions are)")  # fmt: skip
     part = TABLES[name].needs
     if document.scheduled().has(part):
         return None
@@ -281,7 +302,47 @@ def _names(names: list[str], index: np.ndarray) -> np.ndarray:
     return np.asarray(names or [""], dtype=object)[np.clip(index, 0, max(len(names) - 1, 0))]
 
 
+def _joined_instructions(document: Document) -> list[tuple[str, InstructionTable]]:
+    """(asm or trace, its instructions) of each joined companion that holds them."""
+    from explorer.companions import companions_of, joined
+
+    companions = companions_of(document)
+    found = []
+    for kind in joined(companions):
+        table = companions.documents[kind].view.instructions() if kind in ("asm", "trace") else None
+        if table is not None:
+            found.append((kind, table))
+    return found
+
+
+def _instructions(document: Document) -> Columns:
+    from explorer.companions import rows_of
+
+    s = _schedule(document)
+    parts: list[Columns] = []
+    for kind, table in _joined_instructions(document):
+        n = len(table.name)
+        rows = rows_of(document, table)
+        known = rows >= 0
+        unmeasured = np.full(n, np.nan)
+        parts.append({
+            "companion": np.full(n, kind, dtype=object), "line": table.line,
+            "name": np.asarray(table.name, dtype=object), "unit": np.asarray(table.unit, dtype=object),
+            "layer_index": table.layer_index,
+            "core": np.where(known, s.wl_core[np.maximum(rows, 0)], -1) if s.n_workloads else np.full(n, -1),
+            "workload": table.workload,
+            "l2_address": table.l2_destination if table.l2_destination is not None else np.full(n, -1),
+            "start": table.start.astype(np.float64) if table.start is not None else unmeasured,
+            "end": table.end.astype(np.float64) if table.end is not None else unmeasured,
+        })  # fmt: skip
+    if not parts:
+        return {column: np.zeros(0, dtype=object if declared.sql == VARCHAR else np.float64 if declared.sql == DOUBLE
+                                 else np.int64) for column, declared in TABLES["instructions"].columns.items()
+                if column != "file"}  # fmt: skip
+    return {column: np.concatenate([part[column] for part in parts]) for column in parts[0]}
+
+
 _BUILDERS: dict[str, Callable[[Document], Columns]] = {
     "workloads": _workloads, "l2": _l2, "wl0": _wl0, "transfers": _transfers, "layers": _layers,
-    "incidents": _incidents, "problems": _problems,
+    "incidents": _incidents, "instructions": _instructions, "problems": _problems,
 }  # fmt: skip

@@ -71,3 +71,34 @@ def test_the_nearest_entry_in_words():
     assert _nearest(starts, sizes, tensors, 160) == "; nearest: tensor 7 at [100, 150), 11 bytes after it"
     assert _nearest(starts, sizes, tensors, 990) == "; nearest: tensor 8 at [1,000, 1,024), 10 bytes before it"
     assert _nearest(starts[:0], sizes[:0], tensors[:0], 5) == " (the snapshot holds no entry)"
+
+
+def query(schedule, sql: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "explorer", "query", str(schedule), sql, "--format", "csv"],
+                          capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+
+
+def test_the_instructions_table_joins_what_ran_to_the_plan(tmp_path):
+    """Issue #75, the chain in SQL: the joined assembly's and trace's instructions, each with its workload's lane
+    and the L2 byte it writes; `workloads` holds the measured cycles, so one query finds the workloads that ran
+    over their estimate and what their instructions did."""
+    for path in pipeline("b1"):
+        shutil.copy(path, tmp_path / path.name)
+    schedule = tmp_path / pipeline("b1")[0].name
+    done = query(schedule, "SELECT companion, count(*), count(l2_address), count(start), count(core) FROM "
+                           "instructions GROUP BY companion ORDER BY companion")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1:] == ["asm,544,162,0,544", "trace,544,162,544,544"]
+    done = query(schedule, "SELECT w.workload, round(w.measured_cycles / w.cycles, 2) AS ratio, count(*) AS pe FROM "
+                           "workloads w JOIN instructions i ON i.workload = w.workload AND i.companion = 'trace' AND "
+                           "i.unit = 'PE' GROUP BY ALL ORDER BY ratio DESC LIMIT 2")  # fmt: skip
+    assert done.stdout.splitlines()[1:] == ["55,3.9,4", "56,3.35,7"]
+    many = subprocess.run([sys.executable, "-m", "explorer", "query", str(schedule), str(schedule),
+                           "select count(*) from instructions", "--format", "csv"], capture_output=True, text=True,
+                          cwd=ROOT)  # fmt: skip
+    assert many.returncode == 0 and many.stdout.splitlines()[1] == str(2 * 2 * 544)  # each file: asm and trace
+
+
+def test_no_companion_no_instructions_said_in_words():
+    done = query(ROOT / "sample_data" / "clean_2x2_stschedule.json", "select count(*) from instructions")
+    assert done.returncode == 2 and "has no assembly or trace joined for table instructions" in done.stderr

@@ -40,6 +40,8 @@ def test_many_files_give_the_rows_their_loaded_documents_give(monkeypatch, worke
     paths = [CLEAN, PLANTED, CLEAN]
     documents = [(str(path), open_document(path)) for path in paths]
     for name in TABLES:
+        if TABLES[name].companions:  # these files have none (tests/unit/test_plan_conformance.py has)
+            continue
         sql = f"select * from {name} order by all"
         found, not_read = query_files(paths, sql)
         assert not_read == [] and found is not None
