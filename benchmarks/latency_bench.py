@@ -1,8 +1,9 @@
 """Key latency from outside, as a user feels it (issue #73), a part of `make bench`: the app in a pseudo-terminal
 of 160×48, each key written and timed to the last byte of its answer, with the bytes it wrote
 (`../shared/tools/key_latency.py`), against the bare Textual app (`../shared/tools/textual_floor.py`) in the
-same run. Inputs: the bundled planted 2×2 schedule, and the 480 MB 16-core schedule when the schedule section has
-made it. Run alone: `python benchmarks/latency_bench.py [FILE...]`."""
+same run. Inputs: the bundled planted 2×2 schedule, the 480 MB 16-core schedule when the schedule section has
+made it, an 80-layer decoder and a model of ~600 MB of weights (benchmarks/latency_models.py).
+Run alone: `python benchmarks/latency_bench.py [FILE...]`."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ FLOOR_KEYS = "down*40 up*10 2 1 2 1"
 # walks its workloads
 SCHEDULE_KEYS = ("down*3 enter down*12 up*8 2 .*20 ,*10 right*10 left*5 3 right*20 left*10 ]*10 [*5 7 right*15 left*5 "
                  "8 right*8 left*4 1 2 3 7 8 1")  # fmt: skip
+# on a model: the tree, then the graph view's cursor (its arrows walk the boxes), then back
+MODEL_KEYS = "down*12 up*6 6 down*12 up*6 right*6 left*6 1"
+MODEL_QUIT_STATES = {"first draw": None, "tree": "", "graph": "6"}
 TARGET_MEDIAN, TARGET_P90, TARGET_P90_MS = 1.5, 2.0, 33  # a cursor key against the bare app's cursor key
 CURSOR_KEYS = {"down", "up", ".", ",", "right", "left", "]", "["}
 # `q` in each state: during the first draw (q 0.1 s after the app enters the alternate screen), idle in the tree,
@@ -131,7 +135,8 @@ def section(out: Path, files: list[Path] | None = None) -> list[str]:
     rows("bare Textual app", floor)
     heads = [("bare Textual app", floor_head)]
     for path in files or [PLANTED]:
-        head, found = measure(path.name, [explorer, str(path)], SCHEDULE_KEYS)
+        keys = MODEL_KEYS if path.suffix == ".onnx" else SCHEDULE_KEYS
+        head, found = measure(path.name, [explorer, str(path)], keys)
         rows(path.name, found)
         heads.append((path.name, head))
     lines += ["", "| input | first screen |", "| --- | --- |"]
@@ -141,7 +146,8 @@ def section(out: Path, files: list[Path] | None = None) -> list[str]:
               "| input | state | terminal back | process gone | met |", "| --- | --- | --- | --- | --- |"]  # fmt: skip
     bare_app = [sys.executable, str(TOOLS / "textual_floor.py")]
     commands = [("bare Textual app", bare_app, {"first draw": None, "tree": ""})]
-    commands += [(path.name, [explorer, str(path)], QUIT_STATES) for path in files or [PLANTED]]
+    commands += [(path.name, [explorer, str(path)], MODEL_QUIT_STATES if path.suffix == ".onnx" else QUIT_STATES)
+                 for path in files or [PLANTED]]  # fmt: skip
     for label, command, states in commands:
         for state, before in states.items():
             back, gone = quit_ms(command, before)
