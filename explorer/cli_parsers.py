@@ -129,9 +129,10 @@ def command_parser(command: str) -> argparse.ArgumentParser:
         return parser
     if command == "query":
         from explorer.schedule.query import ROW_CAP
+        from explorer.schedule.tables import TABLES
 
-        parser.description = ("SQL over schedules (DuckDB): tables workloads, l2, wl0, transfers, layers, incidents "
-                              "and problems, every file's rows in each (the README lists their columns).")  # fmt: skip
+        parser.description = (f"SQL over schedules (DuckDB): tables {', '.join(TABLES)}, every file's rows in each "
+                              "(the README lists their columns).")  # fmt: skip
         parser.add_argument("files", type=Path, nargs="+", metavar="FILE",
                             help="one or more schedules (several: read in parallel worker processes)")
         parser.add_argument("sql", metavar="SQL", help="the query (reads the tables only)")
@@ -139,6 +140,7 @@ def command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--max-rows", type=int, default=ROW_CAP,
                             help=f"stop after this many rows, saying so (default {ROW_CAP:,})")  # fmt: skip
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
+        add_companion_flags(parser)  # one schedule's: its instructions table comes from them
         return parser
     parser.add_argument("file", type=Path, metavar="A" if command == "diff" else "FILE")
     if command == "serve":

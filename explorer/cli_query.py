@@ -9,6 +9,7 @@ import argparse
 import csv
 import json
 import math
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -38,9 +39,18 @@ def run_query_command(args: argparse.Namespace) -> int:
         return 2
     row_cap = max(args.max_rows, 0)
     not_read: list[NotRead] = []
+    if getattr(args, "max_companion_size", None) is not None:
+        from explorer.companions import LIMIT_VARIABLE
+
+        os.environ[LIMIT_VARIABLE] = str(args.max_companion_size)  # the workers read companions too
+    given = {kind: path for kind in ("frontend", "asm", "trace") if (path := getattr(args, kind, None))}
+    if given and len(args.files) > 1:
+        print(f"ir-explorer query: --{', --'.join(given)} name one schedule's companions: give one FILE (several "
+              "schedules find theirs beside them)", file=sys.stderr)  # fmt: skip
+        return 2
     try:
         if len(args.files) == 1:
-            document = open_schedule(args.files[0], args.strict)
+            document = open_schedule(args.files[0], args.strict, given or None)
             bound_address_space()  # the file is loaded: from here on only the query grows
             result = run_query([(str(args.files[0]), document)], args.sql, row_cap)
         else:

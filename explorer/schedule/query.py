@@ -342,12 +342,13 @@ def run_on_arrays(connection: Any, name: str, columns: Columns, statement: str) 
         connection.unregister("_arrays")
 
 
-def open_schedule(path: Path, strict: bool) -> Document:
-    """The file loaded, refused in words when it is not a schedule (it has no tables)."""
+def open_schedule(path: Path, strict: bool, companions: dict[str, Path | None] | None = None) -> Document:
+    """The file loaded (with the companions given by name, besides those found beside it), refused in words when
+    it is not a schedule (it has no tables)."""
     from explorer.api import open_document
     from explorer.errors import LoadError
 
-    document = open_document(path, strict=strict)
+    document = open_document(path, strict=strict, companions=companions)
     if document.schedule is None:
         raise LoadError(path, "", f"this {document.meta.format} file is not a schedule: it has no tables to query")
     return document

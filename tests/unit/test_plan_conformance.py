@@ -102,3 +102,15 @@ def test_the_instructions_table_joins_what_ran_to_the_plan(tmp_path):
 def test_no_companion_no_instructions_said_in_words():
     done = query(ROOT / "sample_data" / "clean_2x2_stschedule.json", "select count(*) from instructions")
     assert done.returncode == 2 and "has no assembly or trace joined for table instructions" in done.stderr
+
+
+def test_companions_given_by_name_to_one_schedule_only():
+    schedule, asm, trace = pipeline("b1")
+    done = subprocess.run([sys.executable, "-m", "explorer", "query", str(schedule), "select companion, count(*) "
+                           "from instructions group by all order by 1", "--asm", str(asm), "--trace", str(trace),
+                           "--format", "csv"], capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.splitlines()[1:] == ["asm,544", "trace,544"], done.stderr
+    done = subprocess.run([sys.executable, "-m", "explorer", "query", str(schedule), str(schedule),
+                           "select count(*) from instructions", "--asm", str(asm)], capture_output=True, text=True,
+                          cwd=ROOT)  # fmt: skip
+    assert done.returncode == 2 and "--asm name one schedule's companions: give one FILE" in done.stderr
