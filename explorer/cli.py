@@ -16,7 +16,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from explorer.cli_parsers import SUBCOMMANDS, command_parser, tui_parser
+from explorer.cli_parsers import SUBCOMMANDS, command_parser, given_companions, tui_parser
 from explorer.errors import LoadError, count_by_severity
 from explorer.formatting import EscapingWriter, escape_controls
 from explorer.writing import refuse_inputs, write_atomically
@@ -39,17 +39,6 @@ def _report_plugin_failures() -> list[str]:
     for failure in failures:
         print(f"ir-explorer: {failure}", file=sys.stderr)
     return failures
-
-
-def _companions(args: argparse.Namespace) -> dict[str, Path | None]:
-    """The companions given by name; --max-companion-size goes to every process that may read one (workers,
-    serve's sessions) through the environment."""
-    limit = getattr(args, "max_companion_size", None)
-    if limit is not None:
-        from explorer.companions import LIMIT_VARIABLE
-
-        os.environ[LIMIT_VARIABLE] = str(limit)
-    return {kind: getattr(args, kind, None) for kind in ("frontend", "asm", "trace")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -107,7 +96,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
 
         pick_format(args.file)  # a file nothing can open is refused here, not in every browser tab
         try:
-            companions = {kind: path.resolve() for kind, path in _companions(args).items() if path is not None}
+            companions = {kind: path.resolve() for kind, path in given_companions(args).items() if path is not None}
             serve(args.file.resolve(), args.host, args.port, args.strict, args.bookmarks, args.author,
                   args.public_url, args.token, args.max_sessions, companions, args.dims)  # fmt: skip
         except ServeRefused as refused:
@@ -121,7 +110,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     if not args.strict:
         _prepare(args.file, interactive=False)
     read_ahead = command != "info"  # info names no incidents: their roles are not read ahead
-    document = open_document(args.file, strict=args.strict, companions=_companions(args), read_ahead=read_ahead)
+    document = open_document(args.file, strict=args.strict, companions=given_companions(args), read_ahead=read_ahead)
     if command == "export":
         return _run_export(document, args)
     if command == "tensor":
@@ -472,7 +461,7 @@ def _run_screenshot(args: argparse.Namespace) -> ExitCode:
         node_data=args.node_data,
         compare=args.compare,
         force=args.force,
-        companions=_companions(args),
+        companions=given_companions(args),
         opens=args.open,
     )
     print(f"wrote {args.output}", file=sys.stderr)
@@ -490,7 +479,7 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
     if args.compare is not None:
         _check_comparable(path, args.compare)
     app = make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author,
-                   companions=_companions(args), node_data=args.node_data, compare=args.compare,
+                   companions=given_companions(args), node_data=args.node_data, compare=args.compare,
                    dims=args.dims)  # fmt: skip
     with stopping_on_signals(app):
         app.run()

@@ -4,6 +4,7 @@ and the README say is read from here)."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -88,6 +89,17 @@ def add_companion_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trace", type=Path, help="the ZeBu trace of that assembly (schedules)")
     parser.add_argument("--max-companion-size", type=byte_size, metavar="SIZE",
                         help="the largest companion read, e.g. 2G (default 512M): a bigger one is not joined")
+
+
+def given_companions(args: argparse.Namespace) -> dict[str, Path | None]:
+    """The companions given by name; --max-companion-size goes to every process that may read one (workers,
+    serve's sessions) through the environment."""
+    limit = getattr(args, "max_companion_size", None)
+    if limit is not None:
+        from explorer.companions import LIMIT_VARIABLE
+
+        os.environ[LIMIT_VARIABLE] = str(limit)
+    return {kind: getattr(args, kind, None) for kind in ("frontend", "asm", "trace")}
 
 
 def add_node_data_flag(parser: argparse.ArgumentParser) -> None:

@@ -9,12 +9,14 @@ import argparse
 import csv
 import json
 import math
-import os
 import signal
 import sys
 from collections.abc import Callable
 from itertools import islice
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from explorer.cli_parsers import given_companions
 
 if TYPE_CHECKING:
     from explorer.schedule.query import Result
@@ -39,11 +41,7 @@ def run_query_command(args: argparse.Namespace) -> int:
         return 2
     row_cap = max(args.max_rows, 0)
     not_read: list[NotRead] = []
-    if getattr(args, "max_companion_size", None) is not None:
-        from explorer.companions import LIMIT_VARIABLE
-
-        os.environ[LIMIT_VARIABLE] = str(args.max_companion_size)  # the workers read companions too
-    given = {kind: path for kind in ("frontend", "asm", "trace") if (path := getattr(args, kind, None))}
+    given: dict[str, Path | None] = {kind: path for kind, path in given_companions(args).items() if path}
     if given and len(args.files) > 1:
         print(f"ir-explorer query: --{', --'.join(given)} name one schedule's companions: give one FILE (several "
               "schedules find theirs beside them)", file=sys.stderr)  # fmt: skip

@@ -51,14 +51,18 @@ class WorkerDied(RuntimeError):
     """A worker process ended without answering (killed, or out of memory)."""
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def worker_count() -> int:
     """How many worker processes to use: `IR_EXPLORER_WORKERS` if set, else the CPUs this process may run on
     (at most MAX_WORKERS)."""
     setting = os.environ.get("IR_EXPLORER_WORKERS", "").strip()
     if setting.isdigit():
         return min(int(setting), 64)
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return min(cpus, MAX_WORKERS)
+    return min(usable_cpus(), MAX_WORKERS)
 
 
 class _Worker:

@@ -14,16 +14,16 @@ import contextlib
 import os
 import signal
 import struct
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from explorer.document import Document
+from explorer.isolated import die_with_parent
+from explorer.schedule.query import remove_abandoned_scratch
 
 STOP_GRACE_SECONDS = 1.0  # after asking the child to stop, how long before it is killed
 CELL_CHARS = 2000  # a cell's text beyond this is cut (the panel is for reading; `ir-explorer query` gives it all)
@@ -86,7 +86,7 @@ class ForkedQuery:
                 if self._killer is not None:
                     self._killer.cancel()
                 self._pid = None
-            _sweep_scratch_of(pid)
+            remove_abandoned_scratch()  # a killed child's scratch: its pid is reaped, so it is abandoned
         if self._stopped:
             raise Interrupted()
         return _decoded(frames, status, QueryError)
@@ -99,25 +99,10 @@ def _signal(pid: int, number: int) -> None:
 
 def _reap(pid: int) -> int:
     """The child's wait status, once it has ended."""
-    while True:
-        try:
-            return os.waitpid(pid, 0)[1]
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            return 0
-
-
-def _sweep_scratch_of(pid: int) -> None:
-    """The scratch folder of a child killed before it could remove it."""
-    import shutil
-    import tempfile
-
-    from explorer.schedule.query import SCRATCH_PREFIX
-
-    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}{pid}-*"):
-        if folder.is_dir() and not folder.is_symlink() and folder.lstat().st_uid == os.getuid():
-            shutil.rmtree(folder, ignore_errors=True)
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return 0
 
 
 def _read_frames(fd: int) -> list[Any]:
@@ -187,11 +172,7 @@ def _detach_from_parent(fd: int) -> None:
         os.dup2(null, standard)
     os.closerange(3, fd)
     os.closerange(fd + 1, _max_fd())
-    if sys.platform == "linux":
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    die_with_parent()
     if os.getppid() == 1:  # the parent died before the death signal was set
         raise KeyboardInterrupt
 

@@ -157,6 +157,42 @@ def residual_model(blocks: int = 6, channels: int = 4) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="ir-explorer tests")
 
 
+def deep_decoder_model(layers: int, width: int) -> onnx.ModelProto:
+    """A decoder of `layers` alike layers (TorchScript-style scoped names: `/model/layers.K/self_attn/...`) with
+    square weights of `width`: its graph is what costs, not its weights (tests, the latency bench)."""
+    nodes, weights = [], []
+
+    def weight(name: str) -> str:
+        weights.append(helper.make_tensor(name, TensorProto.FLOAT, [width, width], [0.01] * width * width))
+        return name
+
+    def op(kind: str, inputs: list[str], name: str) -> str:
+        out = name.strip("/").replace("/", "_")
+        nodes.append(helper.make_node(kind, inputs, [out], name=name))
+        return out
+
+    weights.append(helper.make_tensor("embed.weight", TensorProto.FLOAT, [8 * width, width], [0.0] * 8 * width * width))
+    x = op("Gather", ["embed.weight", "input_ids"], "/model/embed_tokens/Gather")
+    for k in range(layers):
+        scope = f"/model/layers.{k}"
+        normed = op("Sigmoid", [x], f"{scope}/input_layernorm/Sigmoid")
+        q = op("MatMul", [normed, weight(f"model.layers.{k}.q.weight")], f"{scope}/self_attn/q_proj/MatMul")
+        v = op("MatMul", [normed, weight(f"model.layers.{k}.v.weight")], f"{scope}/self_attn/v_proj/MatMul")
+        attended = op("Mul", [op("Softmax", [q], f"{scope}/self_attn/Softmax"), v], f"{scope}/self_attn/Mul")
+        out = op("MatMul", [attended, weight(f"model.layers.{k}.o.weight")], f"{scope}/self_attn/o_proj/MatMul")
+        x = op("Add", [x, out], f"{scope}/Add")
+        up = op("MatMul", [x, weight(f"model.layers.{k}.up.weight")], f"{scope}/mlp/up_proj/MatMul")
+        down = op("MatMul", [op("Relu", [up], f"{scope}/mlp/act_fn/Relu"), weight(f"model.layers.{k}.down.weight")],
+                  f"{scope}/mlp/down_proj/MatMul")  # fmt: skip
+        x = op("Add", [x, down], f"{scope}/Add_1")
+    normed = op("Sigmoid", [x], "/model/norm/Sigmoid")
+    nodes.append(helper.make_node("MatMul", [normed, weight("lm_head.weight")], ["logits"], name="/lm_head/MatMul"))
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, 8])]
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 8, width])]
+    graph = helper.make_graph(nodes, "decoder", inputs, outputs, weights)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
 def renamed_model(model: onnx.ModelProto) -> onnx.ModelProto:
     """The same model as another exporter names its nodes (`LeakyRelu_13`), block 3's LeakyRelu alpha 0.2."""
     renamed = onnx.ModelProto()

@@ -66,12 +66,11 @@ def parallel_min_bytes() -> int:
 
 
 def _cpus_busy() -> bool:
-    import os
+    from explorer.worker_pool import usable_cpus
 
     try:
         with open("/proc/loadavg", encoding="ascii") as handle:
             running = int(handle.read().split()[3].split("/")[0])
     except (OSError, ValueError, IndexError):
         return False
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return running - 1 >= cpus  # itself is one of them
+    return running - 1 >= usable_cpus()  # itself is one of them
