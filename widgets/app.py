@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.scrollbar import ScrollBar
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, Footer, Input, TabbedContent, TabPane, TextArea
+from textual.widgets import ContentSwitcher, Input, TabbedContent, TabPane, TextArea
 
 from explorer.document import Capability, Document, Section
 from explorer.errors import LoadError, Problem
@@ -34,6 +34,7 @@ from widgets.document_loading import DocumentLoading
 from widgets.error_panel import ErrorPanel
 from widgets.handing_back import hand_terminal_back
 from widgets.help_screen import HelpScreen
+from widgets.key_footer import KeyFooter
 from widgets.loading import LoadingPanel
 from widgets.messages import ProblemChosen, RevealRef
 from widgets.palette import help_keys, system_commands
@@ -188,7 +189,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
                 with Vertical(id="right"):
                     yield DetailsPanel(id="details")
                     yield ProblemsTable(id="problems")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(SummaryBar).show_loading(self.path.name)

@@ -110,7 +110,10 @@ def query_children() -> list[int]:
 
     found: list[int] = []
     for task in pathlib.Path("/proc/self/task").iterdir():
-        found += [int(pid) for pid in (task / "children").read_text().split()]
+        try:
+            found += [int(pid) for pid in (task / "children").read_text().split()]
+        except FileNotFoundError:  # a thread that ended since the listing
+            continue
     return found
 
 

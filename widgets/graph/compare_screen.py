@@ -11,12 +11,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from explorer.diff import setting_changes
 from explorer.graph.compare import Comparison
 from explorer.models.graph import ROOT
 from widgets.graph.view import GraphView
+from widgets.key_footer import KeyFooter
 from widgets.messages import Selected
 
 
@@ -58,7 +59,7 @@ class CompareScreen(Screen):
         yield GraphView(id="compare-a")
         yield GraphView(id="compare-b")
         yield Static("n / N: next / previous change · Tab: the other pane · Escape: close", id="compare-about")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         pane_a, pane_b = self.pane("a"), self.pane("b")

@@ -10,7 +10,7 @@ paints and dispatches keys.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,7 @@ DIM = Style(color="#8a8a8a")
 PEAK = Style(color="#ff9f43")
 PREVIEW = Style(color="#101010", bgcolor="#e8c33d", bold=True)  # a move drawn that the file does not hold
 FOOTER_LINES = 5  # axis, fragmentation, selection, legend, findings
+BUILT_IN_PLACE = 16_384  # a core's memory with more entries has its map built by a worker (BENCHMARKS.md, latency)
 SPARK = " ▁▂▃▄▅▆▇█"
 # pixel colours by palette index: empty, empty under the cursor, empty past the capacity, overlap, selection,
 # highlight, side memory, then one per entry type (as the buffer view colours them)
@@ -128,6 +129,8 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         self._addresses: dict[tuple[int, str], tuple[int, int]] = {}  # per (core, memory): the address zoom
         self._zoom_follows = False  # after `I`: n/N re-fit the window to each incident (until zoomed all out)
         self.preview: Any = None  # `v`: the incident's tensor drawn where it would fit (a rooms.Room)
+        self._building: set[tuple] = set()  # (core, memory) maps being built by a worker
+        self.maps_built = 0  # counts the maps a worker delivered: a frame drawn while waiting is drawn again
 
     @property
     def addresses(self) -> tuple[int, int] | None:
@@ -145,6 +148,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
     def show_document(self, document: Document) -> None:
         self.document = document
         self._maps.clear()
+        self._building.clear()
         self._pixels = None
         self.core_index, self.frame, self.window, self.selected_band = 0, 0, (0, 0), -1
         self.whole_run = False
@@ -166,12 +170,46 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
             found = self._maps[key] = memory_map(self.schedule, self.core, self.memory, placement, moved)
         return found
 
+    @property
+    def steps(self) -> int:
+        """The core's steps (its workloads), without building its map."""
+        return len(self.schedule.core_rows(self.core))
+
+    def map_ready(self) -> bool:
+        """True when the map shown can be drawn now: built already, or cheap enough to build on the UI thread.
+        A big core's map is built by a worker (a frame says so meanwhile), so a switch never waits for it."""
+        if self.preview is not None and self.memory == "l2" or (self.core, self.memory) in self._maps:
+            return True
+        s, rows = self.schedule, self.schedule.core_rows(self.core)
+        pointers = s.buf_ptr if self.memory == "l2" else s.w0_ptr
+        if int(pointers[rows.stop] - pointers[rows.start]) <= BUILT_IN_PLACE:
+            return True
+        key = (self.core, self.memory)
+        if key not in self._building:
+            self._building.add(key)
+            placement = self.shown.analysed().placement if self.memory == "l2" else None
+            self.run_worker(partial(self._build_map, self.document, key, placement), thread=True,
+                            group="memory-map", description="draw the memory map")  # fmt: skip
+        return False
+
+    def _build_map(self, document: Document | None, key: tuple, placement: Any) -> None:
+        built = memory_map(self.schedule, key[0], key[1], placement, None)
+        self.app.call_from_thread(self._map_built, document, key, built)
+
+    def _map_built(self, document: Document | None, key: tuple, built: MemoryMap) -> None:
+        if document is not self.document:  # another file was opened meanwhile
+            return
+        self._building.discard(key)
+        self._maps.setdefault(key, built)
+        self.maps_built += 1
+        self.refresh()
+
     def steps_shown(self) -> tuple[int, int]:
         """The steps on screen: the window chosen by zoom and pan; before any, the whole run when the longest
         core fits in two steps a column, else one step a column around the cursor (10,000 steps in 100 columns
         would paint every column with a hundred steps' overlaps); after `0`, the whole run."""
         first, last = self.window
-        steps = self.map.steps
+        steps = self.steps
         if last > first:
             return max(first, 0), min(last, steps)
         columns = self._columns
@@ -204,7 +242,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         first, last = self.steps_shown()
         if not first <= self.frame < last:
             span = last - first
-            start = min(max(self.frame - span // 2, 0), max(self.map.steps - span, 0))
+            start = min(max(self.frame - span // 2, 0), max(self.steps - span, 0))
             self.window = (start, start + span)
 
     def _announce(self) -> None:
@@ -214,14 +252,14 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
     def action_step(self, delta: int) -> None:
         if self.schedule is None:
             return
-        self.frame = min(max(self.frame + delta, 0), max(self.map.steps - 1, 0))
+        self.frame = min(max(self.frame + delta, 0), max(self.steps - 1, 0))
         self.selected_band = -1
         self._keep_cursor_in_window()
         self._announce()
 
     def action_edge(self, which: int) -> None:
         if self.schedule is not None:
-            self.frame = 0 if which == 0 else max(self.map.steps - 1, 0)
+            self.frame = 0 if which == 0 else max(self.steps - 1, 0)
             self._keep_cursor_in_window()
             self._announce()
 
@@ -230,7 +268,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         if s is None:
             return
         self.core_index = (self.core_index + delta) % int(s.core_ids.size)
-        self.frame = min(self.frame, max(self.map.steps - 1, 0))
+        self.frame = min(self.frame, max(self.steps - 1, 0))
         self.window, self.selected_band = (0, 0), -1
         self._announce()
 
@@ -372,7 +410,7 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
     # ---- rendering ----------------------------------------------------------------------------------------
     def frame_key(self) -> tuple:
         return (self.core_index, self.frame, self.memory, self.window, self.selected_band, self.highlight,
-                self.whole_run, self.addresses, id(self.preview))  # fmt: skip
+                self.whole_run, self.addresses, id(self.preview), self.maps_built)  # fmt: skip
 
     def _preview_changed(self) -> None:
         if self.preview is not None:  # a move in L2: shown in L2
@@ -417,6 +455,11 @@ class MemoryMapView(MovePreview, LaneFrameWidget, can_focus=True):
         self._geometry = None
         if self.document is None or self.schedule is None or width < RULER + 12 or height < FOOTER_LINES + 4:
             return [Strip.blank(width)] * height
+        if not self.map_ready():
+            words = self.shown.vocabulary
+            memory = words.memory if self.memory == "l2" else (words.side_memory or "WL0")
+            waiting = f"{self.schedule.core_label(self.core)} · {memory} · drawing the map of {self.steps:,} steps…"
+            return [*folded(waiting, width, TEXT), *[Strip.blank(width)] * height][:height]
         m = self.map
         lines = self._header(width, m)
         legend = self._legend(width)
