@@ -254,7 +254,8 @@ def _run_diff(args: argparse.Namespace) -> ExitCode:
     first.run_deep_checks()  # the problems introduced and fixed are those `check` finds (and the TUI's diff)
     second.run_deep_checks()
     try:
-        result = diff_documents(first, second, limit=None if args.all else TOP_CHANGES, weights=args.weights)
+        result = diff_documents(first, second, limit=None if args.all else TOP_CHANGES, weights=args.weights,
+                                as_written=args.as_written)
     except NotComparable as error:
         raise LoadError(args.other, "", str(error)) from None
     if args.json:

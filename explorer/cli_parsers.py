@@ -180,6 +180,9 @@ def command_parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--weights", action="store_true",
                             help="compare the weights' values too: each one hashed, read in 1 MiB pieces (else by "
                                  "dtype, dims and bytes, read from no weight)")  # fmt: skip
+        parser.add_argument("--as-written", action="store_true",
+                            help="models: also count what only shape inference or a default makes differ (a dim "
+                                 "known on one side only, an attribute written at its default value)")  # fmt: skip
         parser.add_argument("--strict", action="store_true", help="report unknown keys as errors")
         return parser
     if command == "screenshot":

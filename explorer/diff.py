@@ -27,9 +27,11 @@ class NotComparable(ValueError):
     """The two documents cannot be compared (different formats)."""
 
 
-def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES, weights: bool = False) -> dict[str, Any]:
+def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES, weights: bool = False,
+                   as_written: bool = False) -> dict[str, Any]:  # fmt: skip
     """What changed from `a` to `b`. Changes are listed up to `limit` of each kind (None: all), for a schedule
-    and a model alike; a model's weights by dtype, dims and bytes, and by their values' hashes with `weights`.
+    and a model alike; a model's weights by dtype, dims and bytes, and by their values' hashes with `weights`;
+    with `as_written`, also what only shape inference or an attribute written at its default makes differ.
     `left_out` counts the rest by kind, so a reader knows the list is not the whole story."""
     if a.meta.format != b.meta.format:
         raise NotComparable(f"cannot compare {_article(a.meta.format)} file with {_article(b.meta.format)} file")
@@ -37,7 +39,7 @@ def diff_documents(a: Document, b: Document, limit: int | None = TOP_CHANGES, we
     if a.is_schedule and a.schedule is not None and b.schedule is not None:
         summary, changes = _schedule_diff(a, b, limit, left_out)
     elif a.offers("graph") and b.offers("graph"):  # the compare screen's matcher: both say the same
-        summary, changes = _graph_diff(a, b, limit, left_out)
+        summary, changes = _graph_diff(a, b, limit, left_out, as_written)
     else:
         summary, changes = _model_diff(a, b)
     settings = setting_changes(a, b)
@@ -396,7 +398,7 @@ def _nodes_summary(nodes: tuple[int, int], added: int, removed: int, changed: in
 
 
 def _graph_diff(
-    a: Document, b: Document, limit: int | None, left_out: dict[str, int]
+    a: Document, b: Document, limit: int | None, left_out: dict[str, int], as_written: bool = False
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Two models through the matcher `--compare` uses (explorer.graph.match: by name, else by structure), so
     `diff` and the side-by-side screen find the same pairs, changes, removals and additions. Ops only: the
@@ -404,7 +406,7 @@ def _graph_diff(
     from explorer.graph.compare import compare_documents
     from explorer.graph.match import CHANGED, ONLY
 
-    comparison = compare_documents(a, b)
+    comparison = compare_documents(a, b, as_written)
     ga, gb, match = comparison.a, comparison.b, comparison.match
     ops_a, ops_b = comparison.ops("a"), comparison.ops("b")  # what the compare screen counts too
     changed = [n for n in ops_a if match.status_a[n] == CHANGED]

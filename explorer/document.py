@@ -214,9 +214,10 @@ class DocumentView:
         processor groups): `diff` lists each one that differs. {} when the format has none."""
         return {}
 
-    def node_attributes(self, ref: Ref) -> str:
+    def node_attributes(self, ref: Ref, as_written: bool = False) -> str:
         """A graph node's attributes as comparable text (names and values), for comparing two graphs; "" when
-        the format has none or cannot say cheaply."""
+        the format has none or cannot say cheaply. `as_written`: an attribute written at its default counts too
+        (else it is as if not written)."""
         return ""
 
     def parameter_bytes_by_dtype(self) -> dict[str, int]:

@@ -62,12 +62,13 @@ class Comparison:
         return f"{said} · matched {how} · {name} ⇄ {there.node_label[other]} ({there.node_op[other]})"
 
 
-def _attributes(document: Document, ref: Ref | None) -> str:
-    return document.view.node_attributes(ref) if ref is not None else ""
+def _attributes(document: Document, ref: Ref | None, as_written: bool) -> str:
+    return document.view.node_attributes(ref, as_written) if ref is not None else ""
 
 
-def compare_documents(a: Document, b: Document) -> Comparison:
-    """Raises NotComparableGraphs when the files differ in format or one of them has no graph."""
+def compare_documents(a: Document, b: Document, as_written: bool = False) -> Comparison:
+    """Raises NotComparableGraphs when the files differ in format or one of them has no graph. `as_written`:
+    what only shape inference or an attribute written at its default makes differ counts as a change."""
     from explorer.document import Capability
 
     if a.meta.format != b.meta.format:
@@ -76,8 +77,8 @@ def compare_documents(a: Document, b: Document) -> Comparison:
         if not document.offers(Capability.GRAPH):
             raise NotComparableGraphs(f"{document.meta.source.name} has no graph to compare")
     model_a, model_b = _copy(a.view.drawn_graph()), _copy(b.view.drawn_graph())
-    match = match_graphs(model_a, model_b, lambda n: _attributes(a, model_a.node_ref[n]),
-                         lambda n: _attributes(b, model_b.node_ref[n]))  # fmt: skip
+    match = match_graphs(model_a, model_b, lambda n: _attributes(a, model_a.node_ref[n], as_written),
+                         lambda n: _attributes(b, model_b.node_ref[n], as_written), as_written)  # fmt: skip
     _mark(model_a, match.status_a, REMOVED)
     _mark(model_b, match.status_b, ADDED)
     if a.is_schedule:

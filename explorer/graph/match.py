@@ -66,10 +66,11 @@ class GraphMatch:
 
 def match_graphs(
     a: GraphModel, b: GraphModel, attributes_a: Callable[[int], str] | None = None,
-    attributes_b: Callable[[int], str] | None = None,
+    attributes_b: Callable[[int], str] | None = None, as_written: bool = False,
 ) -> GraphMatch:  # fmt: skip
     """Match the drawn nodes of `a` and `b` (see the module's docstring); `attributes_x(node)` gives a node's
-    attributes as comparable text (the format's; "" when it has none)."""
+    attributes as comparable text (the format's; "" when it has none). `as_written`: a type that differs only
+    where shape inference knew less on one side is a change too (else it is the same model)."""
     drawn_a, drawn_b = ~a.node_constant, ~b.node_constant
     a_to_b = np.full(a.n_nodes, -1, dtype=np.int64)
     b_to_a = np.full(b.n_nodes, -1, dtype=np.int64)
@@ -124,7 +125,7 @@ def match_graphs(
     attributes_b = attributes_b or (lambda node: "")
     for x in np.flatnonzero(a_to_b >= 0).tolist():
         y = int(a_to_b[x])
-        differs = _differences(a, b, x, y, attributes_a(x), attributes_b(y))
+        differs = _differences(a, b, x, y, attributes_a(x), attributes_b(y), as_written)
         status_a[x] = status_b[y] = CHANGED if differs else SAME
         if differs:
             what[x] = differs
@@ -235,13 +236,14 @@ def _folded(model: GraphModel, node: int) -> list[tuple[str, str]]:
     return sorted((role, model.node_detail[source]) for _, source, role in model.folded_inputs(node))
 
 
-def _differences(a: GraphModel, b: GraphModel, x: int, y: int, attributes_x: str, attributes_y: str) -> str:
+def _differences(a: GraphModel, b: GraphModel, x: int, y: int, attributes_x: str, attributes_y: str,
+                 as_written: bool = False) -> str:  # fmt: skip
     """What differs between two matched nodes ("" when nothing does): op, output type, attributes, weights."""
     found = []
     if a.node_op[x] != b.node_op[y]:
         found.append(f"op {a.node_op[x]} → {b.node_op[y]}")
-    if a.node_detail[x] != b.node_detail[y] and not (a.detail_is_type and
-                                                     same_but_inferred(a.node_detail[x], b.node_detail[y])):
+    inferred_only = a.detail_is_type and not as_written and same_but_inferred(a.node_detail[x], b.node_detail[y])
+    if a.node_detail[x] != b.node_detail[y] and not inferred_only:
         word = "type" if a.detail_is_type else "time"  # a schedule's workload detail is its time
         found.append(f"{word} {without_placeholders(a.node_detail[x]) or '?'} → "
                      f"{without_placeholders(b.node_detail[y]) or '?'}")  # fmt: skip

@@ -5,6 +5,8 @@ attribute value still is."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import onnx
 import pytest
@@ -93,3 +95,22 @@ def test_projections_alike_but_for_their_weights_pair_by_the_weights_names(tmp_p
     pairs = {a.node_label[x]: b.node_label[int(match.a_to_b[x])] for x in range(a.n_nodes) if match.a_to_b[x] >= 0}
     assert pairs["/attn/q_mm"] == "node_q_mm" and pairs["/attn/k_mm"] == "node_k_mm"
     assert pairs["/attn/q_t"] == "node_q_t" and pairs["/attn/k_t"] == "node_k_t"
+
+
+def test_on_request_an_inferred_dim_and_a_default_attribute_are_changes(tmp_path, capsys):
+    """`diff --as-written` (issue #74, item 3: shown on request): the same pair as above, counted as written."""
+    from explorer.cli import main
+
+    a = reshaper(tmp_path, "a.onnx", [4, 6])
+    b = reshaper(tmp_path, "b.onnx", ["unk__0", "n"], allowzero=0)
+    first, second = open_document(a), open_document(b)
+    result = diff_documents(first, second, as_written=True)
+    changed = [c for c in result["changes"] if c["kind"] == "node-changed"]
+    assert [(c["name"], c["what"]) for c in changed] == [("reshape", "type float32[4, 6] → float32[?, n]; attributes "
+                                                                     "allowzero")]  # fmt: skip
+    assert main(["diff", str(a), str(b), "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert [c for c in plain["changes"] if c["kind"].startswith("node-")] == []
+    assert main(["diff", str(a), str(b), "--json", "--as-written"]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert [c["what"] for c in written["changes"] if c["kind"] == "node-changed"] == [changed[0]["what"]]

@@ -115,11 +115,11 @@ class OnnxView(DocumentView):
                 )
         return found
 
-    def node_attributes(self, ref: Ref) -> str:
+    def node_attributes(self, ref: Ref, as_written: bool = False) -> str:
         if isinstance(ref, tuple) and len(ref) == 3 and ref[0] == "node":
             graph = self.index.graphs.get(ref[1])
             if graph is not None and 0 <= ref[2] < len(graph.nodes):
-                return attribute_digest(graph.nodes[ref[2]], self.opset_versions())
+                return attribute_digest(graph.nodes[ref[2]], None if as_written else self.opset_versions())
         return ""
 
     def opset_versions(self) -> dict[str, int]:
@@ -455,7 +455,8 @@ def attribute_digest(node: Any, versions: Mapping[str, int] | None = None) -> st
     """A node's attributes by name with a short digest of each value (`kernel_shape=3f2a…,strides=9c1b…`):
     equal exactly when names and values are, so a diff sees a changed stride, not only a renamed attribute. An
     attribute written at its schema's default (TorchScript's `allowzero=0`) is left out, as if not written: the
-    same model either way (`versions`: the model's opset per domain, to find the schema). A subgraph attribute
+    same model either way (`versions`: the model's opset per domain, to find the schema; None: every attribute
+    written counts, as `diff --as-written` asks). A subgraph attribute
     (an If's branch, a Loop's body) counts by name only: its nodes are compared themselves."""
     import hashlib
 
