@@ -43,7 +43,7 @@ class Table:
     row: str
     columns: dict[str, Column]
     needs: SchedulePart = SchedulePart.LANES
-    companions: bool = False  # its rows come from a joined assembly or trace
+    companions: str = ""  # its rows come from a joined companion: "instructions" (assembly or trace), "trace"
 
 
 TABLES = {
@@ -131,7 +131,18 @@ TABLES = {
                              null=MINUS_ONE),
         "start": Column("measured start (cycles; NULL in an assembly)", DOUBLE),
         "end": Column("measured end (cycles; NULL in an assembly)", DOUBLE),
-    }, companions=True),
+    }, companions="instructions"),
+    "measured": Table("one workload the joined trace measured (what ran against the plan)", {
+        "file": FILE,
+        "core": Column("the lane's id"),
+        "workload": Column("its workload id"),
+        "cycles": Column("its estimated duration (cycles)", DOUBLE),
+        "measured_start": Column("its first trace instruction's start (cycles)", DOUBLE),
+        "measured_end": Column("its last trace instruction's end (cycles)", DOUBLE),
+        "measured_cycles": Column("measured_end - measured_start (cycles)", DOUBLE),
+        "ratio": Column("measured_cycles / cycles (NULL when the estimate is 0)", DOUBLE),
+        "instructions": Column("the trace instructions joined to it"),
+    }, companions="trace"),
     "problems": Table("one problem (as `check` lists them)", {
         "file": FILE,
         "severity": Column("error, warning or info", VARCHAR),
@@ -163,11 +174,18 @@ def sql_types() -> dict[str, list[str]]:
 def lacking(name: str, document: Document) -> str | None:
     """Why `document` has no rows for table `name` to give (its schedule lacks the part they come from, or no
     assembly or trace is joined to it), or None."""
-    if TABLES[name].companions:
+    if TABLES[name].companions == "instructions":
         if _joined_instructions(document):
             return None
         return (f"this {document.meta.format} file has no assembly or trace joined for table {name} (put them "
                 "beside it, named as its companions are)")  # fmt: skip
+    if TABLES[name].companions == "trace":
+        from explorer.companions import companions_of
+
+        if companions_of(document).measured is not None:
+            return None
+        return (f"this {document.meta.format} file has no trace joined for table {name} (put it beside the "
+                "schedule, named as its companions are, or name it with --trace)")  # fmt: skip
     part = TABLES[name].needs
     if document.scheduled().has(part):
         return None
@@ -342,7 +360,25 @@ def _instructions(document: Document) -> Columns:
     return {column: np.concatenate([part[column] for part in parts]) for column in parts[0]}
 
 
+def _measured(document: Document) -> Columns:
+    from explorer.companions import companions_of
+
+    s = _schedule(document)
+    measured = companions_of(document).measured
+    rows = np.flatnonzero(measured.instructions > 0) if measured is not None else np.zeros(0, dtype=np.int64)
+    estimate = s.wl_time[rows].astype(np.float64)
+    start = measured.start[rows] if measured is not None else np.zeros(0)
+    end = measured.end[rows] if measured is not None else np.zeros(0)
+    span = end - start
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(estimate > 0, span / np.where(estimate > 0, estimate, 1.0), np.nan)
+    counts = measured.instructions[rows] if measured is not None else np.zeros(0, dtype=np.int64)
+    return {"core": s.wl_core[rows], "workload": s.wl_id[rows], "cycles": estimate, "measured_start": start,
+            "measured_end": end, "measured_cycles": span, "ratio": ratio,
+            "instructions": counts.astype(np.int64)}  # fmt: skip
+
+
 _BUILDERS: dict[str, Callable[[Document], Columns]] = {
     "workloads": _workloads, "l2": _l2, "wl0": _wl0, "transfers": _transfers, "layers": _layers,
-    "incidents": _incidents, "instructions": _instructions, "problems": _problems,
+    "incidents": _incidents, "instructions": _instructions, "measured": _measured, "problems": _problems,
 }  # fmt: skip

@@ -73,8 +73,8 @@ def test_the_nearest_entry_in_words():
     assert _nearest(starts[:0], sizes[:0], tensors[:0], 5) == " (the snapshot holds no entry)"
 
 
-def query(schedule, sql: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "explorer", "query", str(schedule), sql, "--format", "csv"],
+def query(schedule, sql: str, *flags: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "explorer", "query", str(schedule), sql, "--format", "csv", *flags],
                           capture_output=True, text=True, cwd=ROOT)  # fmt: skip
 
 
@@ -114,3 +114,25 @@ def test_companions_given_by_name_to_one_schedule_only():
                            "select count(*) from instructions", "--asm", str(asm)], capture_output=True, text=True,
                           cwd=ROOT)  # fmt: skip
     assert done.returncode == 2 and "--asm name one schedule's companions: give one FILE" in done.stderr
+
+
+def test_the_measured_table_is_each_measured_workload_against_its_estimate():
+    """Issue #75: `measured`, one row per workload the trace measured (estimate, span, ratio, instructions), joins
+    `workloads` by (file, core, workload); its counts are the trace's (69 workloads, the 544 instructions the
+    instructions table lists) and those `info` gives; without a trace it is refused in words."""
+    schedule, _asm, trace = pipeline("b1")
+    done = query(schedule, "select count(*), sum(instructions), count(ratio), round(max(ratio), 2) from measured",
+                 "--trace", str(trace))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1] == "69,544,69,87.6"
+    info = subprocess.run([sys.executable, "-m", "explorer", "info", str(schedule), "--trace", str(trace), "--json"],
+                          capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert json.loads(info.stdout)["measured"]["workloads"] == 69
+    joined = query(schedule, "select count(*) from measured m join workloads w using (file, core, workload) where "
+                             "w.measured_cycles = m.measured_cycles and w.cycles = m.cycles", "--trace", str(trace))
+    assert joined.stdout.splitlines()[1] == "69"
+    worst = query(schedule, "select workload, round(measured_cycles / cycles, 1) = round(ratio, 1) from measured "
+                            "order by ratio desc limit 1", "--trace", str(trace))  # fmt: skip
+    assert worst.stdout.splitlines()[1] == "61,True"
+    bare = query(ROOT / "sample_data" / "clean_2x2_stschedule.json", "select count(*) from measured")
+    assert bare.returncode == 2 and "has no trace joined for table measured" in bare.stderr

@@ -56,7 +56,8 @@ def test_several_files_are_one_table_with_a_file_column():
 
 def test_only_the_tables_a_query_names_are_built():
     assert tables_named('SELECT count(*) FROM L2 JOIN workloads USING (core)') == ["workloads", "l2"]
-    assert set(TABLES) == {"workloads", "l2", "wl0", "transfers", "layers", "incidents", "instructions", "problems"}
+    assert set(TABLES) == {"workloads", "l2", "wl0", "transfers", "layers", "incidents", "instructions", "measured",
+                           "problems"}
 
 
 @pytest.mark.parametrize("sql", ["COPY workloads TO '/tmp/ir-explorer-query-leak.csv'",
