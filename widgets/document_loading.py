@@ -153,8 +153,7 @@ class DocumentLoading(AppParts):
         try:
             document.view.graph_model()
         except Exception:  # the graph view builds it again when shown, and says what went wrong
-            return
-        gc.freeze()  # the model lives as long as the document: the first frame's collections do not rescan it
+            return  # (built, it is frozen out of the collector's sight by graph_model itself)
 
     def _show_progress(self, fraction: float, stage: str) -> None:
         if self.document is None:
