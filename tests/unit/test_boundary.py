@@ -63,18 +63,19 @@ HEAVY = ("onnx", "textual", "rich", "pydantic", "duckdb", "numpy", "google", "co
          "importlib.metadata")
 
 
-def _imported_by(argv: list[str]) -> list[str]:
-    """The heavy packages a command imported, run in a clean interpreter as `ir-explorer ARGV` runs it."""
+def _imported_by(argv: list[str], watched: tuple[str, ...] = HEAVY) -> list[str]:
+    """The `watched` modules (the heavy packages) a command imported, run in a clean interpreter as the console
+    script `ir-explorer ARGV` runs it (pyproject's entry point)."""
     code = (
         "import contextlib, io, sys\n"
         f"sys.argv = ['ir-explorer', *{argv!r}]\n"
-        "from explorer.cli import main\n"
+        "from explorer.entry import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    try:\n"
         "        main()\n"
         "    except SystemExit:\n"
         "        pass\n"
-        f"print(sorted(({{m.split('.')[0] for m in sys.modules}} | set(sys.modules)) & set({HEAVY!r})))\n"
+        f"print(sorted(({{m.split('.')[0] for m in sys.modules}} | set(sys.modules)) & set({watched!r})))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "IR_EXPLORER_WORKERS": "0"})  # fmt: skip
@@ -88,6 +89,12 @@ def test_help_and_version_import_nothing_heavy():
     assert _imported_by(["--version"]) == []
     assert _imported_by(["--help"]) == []
     assert _imported_by(["info", "--help"]) == []
+    # the console script answers them from the parsers alone: the CLI's module and its imports are not loaded
+    assert 'ir-explorer = "explorer.entry:main"' in (ROOT / "pyproject.toml").read_text()
+    light = ("explorer.cli", "explorer.errors", "explorer.writing", "dataclasses", "tempfile", "json")
+    assert _imported_by(["--help"], light) == []
+    assert _imported_by(["--version"], light) == ["dataclasses", "explorer.errors"]  # the formats it lists
+    assert _imported_by(["info", "--help"], light) != []  # a subcommand's help is the CLI's
 
 
 def test_schedule_commands_import_only_what_they_use():
