@@ -224,9 +224,11 @@ def attach_companions(
             companions.measured = join_measurement(document, table, rows, companions.paths[kind])
         planned = document.schedule.has(SchedulePart.ADDRESS_SPACE)
         if table.l2_destination is not None and not checked_addresses and planned:
-            from explorer.schedule.plan_conformance import outside_plan
+            from explorer.schedule.plan_conformance import outside_plan, unreadable_addresses
 
             checked_addresses = True
+            document.problems += unreadable_addresses(table.unreadable_destination, table.name, table.line,
+                                                      companions.paths[kind].name)  # fmt: skip
             document.problems += outside_plan(document.scheduled(), rows, table.l2_destination, table.name,
                                               table.line, companions.paths[kind].name)  # fmt: skip
     for kind, why in companions.refused.items():

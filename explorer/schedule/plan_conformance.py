@@ -11,6 +11,7 @@ from explorer.errors import Problem
 from explorer.models.schedule import Schedule
 
 CODE = "address-outside-plan"
+BAD_ADDRESS = "bad-address"
 MAX_LISTED = 200  # warnings listed one by one; the rest are counted in one more
 
 
@@ -42,6 +43,20 @@ def outside_plan(schedule: Schedule, rows: np.ndarray, destination: np.ndarray, 
     if outside > MAX_LISTED:
         found.append(Problem("warning", CODE, f"{outside - MAX_LISTED:,} more instructions write L2 outside their "
                              f"workload's snapshot ({outside:,} in all)", file_name))  # fmt: skip
+    return found
+
+
+def unreadable_addresses(unreadable: dict[int, str], names: list[str], lines: np.ndarray,
+                         file_name: str) -> list[Problem]:  # fmt: skip
+    """A warning for each destination field that names no L2 byte (negative, past 2**62, not a whole number),
+    at its line; the rest of the file is checked as if that instruction named no address."""
+    found = [Problem("warning", BAD_ADDRESS, f"{names[k]} (line {int(lines[k])}) names destination {value}, which "
+                     "is no L2 byte (an address is a whole number from 0 to 2**62); not checked against the plan",
+                     f"{file_name}: line {int(lines[k])}", {"line": int(lines[k])})
+             for k, value in sorted(unreadable.items())[:MAX_LISTED]]  # fmt: skip
+    if len(unreadable) > MAX_LISTED:
+        found.append(Problem("warning", BAD_ADDRESS, f"{len(unreadable) - MAX_LISTED:,} more destinations name no "
+                             f"L2 byte ({len(unreadable):,} in all)", file_name))  # fmt: skip
     return found
 
 

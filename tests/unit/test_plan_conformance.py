@@ -34,7 +34,8 @@ def pipeline(batch: str):
 def test_the_instructions_that_write_l2_and_where():
     _, asm, _ = pipeline("b1")
     program = read_program(asm, asm.read_bytes(), False)
-    found = l2_destinations(program)
+    found, unreadable = l2_destinations(program)
+    assert unreadable == {}
     checked: dict[str, int] = {}
     for name, byte in zip(program.name, found.tolist(), strict=True):
         if byte >= 0:
@@ -63,6 +64,26 @@ def test_a_destination_outside_the_snapshot_is_a_located_warning(tmp_path):
     assert found["message"] == (f"pe_conv (line {at + 1}) writes L2 byte 9,000,000, in no L2 entry of core 0 "
                                 "workload 1's snapshot; nearest: tensor 3 at [401,408, 1,204,224), 7,795,777 bytes "
                                 "after it")  # fmt: skip
+
+
+def test_a_destination_that_names_no_byte_is_a_located_warning_and_nothing_else_changes(tmp_path):
+    """Issue #75, hostile input: a DTaddr past 2**63, negative or not a whole number is a `bad-address` warning at
+    its line; the other instructions are checked as before (the real b1 pipeline: nothing outside the plan)."""
+    schedule, asm, _ = pipeline("b1")
+    shutil.copy(schedule, tmp_path / "s.json")
+    lines = asm.read_text().split("\n")
+    convs = [k for k, line in enumerate(lines) if line.startswith("[pe_conv")][:3]
+    for k, value in zip(convs, ("1180591620717411303424", "-77", "'0x40'"), strict=True):
+        lines[k] = re.sub(r"'DTaddr': \d+", f"'DTaddr': {value}", lines[k], count=1)
+    (tmp_path / "a_asm.txt").write_text("\n".join(lines))
+    said = check(tmp_path / "s.json", "--asm", str(tmp_path / "a_asm.txt"))
+    bad = [p for p in said["problems"] if p["code"] == "bad-address"]
+    assert [(p["severity"], p["location"]) for p in bad] == [("warning", f"a_asm.txt: line {k + 1}") for k in convs]
+    assert bad[0]["message"] == (f"pe_conv (line {convs[0] + 1}) names destination 1180591620717411303424, which "
+                                 "is no L2 byte (an address is a whole number from 0 to 2**62); not checked against "
+                                 "the plan")  # fmt: skip
+    assert "names destination -77," in bad[1]["message"] and "names destination '0x40'," in bad[2]["message"]
+    assert [p for p in said["problems"] if p["code"] == "address-outside-plan"] == []
 
 
 def test_the_nearest_entry_in_words():

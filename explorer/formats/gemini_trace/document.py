@@ -110,10 +110,11 @@ class TraceView(DocumentView):
         units = [p.units[u] for u in p.unit.tolist()]
         # `*_cfg*` instructions configure a unit and `ct_*` ones are control: neither moves data nor computes
         setup = np.fromiter((u == "CT" or "_cfg" in n for u, n in zip(units, p.name, strict=True)), bool, p.n)
+        destination, unreadable = l2_destinations(p)
         return InstructionTable(
             name=p.name, unit=units, line=p.line, workload=p.wkl, layer_index=p.slyr,
             start=p.start if p.timed else None, end=p.end if p.timed else None, setup=setup,
-            l2_destination=l2_destinations(p),
+            l2_destination=destination, unreadable_destination=unreadable,
         )  # fmt: skip
 
     def instructions(self) -> InstructionTable:
@@ -342,9 +343,11 @@ class TraceView(DocumentView):
 WRITES_L2 = ("lda", "ldw", "pe", "vp", "dt")
 
 
-def l2_destinations(program: Program) -> np.ndarray:
-    """Per instruction: the L2 byte its destination field names, -1 where it writes elsewhere or names none."""
+def l2_destinations(program: Program) -> tuple[np.ndarray, dict[int, str]]:
+    """Per instruction: the L2 byte its destination field names, -1 where it writes elsewhere or names none; and
+    the fields that are there but name no byte (negative, past 2**62, not a whole number), as written."""
     found = np.full(program.n, -1, dtype=np.int64)
+    unreadable: dict[int, str] = {}
     for k, prefix in enumerate(program.prefix):
         if prefix not in WRITES_L2 or "_cfg" in program.name[k]:
             continue
@@ -354,7 +357,9 @@ def l2_destinations(program: Program) -> np.ndarray:
             continue
         if type(value) is int and 0 <= value < 2**62:
             found[k] = value
-    return found
+        elif value is not None:
+            unreadable[k] = repr(value)[:80]
+    return found, unreadable
 
 
 def _absent(value: int) -> str:
