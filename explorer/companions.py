@@ -231,6 +231,10 @@ def attach_companions(
                                                       companions.paths[kind].name)  # fmt: skip
             document.problems += outside_plan(document.scheduled(), rows, table.l2_destination, table.name,
                                               table.line, companions.paths[kind].name)  # fmt: skip
+            side = document.vocabulary.side_memory
+            if table.wl0_destination is not None and side and document.scheduled().w0_addr.size:
+                document.problems += outside_plan(document.scheduled(), rows, table.wl0_destination, table.name,
+                                                  table.line, companions.paths[kind].name, side)  # fmt: skip
     for kind, why in companions.refused.items():
         if kind == "frontend":
             document.problems.append(Problem("error", "companion-mismatch", f"frontend companion "

@@ -376,6 +376,8 @@ class InstructionTable:
     # WL0, or says nothing): what `explorer.schedule.plan_conformance` checks against the workload's snapshot.
     # None: the format gives no addresses.
     l2_destination: np.ndarray | None = None
+    # The same for the side memory (WL0), in bytes: the weight loads' (`lw_`) destinations.
+    wl0_destination: np.ndarray | None = None
     # The destination fields that name no byte (negative, past 2**62, not a whole number): instruction → the value
     # as written, each a located warning of the join (`bad-address`), its instruction left unchecked.
     unreadable_destination: dict[int, str] = field(default_factory=dict)

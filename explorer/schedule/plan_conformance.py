@@ -16,51 +16,54 @@ MAX_LISTED = 200  # warnings listed one by one; the rest are counted in one more
 
 
 def outside_plan(schedule: Schedule, rows: np.ndarray, destination: np.ndarray, names: list[str],
-                 lines: np.ndarray, file_name: str) -> list[Problem]:  # fmt: skip
-    """Warnings for the instructions whose L2 destination (`destination` ≥ 0) lies in no L2 entry of their
-    workload (`rows`: each instruction's schedule row, -1 for none); an instruction of no workload is not
-    checked (the join reports those)."""
+                 lines: np.ndarray, file_name: str, memory: str = "L2") -> list[Problem]:  # fmt: skip
+    """Warnings for the instructions whose destination (`destination` ≥ 0) lies in no entry of their workload's
+    snapshot of `memory` ("L2", else the side memory, WL0: its entries named by transfer); `rows`: each
+    instruction's schedule row, -1 for none (an instruction of no workload is not checked: the join reports those)."""
+    in_l2 = memory == "L2"
+    pointers, addresses = (schedule.buf_ptr, schedule.buf_addr) if in_l2 else (schedule.w0_ptr, schedule.w0_addr)
+    sizes_of, names_of = (schedule.buf_size, schedule.buf_tensor) if in_l2 else (schedule.w0_size, schedule.w0_tid)
     checked = np.flatnonzero((destination >= 0) & (rows >= 0))
     found: list[Problem] = []
     outside = 0
     for k in checked.tolist():
         row, byte = int(rows[k]), int(destination[k])
-        lo, hi = int(schedule.buf_ptr[row]), int(schedule.buf_ptr[row + 1])
-        starts, sizes = schedule.buf_addr[lo:hi], schedule.buf_size[lo:hi]
+        lo, hi = int(pointers[row]), int(pointers[row + 1])
+        starts, sizes = addresses[lo:hi], sizes_of[lo:hi]
         if ((starts <= byte) & (byte < starts + sizes)).any():
             continue
         outside += 1
         if outside > MAX_LISTED:
             continue
         workload = f"core {int(schedule.wl_core[row])} workload {int(schedule.wl_id[row])}"
-        nearest = _nearest(starts, sizes, schedule.buf_tensor[lo:hi], byte)
+        nearest = _nearest(starts, sizes, names_of[lo:hi], byte, "tensor" if in_l2 else "transfer")
         found.append(Problem(
             "warning", CODE,
-            f"{names[k]} (line {int(lines[k])}) writes L2 byte {byte:,}, in no L2 entry of {workload}'s snapshot"
-            f"{nearest}", f"{file_name}: line {int(lines[k])}",
+            f"{names[k]} (line {int(lines[k])}) writes {memory} byte {byte:,}, in no {memory} entry of {workload}'s "
+            f"snapshot{nearest}", f"{file_name}: line {int(lines[k])}",
             {"line": int(lines[k]), "row": row, "address": byte},
         ))  # fmt: skip
     if outside > MAX_LISTED:
-        found.append(Problem("warning", CODE, f"{outside - MAX_LISTED:,} more instructions write L2 outside their "
-                             f"workload's snapshot ({outside:,} in all)", file_name))  # fmt: skip
+        found.append(Problem("warning", CODE, f"{outside - MAX_LISTED:,} more instructions write {memory} outside "
+                             f"their workload's snapshot ({outside:,} in all)", file_name))  # fmt: skip
     return found
 
 
 def unreadable_addresses(unreadable: dict[int, str], names: list[str], lines: np.ndarray,
                          file_name: str) -> list[Problem]:  # fmt: skip
-    """A warning for each destination field that names no L2 byte (negative, past 2**62, not a whole number),
+    """A warning for each destination field that names no byte (negative, past 2**62, not a whole number),
     at its line; the rest of the file is checked as if that instruction named no address."""
     found = [Problem("warning", BAD_ADDRESS, f"{names[k]} (line {int(lines[k])}) names destination {value}, which "
-                     "is no L2 byte (an address is a whole number from 0 to 2**62); not checked against the plan",
+                     "is no address (a whole number of bytes from 0 to 2**62); not checked against the plan",
                      f"{file_name}: line {int(lines[k])}", {"line": int(lines[k])})
              for k, value in sorted(unreadable.items())[:MAX_LISTED]]  # fmt: skip
     if len(unreadable) > MAX_LISTED:
         found.append(Problem("warning", BAD_ADDRESS, f"{len(unreadable) - MAX_LISTED:,} more destinations name no "
-                             f"L2 byte ({len(unreadable):,} in all)", file_name))  # fmt: skip
+                             f"address ({len(unreadable):,} in all)", file_name))  # fmt: skip
     return found
 
 
-def _nearest(starts: np.ndarray, sizes: np.ndarray, tensors: np.ndarray, byte: int) -> str:
+def _nearest(starts: np.ndarray, sizes: np.ndarray, tensors: np.ndarray, byte: int, what: str = "tensor") -> str:
     """`; nearest: tensor 12 at [4,096, 8,192), 100 bytes before it`, or that the snapshot is empty."""
     if not starts.size:
         return " (the snapshot holds no entry)"
@@ -68,5 +71,5 @@ def _nearest(starts: np.ndarray, sizes: np.ndarray, tensors: np.ndarray, byte: i
     gaps = np.where(byte < starts, starts - byte, byte - ends + 1)
     k = int(np.argmin(gaps))
     side = "before" if byte < int(starts[k]) else "after"
-    return (f"; nearest: tensor {int(tensors[k])} at [{int(starts[k]):,}, {int(ends[k]):,}), {int(gaps[k]):,} "
+    return (f"; nearest: {what} {int(tensors[k])} at [{int(starts[k]):,}, {int(ends[k]):,}), {int(gaps[k]):,} "
             f"byte{'' if int(gaps[k]) == 1 else 's'} {side} it")

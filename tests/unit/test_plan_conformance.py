@@ -34,8 +34,8 @@ def pipeline(batch: str):
 def test_the_instructions_that_write_l2_and_where():
     _, asm, _ = pipeline("b1")
     program = read_program(asm, asm.read_bytes(), False)
-    found, unreadable = l2_destinations(program)
-    assert unreadable == {}
+    found, wl0, unreadable = l2_destinations(program)
+    assert unreadable == {} and int((wl0 >= 0).sum()) == program.name.count("lw_mov") == 108
     checked: dict[str, int] = {}
     for name, byte in zip(program.name, found.tolist(), strict=True):
         if byte >= 0:
@@ -80,10 +80,28 @@ def test_a_destination_that_names_no_byte_is_a_located_warning_and_nothing_else_
     bad = [p for p in said["problems"] if p["code"] == "bad-address"]
     assert [(p["severity"], p["location"]) for p in bad] == [("warning", f"a_asm.txt: line {k + 1}") for k in convs]
     assert bad[0]["message"] == (f"pe_conv (line {convs[0] + 1}) names destination 1180591620717411303424, which "
-                                 "is no L2 byte (an address is a whole number from 0 to 2**62); not checked against "
-                                 "the plan")  # fmt: skip
+                                 "is no address (a whole number of bytes from 0 to 2**62); not checked against the "
+                                 "plan")  # fmt: skip
     assert "names destination -77," in bad[1]["message"] and "names destination '0x40'," in bad[2]["message"]
     assert [p for p in said["problems"] if p["code"] == "address-outside-plan"] == []
+
+
+def test_a_weight_load_outside_its_wl0_snapshot_is_a_located_warning(tmp_path):
+    """`lw_` instructions write the side memory (WL0; these files name it `wl1_buffer`, and the warning says WL1): their
+    DTaddr, in bytes, lies in one of its entries for the workload (b1: 108 of 108,
+    b4: 82 of 82; in 256-bit units, the format notes' reading, 50 and 39). One moved past every entry is found."""
+    schedule, asm, _ = pipeline("b1")
+    shutil.copy(schedule, tmp_path / "s.json")
+    lines = asm.read_text().split("\n")
+    at = next(k for k, line in enumerate(lines) if line.startswith("[lw_mov"))
+    lines[at] = re.sub(r"'DTaddr': \d+", "'DTaddr': 70000", lines[at], count=1)
+    (tmp_path / "a_asm.txt").write_text("\n".join(lines))
+    said = check(tmp_path / "s.json", "--asm", str(tmp_path / "a_asm.txt"))
+    [found] = [p for p in said["problems"] if p["code"] == "address-outside-plan"]
+    assert found["location"] == f"a_asm.txt: line {at + 1}"
+    assert found["message"].startswith(f"lw_mov (line {at + 1}) writes WL1 byte 70,000, in no WL1 entry of core 0 "
+                                       "workload ")  # fmt: skip
+    assert "; nearest: transfer " in found["message"] and found["message"].endswith("bytes after it")
 
 
 def test_the_nearest_entry_in_words():
