@@ -167,8 +167,12 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         if incidents:
             print(f"{len(incidents)} overlap incident{'s' if len(incidents) != 1 else ''} (one per misplaced tensor "
                   "and run of snapshots):")  # fmt: skip
+            from explorer.schedule.touched import touched_words
+
             for incident in incidents:
                 print(f"  {incident.code:<12} {incident.line()}")
+                if verdict := touched_words(incident.touched):  # an assembly or trace joined: what ran did or not
+                    print(f"  {'':<12} {verdict}")
             print()
         _print_problem_table(document.problems, counts)
     return ExitCode.PROBLEMS if counts["error"] else ExitCode.OK

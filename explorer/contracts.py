@@ -169,6 +169,27 @@ class Suggestion(_Closed):
     )
 
 
+class TouchedBy(_Closed):
+    """One instruction that wrote into an overlap."""
+
+    line: int = Field(description="its line in the assembly or trace")
+    name: str
+    workload: int
+    address: int = Field(description="its destination's first byte (bytes)")
+    start: float | None = Field(None, description="measured start (cycles; a trace only)")
+    end: float | None = Field(None, description="measured end (cycles; a trace only)")
+
+
+class Touched(_Closed):
+    """Whether what ran wrote into an overlap: the instructions of its workloads whose destination lies in it."""
+
+    companion: Literal["asm", "trace"] = Field(description="the joined file the instructions are read from")
+    instructions: list[TouchedBy] = Field(description="those that did (at most 20; `more` counts the rest)")
+    more: int = Field(ge=0)
+    checked: int = Field(ge=0, description="instructions of the incident's workloads that name a destination there")
+    basis: Literal["first byte"] = Field(description="what of a destination is compared (sizes are not read yet)")
+
+
 class Incident(_Closed):
     """Overlaps grouped: one misplaced tensor (or WL0 transfer) on one core, over consecutive snapshots."""
 
@@ -196,12 +217,15 @@ class Incident(_Closed):
     region_largest_free: int | None = Field(
         None, description="L2: that region's largest block free in every snapshot of the residency (8-aligned)"
     )
+    touched: Touched | None = Field(
+        None, description="with an assembly or trace joined: whether its instructions wrote into the overlap"
+    )
 
 
 class CheckOutput(_Closed):
     """`ir-explorer check FILE --json`: every problem, and (schedules) the overlaps grouped into incidents."""
 
-    schema_version: Literal[4] = 4
+    schema_version: Literal[5] = 5
     format: str
     file: str
     problems: list[Problem]

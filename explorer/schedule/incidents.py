@@ -45,6 +45,8 @@ class Incident:
     shortfall_bytes: int | None = None
     region: list[int] | None = None  # [lo, hi): the region the room was looked for in (the tensor's home)
     region_largest_free: int | None = None  # its largest block free in every snapshot of the residency
+    # With an assembly or trace joined: the instructions that wrote into the overlap (explorer.schedule.touched)
+    touched: dict[str, Any] | None = None
 
     @property
     def bytes(self) -> int:
@@ -59,7 +61,8 @@ class Incident:
         } | {
             name: value for name, value in (("context", self.context), ("suggestion", self.suggestion),
                                             ("shortfall_bytes", self.shortfall_bytes), ("region", self.region),
-                                            ("region_largest_free", self.region_largest_free)) if value is not None
+                                            ("region_largest_free", self.region_largest_free),
+                                            ("touched", self.touched)) if value is not None
         }  # fmt: skip
 
     def region_words(self) -> str:

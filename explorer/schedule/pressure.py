@@ -276,11 +276,13 @@ def explained_incidents(document: Document) -> list[Incident]:
     """The incidents `check`, the report and `query` list: each L2 one with its context and its suggestion or
     shortfall (the pressure is worked out only when there is an incident to explain)."""
     from explorer.schedule.incidents import incidents_of
+    from explorer.schedule.touched import confirm_incidents
 
     found = incidents_of(document)
     pressure = pressure_of(document) if found else None
     if pressure is not None:
         pressure.explain(found)
+    confirm_incidents(document, found)  # with an assembly or trace joined: touched by what ran, or not
     return found
 
 

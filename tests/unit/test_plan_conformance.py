@@ -175,3 +175,52 @@ def test_the_measured_table_is_each_measured_workload_against_its_estimate():
     assert worst.stdout.splitlines()[1] == "61,True"
     bare = query(ROOT / "sample_data" / "clean_2x2_stschedule.json", "select count(*) from measured")
     assert bare.returncode == 2 and "has no trace joined for table measured" in bare.stderr
+
+
+def planted_overlap(tmp_path, conv_address: int):
+    """The real b1 pipeline with tensor 1 moved onto tensor 3 in workload 1's snapshot ([401,408, 701,408)
+    shared) and workload 1's pe_conv writing at `conv_address` (the file's own: 401,408)."""
+    schedule, asm, trace = pipeline("b1")
+    plan = json.loads(schedule.read_text())
+    workload = next(w for w in plan["0"] if w["workload_id"] == 1)
+    next(b for b in workload["buffer"] if b["tensor_id"] == 1)["address"] = 300000
+    (tmp_path / "s.json").write_text(json.dumps(plan))
+    for source, name in ((asm, "a_asm.txt"), (trace, "t_sim.txt")):
+        lines = source.read_text().split("\n")
+        at = next(k for k, line in enumerate(lines) if line.startswith("[pe_conv") and "'wkl': 1," in line)
+        lines[at] = lines[at].replace("'DTaddr': 401408", f"'DTaddr': {conv_address}", 1)
+        (tmp_path / name).write_text("\n".join(lines))
+    return tmp_path / "s.json", at + 1
+
+
+def test_an_overlap_written_by_an_instruction_is_touched_and_one_written_elsewhere_is_not(tmp_path):
+    """Issue #75, overlaps confirmed or cleared: the incident names the instruction that wrote into the shared
+    bytes, with its measured cycles from the trace; the same write moved out of them (still inside its tensor)
+    clears it. Said in `check`'s text and JSON."""
+    schedule, line = planted_overlap(tmp_path, 401408)
+    said = check(schedule, "--trace", str(tmp_path / "t_sim.txt"))
+    [incident] = said["incidents"]
+    assert incident["ranges"] == [[401408, 701408]] and incident["first_workload"] == 1
+    touched = incident["touched"]
+    assert touched["companion"] == "trace" and touched["basis"] == "first byte" and touched["more"] == 0
+    [by] = touched["instructions"]
+    assert (by["line"], by["name"], by["workload"], by["address"]) == (line, "pe_conv", 1, 401408)
+    assert by["end"] > by["start"] > 0
+    text = subprocess.run([sys.executable, "-m", "explorer", "check", str(schedule), "--trace",
+                           str(tmp_path / "t_sim.txt")], capture_output=True, text=True, cwd=ROOT).stdout  # fmt: skip
+    cycles = f"{by['start']:,.0f}–{by['end']:,.0f}"
+    assert f"touched by pe_conv (line {line}, cycles {cycles}) at 0x62000 (the trace)" in text
+
+    schedule, _ = planted_overlap(tmp_path, 800000)
+    said = check(schedule, "--asm", str(tmp_path / "a_asm.txt"))
+    [incident] = said["incidents"]
+    assert incident["touched"]["instructions"] == [] and incident["touched"]["checked"] >= 1
+    text = subprocess.run([sys.executable, "-m", "explorer", "check", str(schedule), "--asm",
+                           str(tmp_path / "a_asm.txt")], capture_output=True, text=True, cwd=ROOT).stdout  # fmt: skip
+    assert ("not touched: no instruction of these workloads in the asm starts writing in the overlapping bytes (1 "
+            "instruction checked; their sizes are not read yet)") in text and incident["touched"]["checked"] == 1
+
+
+def test_without_an_assembly_or_trace_an_incident_says_nothing_of_what_ran():
+    said = check(ROOT / "sample_data" / "planted_problems_2x2_stschedule.json")
+    assert said["incidents"] and all(incident.get("touched") is None for incident in said["incidents"])
