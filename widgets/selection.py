@@ -84,6 +84,12 @@ def room_section(document: Document, incidents: list[Any], problem: Problem) -> 
     context = incident.context or {}
     words = incident.room_words() or "no snapshot holds the tensor where its incident starts"
     rows: list[tuple[str, Any]] = [("was there room?", words)]
+    from explorer.schedule.touched import confirm_incidents, touched_words
+
+    if incident.touched is None:
+        confirm_incidents(document, [incident])
+    if verdict := touched_words(incident.touched):  # an assembly or trace joined: did what ran write there?
+        rows.append(("written by what ran?", verdict))
     if context:
         capacity = context["capacity"]
         share = f" of {human_bytes(capacity)} ({context['live_bytes'] / capacity:.0%})" if capacity > 0 else ""

@@ -116,11 +116,17 @@ def incidents_table(document: Document) -> str:
     found = explained_incidents(document)
     if not found:
         return "<h2>Overlap incidents</h2><p>none</p>"
+    from explorer.schedule.touched import touched_words
+
     rows = [[i.code, i.core, f"{i.introduced_by} ({i.roles.get(i.introduced_by, '')})",
              ", ".join(map(str, i.tensor_ids[1:])) or "itself", f"{i.first_workload}–{i.last_workload}",
              i.snapshots, f"{i.bytes:,}", i.room_words()] for i in found]  # fmt: skip
     columns = ["code", words.lane, "misplaced", "collides with", f"{words.block}s", "snapshots", "bytes",
                "was there room?"]  # fmt: skip
+    if any(i.touched is not None for i in found):  # an assembly or trace joined: what ran, in a column
+        columns.append("written by what ran?")
+        for row, incident in zip(rows, found, strict=True):
+            row.append(touched_words(incident.touched))
     return f"<h2>Overlap incidents ({len(found)})</h2>" + _table(columns, rows)
 
 

@@ -111,3 +111,24 @@ async def test_the_fragmentation_strip_and_the_summary_s_packing():
         said = details_text(app)
         core = pressure_of(app.document).cores[0]
         assert "L2 at its fullest, per core" in said and f"{core.packing:.2f}" in said
+
+
+async def test_an_incident_s_details_say_whether_what_ran_wrote_into_it(tmp_path):
+    """Issue #75: with the trace joined, `n` on the planted overlap of the real b1 pipeline shows which
+    instruction wrote into the shared bytes, as check does; the HTML report has it in a column."""
+    from explorer.api import open_document
+    from explorer.exports.html_report import incidents_table
+    from tests.conftest import samples_dir
+    from tests.unit.test_plan_conformance import planted_overlap
+
+    samples_dir("gemini_pipeline")  # skips with a reason when ../shared/samples is absent
+    schedule, line = planted_overlap(tmp_path, 401408)
+    app = make_app(schedule, companions={"trace": tmp_path / "t_sim.txt"})
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        said = details_text(app)
+        assert "written by what ran?" in said and f"touched by pe_conv (line {line}, cycles " in said
+    report = incidents_table(open_document(schedule, companions={"trace": tmp_path / "t_sim.txt"}))
+    assert "written by what ran?" in report and f"touched by pe_conv (line {line}, cycles " in report
