@@ -132,3 +132,42 @@ async def test_an_incident_s_details_say_whether_what_ran_wrote_into_it(tmp_path
         assert "written by what ran?" in said and f"touched by pe_conv (line {line}, cycles " in said
     report = incidents_table(open_document(schedule, companions={"trace": tmp_path / "t_sim.txt"}))
     assert "written by what ran?" in report and f"touched by pe_conv (line {line}, cycles " in report
+
+
+async def test_w_marks_where_the_workload_s_instructions_write_in_the_buffers_view(tmp_path):
+    """Issue #75: `w` in the buffers view marks ▼ the cell of each destination of the workload's instructions (the
+    joined trace's) and names them; on the planted overlap, the pe_conv's mark sits in the red overlap."""
+    from tests.conftest import samples_dir
+    from tests.unit.test_plan_conformance import planted_overlap
+    from widgets.schedule.buffer_view import BufferView
+
+    samples_dir("gemini_pipeline")
+    schedule, line = planted_overlap(tmp_path, 401408)
+    app = make_app(schedule, companions={"trace": tmp_path / "t_sim.txt"})
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("n", "3")
+        await pilot.pause()
+        buffers = app.query_one(BufferView)
+        assert buffers.row == app.document.schedule.row_of(0, 1) and "▼" not in text(buffers)
+        await pilot.press("w")
+        await pilot.pause()
+        said = text(buffers)
+        assert buffers.writes_here() == [(401408, "pe_conv", line)]
+        assert said.count("▼") == 2  # the mark on the map and the line naming it
+        assert f"▼ where this workload's instructions start writing (1): pe_conv (line {line}) at 0x62000" in said
+        await pilot.press("w")
+        await pilot.pause()
+        assert "▼" not in text(buffers)
+
+
+async def test_w_without_an_assembly_or_trace_says_so():
+    app = make_app(PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("3", "w")
+        await pilot.pause()
+        from widgets.schedule.buffer_view import BufferView
+
+        assert not app.query_one(BufferView).show_writes
+        assert any("no assembly or trace is joined" in str(n.message) for n in app._notifications)

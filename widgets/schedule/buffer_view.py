@@ -44,6 +44,7 @@ ENTRY_STYLES = (Style(color="#4cbf73"), Style(color="#b46be8"), Style(color="#e8
 SIDE_STYLE = Style(color="#4f8fe8")  # entries of the side memory (WL0)
 FREE = Style(color="#3a3a3a")
 OVERLAP = Style(color="#ff3030", bold=True)
+WRITES = Style(color="#ff79e0", bold=True)  # `w`: where an instruction starts writing
 PREVIEW = Style(color="#101010", bgcolor="#e8c33d", bold=True)  # a move drawn that the file does not hold
 SELECTED = Style(color="#ffffff", bold=True)
 TEXT = Style(color="#d0d0d0")
@@ -71,6 +72,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         Binding("o", "zoom_addresses(4)", "Zoom addresses out", show=False),
         Binding("I", "zoom_to_overlap", "Zoom to the overlap", show=False),
         Binding("v", "preview_move", "Preview the move", show=False),
+        Binding("w", "toggle_writes", "Instructions' writes", show=False),
     ]
     HELP_KEYS = [
         ("Buffers", "Space", "play / pause the animation over the {lane}'s {block}s"),
@@ -86,6 +88,8 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
                          "whole; n / N then fit each incident's (o back out)"),
         ("Buffers", "v", "preview the selected incident's fix: its tensor drawn where it would fit for its whole stay "
                          "(nothing is written; v again: off)"),
+        ("Buffers", "w", "mark ▼ where the joined assembly's or trace's instructions of this {block} start writing "
+                         "{memory} (w again: off)"),
     ]
     DEFAULT_CSS = """
     BufferView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
@@ -99,6 +103,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
     speed_index: reactive[int] = reactive(2)
     selected_entry: reactive[int] = reactive(-1)  # buf_* index of the selected tensor
     highlight: reactive[tuple] = reactive(())  # tensor ids to highlight (from a problem)
+    show_writes: reactive[bool] = reactive(False)  # `w`: the joined instructions' destinations marked
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -111,6 +116,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         self.addresses: tuple[int, int] | None = None  # the L2 address window shown (None: all of it)
         self._zoom_follows = False  # after `I`: n/N re-fit the window to each incident (until zoomed all out)
         self.preview: Any = None  # `v`: the incident's tensor drawn where it would fit (a rooms.Room)
+        self._writes: tuple[Document, Any] | None = None  # the joined instructions' destinations, read once
 
     # ---- state --------------------------------------------------------------------------------------------
     def show_document(self, document: Document) -> None:
@@ -241,6 +247,31 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
             self.post_message(Selected(entry_ref(self.row, self.selected_entry), self))
 
     # ---- rendering ----------------------------------------------------------------------------------------
+    def action_toggle_writes(self) -> None:
+        """`w`: mark where this workload's instructions (the joined assembly or trace) start writing L2."""
+        if self.document is None:
+            return
+        if not self.show_writes and self._joined_writes() is None:
+            self.notify("no assembly or trace is joined to this schedule (put them beside it, or give --asm/--trace)",
+                        severity="warning")  # fmt: skip
+            return
+        self.show_writes = not self.show_writes
+
+    def _joined_writes(self) -> Any:
+        if self._writes is None or self._writes[0] is not self.document:
+            from explorer.schedule.touched import joined_writes
+
+            self._writes = (self.shown, joined_writes(self.shown))
+        return self._writes[1]
+
+    def writes_here(self) -> list[tuple[int, str, int]]:
+        """(L2 byte, instruction name, line) of each instruction of the workload shown that writes L2."""
+        writes = self._joined_writes() if self.show_writes else None
+        if writes is None:
+            return []
+        here = np.flatnonzero((writes.rows == self.row) & (writes.l2 >= 0))
+        return [(int(writes.l2[k]), writes.table.name[k], int(writes.table.line[k])) for k in here.tolist()]
+
     def frame_key(self) -> tuple:
         return (
             self.core_index,
@@ -252,6 +283,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
             self.playing,
             self.speed_index,
             self.addresses,
+            self.show_writes,
         )
 
     def render_frame(self) -> list[Strip]:
@@ -321,7 +353,10 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
             ]
         lines.append(Strip(title))
         self._l2_geometry = (len(lines), RULER, grid_rows, l2_cols, cells.owner)  # after the header and titles
-        l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, ruler=True)
+        writes = self.writes_here()
+        marked = {(byte - cells.base) // cells.bytes_per_cell for byte, _, _ in writes if byte >= cells.base}
+        l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, ruler=True,
+                                   marked=marked)  # fmt: skip
         wl0_lines = (
             self._map_lines(wl0, grid_rows, wl0_width, None, None, None, ruler=False) if words.side_memory else []
         )
@@ -333,12 +368,18 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         lines.extend(self._strip_lines(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.append(self._peak_line(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.extend(legend)
+        if self.show_writes:  # said in a line of its own: what the marks are, and which instructions
+            named = ", ".join(f"{name} (line {line}) at {byte:#x}" for byte, name, line in writes[:4])
+            more = f" and {len(writes) - 4} more" if len(writes) > 4 else ""
+            said = (f"▼ where this {words.block}'s instructions start writing ({len(writes)}): {named}{more}" if writes
+                    else f"▼ no instruction of this {words.block} writes {words.memory} (w: off)")  # fmt: skip
+            lines.extend(folded(said, width, WRITES))
         lines.extend(self._findings(width, cells, wl0, room=height - len(lines)))
         return lines
 
     def _map_lines(
         self, cells: CellMap, grid_rows: int, cols: int, types: np.ndarray | None, new: np.ndarray | None,
-        tensors: np.ndarray | None, *, ruler: bool
+        tensors: np.ndarray | None, *, ruler: bool, marked: set[int] | None = None
     ) -> list[list[Segment]]:
         s = self.schedule
         lines = []
@@ -370,6 +411,8 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
                         style = SELECTED
                 if index < cells.overlap.size and cells.overlap[index]:
                     char, style = "▒", OVERLAP
+                if marked and index in marked:  # `w`: an instruction starts writing in this cell
+                    char, style = "▼", WRITES
                 if style is run_style:
                     run.append(char)
                 else:
