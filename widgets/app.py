@@ -10,6 +10,7 @@ selection (`selection`: one `Selected` message in, every other view and the deta
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -345,22 +346,59 @@ def pressure_sections(document: Document) -> list[Section]:
     return [Section(f"{document.vocabulary.memory} at its fullest, per core", columns, rows)]
 
 
+SIGNAL_GRACE_SECONDS = 3.0  # after SIGTERM or SIGHUP the shutdown gets this long, then the process ends anyway
+
+
 @contextlib.contextmanager
 def stopping_on_signals(app: App) -> Iterator[None]:
     """SIGTERM (serve ending a tab, `kill`) and SIGHUP (the SSH session gone) end the app as `q` does while it
     runs, so a query running in the Query panel is interrupted and its scratch removed (by default Python died at
-    once and left both); the handlers before are put back after. Signals can be set in the main thread only."""
+    once and left both); the handlers before are put back after. Signals can be set in the main thread only.
+
+    After SIGHUP the terminal is gone: Textual's output thread dies on its first write there, and every write
+    after it waited forever for room in its queue (the app stayed behind, every thread asleep, after tmux's
+    kill-server or a dropped SSH session). So the standard streams are pointed at /dev/null first, and whatever
+    the shutdown still waits for, the process ends SIGNAL_GRACE_SECONDS later."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {each: signal.getsignal(each) for each in (signal.SIGTERM, signal.SIGHUP)}
+    finished = threading.Event()
+
+    def stop(signum: int, _frame: Any) -> None:
+        if signum == signal.SIGHUP:
+            _detach_from_terminal()
+        _end_unless(finished, SIGNAL_GRACE_SECONDS, 128 + signum)
+        app.call_later(app.action_quit)
+
     for each in previous:
-        signal.signal(each, lambda *_: app.call_later(app.action_quit))
+        signal.signal(each, stop)
     try:
         yield
     finally:
+        finished.set()
         for each, handler in previous.items():
             signal.signal(each, handler)
+
+
+def _detach_from_terminal() -> None:
+    """Standard input, output and error onto /dev/null: writes meant for a terminal that is gone succeed."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(null)
+
+
+def _end_unless(finished: threading.Event, seconds: float, status: int) -> None:
+    """A daemon thread that ends the process with `status` unless the app has `finished` within `seconds` (a
+    query's child dies with it, and its scratch is swept by the next query: explorer.schedule.query_child)."""
+
+    def end() -> None:
+        if not finished.wait(seconds):
+            os._exit(status)
+
+    threading.Thread(target=end, name="end-after-signal", daemon=True).start()
 
 
 def make_app(

@@ -8,6 +8,7 @@ import fcntl
 import os
 import pty
 import select
+import signal
 import struct
 import subprocess
 import termios
@@ -51,3 +52,35 @@ def test_q_restores_the_terminal_before_the_shutdown():
     assert after.count(LEAVE) == 2, after
     early = after.index(LEAVE)
     assert b"\x1b[?1000l" in after[:early] and b"\x1b[?2004l" in after[:early]  # mouse and paste off before it
+
+
+def _controlling_terminal() -> None:
+    """In the child: a session of its own whose controlling terminal is the pty, as a terminal emulator, tmux or
+    sshd starts a shell (the kernel then sends the hangup when the pty's other side closes)."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def test_the_app_ends_when_its_terminal_goes_away():
+    """The terminal closed under the app (tmux kill-server, an SSH session dropped: the pty's other side closed,
+    the kernel's SIGHUP): the app stayed behind, every thread waiting for Textual's output queue, whose thread had
+    died on the dead terminal. Now it ends, in the tree and in a view that repaints (the timeline)."""
+    for keys in (b"", b"2"):
+        main, child = pty.openpty()
+        fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+        command = [str(ROOT / ".venv" / "bin" / "ir-explorer"), str(SAMPLE_DATA / "clean_2x2_stschedule.json")]
+        app = subprocess.Popen(command, stdin=child, stdout=child, stderr=child, preexec_fn=_controlling_terminal,
+                               env={**os.environ, "TERM": "xterm-256color"})  # fmt: skip
+        os.close(child)
+        try:
+            read_until_quiet(main, 2.0)
+            if keys:
+                os.write(main, keys)
+                read_until_quiet(main, 1.0)
+            os.close(main)  # the terminal is gone: the kernel hangs it up and sends SIGHUP
+            status = app.wait(timeout=30)
+        finally:
+            if app.poll() is None:
+                app.kill()
+                app.wait()
+        assert status in (0, 128 + signal.SIGHUP), status
