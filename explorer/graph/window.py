@@ -67,7 +67,29 @@ def at_start(model: GraphModel, layout: Layout, item: int, width: int, body: int
                                                                          layout.width - width)  # fmt: skip
         margin = 1 if y1 - y0 < body else 0  # a row above the input, where it does not cost a box below
         oy = 0 if layout.height <= body else min(max(y0 - margin, 0), layout.height - body)
+        if layout.width > width:
+            ox = fewest_cut(layout, ox, oy, width, body, x0, x1)
     else:
         ox = 0 if layout.width <= width else min(max(x0 - 2, 0), layout.width - width)
         oy = 0 if layout.height <= body else min(max((y0 + y1) // 2 - body // 2, 0), layout.height - body)
     return ox, oy
+
+
+def fewest_cut(layout: Layout, ox: int, oy: int, width: int, body: int, x0: int, x1: int) -> int:
+    """The window's left edge moved, if need be, so that fewer boxes on screen are cut by its sides (a box beside
+    the input's first op, cut in half at 80 columns, reads as a broken graph), keeping [x0, x1) inside: the edge
+    where the fewest boxes are cut, the nearest to `ox` among those."""
+    boxes = layout.visible.item_kind == 0
+    rows = (layout.y < oy + body) & (layout.y + layout.h > oy)
+    xs, ends = layout.x[boxes & rows].astype(int), (layout.x + layout.w)[boxes & rows].astype(int)
+    low, high = max(0, x1 - width), min(x0, int(layout.width) - width)
+    if low > high:
+        return ox
+
+    def cut(left: int) -> int:
+        right = left + width
+        return int(((xs < left) & (ends > left)).sum() + ((xs < right) & (ends > right)).sum())
+
+    candidates = {ox, *xs.tolist(), *(ends - width).tolist()}
+    allowed = [c for c in candidates if low <= c <= high]
+    return min(allowed, key=lambda c: (cut(c), abs(c - ox))) if allowed else ox

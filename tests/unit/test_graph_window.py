@@ -12,7 +12,7 @@ from explorer.graph import window
 
 def boxes(x: list[int], y: list[int], w: list[int], h: list[int], width: int, height: int, direction: str = "TB"):
     """A stand-in for a Layout: the fields the window functions read."""
-    visible = SimpleNamespace(node_item=np.arange(len(x)))
+    visible = SimpleNamespace(node_item=np.arange(len(x)), item_kind=np.zeros(len(x), dtype=np.int64))
     return SimpleNamespace(x=np.asarray(x), y=np.asarray(y), w=np.asarray(w), h=np.asarray(h), width=width,
                            height=height, direction=direction, visible=visible)  # fmt: skip
 
@@ -48,3 +48,18 @@ def test_the_first_screen_takes_the_reading_path_while_it_fits(monkeypatch):
     monkeypatch.setattr(window, "reading_path", lambda model, count: [0, 1, 2])
     ox, oy = window.at_start(None, layout, 0, width=80, body=24)  # type: ignore[arg-type]
     assert (ox, oy) == (5, 0)  # centred across the first two boxes (40..50), the input's row at the top
+
+
+def test_the_first_screen_does_not_cut_the_box_beside_the_input_s_first_op(monkeypatch):
+    """Issue #74, item 6: at 80 columns the window centred on the path (an input and its first op, 40..60) cut the
+    box beside the first op in half; the left edge moves to that box's, the path kept whole."""
+    layout = boxes([45, 40, 10, 100], [0, 6, 6, 6], [10, 20, 30, 20], [4, 4, 4, 4], width=200, height=40)
+    monkeypatch.setattr(window, "reading_path", lambda model, count: [0, 1])
+    centred = (40 + 60) // 2 - 80 // 2  # 10: where the window went before, the side box [10, 40) whole already
+    assert window.at_start(None, layout, 0, width=80, body=24)[0] == centred
+    layout.x[2] = 0  # the side box now [0, 30): centred at 10 it was cut; moved to 0 it is whole
+    assert window.fewest_cut(layout, 10, 0, 80, 24, 40, 60) == 0
+    assert window.at_start(None, layout, 0, width=80, body=24)[0] == 0
+    layout.x[2] = -30  # too far left to show with the path: [x0, x1) stays inside, the box stays cut
+    layout.x[3] = 85  # and [85, 105) is cut at the right edge 90 unless the window moves to 25
+    assert window.fewest_cut(layout, 10, 0, 80, 24, 40, 60) == 25
