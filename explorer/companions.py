@@ -230,7 +230,8 @@ def attach_companions(
             document.problems += unreadable_addresses(table.unreadable_destination, table.name, table.line,
                                                       companions.paths[kind].name)  # fmt: skip
             document.problems += outside_plan(document.scheduled(), rows, table.l2_destination, table.name,
-                                              table.line, companions.paths[kind].name)  # fmt: skip
+                                              table.line, companions.paths[kind].name,
+                                              entry_kinds=document.vocabulary.entry_kinds)  # fmt: skip
             side = document.vocabulary.side_memory
             if table.wl0_destination is not None and side and document.scheduled().w0_addr.size:
                 document.problems += outside_plan(document.scheduled(), rows, table.wl0_destination, table.name,

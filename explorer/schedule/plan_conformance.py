@@ -15,14 +15,21 @@ BAD_ADDRESS = "bad-address"
 MAX_LISTED = 200  # warnings listed one by one; the rest are counted in one more
 
 
+WEIGHT_LOADS = ("ldw",)  # the instructions that load weights into L2: the only ones that write a weight entry
+
+
 def outside_plan(schedule: Schedule, rows: np.ndarray, destination: np.ndarray, names: list[str],
-                 lines: np.ndarray, file_name: str, memory: str = "L2") -> list[Problem]:  # fmt: skip
+                 lines: np.ndarray, file_name: str, memory: str = "L2",
+                 entry_kinds: tuple[str, ...] = ()) -> list[Problem]:  # fmt: skip
     """Warnings for the instructions whose destination (`destination` ≥ 0) lies in no entry of their workload's
-    snapshot of `memory` ("L2", else the side memory, WL0: its entries named by transfer); `rows`: each
-    instruction's schedule row, -1 for none (an instruction of no workload is not checked: the join reports those)."""
+    snapshot of `memory` ("L2", else the side memory, WL0: its entries named by transfer), or (L2, with the
+    entries' `entry_kinds` naming a "weight") in an entry of the wrong role: a weight load outside every weight
+    entry there, anything else inside nothing but weight entries. `rows`: each instruction's schedule row, -1 for
+    none (an instruction of no workload is not checked: the join reports those)."""
     in_l2 = memory == "L2"
     pointers, addresses = (schedule.buf_ptr, schedule.buf_addr) if in_l2 else (schedule.w0_ptr, schedule.w0_addr)
     sizes_of, names_of = (schedule.buf_size, schedule.buf_tensor) if in_l2 else (schedule.w0_size, schedule.w0_tid)
+    weight = entry_kinds.index("weight") if in_l2 and "weight" in entry_kinds else None
     checked = np.flatnonzero((destination >= 0) & (rows >= 0))
     found: list[Problem] = []
     outside = 0
@@ -30,23 +37,36 @@ def outside_plan(schedule: Schedule, rows: np.ndarray, destination: np.ndarray, 
         row, byte = int(rows[k]), int(destination[k])
         lo, hi = int(pointers[row]), int(pointers[row + 1])
         starts, sizes = addresses[lo:hi], sizes_of[lo:hi]
-        if ((starts <= byte) & (byte < starts + sizes)).any():
-            continue
+        inside = (starts <= byte) & (byte < starts + sizes)
+        workload = f"core {int(schedule.wl_core[row])} workload {int(schedule.wl_id[row])}"
+        if inside.any():
+            why = _wrong_role(names[k], schedule.buf_type[lo:hi][inside], weight) if weight is not None else ""
+            if not why:
+                continue
+            where = int(np.flatnonzero(inside)[0])
+            tensor, role = int(names_of[lo + where]), entry_kinds[int(schedule.buf_type[lo + where])]
+            said = (f"{names[k]} (line {int(lines[k])}) writes L2 byte {byte:,} in tensor {tensor}'s entry ({role}) of "
+                    f"{workload}'s snapshot: {why}")
+        else:
+            nearest = _nearest(starts, sizes, names_of[lo:hi], byte, "tensor" if in_l2 else "transfer")
+            said = (f"{names[k]} (line {int(lines[k])}) writes {memory} byte {byte:,}, in no {memory} entry of "
+                    f"{workload}'s snapshot{nearest}")
         outside += 1
         if outside > MAX_LISTED:
             continue
-        workload = f"core {int(schedule.wl_core[row])} workload {int(schedule.wl_id[row])}"
-        nearest = _nearest(starts, sizes, names_of[lo:hi], byte, "tensor" if in_l2 else "transfer")
-        found.append(Problem(
-            "warning", CODE,
-            f"{names[k]} (line {int(lines[k])}) writes {memory} byte {byte:,}, in no {memory} entry of {workload}'s "
-            f"snapshot{nearest}", f"{file_name}: line {int(lines[k])}",
-            {"line": int(lines[k]), "row": row, "address": byte},
-        ))  # fmt: skip
+        found.append(Problem("warning", CODE, said, f"{file_name}: line {int(lines[k])}",
+                             {"line": int(lines[k]), "row": row, "address": byte}))  # fmt: skip
     if outside > MAX_LISTED:
         found.append(Problem("warning", CODE, f"{outside - MAX_LISTED:,} more instructions write {memory} outside "
-                             f"their workload's snapshot ({outside:,} in all)", file_name))  # fmt: skip
+                             f"their workload's plan ({outside:,} in all)", file_name))  # fmt: skip
     return found
+
+
+def _wrong_role(name: str, kinds: np.ndarray, weight: int) -> str:
+    """Why an instruction's destination is in the wrong entries (`kinds`: those holding the byte), or ""."""
+    if name.split("_")[0] in WEIGHT_LOADS:
+        return "" if (kinds == weight).any() else "a weight load writes outside every weight entry there"
+    return "only weight loads write weight entries" if (kinds == weight).all() else ""
 
 
 def unreadable_addresses(unreadable: dict[int, str], names: list[str], lines: np.ndarray,

@@ -104,6 +104,28 @@ def test_a_weight_load_outside_its_wl0_snapshot_is_a_located_warning(tmp_path):
     assert "; nearest: transfer " in found["message"] and found["message"].endswith("bytes after it")
 
 
+def test_a_destination_in_an_entry_of_the_wrong_role_is_a_located_warning(tmp_path):
+    """Issue #75, roles: on the real pipelines every weight load (ldw_) writes a weight entry and nothing else does
+    (b1: 17 of 17 ldw_mov in weight entries; no lda_, pe_, vp_ or dt_ destination in one). A weight load moved into
+    an ifmap's entry and a vector op moved into a weight's entry are each a warning at its line."""
+    schedule, asm, _ = pipeline("b1")
+    shutil.copy(schedule, tmp_path / "s.json")
+    lines = asm.read_text().split("\n")
+    vp, ldw = 146, 148  # workload 25: weight tensor 75 at 501,760; ifmap tensor 40 at 0
+    assert lines[vp].startswith("[vp_self") and lines[ldw].startswith("[ldw_mov") and "'wkl': 25," in lines[vp]
+    lines[vp] = re.sub(r"'DTaddr': \d+", "'DTaddr': 501760", lines[vp], count=1)
+    lines[ldw] = re.sub(r"'DTaddr': \d+", "'DTaddr': 0", lines[ldw], count=1)
+    (tmp_path / "a_asm.txt").write_text("\n".join(lines))
+    said = check(tmp_path / "s.json", "--asm", str(tmp_path / "a_asm.txt"))
+    found = [(p["location"], p["message"]) for p in said["problems"] if p["code"] == "address-outside-plan"]
+    assert found == [
+        ("a_asm.txt: line 147", "vp_self (line 147) writes L2 byte 501,760 in tensor 75's entry (weight) of core 0 "
+                                "workload 25's snapshot: only weight loads write weight entries"),
+        ("a_asm.txt: line 149", "ldw_mov (line 149) writes L2 byte 0 in tensor 40's entry (ifmap) of core 0 workload "
+                                "25's snapshot: a weight load writes outside every weight entry there"),
+    ]  # fmt: skip
+
+
 def test_the_nearest_entry_in_words():
     starts, sizes, tensors = np.array([100, 1000]), np.array([50, 24]), np.array([7, 8])
     assert _nearest(starts, sizes, tensors, 99) == "; nearest: tensor 7 at [100, 150), 1 byte before it"
