@@ -28,6 +28,7 @@ import numpy as np
 
 from explorer.formatting import visible_column
 from explorer.graph.item_details import ITEM_DETAILS
+from explorer.graph.plumbing import fold_side_plumbing
 from explorer.graph.shaping import (
     add_chunks,
     adopt_sandwiched,
@@ -239,6 +240,7 @@ class GraphBuilder:
         split_reentered_scopes(model)
         collapse_single_scopes(model)
         add_stacks(model)
+        fold_side_plumbing(model)
         add_chunks(model)
         reading_start(model)  # worked out here: a big graph is built in the background, its first screen is not
         return model

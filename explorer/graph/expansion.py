@@ -11,7 +11,8 @@ from explorer.models.graph import ROOT, GraphModel
 PATH_BUDGET = 600  # most drawn boxes the groups on the reading path may open to (a chunk is at most 400)
 
 
-ON_DEMAND_KINDS = frozenset({"subgraph", "function", "stack"})  # groups the first screen leaves closed off the path
+# groups the first screen leaves closed off the path
+ON_DEMAND_KINDS = frozenset({"subgraph", "function", "stack", "plumbing"})
 
 
 def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:

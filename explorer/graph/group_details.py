@@ -20,7 +20,7 @@ from explorer.models.ref import Ref
 SHOWN_OPS = 6  # op types named; the rest are counted
 SHOWN_VALUES = 4  # crossing values named; the rest are counted
 KIND_NAMES = {"scope": "name scope", "chunk": "part of a long group", "layer": "layer", "subgraph": "subgraph",
-              "stack": "stack of alike blocks"}  # fmt: skip
+              "stack": "stack of alike blocks", "plumbing": "a steering input's plumbing (folded)"}  # fmt: skip
 
 
 def inside(model: GraphModel, group: int) -> np.ndarray:

@@ -21,7 +21,8 @@ from explorer.models.graph import ROOT, GraphModel
 KINDS = ("params", "macs", "activation_bytes")  # what is counted, as `graph --json` and `info --json` name it
 TITLES = {"params": "parameters", "macs": "multiply-accumulates", "activation_bytes": "activation bytes"}
 LISTED_GROUPS = 10
-DISPLAY_KINDS = frozenset({"chunk", "stack"})  # groups the view makes, not the model: their members are listed
+# groups the view makes, not the model: their members are listed
+DISPLAY_KINDS = frozenset({"chunk", "stack", "plumbing"})
 
 
 @dataclass

@@ -158,7 +158,8 @@ def test_a_hugging_face_gpt2_from_dynamo_stacks_every_block_with_what_they_share
     assert blocks_of(model, stack) == ["h.0", "h.1", "h.2", "h.3"]
     assert group_title(model, stack) == "h.0–3 × 4 GPT2Block"
     where = model.node_label.index("node_Where_94")
-    assert int(model.node_group[where]) == int(model.group_parent[stack])
+    folded = int(model.node_group[where])  # beside the stack, folded with the rest of the mask's plumbing
+    assert model.group_kind[folded] == "plumbing" and int(model.group_parent[folded]) == int(model.group_parent[stack])
     assert len(model.readers(where)) == 4  # read by every block
 
 
