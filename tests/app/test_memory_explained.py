@@ -155,7 +155,7 @@ async def test_w_marks_where_the_workload_s_instructions_write_in_the_buffers_vi
         said = text(buffers)
         assert buffers.writes_here() == [(401408, "pe_conv", line)]
         assert said.count("▼") == 2  # the mark on the map and the line naming it
-        assert f"▼ where this workload's instructions start writing (1): pe_conv (line {line}) at 0x62000" in said
+        assert f"▼ where its instructions start writing (1) · pe_conv (line {line}) at 0x62000" in said
         await pilot.press("w")
         await pilot.pause()
         assert "▼" not in text(buffers)

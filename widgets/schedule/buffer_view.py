@@ -368,11 +368,13 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         lines.extend(self._strip_lines(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.append(self._peak_line(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.extend(legend)
-        if self.show_writes:  # said in a line of its own: what the marks are, and which instructions
-            named = ", ".join(f"{name} (line {line}) at {byte:#x}" for byte, name, line in writes[:4])
-            more = f" and {len(writes) - 4} more" if len(writes) > 4 else ""
-            said = (f"▼ where this {words.block}'s instructions start writing ({len(writes)}): {named}{more}" if writes
-                    else f"▼ no instruction of this {words.block} writes {words.memory} (w: off)")  # fmt: skip
+        if self.show_writes:  # said in lines of their own, folded between instructions: what the marks are
+            named = [f"{name} (line {line}) at {byte:#x}" for byte, name, line in writes[:4]]
+            if len(writes) > 4:
+                named.append(f"{len(writes) - 4} more")
+            lead = f"▼ where its instructions start writing ({len(writes)})"
+            none = f"▼ no instruction of this {words.block} writes {words.memory} (w: off)"
+            said = " · ".join([lead, *named]) if writes else none
             lines.extend(folded(said, width, WRITES))
         lines.extend(self._findings(width, cells, wl0, room=height - len(lines)))
         return lines
