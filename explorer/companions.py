@@ -256,6 +256,17 @@ def joined(companions: Companions) -> list[str]:
     return [kind for kind in KINDS if kind in companions.documents and kind not in companions.refused]
 
 
+def joined_instructions(document: Document) -> dict[str, InstructionTable]:
+    """The instructions of each joined assembly and trace ("asm", "trace": in that order), where they hold some."""
+    companions = companions_of(document)
+    found = {}
+    for kind in joined(companions):
+        table = companions.documents[kind].view.instructions() if kind in ("asm", "trace") else None
+        if table is not None:
+            found[kind] = table
+    return found
+
+
 def _wrap(kind: str, item: Item) -> Item:
     """A companion's tree item under the schedule: the same label, its ref tagged with the companion."""
     return Item(

@@ -79,8 +79,7 @@ class KeyFooter(Widget, can_focus=False):
         """The keys Textual's footer would show (one per action, first binding wins) and the palette's key."""
         active = screen.active_bindings
         by_action: dict[str, ShownKey] = {}
-        for _node, binding, enabled, tooltip in active.values():
-            del tooltip
+        for _node, binding, enabled, _tooltip in active.values():
             if binding.show and binding.action not in by_action:
                 shown = ShownKey(binding.key, self.app.get_key_display(binding), binding.description, enabled)
                 by_action[binding.action] = shown

@@ -9,7 +9,7 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.graph.shaping import add_group, input_tier
-from explorer.models.graph import ROOT, GraphModel
+from explorer.models.graph import GraphModel
 
 PLUMBING = "plumbing"
 MIN_FOLDED = 2  # a single op is its own box already
@@ -38,10 +38,9 @@ def fold_side_plumbing(model: GraphModel) -> None:
             plumbing[v] = True
             for p in producers[v]:
                 source[v] |= source[p]
-    in_stack = _inside_stacks(model)
     groups = model.node_group
     for scope in distinct(groups[plumbing]).tolist():
-        if scope != ROOT and in_stack[scope]:
+        if any(model.group_kind[g] == "stack" for g in model.ancestors(scope)):
             continue
         members = np.flatnonzero(plumbing & (groups == scope))
         if members.size < MIN_FOLDED:
@@ -56,15 +55,3 @@ def fold_side_plumbing(model: GraphModel) -> None:
         model.node_group[carried] = folded  # their folded constants go with them
     model._group_depth = None
 
-
-def _inside_stacks(model: GraphModel) -> np.ndarray:
-    """Per group: whether it is a stack or lies inside one."""
-    found = np.zeros(model.n_groups, dtype=bool)
-    for g in range(model.n_groups):
-        current = g
-        while current != ROOT:
-            if model.group_kind[current] == "stack":
-                found[g] = True
-                break
-            current = int(model.group_parent[current])
-    return found

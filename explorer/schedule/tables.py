@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from explorer.arrays import distinct
-from explorer.document import Document, InstructionTable
+from explorer.document import Document
 from explorer.models.schedule import Schedule, SchedulePart
 from explorer.schedule.buffers import entry_regions
 
@@ -175,7 +175,9 @@ def lacking(name: str, document: Document) -> str | None:
     """Why `document` has no rows for table `name` to give (its schedule lacks the part they come from, or no
     assembly or trace is joined to it), or None."""
     if TABLES[name].companions == "instructions":
-        if _joined_instructions(document):
+        from explorer.companions import joined_instructions
+
+        if joined_instructions(document):
             return None
         return (f"this {document.meta.format} file has no assembly or trace joined for table {name} (put them "
                 "beside it, named as its companions are)")  # fmt: skip
@@ -320,25 +322,12 @@ def _names(names: list[str], index: np.ndarray) -> np.ndarray:
     return np.asarray(names or [""], dtype=object)[np.clip(index, 0, max(len(names) - 1, 0))]
 
 
-def _joined_instructions(document: Document) -> list[tuple[str, InstructionTable]]:
-    """(asm or trace, its instructions) of each joined companion that holds them."""
-    from explorer.companions import companions_of, joined
-
-    companions = companions_of(document)
-    found = []
-    for kind in joined(companions):
-        table = companions.documents[kind].view.instructions() if kind in ("asm", "trace") else None
-        if table is not None:
-            found.append((kind, table))
-    return found
-
-
 def _instructions(document: Document) -> Columns:
-    from explorer.companions import rows_of
+    from explorer.companions import joined_instructions, rows_of
 
     s = _schedule(document)
     parts: list[Columns] = []
-    for kind, table in _joined_instructions(document):
+    for kind, table in joined_instructions(document).items():
         n = len(table.name)
         rows = rows_of(document, table)
         known = rows >= 0

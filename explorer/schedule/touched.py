@@ -33,13 +33,11 @@ class Writes:
 def joined_writes(document: Document) -> Writes | None:
     """The trace's instructions (measured times), else the assembly's; None when neither is joined or either
     names no destination."""
-    from explorer.companions import companions_of, joined, rows_of
+    from explorer.companions import joined_instructions, rows_of
 
-    companions = companions_of(document)
+    tables = joined_instructions(document)
     for kind in ("trace", "asm"):
-        if kind not in joined(companions):
-            continue
-        table = companions.documents[kind].view.instructions()
+        table = tables.get(kind)
         if table is None or table.l2_destination is None:
             continue
         none = np.full(len(table.name), -1, dtype=np.int64)

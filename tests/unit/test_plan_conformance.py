@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from explorer.formats.gemini_trace.document import l2_destinations
+from explorer.formats.gemini_trace.document import destinations
 from explorer.formats.gemini_trace.program import read_program
 from explorer.schedule.plan_conformance import _nearest
 from tests.conftest import ROOT, samples_dir
@@ -31,10 +31,26 @@ def pipeline(batch: str):
             folder / f"int8_resnet34.sim_quantized_{batch}_c1_bw16_sim.txt")
 
 
+def asm_lines() -> list[str]:
+    """The real b1 assembly's lines (0-based here; the file's line numbers are one more)."""
+    return pipeline("b1")[1].read_text().split("\n")
+
+
+def checked_with(tmp_path, destinations: dict[int, str]) -> dict:
+    """`check --json` of the real b1 schedule beside its assembly with the DTaddr at these lines replaced."""
+    schedule, asm, _ = pipeline("b1")
+    shutil.copy(schedule, tmp_path / "s.json")
+    lines = asm.read_text().split("\n")
+    for at, value in destinations.items():
+        lines[at] = re.sub(r"'DTaddr': \d+", f"'DTaddr': {value}", lines[at], count=1)
+    (tmp_path / "a_asm.txt").write_text("\n".join(lines))
+    return check(tmp_path / "s.json", "--asm", str(tmp_path / "a_asm.txt"))
+
+
 def test_the_instructions_that_write_l2_and_where():
     _, asm, _ = pipeline("b1")
     program = read_program(asm, asm.read_bytes(), False)
-    found, wl0, unreadable = l2_destinations(program)
+    found, wl0, unreadable = destinations(program)
     assert unreadable == {} and int((wl0 >= 0).sum()) == program.name.count("lw_mov") == 108
     checked: dict[str, int] = {}
     for name, byte in zip(program.name, found.tolist(), strict=True):
@@ -52,13 +68,8 @@ def test_the_real_pipelines_write_l2_only_where_the_plan_put_tensors():
 
 
 def test_a_destination_outside_the_snapshot_is_a_located_warning(tmp_path):
-    schedule, asm, _ = pipeline("b1")
-    shutil.copy(schedule, tmp_path / "s.json")
-    lines = asm.read_text().split("\n")
-    at = next(k for k, line in enumerate(lines) if line.startswith("[pe_conv"))
-    lines[at] = re.sub(r"'DTaddr': \d+", "'DTaddr': 9000000", lines[at], count=1)
-    (tmp_path / "a_asm.txt").write_text("\n".join(lines))
-    said = check(tmp_path / "s.json", "--asm", str(tmp_path / "a_asm.txt"))
+    at = next(k for k, line in enumerate(asm_lines()) if line.startswith("[pe_conv"))
+    said = checked_with(tmp_path, {at: "9000000"})
     [found] = [p for p in said["problems"] if p["code"] == "address-outside-plan"]
     assert found["severity"] == "warning" and found["location"] == f"a_asm.txt: line {at + 1}"
     assert found["message"] == (f"pe_conv (line {at + 1}) writes L2 byte 9,000,000, in no L2 entry of core 0 "
@@ -69,14 +80,8 @@ def test_a_destination_outside_the_snapshot_is_a_located_warning(tmp_path):
 def test_a_destination_that_names_no_byte_is_a_located_warning_and_nothing_else_changes(tmp_path):
     """Issue #75, hostile input: a DTaddr past 2**63, negative or not a whole number is a `bad-address` warning at
     its line; the other instructions are checked as before (the real b1 pipeline: nothing outside the plan)."""
-    schedule, asm, _ = pipeline("b1")
-    shutil.copy(schedule, tmp_path / "s.json")
-    lines = asm.read_text().split("\n")
-    convs = [k for k, line in enumerate(lines) if line.startswith("[pe_conv")][:3]
-    for k, value in zip(convs, ("1180591620717411303424", "-77", "'0x40'"), strict=True):
-        lines[k] = re.sub(r"'DTaddr': \d+", f"'DTaddr': {value}", lines[k], count=1)
-    (tmp_path / "a_asm.txt").write_text("\n".join(lines))
-    said = check(tmp_path / "s.json", "--asm", str(tmp_path / "a_asm.txt"))
+    convs = [k for k, line in enumerate(asm_lines()) if line.startswith("[pe_conv")][:3]
+    said = checked_with(tmp_path, dict(zip(convs, ("1180591620717411303424", "-77", "'0x40'"), strict=True)))
     bad = [p for p in said["problems"] if p["code"] == "bad-address"]
     assert [(p["severity"], p["location"]) for p in bad] == [("warning", f"a_asm.txt: line {k + 1}") for k in convs]
     assert bad[0]["message"] == (f"pe_conv (line {convs[0] + 1}) names destination 1180591620717411303424, which "
@@ -90,13 +95,8 @@ def test_a_weight_load_outside_its_wl0_snapshot_is_a_located_warning(tmp_path):
     """`lw_` instructions write the side memory (WL0; these files name it `wl1_buffer`, and the warning says WL1): their
     DTaddr, in bytes, lies in one of its entries for the workload (b1: 108 of 108,
     b4: 82 of 82; in 256-bit units, the format notes' reading, 50 and 39). One moved past every entry is found."""
-    schedule, asm, _ = pipeline("b1")
-    shutil.copy(schedule, tmp_path / "s.json")
-    lines = asm.read_text().split("\n")
-    at = next(k for k, line in enumerate(lines) if line.startswith("[lw_mov"))
-    lines[at] = re.sub(r"'DTaddr': \d+", "'DTaddr': 70000", lines[at], count=1)
-    (tmp_path / "a_asm.txt").write_text("\n".join(lines))
-    said = check(tmp_path / "s.json", "--asm", str(tmp_path / "a_asm.txt"))
+    at = next(k for k, line in enumerate(asm_lines()) if line.startswith("[lw_mov"))
+    said = checked_with(tmp_path, {at: "70000"})
     [found] = [p for p in said["problems"] if p["code"] == "address-outside-plan"]
     assert found["location"] == f"a_asm.txt: line {at + 1}"
     assert found["message"].startswith(f"lw_mov (line {at + 1}) writes WL1 byte 70,000, in no WL1 entry of core 0 "
@@ -108,15 +108,10 @@ def test_a_destination_in_an_entry_of_the_wrong_role_is_a_located_warning(tmp_pa
     """Issue #75, roles: on the real pipelines every weight load (ldw_) writes a weight entry and nothing else does
     (b1: 17 of 17 ldw_mov in weight entries; no lda_, pe_, vp_ or dt_ destination in one). A weight load moved into
     an ifmap's entry and a vector op moved into a weight's entry are each a warning at its line."""
-    schedule, asm, _ = pipeline("b1")
-    shutil.copy(schedule, tmp_path / "s.json")
-    lines = asm.read_text().split("\n")
+    lines = asm_lines()
     vp, ldw = 146, 148  # workload 25: weight tensor 75 at 501,760; ifmap tensor 40 at 0
     assert lines[vp].startswith("[vp_self") and lines[ldw].startswith("[ldw_mov") and "'wkl': 25," in lines[vp]
-    lines[vp] = re.sub(r"'DTaddr': \d+", "'DTaddr': 501760", lines[vp], count=1)
-    lines[ldw] = re.sub(r"'DTaddr': \d+", "'DTaddr': 0", lines[ldw], count=1)
-    (tmp_path / "a_asm.txt").write_text("\n".join(lines))
-    said = check(tmp_path / "s.json", "--asm", str(tmp_path / "a_asm.txt"))
+    said = checked_with(tmp_path, {vp: "501760", ldw: "0"})
     found = [(p["location"], p["message"]) for p in said["problems"] if p["code"] == "address-outside-plan"]
     assert found == [
         ("a_asm.txt: line 147", "vp_self (line 147) writes L2 byte 501,760 in tensor 75's entry (weight) of core 0 "

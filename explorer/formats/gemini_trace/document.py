@@ -110,7 +110,7 @@ class TraceView(DocumentView):
         units = [p.units[u] for u in p.unit.tolist()]
         # `*_cfg*` instructions configure a unit and `ct_*` ones are control: neither moves data nor computes
         setup = np.fromiter((u == "CT" or "_cfg" in n for u, n in zip(units, p.name, strict=True)), bool, p.n)
-        l2, wl0, unreadable = l2_destinations(p)
+        l2, wl0, unreadable = destinations(p)
         return InstructionTable(
             name=p.name, unit=units, line=p.line, workload=p.wkl, layer_index=p.slyr,
             start=p.start if p.timed else None, end=p.end if p.timed else None, setup=setup,
@@ -344,7 +344,7 @@ WRITES_L2 = ("lda", "ldw", "pe", "vp", "dt")
 WRITES_WL0 = ("lw",)  # weights L2 → WL0
 
 
-def l2_destinations(program: Program) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
+def destinations(program: Program) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
     """Per instruction: the L2 byte and the WL0 byte its destination field names (-1 where it writes elsewhere or
     names none), and the fields that are there but name no byte (negative, past 2**62, not a whole number), as
     written. Both in bytes: measured on the real pipelines (README)."""
@@ -352,7 +352,7 @@ def l2_destinations(program: Program) -> tuple[np.ndarray, np.ndarray, dict[int,
     wl0 = np.full(program.n, -1, dtype=np.int64)
     unreadable: dict[int, str] = {}
     for k, prefix in enumerate(program.prefix):
-        if prefix not in WRITES_L2 and prefix not in WRITES_WL0 or "_cfg" in program.name[k]:
+        if (prefix not in WRITES_L2 and prefix not in WRITES_WL0) or "_cfg" in program.name[k]:
             continue
         try:
             value = decode_params(program.params[k]).get("DTaddr")
