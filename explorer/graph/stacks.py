@@ -83,24 +83,33 @@ def _nodes_by_group(model: GraphModel) -> list[list[int]]:
 class _Shape:
     """What makes two blocks alike: a quick key (class, node and sub-scope counts), then the ops in order, and
     only where those agree, a digest of every op, sub-scope, edge, folded weight's shape and attribute inside
-    (reading every attribute is what costs: blocks that differ mostly differ in their ops already)."""
+    (reading every attribute is what costs: blocks that differ mostly differ in their ops already).
+
+    A copy of a constant (an `Identity` of a weight) is not part of a block's structure: TorchScript writes one
+    weight for all the equal ones (every LayerNorm's ones and zeros) and gives each later reader an `Identity`
+    copy, so layer 0 reads the weight where layer 1 reads a copy of it."""
 
     def __init__(self, model: GraphModel, nodes: list[list[int]]) -> None:
         self.model, self.nodes = model, nodes
         self.children = np.bincount(model.group_parent[model.group_parent >= 0], minlength=model.n_groups)
+        self.copies = constant_copies(model)
         self._full: dict[int, bytes] = {}
         self._ops: dict[int, bytes] = {}
 
+    def members(self, group: int) -> list[int]:
+        copies = self.copies
+        return [node for node in self.nodes[group] if not copies[node]]
+
     def quick(self, group: int) -> tuple:
         model = self.model
-        return (model.group_detail[group] if group < len(model.group_detail) else "", len(self.nodes[group]),
+        return (model.group_detail[group] if group < len(model.group_detail) else "", len(self.members(group)),
                 int(self.children[group]))  # fmt: skip
 
     def ops(self, group: int) -> bytes:
         found = self._ops.get(group)
         if found is None:
             ops = self.model.node_op
-            text = "\0".join(ops[node] for node in self.nodes[group])
+            text = "\0".join(ops[node] for node in self.members(group))
             found = self._ops[group] = hashlib.blake2b(text.encode(), digest_size=16).digest()
         return found
 
@@ -121,7 +130,7 @@ class _Shape:
 
     def _digest(self, group: int) -> bytes:
         model = self.model
-        members = self.nodes[group]
+        members = self.members(group)
         position = {node: k for k, node in enumerate(members)}
         attributes = model.attributes_of
         parts: list[object] = []
@@ -146,6 +155,16 @@ class _Shape:
             labels.append(model.group_label[g])
             g = int(model.group_parent[g])
         return tuple(reversed(labels))
+
+
+def constant_copies(model: GraphModel) -> np.ndarray:
+    """Per node: whether it is an `Identity` whose input is a constant (a copy of a weight)."""
+    copies = np.zeros(model.n_nodes, dtype=bool)
+    for node in np.flatnonzero(model.node_constant).tolist():
+        if model.node_op[node] == "Identity":
+            sources = model.edge_src[model.in_edges(node)]
+            copies[node] = sources.size > 0 and bool(model.node_constant[sources].all())
+    return copies
 
 
 def _with_first_block(model: GraphModel, run: list[int], ordered: list[int], nodes: list[list[int]], shape: _Shape,

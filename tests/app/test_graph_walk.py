@@ -52,8 +52,8 @@ def test_left_right_and_the_nearest_box_reach_what_no_edge_does():
 
 
 async def _open_the_stack(pilot, graph) -> None:
-    """The sample's layers.1-3 are alike and stacked: Enter on the stack shows them as closed blocks."""
-    _select_group(graph, "layers.1–3")
+    """The sample's layers.0-3 are alike and stacked: Enter on the stack shows them as closed blocks."""
+    _select_group(graph, "layers.0–3")
     await pilot.press("enter")
     await pilot.pause()
 

@@ -81,10 +81,10 @@ def test_graph_json_open_lays_out_as_enter_does_and_only_draws_one_group(tmp_pat
     from explorer.exports.graph_svg import graph_svg
 
     path, model = _sample_model("minigpt6_torchscript_opset17_noconstfold.onnx")
-    group = resolve_group(model, "layers.3")  # in the stack `layers.1–5`, which the path may leave out
+    group = resolve_group(model, "layers.3")  # in the stack `layers.0–5`, which the path may leave out
     assert resolve_group(model, f"g{group}") == group and model.group_label[group] == "layers.3"
     stack = int(model.group_parent[group])
-    assert model.group_kind[stack] == "stack" and resolve_group(model, "layers.1–5/layers.3") == group
+    assert model.group_kind[stack] == "stack" and resolve_group(model, "layers.0–5/layers.3") == group
     before, after = graph_json(model, "auto", opens=[stack]), graph_json(model, "auto", opens=[stack, group])
     box = next(g for g in before["groups"] if g["id"] == f"g{group}")
     frame = next(g for g in after["groups"] if g["id"] == f"g{group}")

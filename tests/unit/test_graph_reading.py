@@ -165,8 +165,9 @@ def test_real_torch_exports_are_narrow_with_every_group_open(path, limit):
     assert layout.width <= limit
 
 
-@pytest.mark.parametrize("path", [RESNET, GPT])
-def test_the_reading_start_is_the_input_and_its_groups_open_first(path):
+@pytest.mark.parametrize(("path", "own_boxes"), [(RESNET, 4), (GPT, 3)])
+def test_the_reading_start_is_the_input_and_its_groups_open_first(path, own_boxes):
+    """The first ops are boxes of their own; the GPT's fourth is in its closed stack of blocks, `layers.0–5`."""
     document = open_document(needs(path))
     model = document.view.graph_model()
     start = reading_start(model)
@@ -177,9 +178,12 @@ def test_the_reading_start_is_the_input_and_its_groups_open_first(path):
     expanded = initial_expansion(model)
     layout = layout_graph(model, visible_graph(model, expanded))
     assert layout.first_item == int(layout.visible.node_item[start])
-    for node in path_nodes[:4]:  # the first ops are boxes of their own, not hidden in a closed group
+    for node in path_nodes[:own_boxes]:  # the first ops are boxes of their own, not hidden in a closed group
         item = int(layout.visible.node_item[node])
         assert layout.visible.item_kind[item] == 0 and layout.visible.item_id[item] == node
+    if own_boxes < 4:
+        item = int(layout.visible.node_item[path_nodes[own_boxes]])
+        assert layout.visible.item_kind[item] == 1 and layout.labels[item] == "layers.0–5"
 
 
 def _horizontal_cells(layout) -> dict[tuple[int, int], set[int]]:

@@ -221,3 +221,44 @@ def test_a_first_block_that_differs_otherwise_stays_out_and_nothing_moves():
     [stack] = stacks(model)
     assert blocks_of(model, stack) == ["layers.1", "layers.2", "layers.3"]
     assert model.group_label[int(model.node_group[model.node_label.index("/layers.0/Where")])] == "layers.0"
+
+
+def copied_norm_decoder(layers: int, copy_of_data: bool = False):
+    """input → layers.0 … : each layer normalizes with one shared weight, as TorchScript writes equal weights: the
+    weight once, outside every block; layer 0 reads it, each later layer an `Identity` copy of it in its own
+    scope. `copy_of_data`: layer 1 also copies its input (an op that is not a weight's copy)."""
+    b = GraphBuilder()
+    b.attributes_of = lambda node: ""
+    previous = b.node("x", "input")
+    weight = b.node("layers.0.norm.weight", "initializer", constant=True, detail="float32[64]")
+    for k in range(layers):
+        block = b.group(f"layers.{k}", kind="scope", detail="Block")
+        scale = weight
+        if k > 0:
+            scale = b.node(f"Identity_{k}", "Identity", group=block, constant=True)
+            b.edge(weight, scale)
+        if copy_of_data and k == 1:
+            copy = b.node("Identity_data", "Identity", group=block)
+            b.edge(previous, copy)
+            previous = copy
+        norm = b.node(f"/layers.{k}/norm", "LayerNormalization", group=block)
+        act = b.node(f"/layers.{k}/act", "Relu", group=block)
+        for a, z in [(previous, norm), (scale, norm), (norm, act)]:
+            b.edge(a, z)
+        previous = act
+    b.edge(previous, b.node("y", "output"))
+    return b.build()
+
+
+def test_a_block_reading_a_weight_where_the_others_read_a_copy_of_it_joins_their_stack():
+    """Issue #74: TorchScript's layers.0 read the LayerNorm weights, layers 1–3 `Identity` copies of them, and
+    layers.0 stayed out (`layers.1–3 × 3`)."""
+    model = copied_norm_decoder(4)
+    [stack] = stacks(model)
+    assert blocks_of(model, stack) == ["layers.0", "layers.1", "layers.2", "layers.3"]
+
+
+def test_a_copy_of_data_is_structure_and_keeps_its_block_out():
+    model = copied_norm_decoder(5, copy_of_data=True)
+    [stack] = stacks(model)
+    assert blocks_of(model, stack) == ["layers.2", "layers.3", "layers.4"]
