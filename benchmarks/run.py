@@ -308,14 +308,14 @@ def _probe_once(name: str, code: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def tmux_first_screen(path: Path, launches: int = REPEATS) -> dict | None:
+def tmux_first_screen(path: Path, launches: int = REPEATS, environment: dict[str, str] | None = None) -> dict | None:
     """Seconds from launching `ir-explorer FILE` in a real terminal (tmux, 160×48) until, as a user sees it:
     - `seconds`: the first screen (interpreter start, imports, first paint: the summary bar names the file);
     - `first_core_s`: a big schedule's first core's timeline drawn (its lane "c0 (x,y)" in the Timeline pane) while
       the rest loads (the bar says "◐ ... showing core 0 ..."): its first workloads, or all of it;
     - `whole_first_core_s`: the same with all of the first core (the bar says "showing core 0 of a ...");
     - `whole_s`: the whole file, checked (the bar counts its errors).
-    Medians over `launches`; None when tmux is not installed."""
+    Medians over `launches`; None when tmux is not installed. `environment`: variables the app starts with."""
     import shutil
 
     if shutil.which("tmux") is None:
@@ -327,7 +327,8 @@ def tmux_first_screen(path: Path, launches: int = REPEATS) -> dict | None:
         for _ in range(5):  # a server still exiting after the last launch's session ended refuses a new one
             start = time.perf_counter()
             launched = subprocess.run(
-                ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "48", f"{exe} {path}"],
+                ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "48",
+                 *[f"-e{name}={value}" for name, value in (environment or {}).items()], f"{exe} {path}"],
                 capture_output=True,
             )
             if launched.returncode == 0:
@@ -429,7 +430,18 @@ def ratio(a: float, b: float) -> str:
 
 
 SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "torch", "weights", "metrics", "pipeline", "review",
-            "scale", "query", "querystop", "hostile", "quit", "latency")  # fmt: skip
+            "scale", "cache", "query", "querystop", "hostile", "quit", "latency")  # fmt: skip
+BASELINES: dict[Path, float] = {}  # a schedule's orjson.loads seconds, measured once in the run
+
+
+def _cache_lines(path: Path) -> list[str]:
+    from cache_bench import TURNS
+    from cache_bench import section as cache_section
+    from scale_bench import big64_schedule
+
+    baseline = BASELINES.get(path) or run_probe("baseline_orjson", path)["seconds"]
+    files = [("480 MB, 16 cores", path, baseline, TURNS), ("3 GB, 64 cores", big64_schedule(OUT), None, 1)]
+    return cache_section(files, tmux_first_screen)
 
 
 def main(sections: tuple[str, ...] = SECTIONS) -> None:
@@ -455,6 +467,8 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
 
             lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, big_schedule(), run_turns,
                                    probe_seconds)
+        if "cache" in sections:
+            lines += _cache_lines(big_schedule())
         if "query" in sections:
             from query_bench import section as query_section
 
@@ -494,6 +508,7 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     from scale_bench import section as scale_section
 
     lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, path, run_turns, probe_seconds)
+    lines += _cache_lines(path)
     from query_bench import section as query_section
 
     lines += query_section(OUT, path)
@@ -542,6 +557,7 @@ def _schedule_lines(path: Path) -> list[str]:
     info = machine()
     alone, paired = machine_speed()
     base, inf, chk = results["baseline_orjson"], results["info"], results["check"]
+    BASELINES[path] = base["seconds"]
     one = results["info_one_process"]
     fast = results["baseline_orjson_gc_off"]
     analyses, tui = results["check_analyses_only"], results["tui_first_screen"]

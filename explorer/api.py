@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import time
 from pathlib import Path
 
 from explorer import worker_pool
+from explorer.cache import documents as derived
 from explorer.document import Document, ProgressCallback, no_progress
 from explorer.errors import LoadError, cap_per_code
 from explorer.registry import pick_format
@@ -29,13 +31,21 @@ def open_document(
     """Load `path` with the format that recognises it, then run the neutral analyses it has data for. A
     schedule also gets its pipeline companions (found beside it, or given as kind → path: frontend, asm,
     trace), joined when they belong to it (explorer.companions). `read_ahead=False` when nothing but the
-    summary and the problem counts will be asked (`Document.read_ahead`).
+    summary and the problem counts will be asked (`Document.read_ahead`). A big file's analysed document is read
+    back from the derived-data cache when it was kept there; else it is marked for keeping, which the caller does
+    when done with it (`explorer.cache.documents.keep`).
 
     Raises LoadError only; any other exception from a loader is a bug, turned into a LoadError that still
     names the file so a user never sees a traceback.
     """
     progress = progress or no_progress
     found = pick_format(path)
+    slot = derived.slot_for(found, Path(path), strict, companions) if analyze else None
+    if slot is not None and (kept := derived.lookup(slot)) is not None:
+        kept.read_ahead = read_ahead
+        progress(1, 1, READY)
+        return kept
+    started = time.perf_counter()
     try:
         document = found.load(Path(path), progress=progress, strict=strict)
         document.problems = cap_per_code(document.problems)  # every format's loader, as Limits promises
@@ -47,6 +57,8 @@ def open_document(
         if analyze:
             progress(0, 1, ANALYSING)
             analyze_document(document)
+            if slot is not None and time.perf_counter() - started >= derived.MIN_SECONDS:
+                document.cache_slot, document._opened_problems = slot, document.problems  # kept when done with
             progress(1, 1, READY)
     except LoadError:
         raise

@@ -16,7 +16,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from explorer.cli_parsers import SUBCOMMANDS, command_parser, given_companions, tui_parser
+from explorer.cli_parsers import SUBCOMMANDS, apply_cache_flags, command_parser, given_companions, tui_parser
 from explorer.errors import LoadError, count_by_severity
 from explorer.formatting import EscapingWriter, escape_controls
 from explorer.writing import refuse_inputs, write_atomically
@@ -46,6 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = command_parser(argv[0]).parse_args(argv[1:])
+            apply_cache_flags(args)
             if argv[0] == "serve":
                 return int(_run_command(argv[0], args))
             # Text from the input (op types, names, file names) never drives the terminal.
@@ -55,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ):
                 return int(_run_command(argv[0], args))
         args = tui_parser().parse_args(argv)
+        apply_cache_flags(args)
         return int(_run_tui(args))
     except LoadError as error:
         print(f"ir-explorer: {escape_controls(str(error))}", file=sys.stderr)
@@ -76,12 +78,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     from explorer.api import open_document
+    from explorer.cache import documents as derived
 
     if command == "schema":
         from explorer.contracts import schema_text
 
         sys.stdout.write(schema_text(args.name))
         return ExitCode.OK
+    if command == "cache":
+        from explorer.cli_cache import run_cache_command
+
+        return ExitCode(run_cache_command(args))
     if command == "screenshot":
         return _run_screenshot(args)
     if command == "diff":
@@ -111,6 +118,14 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
         _prepare(args.file, interactive=False)
     read_ahead = command != "info"  # info names no incidents: their roles are not read ahead
     document = open_document(args.file, strict=args.strict, companions=given_companions(args), read_ahead=read_ahead)
+    code = _run_on(command, document, args, failures)
+    derived.keep(document)  # a big file's cache entry, with what the command worked out that its analysis keeps
+    derived.wait_for_writes()
+    return code
+
+
+def _run_on(command: str, document: Document, args: argparse.Namespace, failures: list[str]) -> ExitCode:
+    """The command's own work on the opened document."""
     if command == "export":
         return _run_export(document, args)
     if command == "tensor":
@@ -495,13 +510,14 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
 
 def _prepare(path: Path, interactive: bool) -> None:
     """Let the file's format start slow work (a big schedule's worker processes) before the heavy imports."""
+    from explorer.cache import documents as derived
     from explorer.registry import pick_format
 
     try:
         found = pick_format(path)
     except LoadError:
         return  # the load says it, in its place
-    if found.prepare is not None:
+    if found.prepare is not None and not derived.has_entry(found, path):  # (kept: nothing slow is left to start)
         found.prepare(path, interactive)
 
 

@@ -24,6 +24,7 @@ UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 SUBCOMMANDS = {
     "info": "FILE", "check": "FILE", "tensor": "FILE TENSOR_ID", "graph": "FILE", "export": "FILE", "diff": "A B",
     "relocate": "FILE", "query": "FILE... SQL", "serve": "FILE", "screenshot": "FILE", "schema": "NAME",
+    "cache": "[--clear]",
 }  # fmt: skip
 
 
@@ -69,7 +70,29 @@ def tui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--compare", type=Path, metavar="OTHER",
                         help="show OTHER's graph beside FILE's: changes coloured, selection shared")  # fmt: skip
     add_dims_flag(parser)
+    add_cache_flags(parser)
     return parser
+
+
+def add_cache_flags(parser: argparse.ArgumentParser) -> None:
+    """The derived-data cache (`ir-explorer cache`): on by default for a big file."""
+    parser.add_argument("--no-cache", action="store_true",
+                        help="read the file whole, neither reading nor writing its cache entry (as "
+                             "IR_EXPLORER_CACHE=off)")  # fmt: skip
+    parser.add_argument("--cache-size", type=byte_size, metavar="SIZE",
+                        help="the cache's cap, e.g. 4G (default 2G): the least recently used entries go first")
+
+
+def apply_cache_flags(args: argparse.Namespace) -> None:
+    """--no-cache and --cache-size reach every process that may open a file (serve's sessions, workers) through
+    the environment, as the cache reads them."""
+    from explorer.cache.folder import CACHE_VARIABLE, SIZE_VARIABLE
+
+    if getattr(args, "no_cache", False):
+        os.environ[CACHE_VARIABLE] = "off"
+    size = getattr(args, "cache_size", None)
+    if size is not None:
+        os.environ[SIZE_VARIABLE] = str(size)
 
 
 def terminal_size(text: str) -> tuple[int, int]:
@@ -133,6 +156,14 @@ def byte_size(text: str) -> int:
 
 def command_parser(command: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=f"ir-explorer {command}")
+    if command == "cache":
+        parser.description = ("List the derived-data cache's entries (what big files became, kept for their next "
+                              "open), or clear it.")  # fmt: skip
+        parser.add_argument("--clear", action="store_true", help="remove every entry")
+        parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+        return parser
+    if command != "schema":
+        add_cache_flags(parser)
     if command == "schema":
         from explorer.contracts import CONTRACTS
 

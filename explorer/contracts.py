@@ -372,6 +372,26 @@ class QueryOutput(_Closed):
     not_read: list[FileNotRead] = Field(description="files that could not be read: the rows are the others'")
 
 
+class CacheEntry(_Closed):
+    entry: str = Field(description="the entry's file in the cache folder")
+    source: str | None = Field(description="the file it was derived from (null: an entry this version cannot read)")
+    format: str | None
+    bytes: int
+    last_used: str = Field(description="ISO 8601, UTC: when it was written or last read")
+
+
+class CacheOutput(_Closed):
+    """`ir-explorer cache [--clear] --json`: the derived-data cache's entries, least recently used first."""
+
+    schema_version: Literal[1] = 1
+    folder: str
+    enabled: bool = Field(description="false when IR_EXPLORER_CACHE=off")
+    cap_bytes: int
+    total_bytes: int
+    entries: list[CacheEntry]
+    cleared: int = Field(0, description="entries removed (--clear)")
+
+
 class BookmarkEntry(_Open):
     """One bookmark as the sidecar stores it; unknown keys (a newer version's) are kept."""
 
@@ -399,6 +419,7 @@ CONTRACTS: dict[str, type[BaseModel]] = {
     "tensor": TensorOutput,
     "graph": GraphOutput,
     "query": QueryOutput,
+    "cache": CacheOutput,
     "bookmarks": BookmarksFile,
 }
 

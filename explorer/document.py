@@ -147,6 +147,17 @@ class DocumentView:
     """
 
     document: Document | None = None
+    # What a session fills as it goes (caches of what was read, jobs running in worker processes): left out when
+    # the document is kept by the derived-data cache and made again, empty, when it is read back
+    SESSION_STATE: dict[str, Callable[[], Any]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: value for name, value in self.__dict__.items() if name not in self.SESSION_STATE}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name, make in self.SESSION_STATE.items():
+            setattr(self, name, make())
 
     def describe(self, ref: Ref) -> list[Section]:
         """The details panel's tables for a ref."""
@@ -414,6 +425,24 @@ class Document:
     # checks run: `info` asks none of them, and the read would only load a busy machine.
     read_ahead: bool = True
     _deep_checked: bool = field(default=False, repr=False)
+    # Where the derived-data cache keeps this document once the command or the first screen is done with it
+    # (explorer.cache.documents.keep), and its problems as they were opened: the entry holds what opening the
+    # file gives, with what was worked out since only where it is remembered on the analysis (`cached`), never
+    # a later step's problems (deep checks)
+    cache_slot: Any = field(default=None, repr=False, compare=False)
+    _opened_problems: list[Problem] | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["cache_slot"] = None
+        opened = state.pop("_opened_problems", None)
+        if opened is not None:
+            state["problems"], state["_deep_checked"] = opened, False
+        state["_opened_problems"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     def __post_init__(self) -> None:
         self.view.document = self

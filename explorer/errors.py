@@ -54,6 +54,11 @@ class Problem:
         object.__setattr__(self, "message", visible(self.message, lines=True))
         object.__setattr__(self, "location", visible(self.location))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its five values (the derived-data cache keeps thousands of problems): read back without the
+        dataclass machinery's walk over its fields for each one, and its text already made visible."""
+        return (_problem_of, (self.severity, self.code, self.message, self.location, self.refs))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "severity": self.severity,
@@ -62,6 +67,14 @@ class Problem:
             "location": self.location,
             **self.refs,
         }
+
+
+def _problem_of(severity: Severity, code: str, message: str, location: str, refs: dict[str, Any]) -> Problem:
+    problem = object.__new__(Problem)
+    for name, value in (("severity", severity), ("code", code), ("message", message), ("location", location),
+                        ("refs", refs)):  # fmt: skip
+        object.__setattr__(problem, name, value)
+    return problem
 
 
 ADDED_FILE_CODES = ("node-data-",)  # problems of a file the user added to the model (per-node data), not its own

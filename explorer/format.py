@@ -40,6 +40,9 @@ class Format:
     # Called as soon as the file is named, before anything heavy is imported: a chance to start slow work (such
     # as worker processes) early. (path, interactive: the TUI will show it) -> None
     prepare: Callable[[Path, bool], None] | None = None
+    # Whether its analysed documents may be kept for the next open (explorer.cache): only a format whose
+    # document pickles whole and small beside what reading the file costs (its arrays are kept as they are)
+    cacheable: bool = False
 
 
 # The limit every JSON format shares (msgspec decodes recursively), said once for their LIMITS.

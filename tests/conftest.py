@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+
+# Every test reads its file, never what an earlier test (or the developer's own use) left in the derived-data
+# cache; the cache's tests turn it on in a folder of their own. Set here, before any test, so the CLI's child
+# processes inherit it too.
+os.environ["IR_EXPLORER_CACHE"] = "off"
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT.parent / "shared" / "samples"
@@ -29,3 +35,25 @@ def write_json(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture
+def cache_on(tmp_path, monkeypatch):
+    """The derived-data cache on, in a folder of the test's own, keeping every file however quick its first
+    open; the folder entries are written to."""
+    from explorer.cache import documents as derived
+    from explorer.cache import folder as cache_folder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv(cache_folder.CACHE_VARIABLE, "on")
+    monkeypatch.setattr(derived, "MIN_SECONDS", 0.0)
+    return tmp_path / "xdg" / "ir-explorer" / "derived"
+
+
+def entry_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.entry"))
+
+
+def written(folder: Path) -> list[tuple[str, int]]:
+    """Each cache entry and its inode: an entry written again (renamed over the old one) has a new inode."""
+    return [(entry.name, entry.stat().st_ino) for entry in entry_files(folder)] if folder.exists() else []

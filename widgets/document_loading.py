@@ -106,6 +106,9 @@ class DocumentLoading(AppParts):
             return
         if worker.is_cancelled:
             return
+        from explorer.cache import documents as derived
+
+        derived.keep(document, self._cache_warning)  # a big file's entry, before any view may touch the document
         self.call_from_thread(self.show_document, document, roles_pending=bool(incidents))
         if incidents:
             # after the views are mounted: naming is Python work that would slow their first paint (the workers'
@@ -127,12 +130,15 @@ class DocumentLoading(AppParts):
         """A big file's first parts (a schedule's first core's first workloads, then the whole first core), each
         shown while the rest loads, when its format can give them (`Format.preview`) and the whole file is not
         on screen first."""
+        from explorer.cache import documents as derived
         from explorer.registry import pick_format
 
         worker = get_current_worker()
         try:
             found = pick_format(self.path)
-            for early in found.preview(self.path) if found.preview is not None else ():
+            if found.preview is None or derived.has_entry(found, self.path, self.strict, self.companions):
+                return  # (kept: the whole file is on screen sooner than its first part would be)
+            for early in found.preview(self.path):
                 if worker.is_cancelled:
                     return
                 for spec in offered_views(early):
@@ -140,6 +146,11 @@ class DocumentLoading(AppParts):
                 self.call_from_thread(self._show_preview, early)
         except Exception:  # a preview is a bonus: whatever fails here, the full load that follows reports
             return
+
+    def _cache_warning(self, message: str) -> None:
+        """A cache entry that could not be written (a full disk), heard from the thread writing it."""
+        with contextlib.suppress(RuntimeError):  # the app has ended: nobody to tell
+            self.call_from_thread(self.notify, message, title="cache", severity="warning", timeout=10)
 
     def _show_preview(self, preview: Document) -> None:
         shown = self.document

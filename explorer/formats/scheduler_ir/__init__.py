@@ -53,5 +53,6 @@ FORMATS = (
         prepare=lazy("explorer.formats.scheduler_ir.early", "prepare"),
         write_samples=lazy("explorer.formats.scheduler_ir.samples", "write_samples"),
         limits=LIMITS,
+        cacheable=True,
     ),
 )

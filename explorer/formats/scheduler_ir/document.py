@@ -63,6 +63,8 @@ def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document
 
 
 class ScheduleView(DocumentView):
+    SESSION_STATE = {"_decoded": dict, "_roles": dict, "_role_jobs": dict, "_role_answers": dict}
+
     def __init__(self, s: Schedule) -> None:
         self.s = s
         self.details = ScheduleDetails(self)  # what `describe` shows of each kind of ref

@@ -1,0 +1,118 @@
+"""The second open (issue #76), a part of `make bench`: the 480 MB 16-core schedule and the 3 GB 64-core one
+opened with the derived-data cache in a fresh folder of the bench's own: the first open (which writes the entry)
+against the same command with the cache off (today), the second (which reads it), against `orjson.loads` of the
+file in the same run; peak memory of each command's process (its own, from wait4); the TUI's first screen and
+whole file on the second open in tmux. Run alone: `python benchmarks/cache_bench.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+EXE = ROOT / ".venv" / "bin" / "ir-explorer"
+TURNS = 3
+
+
+def timed(argv: list[str], environment: dict[str, str]) -> tuple[float, float]:
+    """(seconds, the process's own peak resident MiB) of one command, its output thrown away."""
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, env=environment, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} failed ({child.returncode})")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def measure(path: Path, turns: int, tmux_first_screen: Callable[..., dict | None] | None) -> dict:
+    """The file's numbers: today's `info` (cache off), the first open with the cache (a miss: the entry written)
+    and the second (a hit), each the median of `turns` in turns; the TUI on the second open."""
+    folder = Path(tempfile.mkdtemp(prefix="irx-cache-bench-"))
+    try:
+        on = {**os.environ, "XDG_CACHE_HOME": str(folder), "IR_EXPLORER_CACHE": "on"}
+        off = {**on, "IR_EXPLORER_CACHE": "off"}
+        argv = [str(EXE), "info", str(path)]
+        today, first, second = [], [], []
+        for _ in range(turns):
+            today.append(timed(argv, off))
+            shutil.rmtree(folder / "ir-explorer", ignore_errors=True)
+            first.append(timed(argv, on))
+            second.append(timed(argv, on))
+        entry = sum(p.stat().st_size for p in (folder / "ir-explorer" / "derived").glob("*.entry"))
+        tui = None
+        if tmux_first_screen is not None:
+            tui = tmux_first_screen(path, environment={"XDG_CACHE_HOME": str(folder), "IR_EXPLORER_CACHE": "on"})
+        return {"today": _median(today), "first": _median(first), "second": _median(second), "entry": entry,
+                "tui": tui}  # fmt: skip
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def section(files: list[tuple[str, Path, float | None, int]],
+            tmux_first_screen: Callable[..., dict | None] | None) -> list[str]:  # fmt: skip
+    """`files`: (label, schedule, its `orjson.loads` seconds measured in this run or None when it is too big to
+    decode whole, turns)."""
+    lines = [
+        "## The second open (issue #76)",
+        "",
+        "`info` with the derived-data cache in a fresh folder, the median of the turns (today, first, second in each",
+        "turn): today = the cache off; first = a miss (the file read, the entry written before the command ends);",
+        "second = a hit (the file hashed, the entry mapped and checked, its pickle read). Peak = the command's own",
+        "process (wait4's ru_maxrss; the first open's worker processes are apart). TUI = tmux at 160×48, the",
+        "second open: the first screen, and the whole file checked (the bar counts its errors).",
+        "",
+        "| file | turns | `orjson.loads` | today | first open | first ÷ today | second open | "
+        "second ÷ `orjson.loads` | peak: today / second | entry | "
+        "TUI second: first screen / whole (÷ `orjson.loads`) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    verdicts = []
+    for label, path, baseline, turns in files:
+        found = measure(path, turns, tmux_first_screen)
+        today, first, second = found["today"], found["first"], found["second"]
+        tui = found["tui"] or {}
+        screen, whole = tui.get("seconds"), tui.get("whole_s")
+        share = f" ({whole / baseline:.3f}×)" if baseline and whole else ""
+        tui_text = f"{screen:.2f} s / {whole:.2f} s{share}" if screen is not None and whole else "not seen"
+        lines.append(f"| {label} | {turns} | {f'{baseline:.2f} s' if baseline else '—'} | {today[0]:.2f} s | "
+                     f"{first[0]:.2f} s | {first[0] / today[0]:.3f} | {second[0]:.2f} s | "
+                     f"{f'{second[0] / baseline:.4f}×' if baseline else '—'} | {today[1]:.0f} / {second[1]:.0f} MiB | "
+                     f"{found['entry'] / 2**20:.0f} MiB | {tui_text} |")  # fmt: skip
+        missed = []
+        if baseline and second[0] > 0.02 * baseline:
+            missed.append(f"second `info` {second[0] / baseline:.3f}× orjson.loads (target 0.02×)")
+        if baseline and whole is not None and whole > 0.02 * baseline:
+            missed.append(f"TUI whole file {whole / baseline:.3f}× orjson.loads (target 0.02×)")
+        if not baseline and second[0] > 2.0:
+            missed.append(f"second `info` {second[0]:.2f} s (target 2 s)")
+        if first[0] > 1.05 * today[0]:
+            missed.append(f"first open {first[0] / today[0]:.2f}× today (target 1.05×)")
+        if second[1] > today[1]:
+            missed.append(f"peak {second[1]:.0f} MiB over today's {today[1]:.0f}")
+        verdicts.append(f"- {label}: " + ("all met." if not missed else "missed: " + "; ".join(missed) + "."))
+    return lines + ["", "Against issue #76's targets:", ""] + verdicts + [""]
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(ROOT))
+    from run import big_schedule, run_probe, tmux_first_screen
+
+    path = big_schedule()
+    baseline = run_probe("baseline_orjson", path)["seconds"]
+    print("\n".join(section([("480 MB, 16 cores", path, baseline, TURNS)], tmux_first_screen)))

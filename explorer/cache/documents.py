@@ -1,0 +1,150 @@
+"""Documents in the cache: the analysed document of a file whose format keeps them (`Format.cacheable`), found by
+its key before anything is read, kept after a first open that cost more than `MIN_SECONDS`.
+
+A schedule with pipeline companions (found beside it or named) is not kept: its joined view holds the companions'
+documents, and their files would be part of the key. The entry is pickled on the caller's thread (arrays are not
+copied: they stay outside the pickle) and written by a thread of its own, so the first screen does not wait for
+the disk; `wait_for_writes` lets a command finish it before the process ends.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from explorer.cache import folder as cache_folder
+from explorer.cache.entry import read_entry
+from explorer.cache.key import entry_key
+
+if TYPE_CHECKING:
+    from explorer.document import Document
+    from explorer.format import Format
+
+MIN_SECONDS = 0.3  # a first open quicker than this writes nothing: reading the entry would save too little
+DISK_RESERVE = 256 * 2**20  # a write that would leave less free than this is skipped (it would fill the disk)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a file's document is kept: its key and entry path."""
+
+    key: str
+    path: Path
+    source: str
+    format: str
+
+
+def slot_for(found: Format, path: Path, strict: bool, companions: dict[str, Path | None] | None) -> Slot | None:
+    """The slot of `path` read by `found`, or None when nothing is kept for it (cache off, a format that does not
+    keep documents, companions, no private folder, a file that cannot be hashed)."""
+    if not cache_folder.enabled() or not found.cacheable or any((companions or {}).values()):
+        return None
+    from explorer.companions import find_companions
+
+    if find_companions(path):
+        return None
+    where = cache_folder.private_folder(create=True)
+    if where is None:
+        return None
+    try:
+        key = entry_key(found.name, path, {"strict": strict})
+    except OSError:
+        return None
+    return Slot(key, where / f"{key}{cache_folder.ENTRY_SUFFIX}", str(path), found.name)
+
+
+def has_entry(found: Format, path: Path, strict: bool = False,
+              companions: dict[str, Path | None] | None = None) -> bool:  # fmt: skip
+    """Whether a kept document may answer for `path` (its entry exists; whether it reads whole is `lookup`'s)."""
+    slot = slot_for(found, path, strict, companions)
+    return slot is not None and slot.path.is_file()
+
+
+def lookup(slot: Slot) -> Document | None:
+    from explorer.document import Document
+
+    kept = read_entry(slot.path, slot.key)
+    if not isinstance(kept, Document):
+        return None
+    cache_folder.mark_used(slot.path)
+    return kept
+
+
+_writes: list[threading.Thread] = []
+_warned = threading.Event()
+
+
+def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
+    """Write `document` to the slot its open marked (once; nothing when none was marked), in a thread of its own;
+    a write that cannot be made is skipped, a full disk said once (`warn`, else stderr). Call it when done with
+    the document (the command's output made, the first screen's work done) and before anything else may use it:
+    the pickling walks it."""
+    import pickle
+
+    slot = document.cache_slot
+    if not isinstance(slot, Slot):
+        return
+    document.cache_slot = None
+    buffers: list[pickle.PickleBuffer] = []
+    try:
+        stream = pickle.dumps(document, protocol=5, buffer_callback=buffers.append)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError, RuntimeError):
+        return  # something in it cannot be kept: the next open reads the file, as today
+    views = [buffer.raw() for buffer in buffers]
+    size = len(stream) + sum(view.nbytes for view in views)
+    writer = threading.Thread(target=_write, args=(slot, stream, views, size, warn or _to_stderr),
+                              name="ir-explorer cache write", daemon=True)  # fmt: skip
+    _writes.append(writer)
+    writer.start()
+
+
+def _write(slot: Slot, stream: bytes, views: list[memoryview], size: int, warn: Callable[[str], None]) -> None:
+    from explorer.cache.entry import write_parts
+    from explorer.writing import in_words
+
+    try:
+        if shutil.disk_usage(slot.path.parent).free - size < DISK_RESERVE:
+            raise OSError(28, "No space left on device")
+        write_parts(slot.path, slot.key, slot.source, slot.format, stream, views)
+    except OSError as error:
+        if not _warned.is_set():
+            _warned.set()
+            warn(f"the cache entry of {Path(slot.source).name} ({size / 2**20:,.0f} MiB) was not written: "
+                 f"{in_words(error)}; the next open reads the file again")  # fmt: skip
+        return
+    cache_folder.evict(slot.path.parent, cache_folder.cap())
+
+
+def _to_stderr(message: str) -> None:
+    print(f"ir-explorer: {message}", file=sys.stderr)
+
+
+def wait_for_writes(timeout: float = 60.0) -> None:
+    """Finish the entries being written (a command ends after them; a cut-short write leaves no entry)."""
+    while _writes:
+        _writes.pop().join(timeout)
+
+
+def kept_entries() -> list[tuple[Path, int, float, Any]]:
+    """(entry, bytes, last used, its header or None when unreadable) for `ir-explorer cache`."""
+    from explorer.cache.entry import read_header
+
+    where = cache_folder.private_folder(create=False)
+    if where is None:
+        return []
+    listed = []
+    for entry in cache_folder.entries(where):
+        found = read_header(entry.path)
+        listed.append((entry.path, entry.size, entry.last_used, found[0] if found else None))
+    return listed
+
+
+def clear() -> tuple[int, int]:
+    """`ir-explorer cache --clear`: (entries, bytes) removed."""
+    where = cache_folder.private_folder(create=False)
+    return (0, 0) if where is None else cache_folder.clear(where)

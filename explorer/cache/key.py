@@ -1,0 +1,89 @@
+"""An entry's key: everything that decides what a file becomes. The file's identity (device, inode, size,
+modification time in ns) and a hash of every byte of it (xxh3_128: a file changed in place with its size and time
+kept is another key), the explorer's code (its version and each module's size and time: an edited checkout derives
+differently), the format and the options that change what is derived."""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import xxhash
+
+from explorer import __version__
+
+LAYOUT = 1  # the entry file's own layout (entry.py); an entry of another layout is a miss
+WINDOW = 64 * 2**20  # bytes of the file mapped at a time while it is hashed (a multiple of any page size)
+
+
+@dataclass(frozen=True)
+class Stamp:
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+
+def stamp_of(path: Path) -> Stamp:
+    info = os.stat(path)
+    return Stamp(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+# A file hashed once per process while it is unchanged: its stamp and its inode's change time, which any write
+# moves and which, unlike the modification time, no one can set back
+_hashes: dict[tuple[str, Stamp, int], str] = {}
+
+
+def content_hash(path: Path) -> str:
+    """xxh3_128 of every byte, read through read-only mappings (no copy); remembered while the file is unchanged."""
+    stamp = stamp_of(path)
+    changed = os.stat(path).st_ctime_ns
+    remembered = _hashes.get((str(path), stamp, changed))
+    if remembered is not None:
+        return remembered
+    hasher = xxhash.xxh3_128()
+    with open(path, "rb") as handle:
+        for offset in range(0, stamp.size, WINDOW):  # a window at a time: the process never maps the whole file
+            with mmap.mmap(handle.fileno(), min(WINDOW, stamp.size - offset), offset=offset,
+                           access=mmap.ACCESS_READ) as mapped:  # fmt: skip
+                hasher.update(mapped)
+    digest = hasher.hexdigest()
+    if stamp_of(path) != stamp:  # changed while it was read: no key can be trusted
+        raise OSError(f"{path} changed while it was read")
+    _hashes[(str(path), stamp, changed)] = digest
+    return digest
+
+
+_code: str | None = None
+
+
+def code_fingerprint() -> str:
+    """The explorer's version and every module's path, size and time: what runs."""
+    global _code
+    if _code is None:
+        package = Path(__file__).resolve().parent.parent
+        digest = xxhash.xxh3_128(__version__.encode())
+        for module in sorted(package.rglob("*.py")):
+            info = module.stat()
+            digest.update(f"{module.relative_to(package)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+        _code = digest.hexdigest()
+    return _code
+
+
+def entry_key(format_name: str, path: Path, options: dict[str, object]) -> str:
+    """The key of what `path` becomes when `format_name` reads it with `options`; OSError when the file cannot
+    be read whole."""
+    resolved = path.resolve()
+    stamp = stamp_of(resolved)
+    parts = {
+        "layout": LAYOUT,
+        "code": code_fingerprint(),
+        "format": format_name,
+        "path": str(path),  # the name the document says it was read from
+        "file": [str(resolved), stamp.device, stamp.inode, stamp.size, stamp.mtime_ns, content_hash(resolved)],
+        "options": options,
+    }
+    return xxhash.xxh3_128(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()

@@ -1,0 +1,272 @@
+"""Issue #76: the derived-data cache. A second open gives what the first gave (the same `--json` outputs, byte for
+byte); an entry is never trusted over the file: a file changed in place with its size and time kept, an entry cut
+short, replaced by a symbolic link, owned by another user or written by a newer version are each read as if there
+were no cache; the folder is private and bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from explorer.api import open_document
+from explorer.cache import documents as derived
+from explorer.cache import folder as cache_folder
+from explorer.cache import key as cache_key
+from explorer.cache.entry import PREFIX, read_entry, read_header, write_entry
+from explorer.cli import main
+from tests.conftest import SAMPLE_DATA, SAMPLES, entry_files, written
+
+SCHEDULE = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+
+
+def opened_and_kept(path: Path):
+    document = open_document(path)
+    derived.keep(document)
+    derived.wait_for_writes()
+    return document
+
+
+def run(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def every_file() -> list[Path]:
+    """The bundled samples, and the real ones where they are (a user's clone has no ../shared)."""
+    files = sorted(p for p in SAMPLE_DATA.iterdir() if p.suffix in (".json", ".onnx", ".tar", ".txt"))
+    if SAMPLES.is_dir():
+        files += sorted(p for p in SAMPLES.rglob("*") if p.is_file() and not p.name.endswith(".data"))
+    return files
+
+
+@pytest.mark.parametrize("path", every_file(), ids=lambda p: p.name)
+def test_a_second_open_gives_the_first_ones_outputs_byte_for_byte(path, cache_on, capsys, monkeypatch):
+    monkeypatch.setenv(cache_folder.CACHE_VARIABLE, "off")
+    without = [run(capsys, command, str(path), "--json") for command in ("info", "check")]
+    monkeypatch.setenv(cache_folder.CACHE_VARIABLE, "on")
+    first = [run(capsys, command, str(path), "--json") for command in ("info", "check")]
+    kept = written(cache_on)
+    second = [run(capsys, command, str(path), "--json") for command in ("info", "check")]
+    assert first == without and second == without
+    if path.suffix == ".json" and "stschedule" in path.name:  # the format that keeps its documents
+        assert len(kept) == 1 and written(cache_on) == kept  # read back, not written again
+
+
+def test_a_kept_document_is_read_back_and_answers_as_the_file_does(cache_on):
+    first = opened_and_kept(SCHEDULE)
+    [entry] = entry_files(cache_on)
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o600 and stat.S_IMODE(cache_on.stat().st_mode) == 0o700
+    slot = derived.slot_for(cache_key_format(), SCHEDULE, False, None)
+    second = derived.lookup(slot)
+    assert second is not None and second is not first
+    assert [p.to_json() for p in second.problems] == [p.to_json() for p in first.problems]
+    assert second.summary == first.summary and second.headline == first.headline
+    assert (second.schedule.wl_time == first.schedule.wl_time).all() and second.schedule.wl_time.size > 0
+    second.schedule.wl_time[0] += 0  # arrays read back are writable (a private mapping), the entry unchanged
+    assert derived.lookup(slot) is not None
+    assert second.view.describe(("workload", 0)) == first.view.describe(("workload", 0))
+
+
+def cache_key_format():
+    from explorer.registry import pick_format
+
+    return pick_format(SCHEDULE)
+
+
+def test_a_file_changed_in_place_with_its_size_and_time_kept_is_read_again(cache_on, tmp_path, monkeypatch):
+    path = tmp_path / "s_stschedule.json"
+    shutil.copy(SCHEDULE, path)
+    before = os.stat(path)
+    kept_key = opened_and_kept(path).cache_slot
+    [entry] = entry_files(cache_on)
+    changed = bytearray(path.read_bytes())
+    at = changed.index(b'"address" : ') + len(b'"address" : ')  # the file stays valid, its size the same
+    changed[at] = ord("9") if changed[at] != ord("9") else ord("8")
+    path.write_bytes(bytes(changed))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    second = open_document(path)
+    assert second.cache_slot is not None and second.cache_slot.path != entry  # a miss: read from the file
+    monkeypatch.setenv(cache_folder.CACHE_VARIABLE, "off")
+    fresh = open_document(path)
+    assert [p.to_json() for p in second.problems] == [p.to_json() for p in fresh.problems]
+    assert second.summary == fresh.summary
+    assert kept_key is None  # (keeping it marked the slot as used)
+
+
+def damaged(cache_on: Path, damage) -> None:
+    """Keep the schedule, damage its entry with `damage(entry)`, then open again: the file is read (the answer is
+    the file's) and a good entry written in its place."""
+    expected = opened_and_kept(SCHEDULE)
+    [entry] = entry_files(cache_on)
+    slot = derived.slot_for(cache_key_format(), SCHEDULE, False, None)
+    damage(entry)
+    assert derived.lookup(slot) is None
+    again = open_document(SCHEDULE)
+    assert again.cache_slot is not None  # read from the file, marked to be kept again
+    assert [p.to_json() for p in again.problems] == [p.to_json() for p in expected.problems]
+    derived.keep(again)
+    derived.wait_for_writes()
+    assert derived.lookup(slot) is not None
+
+
+def test_an_entry_cut_short_is_read_as_no_entry(cache_on):
+    damaged(cache_on, lambda entry: os.truncate(entry, entry.stat().st_size // 2))
+
+
+def test_an_entry_with_a_changed_byte_is_read_as_no_entry(cache_on):
+    def flip(entry: Path) -> None:
+        data = bytearray(entry.read_bytes())
+        data[-10] ^= 0xFF
+        entry.write_bytes(bytes(data))
+        entry.chmod(0o600)
+
+    damaged(cache_on, flip)
+
+
+def test_an_entry_replaced_by_a_symbolic_link_is_not_followed(cache_on, tmp_path):
+    def link(entry: Path) -> None:
+        real = tmp_path / "elsewhere.entry"
+        shutil.copy(entry, real)
+        entry.unlink()
+        entry.symlink_to(real)
+
+    damaged(cache_on, link)
+
+
+def test_an_entry_of_a_newer_layout_or_a_foreign_file_is_read_as_no_entry(cache_on):
+    def newer(entry: Path) -> None:
+        data = bytearray(entry.read_bytes())
+        magic, layout, length = PREFIX.unpack_from(data)
+        PREFIX.pack_into(data, 0, magic, layout + 1, length)
+        entry.write_bytes(bytes(data))
+
+    damaged(cache_on, newer)
+    damaged(cache_on, lambda entry: entry.write_bytes(b"not an entry at all"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root (CI runs as root)")
+def test_an_entry_owned_by_another_user_is_read_as_no_entry(cache_on):
+    damaged(cache_on, lambda entry: os.chown(entry, 65534, 65534))
+
+
+def test_an_entry_others_may_write_is_read_as_no_entry(cache_on):
+    damaged(cache_on, lambda entry: entry.chmod(0o622))
+
+
+def test_a_folder_that_is_not_private_is_neither_read_nor_written(cache_on, tmp_path):
+    cache_on.parent.mkdir(parents=True)
+    cache_on.mkdir(mode=0o755)
+    cache_on.chmod(0o755)  # (open to others)
+    assert derived.slot_for(cache_key_format(), SCHEDULE, False, None) is None
+    opened_and_kept(SCHEDULE)
+    assert entry_files(cache_on) == []
+    cache_on.rmdir()
+    elsewhere = tmp_path / "theirs"
+    elsewhere.mkdir(mode=0o700)
+    cache_on.symlink_to(elsewhere)  # a link where the folder should be: never used
+    assert derived.slot_for(cache_key_format(), SCHEDULE, False, None) is None
+    opened_and_kept(SCHEDULE)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_off_by_the_environment_nothing_is_read_or_written(cache_on, monkeypatch, capsys):
+    monkeypatch.setenv(cache_folder.CACHE_VARIABLE, "off")
+    opened_and_kept(SCHEDULE)
+    assert not cache_on.exists() or entry_files(cache_on) == []
+    monkeypatch.setenv(cache_folder.CACHE_VARIABLE, "on")
+    assert run(capsys, "info", str(SCHEDULE), "--no-cache")[0] in (0, 1)
+    assert entry_files(cache_on) == []
+    assert os.environ[cache_folder.CACHE_VARIABLE] == "off"  # --no-cache reaches worker processes and sessions
+
+
+def test_companions_beside_a_schedule_keep_it_out_of_the_cache(cache_on, tmp_path):
+    path = tmp_path / "model_b1_c1_bw16_stschedule.json"
+    shutil.copy(SCHEDULE, path)
+    (tmp_path / "model_b1_c1_bw16_asm.txt").write_text("")
+    assert derived.slot_for(cache_key_format(), path, False, None) is None
+    assert derived.slot_for(cache_key_format(), SCHEDULE, False, {"asm": path}) is None
+
+
+def test_the_least_recently_used_entries_go_first_past_the_cap(cache_on, tmp_path):
+    made = []
+    for k in range(3):
+        path = tmp_path / f"s{k}_stschedule.json"
+        shutil.copy(SCHEDULE, path)
+        before = set(entry_files(cache_on)) if cache_on.exists() else set()
+        opened_and_kept(path)
+        [entry] = set(entry_files(cache_on)) - before
+        os.utime(entry, (1000 + k, 1000 + k))
+        made.append(entry)
+    derived.lookup(derived.slot_for(cache_key_format(), tmp_path / "s0_stschedule.json", False, None))  # used now
+    total = sum(entry.stat().st_size for entry in made)
+    assert cache_folder.evict(cache_on, total - 1) == [made[1]]  # the least recently used
+    assert entry_files(cache_on) == sorted([made[0], made[2]])
+
+
+def test_a_write_that_would_fill_the_disk_is_skipped_with_one_warning(cache_on, monkeypatch):
+    said = []
+    monkeypatch.setattr(derived, "_warned", derived.threading.Event())
+    monkeypatch.setattr(derived.shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000))
+    for _ in range(2):
+        document = open_document(SCHEDULE)
+        derived.keep(document, said.append)
+        derived.wait_for_writes()
+    assert len(said) == 1 and "was not written: the disk is full" in said[0]
+    assert entry_files(cache_on) == []
+
+
+def test_the_hash_is_of_every_byte_and_the_key_of_the_options(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"x" * (cache_key.WINDOW + 5))
+    b.write_bytes(b"x" * (cache_key.WINDOW + 4) + b"y")  # differs in the last byte, past the first window
+    assert cache_key.content_hash(a) != cache_key.content_hash(b)
+    import xxhash
+
+    assert cache_key.content_hash(a) == xxhash.xxh3_128(a.read_bytes()).hexdigest()
+    assert cache_key.entry_key("f", a, {"strict": False}) != cache_key.entry_key("f", a, {"strict": True})
+    assert cache_key.entry_key("f", a, {}) != cache_key.entry_key("g", a, {})
+
+
+def test_an_entry_round_trips_its_arrays_without_copying_them_into_the_pickle(tmp_path):
+    import numpy as np
+
+    kept = {"column": np.arange(1_000_000, dtype=np.int64), "words": ["a", "b"]}
+    target = tmp_path / "k.entry"
+    size = write_entry(target, "key", "src", "fmt", kept)
+    header, _ = read_header(target)
+    assert header.pickle[1] < 10_000 and header.buffers[0][1] == 8_000_000 and size == target.stat().st_size
+    back = read_entry(target, "key")
+    assert back["words"] == ["a", "b"] and (back["column"] == kept["column"]).all()
+    assert read_entry(target, "another key") is None
+
+
+def test_the_cache_command_lists_and_clears(cache_on, capsys):
+    opened_and_kept(SCHEDULE)
+    code, out = run(capsys, "cache", "--json")
+    listed = json.loads(out)
+    assert code == 0 and listed["enabled"] and len(listed["entries"]) == 1
+    assert listed["entries"][0]["source"] == str(SCHEDULE) and listed["entries"][0]["format"] == "scheduler-ir"
+    code, out = run(capsys, "cache")
+    assert code == 0 and "1 entry" in out and SCHEDULE.name in out
+    code, out = run(capsys, "cache", "--clear", "--json")
+    assert json.loads(out)["cleared"] == 1 and json.loads(out)["entries"] == [] and entry_files(cache_on) == []
+
+
+
+def test_the_readme_says_what_the_cache_commands_take():
+    from explorer.cli_parsers import command_parser, tui_parser
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "ir-explorer cache [--clear] [--json]" in readme and f"{cache_folder.CACHE_VARIABLE}=off" in readme
+    for parser in (tui_parser(), command_parser("info"), command_parser("check"), command_parser("serve")):
+        assert {"--no-cache", "--cache-size"} <= set(parser._option_string_actions)
+    assert {"--clear", "--json"} <= set(command_parser("cache")._option_string_actions)
+    assert "`~/.cache/ir-explorer/derived`" in readme and str(cache_folder.DEFAULT_CAP // 2**30) + " GiB" in readme
