@@ -1,7 +1,7 @@
 """The second open (issue #76), a part of `make bench`: the 480 MB 16-core schedule and the 3 GB 64-core one
 opened with the derived-data cache in a fresh folder of the bench's own: the first open (which writes the entry)
 against the same command with the cache off (today), the second (which reads it), against `orjson.loads` of the
-file in the same run; peak memory of each command's process (its own, from wait4); the TUI's first screen and
+file in the same run; peak memory of each command's process (its own, by GNU time); the TUI's first screen and
 whole file on the second open in tmux. Run alone: `python benchmarks/cache_bench.py`.
 """
 
@@ -24,15 +24,17 @@ TURNS = 3
 
 
 def timed(argv: list[str], environment: dict[str, str]) -> tuple[float, float]:
-    """(seconds, the process's own peak resident MiB) of one command, its output thrown away."""
-    start = time.perf_counter()
-    child = subprocess.Popen(argv, env=environment, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    elapsed = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(argv)} failed ({child.returncode})")
-    return elapsed, usage.ru_maxrss / 1024
+    """(seconds, the process's own peak resident MiB) of one command, its output thrown away. The peak is GNU
+    time's: a child forked from this process would report this one's peak as its own (Linux keeps the high-water
+    mark across fork and exec), and the bench process holds what it generated."""
+    with tempfile.NamedTemporaryFile("r", suffix=".peak") as peak:
+        start = time.perf_counter()
+        done = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name, *argv], env=environment, cwd=ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        elapsed = time.perf_counter() - start
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"{' '.join(argv)} failed ({done.returncode})")
+        return elapsed, int(peak.read().split()[-1]) / 1024
 
 
 def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
@@ -73,7 +75,7 @@ def section(files: list[tuple[str, Path, float | None, int]],
         "`info` with the derived-data cache in a fresh folder, the median of the turns (today, first, second in each",
         "turn): today = the cache off; first = a miss (the file read, the entry written before the command ends);",
         "second = a hit (the file hashed, the entry mapped and checked, its pickle read). Peak = the command's own",
-        "process (wait4's ru_maxrss; the first open's worker processes are apart). TUI = tmux at 160×48, the",
+        "process (GNU time's maximum resident set; the first open's workers are apart). TUI = tmux at 160×48, the",
         "second open: the first screen, and the whole file checked (the bar counts its errors).",
         "",
         "| file | turns | `orjson.loads` | today | first open | first ÷ today | second open | "

@@ -43,6 +43,7 @@ def open_document(
     slot = derived.slot_for(found, Path(path), strict, companions) if analyze else None
     if slot is not None and (kept := derived.lookup(slot)) is not None:
         kept.read_ahead = read_ahead
+        kept.cache_slot, kept._opened_problems, kept._kept_state = slot, kept.problems, kept.derived_state()
         progress(1, 1, READY)
         return kept
     started = time.perf_counter()

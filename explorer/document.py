@@ -159,6 +159,10 @@ class DocumentView:
         for name, make in self.SESSION_STATE.items():
             setattr(self, name, make())
 
+    def derived_state(self) -> tuple:
+        """How much the view has worked out and remembered (kept by the cache with the document): () for none."""
+        return ()
+
     def describe(self, ref: Ref) -> list[Section]:
         """The details panel's tables for a ref."""
         return []
@@ -431,10 +435,19 @@ class Document:
     # a later step's problems (deep checks)
     cache_slot: Any = field(default=None, repr=False, compare=False)
     _opened_problems: list[Problem] | None = field(default=None, repr=False, compare=False)
+    # A document read back from the cache: what it had worked out then (`derived_state`); kept again only when a
+    # command or the TUI has worked out more since (a `check` after an `info`, the incidents' roles named)
+    _kept_state: tuple | None = field(default=None, repr=False, compare=False)
+
+    def derived_state(self) -> tuple:
+        """What has been worked out and remembered since the file was read: the analysis's remembered results
+        and the view's (`DocumentView.derived_state`)."""
+        analysis = self.schedule_analysis
+        return (tuple(sorted(analysis.cached)) if analysis is not None else (), self.view.derived_state())
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["cache_slot"] = None
+        state["cache_slot"] = state["_kept_state"] = None
         opened = state.pop("_opened_problems", None)
         if opened is not None:
             state["problems"], state["_deep_checked"] = opened, False

@@ -108,7 +108,8 @@ class DocumentLoading(AppParts):
             return
         from explorer.cache import documents as derived
 
-        derived.keep(document, self._cache_warning)  # a big file's entry, before any view may touch the document
+        if not incidents:  # a big file's cache entry, before any view may touch the document
+            derived.keep(document, self._cache_warning)
         self.call_from_thread(self.show_document, document, roles_pending=bool(incidents))
         if incidents:
             # after the views are mounted: naming is Python work that would slow their first paint (the workers'
@@ -118,6 +119,9 @@ class DocumentLoading(AppParts):
                 time.sleep(0.01)
             with contextlib.suppress(Exception):  # roles are words beside the incidents: the lines stand without
                 name_incident_roles(document, incidents)
+                # with the roles the next open will not read again; the views only read the document meanwhile
+                # (what they remember of it is left out of the entry), a change seen while it is walked skips it
+                derived.keep(document, self._cache_warning)
             if not worker.is_cancelled:
                 self.call_from_thread(self._roles_named, incidents)
 

@@ -80,15 +80,16 @@ _warned = threading.Event()
 
 
 def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
-    """Write `document` to the slot its open marked (once; nothing when none was marked), in a thread of its own;
+    """Write `document` to the slot its open marked (once; nothing when none was marked, or when it was read back
+    from the cache and has worked out nothing since), in a thread of its own;
     a write that cannot be made is skipped, a full disk said once (`warn`, else stderr). Call it when done with
     the document (the command's output made, the first screen's work done) and before anything else may use it:
     the pickling walks it."""
     import pickle
 
     slot = document.cache_slot
-    if not isinstance(slot, Slot):
-        return
+    if not isinstance(slot, Slot) or document._kept_state == document.derived_state():
+        return  # (read back from the cache, and nothing worked out since)
     document.cache_slot = None
     buffers: list[pickle.PickleBuffer] = []
     try:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +18,8 @@ import xxhash
 from explorer import __version__
 
 LAYOUT = 1  # the entry file's own layout (entry.py); an entry of another layout is a miss
-WINDOW = 64 * 2**20  # bytes of the file mapped at a time while it is hashed (a multiple of any page size)
+WINDOW = 64 * 2**20  # bytes of the file mapped and hashed at a time (a multiple of any page size)
+HASH_THREADS = min(4, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -38,23 +41,42 @@ _hashes: dict[tuple[str, Stamp, int], str] = {}
 
 
 def content_hash(path: Path) -> str:
-    """xxh3_128 of every byte, read through read-only mappings (no copy); remembered while the file is unchanged."""
+    """A hash of every byte: xxh3_128 of each WINDOW of the file (its bytes mapped read-only, no copy), on
+    several threads (xxhash lets go of the interpreter while it hashes), then xxh3_128 of the size and those
+    digests in order; remembered while the file is unchanged."""
+    with _hashing:  # one at a time: the TUI's preview and load both ask, and the second waits for the first
+        return _content_hash(path)
+
+
+_hashing = threading.Lock()
+
+
+def _content_hash(path: Path) -> str:
     stamp = stamp_of(path)
     changed = os.stat(path).st_ctime_ns
     remembered = _hashes.get((str(path), stamp, changed))
     if remembered is not None:
         return remembered
-    hasher = xxhash.xxh3_128()
     with open(path, "rb") as handle:
-        for offset in range(0, stamp.size, WINDOW):  # a window at a time: the process never maps the whole file
+
+        def window(offset: int) -> bytes:
             with mmap.mmap(handle.fileno(), min(WINDOW, stamp.size - offset), offset=offset,
                            access=mmap.ACCESS_READ) as mapped:  # fmt: skip
-                hasher.update(mapped)
-    digest = hasher.hexdigest()
+                return xxhash.xxh3_128(mapped).digest()
+
+        offsets = range(0, stamp.size, WINDOW)
+        if len(offsets) > 1:
+            with ThreadPoolExecutor(min(HASH_THREADS, len(offsets)), thread_name_prefix="ir-explorer hash") as pool:
+                digests = list(pool.map(window, offsets))
+        else:
+            digests = [window(offset) for offset in offsets]
+    combined = xxhash.xxh3_128(stamp.size.to_bytes(8, "little"))
+    for digest in digests:
+        combined.update(digest)
     if stamp_of(path) != stamp:  # changed while it was read: no key can be trusted
         raise OSError(f"{path} changed while it was read")
-    _hashes[(str(path), stamp, changed)] = digest
-    return digest
+    _hashes[(str(path), stamp, changed)] = combined.hexdigest()
+    return combined.hexdigest()
 
 
 _code: str | None = None

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from explorer.cache import documents as derived
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import SAMPLE_DATA, written
 from widgets.app import make_app
@@ -27,6 +28,7 @@ async def test_a_second_open_shows_the_same_screen(cache_on, keys):
             return re.sub(r"terminal-\d+", "terminal", app.export_screenshot())
 
     first = await screen()
-    kept = written(cache_on)  # the first screen's load kept it
+    derived.wait_for_writes()
+    kept = written(cache_on)  # the first screen's load kept it (once the incidents' roles were named)
     second = await screen()
     assert len(kept) == 1 and written(cache_on) == kept and second == first

@@ -229,7 +229,9 @@ def test_the_hash_is_of_every_byte_and_the_key_of_the_options(tmp_path):
     assert cache_key.content_hash(a) != cache_key.content_hash(b)
     import xxhash
 
-    assert cache_key.content_hash(a) == xxhash.xxh3_128(a.read_bytes()).hexdigest()
+    data = a.read_bytes()  # the size, then each window's hash
+    windows = [xxhash.xxh3_128(data[k : k + cache_key.WINDOW]).digest() for k in range(0, len(data), cache_key.WINDOW)]
+    assert cache_key.content_hash(a) == xxhash.xxh3_128(len(data).to_bytes(8, "little") + b"".join(windows)).hexdigest()
     assert cache_key.entry_key("f", a, {"strict": False}) != cache_key.entry_key("f", a, {"strict": True})
     assert cache_key.entry_key("f", a, {}) != cache_key.entry_key("g", a, {})
 
@@ -270,3 +272,20 @@ def test_the_readme_says_what_the_cache_commands_take():
         assert {"--no-cache", "--cache-size"} <= set(parser._option_string_actions)
     assert {"--clear", "--json"} <= set(command_parser("cache")._option_string_actions)
     assert "`~/.cache/ir-explorer/derived`" in readme and str(cache_folder.DEFAULT_CAP // 2**30) + " GiB" in readme
+
+
+def test_a_kept_document_is_kept_again_only_when_more_was_worked_out(cache_on):
+    from explorer.schedule.pressure import pressure_of
+
+    opened_and_kept(SCHEDULE)  # as opened: nothing worked out since
+    first = written(cache_on)
+    opened_and_kept(SCHEDULE)  # read back, nothing new: not written again
+    assert written(cache_on) == first
+    document = open_document(SCHEDULE)
+    assert "pressure" not in document.analysed().cached
+    assert pressure_of(document).cores  # `info`'s memory pressure, remembered on the analysis
+    derived.keep(document)
+    derived.wait_for_writes()
+    again = written(cache_on)
+    assert len(again) == 1 and again != first  # written again, with it
+    assert "pressure" in open_document(SCHEDULE).analysed().cached

@@ -63,7 +63,11 @@ def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document
 
 
 class ScheduleView(DocumentView):
-    SESSION_STATE = {"_decoded": dict, "_roles": dict, "_role_jobs": dict, "_role_answers": dict}
+    # the roles read (what the incidents name) are the file's own: kept with the document
+    SESSION_STATE = {"_decoded": dict, "_role_jobs": dict}
+
+    def derived_state(self) -> tuple:
+        return len(self._roles), len(self._role_answers)
 
     def __init__(self, s: Schedule) -> None:
         self.s = s
