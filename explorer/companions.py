@@ -224,14 +224,18 @@ def attach_companions(
             companions.measured = join_measurement(document, table, rows, companions.paths[kind])
         planned = document.schedule.has(SchedulePart.ADDRESS_SPACE)
         if table.l2_destination is not None and not checked_addresses and planned:
-            from explorer.schedule.plan_conformance import outside_plan, unreadable_addresses
+            from explorer.schedule.plan_conformance import outside_plan, unreadable_addresses, unreadable_sizes
 
             checked_addresses = True
-            document.problems += unreadable_addresses(table.unreadable_destination, table.name, table.line,
-                                                      companions.paths[kind].name)  # fmt: skip
+            name = companions.paths[kind].name
+            document.problems += unreadable_addresses(table.unreadable_destination, table.name, table.line, name)
+            document.problems += unreadable_sizes(table.unreadable_size, table.name, table.line, name)
             document.problems += outside_plan(document.scheduled(), rows, table.l2_destination, table.name,
-                                              table.line, companions.paths[kind].name,
-                                              entry_kinds=document.vocabulary.entry_kinds)  # fmt: skip
+                                              table.line, name, entry_kinds=document.vocabulary.entry_kinds,
+                                              sizes=table.l2_destination_size)  # fmt: skip
+            if table.l2_source is not None:
+                document.problems += outside_plan(document.scheduled(), rows, table.l2_source, table.name,
+                                                  table.line, name, sizes=table.l2_source_size, reads=True)
             side = document.vocabulary.side_memory
             if table.wl0_destination is not None and side and document.scheduled().w0_addr.size:
                 document.problems += outside_plan(document.scheduled(), rows, table.wl0_destination, table.name,

@@ -396,6 +396,13 @@ class InstructionTable:
     # The destination fields that name no byte (negative, past 2**62, not a whole number): instruction → the value
     # as written, each a located warning of the join (`bad-address`), its instruction left unchecked.
     unreadable_destination: dict[int, str] = field(default_factory=dict)
+    # How many bytes the L2 destination covers (-1 where not known: its first byte alone is checked); the L2 byte
+    # an instruction reads (a store's, a vector op's source; -1 for none) and how many; the sizes written that are
+    # none (negative, too big: instruction → the field as written), each a `bad-address` warning.
+    l2_destination_size: np.ndarray | None = None
+    l2_source: np.ndarray | None = None
+    l2_source_size: np.ndarray | None = None
+    unreadable_size: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass

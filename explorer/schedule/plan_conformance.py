@@ -19,37 +19,49 @@ WEIGHT_LOADS = ("ldw",)  # the instructions that load weights into L2: the only 
 
 
 def outside_plan(schedule: Schedule, rows: np.ndarray, destination: np.ndarray, names: list[str],
-                 lines: np.ndarray, file_name: str, memory: str = "L2",
-                 entry_kinds: tuple[str, ...] = ()) -> list[Problem]:  # fmt: skip
+                 lines: np.ndarray, file_name: str, memory: str = "L2", entry_kinds: tuple[str, ...] = (),
+                 sizes: np.ndarray | None = None, reads: bool = False) -> list[Problem]:  # fmt: skip
     """Warnings for the instructions whose destination (`destination` ≥ 0) lies in no entry of their workload's
     snapshot of `memory` ("L2", else the side memory, WL0: its entries named by transfer), or (L2, with the
     entries' `entry_kinds` naming a "weight") in an entry of the wrong role: a weight load outside every weight
-    entry there, anything else inside nothing but weight entries. `rows`: each instruction's schedule row, -1 for
+    entry there, anything else inside nothing but weight entries. Where `sizes` gives the operand's bytes (≥ 0),
+    the whole range must lie in one entry: one that starts in an entry and runs past its end is a warning too.
+    `reads`: these are sources (read, not written; no role rule). `rows`: each instruction's schedule row, -1 for
     none (an instruction of no workload is not checked: the join reports those)."""
     in_l2 = memory == "L2"
+    verb = "reads" if reads else "writes"
     pointers, addresses = (schedule.buf_ptr, schedule.buf_addr) if in_l2 else (schedule.w0_ptr, schedule.w0_addr)
     sizes_of, names_of = (schedule.buf_size, schedule.buf_tensor) if in_l2 else (schedule.w0_size, schedule.w0_tid)
-    weight = entry_kinds.index("weight") if in_l2 and "weight" in entry_kinds else None
+    weight = entry_kinds.index("weight") if in_l2 and "weight" in entry_kinds and not reads else None
     checked = np.flatnonzero((destination >= 0) & (rows >= 0))
     found: list[Problem] = []
     outside = 0
     for k in checked.tolist():
         row, byte = int(rows[k]), int(destination[k])
         lo, hi = int(pointers[row]), int(pointers[row + 1])
-        starts, sizes = addresses[lo:hi], sizes_of[lo:hi]
-        inside = (starts <= byte) & (byte < starts + sizes)
+        starts, lengths = addresses[lo:hi], sizes_of[lo:hi]
+        inside = (starts <= byte) & (byte < starts + lengths)
         workload = f"core {int(schedule.wl_core[row])} workload {int(schedule.wl_id[row])}"
+        span = int(sizes[k]) if sizes is not None else -1
         if inside.any():
             why = _wrong_role(names[k], schedule.buf_type[lo:hi][inside], weight) if weight is not None else ""
-            if not why:
-                continue
             where = int(np.flatnonzero(inside)[0])
-            tensor, role = int(names_of[lo + where]), entry_kinds[int(schedule.buf_type[lo + where])]
-            said = (f"{names[k]} (line {int(lines[k])}) writes L2 byte {byte:,} in tensor {tensor}'s entry ({role}) of "
-                    f"{workload}'s snapshot: {why}")
+            if why:
+                tensor, role = int(names_of[lo + where]), entry_kinds[int(schedule.buf_type[lo + where])]
+                said = (f"{names[k]} (line {int(lines[k])}) writes L2 byte {byte:,} in tensor {tensor}'s entry "
+                        f"({role}) of {workload}'s snapshot: {why}")  # fmt: skip
+            elif span > 0 and not ((starts <= byte) & (byte + span <= starts + lengths)).any():
+                end = int(starts[where] + lengths[where])
+                past = byte + span - end
+                said = (f"{names[k]} (line {int(lines[k])}) {verb} {memory} bytes [{byte:,}, {byte + span:,}), which "
+                        f"run {past:,} byte{'' if past == 1 else 's'} past the end of tensor "
+                        f"{int(names_of[lo + where])}'s entry [{int(starts[where]):,}, {end:,}) in {workload}'s "
+                        "snapshot: no one entry holds them")  # fmt: skip
+            else:
+                continue
         else:
-            nearest = _nearest(starts, sizes, names_of[lo:hi], byte, "tensor" if in_l2 else "transfer")
-            said = (f"{names[k]} (line {int(lines[k])}) writes {memory} byte {byte:,}, in no {memory} entry of "
+            nearest = _nearest(starts, lengths, names_of[lo:hi], byte, "tensor" if in_l2 else "transfer")
+            said = (f"{names[k]} (line {int(lines[k])}) {verb} {memory} byte {byte:,}, in no {memory} entry of "
                     f"{workload}'s snapshot{nearest}")
         outside += 1
         if outside > MAX_LISTED:
@@ -57,9 +69,19 @@ def outside_plan(schedule: Schedule, rows: np.ndarray, destination: np.ndarray, 
         found.append(Problem("warning", CODE, said, f"{file_name}: line {int(lines[k])}",
                              {"line": int(lines[k]), "row": row, "address": byte}))  # fmt: skip
     if outside > MAX_LISTED:
-        found.append(Problem("warning", CODE, f"{outside - MAX_LISTED:,} more instructions write {memory} outside "
-                             f"their workload's plan ({outside:,} in all)", file_name))  # fmt: skip
+        found.append(Problem("warning", CODE, f"{outside - MAX_LISTED:,} more instructions {verb[:-1]} {memory} "
+                             f"outside their workload's plan ({outside:,} in all)", file_name))  # fmt: skip
     return found
+
+
+def unreadable_sizes(unreadable: dict[int, str], names: list[str], lines: np.ndarray,
+                     file_name: str) -> list[Problem]:  # fmt: skip
+    """A warning for each size that is none (a dim negative or not whole, a product past 2**62), at its line: that
+    instruction's first byte alone is checked."""
+    return [Problem("warning", BAD_ADDRESS, f"{names[k]} (line {int(lines[k])}) names size {value}, which is no "
+                    "number of bytes (whole dims from 0, their product under 2**62); only its first byte is checked "
+                    "against the plan", f"{file_name}: line {int(lines[k])}", {"line": int(lines[k])})
+            for k, value in sorted(unreadable.items())[:MAX_LISTED]]  # fmt: skip
 
 
 def _wrong_role(name: str, kinds: np.ndarray, weight: int) -> str:

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from explorer.formats.gemini_trace.document import destinations
+from explorer.formats.gemini_trace.operands import format_bytes, operands
 from explorer.formats.gemini_trace.program import read_program
 from explorer.schedule.plan_conformance import _nearest
 from tests.conftest import ROOT, samples_dir
@@ -36,13 +36,19 @@ def asm_lines() -> list[str]:
     return pipeline("b1")[1].read_text().split("\n")
 
 
-def checked_with(tmp_path, destinations: dict[int, str]) -> dict:
-    """`check --json` of the real b1 schedule beside its assembly with the DTaddr at these lines replaced."""
+def checked_with(tmp_path, destinations: dict[int, str], field: str = "DTaddr") -> dict:
+    """`check --json` of the real b1 schedule beside its assembly with the `field` at these lines replaced."""
+    return edited(tmp_path, {at: (rf"'{field}': [^,]+,", f"'{field}': {value},") for at, value in destinations.items()})
+
+
+def edited(tmp_path, edits: dict[int, tuple[str, str]]) -> dict:
+    """`check --json` of the real b1 schedule beside its assembly with, at each line, a pattern replaced once."""
     schedule, asm, _ = pipeline("b1")
     shutil.copy(schedule, tmp_path / "s.json")
     lines = asm.read_text().split("\n")
-    for at, value in destinations.items():
-        lines[at] = re.sub(r"'DTaddr': \d+", f"'DTaddr': {value}", lines[at], count=1)
+    for at, (pattern, replacement) in edits.items():
+        lines[at], done = re.subn(pattern, replacement, lines[at], count=1)
+        assert done == 1, lines[at]
     (tmp_path / "a_asm.txt").write_text("\n".join(lines))
     return check(tmp_path / "s.json", "--asm", str(tmp_path / "a_asm.txt"))
 
@@ -50,14 +56,65 @@ def checked_with(tmp_path, destinations: dict[int, str]) -> dict:
 def test_the_instructions_that_write_l2_and_where():
     _, asm, _ = pipeline("b1")
     program = read_program(asm, asm.read_bytes(), False)
-    found, wl0, unreadable = destinations(program)
-    assert unreadable == {} and int((wl0 >= 0).sum()) == program.name.count("lw_mov") == 108
+    where = operands(program)
+    found, wl0, unreadable = where.l2_destination, where.wl0_destination, where.unreadable
+    assert unreadable == {} and where.unreadable_size == {}
+    assert int((wl0 >= 0).sum()) == program.name.count("lw_mov") == 108
     checked: dict[str, int] = {}
     for name, byte in zip(program.name, found.tolist(), strict=True):
         if byte >= 0:
             checked[name] = checked.get(name, 0) + 1
     assert checked == {"lda_mov": 4, "ldw_mov": 17, "pe_conv": 108, "vp_self": 30, "vp_pool": 2, "dt_cal": 1}
     assert int(found[program.name.index("lda_mov")]) == 401408  # DTaddr, bytes
+    sized: dict[str, int] = {}
+    for name, size in zip(program.name, where.l2_destination_size.tolist(), strict=True):
+        if size >= 0:
+            sized[name] = sized.get(name, 0) + 1
+    assert sized == {"lda_mov": 4, "ldw_mov": 17, "vp_self": 30, "vp_pool": 2}  # pe_conv's and dt_cal's: not known
+    assert int(where.l2_destination_size[program.name.index("lda_mov")]) == 3 * 224 * 224 * 2  # Tile × FP16
+    assert int(where.l2_destination_size[program.name.index("ldw_mov")]) == 256 * 256 * 3 * 3  # Wsize × INT8
+    reads = {name for name, byte in zip(program.name, where.l2_source.tolist(), strict=True) if byte >= 0}
+    assert reads == {"sta_mov", "vp_self"} and (where.l2_source_size[where.l2_source >= 0] > 0).all()
+    assert int(where.l2_source[program.name.index("sta_mov")]) == 250880  # STaddr, bytes
+    assert int(where.l2_source_size[program.name.index("sta_mov")]) == 256 * 14 * 14  # Tile × INT8
+
+
+def test_data_formats_in_bytes():
+    assert [format_bytes(v) for v in ("<DataFmt.INT8: 1>", "<DataFmt.FP16: 3>", "<DataFmt.FP32: 5>")] == [1, 2, 4]
+    assert format_bytes("<DataFmt.FP8E4: 9>") is None and format_bytes(3) is None
+
+
+def test_a_load_that_runs_past_its_entry_and_a_store_that_reads_outside_the_plan_are_located_warnings(tmp_path):
+    """Issue #75, sizes and sources: lda_mov's range (Tile × the format lda_cfg set) lies in one entry on the
+    real pipelines (b1: 4 of 4, b4: 1 of 1), as do ldw_mov's (Wsize × DF: 17 of 17, 7 of 7), the vector ops'
+    (DTile × ODF: 32 of 32, 128 of 128), and the stores' L2 sources (sta_mov: Tile × DF, 4 of 4, 1 of 1). A
+    load made wider than its tensor, and a store moved off every tensor, are each a warning at its line."""
+    lines = asm_lines()
+    load = next(k for k, line in enumerate(lines) if line.startswith("[lda_mov"))
+    store = next(k for k, line in enumerate(lines) if line.startswith("[sta_mov"))
+    said = edited(tmp_path, {load: (r"'Tile': \[1, 3, 224, 224\]", "'Tile': [1, 5, 224, 224]"),
+                             store: (r"'STaddr': \d+", "'STaddr': 9000000")})  # fmt: skip
+    found = {p["location"]: p["message"] for p in said["problems"] if p["code"] == "address-outside-plan"}
+    assert found[f"a_asm.txt: line {load + 1}"] == (
+        f"lda_mov (line {load + 1}) writes L2 bytes [401,408, 903,168), which run 100,352 bytes past the end of "
+        "tensor 0's entry [401,408, 802,816) in core 0 workload 0's snapshot: no one entry holds them")
+    assert found[f"a_asm.txt: line {store + 1}"].startswith(
+        f"sta_mov (line {store + 1}) reads L2 byte 9,000,000, in no L2 entry of core 0 workload 34's snapshot; "
+        "nearest: tensor ")
+    assert len(found) == 2
+
+
+def test_a_size_that_is_none_is_a_located_warning_and_its_first_byte_is_still_checked(tmp_path):
+    lines = asm_lines()
+    loads = [k for k, line in enumerate(lines) if line.startswith("[lda_mov")][:2]
+    said = edited(tmp_path, {loads[0]: (r"'Tile': \[[^]]*\]", "'Tile': [1, -3, 224, 224]"),
+                             loads[1]: (r"'Tile': \[[^]]*\]", "'Tile': [4294967296, 4294967296, 4]")})  # fmt: skip
+    bad = [p for p in said["problems"] if p["code"] == "bad-address"]
+    assert [p["location"] for p in bad] == [f"a_asm.txt: line {k + 1}" for k in loads]
+    assert bad[0]["message"] == (f"lda_mov (line {loads[0] + 1}) names size Tile [1, -3, 224, 224], which is no "
+                                 "number of bytes (whole dims from 0, their product under 2**62); only its first "
+                                 "byte is checked against the plan")  # fmt: skip
+    assert [p for p in said["problems"] if p["code"] == "address-outside-plan"] == []
 
 
 def test_the_real_pipelines_write_l2_only_where_the_plan_put_tensors():

@@ -11,7 +11,6 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import numpy as np
 
 from explorer.arrays import distinct
@@ -27,6 +26,7 @@ from explorer.document import (
     describe_by_kind,
 )
 from explorer.formats.gemini_trace.lines import decode_links, decode_params
+from explorer.formats.gemini_trace.operands import operands
 from explorer.formats.gemini_trace.program import UNIT_TITLES, Program
 from explorer.formatting import human
 from explorer.models.ref import Ref
@@ -110,11 +110,13 @@ class TraceView(DocumentView):
         units = [p.units[u] for u in p.unit.tolist()]
         # `*_cfg*` instructions configure a unit and `ct_*` ones are control: neither moves data nor computes
         setup = np.fromiter((u == "CT" or "_cfg" in n for u, n in zip(units, p.name, strict=True)), bool, p.n)
-        l2, wl0, unreadable = destinations(p)
+        found = operands(p)
         return InstructionTable(
             name=p.name, unit=units, line=p.line, workload=p.wkl, layer_index=p.slyr,
             start=p.start if p.timed else None, end=p.end if p.timed else None, setup=setup,
-            l2_destination=l2, wl0_destination=wl0, unreadable_destination=unreadable,
+            l2_destination=found.l2_destination, wl0_destination=found.wl0_destination,
+            unreadable_destination=found.unreadable, l2_destination_size=found.l2_destination_size,
+            l2_source=found.l2_source, l2_source_size=found.l2_source_size, unreadable_size=found.unreadable_size,
         )  # fmt: skip
 
     def instructions(self) -> InstructionTable:
@@ -340,31 +342,6 @@ class TraceView(DocumentView):
 # weights), the tensor engine, the vector processor and data transforms. A weight load into WL0 (`lw_`) may land in
 # L2 or WL0 and a store (`sta_`) writes DRAM: not checked. The field is in bytes: measured on the real ResNet-34
 # pipelines (README, "The plan against what ran").
-WRITES_L2 = ("lda", "ldw", "pe", "vp", "dt")
-WRITES_WL0 = ("lw",)  # weights L2 → WL0
-
-
-def destinations(program: Program) -> tuple[np.ndarray, np.ndarray, dict[int, str]]:
-    """Per instruction: the L2 byte and the WL0 byte its destination field names (-1 where it writes elsewhere or
-    names none), and the fields that are there but name no byte (negative, past 2**62, not a whole number), as
-    written. Both in bytes: measured on the real pipelines (README)."""
-    l2 = np.full(program.n, -1, dtype=np.int64)
-    wl0 = np.full(program.n, -1, dtype=np.int64)
-    unreadable: dict[int, str] = {}
-    for k, prefix in enumerate(program.prefix):
-        if (prefix not in WRITES_L2 and prefix not in WRITES_WL0) or "_cfg" in program.name[k]:
-            continue
-        try:
-            value = decode_params(program.params[k]).get("DTaddr")
-        except msgspec.DecodeError:
-            continue
-        if type(value) is int and 0 <= value < 2**62:
-            (wl0 if prefix in WRITES_WL0 else l2)[k] = value
-        elif value is not None:
-            unreadable[k] = repr(value)[:80]
-    return l2, wl0, unreadable
-
-
 def _absent(value: int) -> str:
     return "none" if value < 0 else str(value)
 

@@ -1,0 +1,131 @@
+"""Where an instruction's operands lie in L2 and WL0, in bytes, and how many bytes (issue #75): what the plan's
+check (`explorer.schedule.plan_conformance`) holds against each workload's snapshot.
+
+Addresses are bytes and sizes are elements × the data format's bytes, each reading chosen by measuring the real
+ResNet-34 pipelines (README, "the plan against what ran"): a destination's range is known for the loads from DRAM
+(`lda_mov`: its `Tile` in the format `lda_cfg` set; `ldw_mov`: its `Wsize` in `ldw_cfg`'s) and the vector ops
+(`vp_*`: the output tile `DTile` of the last `vp_cfg_fm`, in its output format `ODF`), a source's for stores
+(`sta_mov` reads L2: `Tile` in `sta_cfg`'s format) and `vp_self` (`STile` in `IDF`). The tensor engine's
+(`pe_conv`) size is not settled (one `pe_cfg_fm`'s `DTile` is shared by several convolutions, each writing a part
+of it at small offsets): only its first byte is checked, as for weight loads into WL0 (`lw_mov`), whose entries'
+sizes are in another unit than its `Wsize`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from explorer.formats.gemini_trace.lines import decode_params
+from explorer.formats.gemini_trace.program import Program
+
+WRITES_L2 = ("lda", "ldw", "pe", "vp", "dt")
+WRITES_WL0 = ("lw",)  # weights L2 → WL0
+LARGEST = 2**62  # an address or a size past this names no byte of any memory
+FORMAT_BYTES = {"INT8": 1, "UINT8": 1, "INT16": 2, "UINT16": 2, "FP16": 2, "BF16": 2, "INT32": 4, "FP32": 4}
+# instruction → (its field of elements, the configuring instruction's prefix, that one's data-format field) for
+# the destination's range, then for the source's (an L2 source only)
+DESTINATION_SIZE = {"lda_mov": ("Tile", "lda", "DF"), "ldw_mov": ("Wsize", "ldw", "DF")}
+SOURCE_SIZE = {"sta_mov": ("Tile", "sta", "DF")}
+VECTOR_DESTINATION = ("DTile", "ODF")  # vp_*: the last vp_cfg_fm's output tile and format
+VECTOR_SOURCE = {"vp_self": ("STile", "IDF")}
+
+
+@dataclass
+class Operands:
+    l2_destination: np.ndarray  # first byte written in L2, -1 for none
+    l2_destination_size: np.ndarray  # bytes from it, -1 where not known
+    wl0_destination: np.ndarray
+    l2_source: np.ndarray  # first byte read from L2 (stores, vector ops), -1 for none
+    l2_source_size: np.ndarray
+    unreadable: dict[int, str] = field(default_factory=dict)  # an address field that names no byte, as written
+    unreadable_size: dict[int, str] = field(default_factory=dict)  # a size that is none (negative, too big)
+
+
+def format_bytes(value: Any) -> int | None:
+    """`<DataFmt.INT8: 1>` → 1; None for a format not known."""
+    if not isinstance(value, str):
+        return None
+    name = value.strip("<>").split(":")[0].split(".")[-1]
+    return FORMAT_BYTES.get(name)
+
+
+def elements(value: Any) -> int | None:
+    """The product of a list of whole numbers (a tile's dims), or None when it is no size."""
+    if not isinstance(value, list) or not value or not all(type(d) is int and 0 <= d < LARGEST for d in value):
+        return None
+    product = math.prod(value)
+    return product if product < LARGEST else None
+
+
+def operands(program: Program) -> Operands:
+    n = program.n
+    def unknown() -> np.ndarray:
+        return np.full(n, -1, dtype=np.int64)
+
+    found = Operands(unknown(), unknown(), unknown(), unknown(), unknown())
+    configured: dict[str, dict[str, Any]] = {}  # per unit prefix: what its last configuring instructions set
+    for k, prefix in enumerate(program.prefix):
+        name = program.name[k]
+        moves_l2 = prefix in WRITES_L2 or name in SOURCE_SIZE or name in VECTOR_SOURCE
+        if not (moves_l2 or prefix in WRITES_WL0 or "_cfg" in name):
+            continue
+        try:
+            params = decode_params(program.params[k])
+        except msgspec.DecodeError:
+            continue
+        if "_cfg" in name:
+            configured.setdefault(prefix, {}).update(params)
+            continue
+        setting = configured.get(prefix, {})
+        if prefix in WRITES_L2 or prefix in WRITES_WL0:
+            byte = _address(found, k, params.get("DTaddr"))
+            if byte is not None:
+                (found.wl0_destination if prefix in WRITES_WL0 else found.l2_destination)[k] = byte
+                if prefix in WRITES_L2:
+                    found.l2_destination_size[k] = _size(found, k, params, setting, *_destination_size(name, prefix))
+        if name in SOURCE_SIZE or name in VECTOR_SOURCE:
+            byte = _address(found, k, params.get("STaddr"))
+            if byte is not None:
+                found.l2_source[k] = byte
+                where = (SOURCE_SIZE[name][0], SOURCE_SIZE[name][2], False) if name in SOURCE_SIZE else \
+                    (*VECTOR_SOURCE[name], True)  # fmt: skip
+                found.l2_source_size[k] = _size(found, k, params, setting, *where)
+    return found
+
+
+def _destination_size(name: str, prefix: str) -> tuple[str, str, bool]:
+    """(the elements' field, the format's field, whether both come from the configuration), or empty fields."""
+    if name in DESTINATION_SIZE:
+        return DESTINATION_SIZE[name][0], DESTINATION_SIZE[name][2], False
+    if prefix == "vp":
+        return (*VECTOR_DESTINATION, True)
+    return "", "", False
+
+
+def _address(found: Operands, k: int, value: Any) -> int | None:
+    if type(value) is int and 0 <= value < LARGEST:
+        return value
+    if value is not None:
+        found.unreadable[k] = repr(value)[:80]
+    return None
+
+
+def _size(found: Operands, k: int, params: dict[str, Any], setting: dict[str, Any], count_field: str,
+          format_field: str, configured_count: bool) -> int:  # fmt: skip
+    """Bytes of the operand (elements × the format's bytes), -1 when not known; a size that is none is noted."""
+    if not count_field:
+        return -1
+    written = (setting if configured_count else params).get(count_field)
+    width = format_bytes(setting.get(format_field))
+    if written is None or width is None:
+        return -1
+    count = elements(written)
+    if count is None or count * width >= LARGEST:
+        found.unreadable_size[k] = f"{count_field} {repr(written)[:80]}"
+        return -1
+    return count * width
