@@ -187,7 +187,9 @@ class Touched(_Closed):
     instructions: list[TouchedBy] = Field(description="those that did (at most 20; `more` counts the rest)")
     more: int = Field(ge=0)
     checked: int = Field(ge=0, description="instructions of the incident's workloads that name a destination there")
-    basis: Literal["first byte"] = Field(description="what of a destination is compared (sizes are not read yet)")
+    basis: Literal["first byte", "byte ranges", "byte ranges where known, else first byte"] = Field(
+        description="what of the instructions' destinations was compared: each one's byte range where its size is "
+        "settled, else its first byte")
 
 
 class Incident(_Closed):
@@ -225,7 +227,7 @@ class Incident(_Closed):
 class CheckOutput(_Closed):
     """`ir-explorer check FILE --json`: every problem, and (schedules) the overlaps grouped into incidents."""
 
-    schema_version: Literal[5] = 5
+    schema_version: Literal[6] = 6
     format: str
     file: str
     problems: list[Problem]

@@ -2,8 +2,10 @@
 joined assembly or trace wrote into the overlapping bytes during the incident's workloads (while both tensors
 were live there), or that none did.
 
-What an instruction writes is known by its destination's first byte only (the sizes are not read yet): "touched"
-is certain, "not touched" says that no instruction's first written byte lies in the overlap."""
+What an instruction writes is its destination's byte range where its size is settled (`InstructionTable.
+l2_destination_size`: loads, vector ops), else its first byte alone (the tensor engine's, WL0's): "touched" is
+certain, "not touched" says that no range, and no first byte where the size is not known, meets the overlap; the
+verdict says which it was."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ class Writes:
     rows: np.ndarray
     l2: np.ndarray
     wl0: np.ndarray
+    l2_size: np.ndarray  # bytes written from `l2`, -1 where not known
 
 
 def joined_writes(document: Document) -> Writes | None:
@@ -42,7 +45,8 @@ def joined_writes(document: Document) -> Writes | None:
             continue
         none = np.full(len(table.name), -1, dtype=np.int64)
         wl0 = table.wl0_destination if table.wl0_destination is not None else none
-        return Writes(kind, table, rows_of(document, table), table.l2_destination, wl0)
+        size = table.l2_destination_size if table.l2_destination_size is not None else none
+        return Writes(kind, table, rows_of(document, table), table.l2_destination, wl0, size)
     return None
 
 
@@ -61,14 +65,20 @@ def touched_by(document: Document, incident: Incident, writes: Writes) -> dict[s
     start and end from a trace), and how many of those workloads' instructions name a destination there."""
     s = document.scheduled()
     first, last = s.row_of(incident.core, incident.first_workload), s.row_of(incident.core, incident.last_workload)
-    destination = writes.l2 if incident.code == "l2-overlap" else writes.wl0
+    in_l2 = incident.code == "l2-overlap"
+    destination = writes.l2 if in_l2 else writes.wl0
+    span = np.maximum(writes.l2_size, 1) if in_l2 else np.ones(destination.size, dtype=np.int64)
     if first is None or last is None:
         in_span = np.zeros(destination.size, dtype=bool)
     else:
         in_span = (writes.rows >= min(first, last)) & (writes.rows <= max(first, last)) & (destination >= 0)
     inside = np.zeros(destination.size, dtype=bool)
     for lo, hi in incident.ranges:
-        inside |= (destination >= lo) & (destination < hi)
+        inside |= (destination < hi) & (destination + span > lo)
+    sized = int((in_span & (writes.l2_size >= 0)).sum()) if in_l2 else 0
+    checked = int(in_span.sum())
+    basis = "byte ranges" if sized and sized == checked else "byte ranges where known, else first byte" if sized \
+        else "first byte"  # fmt: skip
     hits = np.flatnonzero(in_span & inside)
     table = writes.table
     named = []
@@ -79,7 +89,7 @@ def touched_by(document: Document, incident: Incident, writes: Writes) -> dict[s
             found["start"], found["end"] = float(table.start[k]), float(table.end[k])
         named.append(found)
     return {"companion": writes.companion, "instructions": named, "more": max(int(hits.size) - MAX_NAMED, 0),
-            "checked": int(in_span.sum()), "basis": "first byte"}  # fmt: skip
+            "checked": checked, "basis": basis}  # fmt: skip
 
 
 def touched_words(touched: dict[str, Any] | None) -> str:
@@ -94,8 +104,15 @@ def touched_words(touched: dict[str, Any] | None) -> str:
                 f"(the {touched['companion']})")  # fmt: skip
     if not checked:
         return f"not known: no instruction of these workloads in the {touched['companion']} names a destination"
-    return (f"not touched: no instruction of these workloads in the {touched['companion']} starts writing in the "
-            f"overlapping bytes ({plural(checked, 'instruction')} checked; their sizes are not read yet)")
+    return (f"not touched: no instruction of these workloads in the {touched['companion']} writes in the "
+            f"overlapping bytes ({plural(checked, 'instruction')} checked, {BASIS_WORDS[touched['basis']]})")
+
+
+BASIS_WORDS = {  # how the instructions' writes were compared with the overlap, for the verdict
+    "first byte": "by the first byte each writes: their sizes are not settled",
+    "byte ranges": "by the bytes each writes",
+    "byte ranges where known, else first byte": "by the bytes each writes where its size is settled, else its first",
+}
 
 
 def _when(touched: dict[str, Any]) -> str:

@@ -291,10 +291,30 @@ def test_an_overlap_written_by_an_instruction_is_touched_and_one_written_elsewhe
     assert incident["touched"]["instructions"] == [] and incident["touched"]["checked"] >= 1
     text = subprocess.run([sys.executable, "-m", "explorer", "check", str(schedule), "--asm",
                            str(tmp_path / "a_asm.txt")], capture_output=True, text=True, cwd=ROOT).stdout  # fmt: skip
-    assert ("not touched: no instruction of these workloads in the asm starts writing in the overlapping bytes (1 "
-            "instruction checked; their sizes are not read yet)") in text and incident["touched"]["checked"] == 1
+    assert ("not touched: no instruction of these workloads in the asm writes in the overlapping bytes (1 "
+            "instruction checked, by the first byte each writes: their sizes are not settled)") in text
+    assert incident["touched"]["checked"] == 1 and incident["touched"]["basis"] == "first byte"
 
 
 def test_without_an_assembly_or_trace_an_incident_says_nothing_of_what_ran():
     said = check(ROOT / "sample_data" / "planted_problems_2x2_stschedule.json")
     assert said["incidents"] and all(incident.get("touched") is None for incident in said["incidents"])
+
+
+def test_a_write_whose_range_meets_the_overlap_past_its_first_byte_touches_it(tmp_path):
+    """Issue #75: with the sizes read, an instruction touches an overlap when the bytes it writes meet it, not only
+    its first byte. The real b1 plan with tensor 4 moved onto the middle of tensor 5 in workload 3's snapshot
+    ([300,000, 500,704) shared): workload 3's vp_self writes [200,704, 602,112) (DTile × ODF), starting before the
+    overlap, and touches it."""
+    schedule, asm, _ = pipeline("b1")
+    plan = json.loads(schedule.read_text())
+    workload = next(w for w in plan["0"] if w["workload_id"] == 3)
+    next(b for b in workload["buffer"] if b["tensor_id"] == 4)["address"] = 300000
+    (tmp_path / "s.json").write_text(json.dumps(plan))
+    said = check(tmp_path / "s.json", "--asm", str(asm))
+    [incident] = [i for i in said["incidents"] if i["first_workload"] == 3]
+    assert incident["ranges"] == [[300000, 500704]]
+    touched = incident["touched"]
+    assert touched["basis"] == "byte ranges" and touched["checked"] == 1
+    [by] = touched["instructions"]
+    assert (by["line"], by["name"], by["address"]) == (34, "vp_self", 200704)
