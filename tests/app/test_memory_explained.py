@@ -171,3 +171,32 @@ async def test_w_without_an_assembly_or_trace_says_so():
 
         assert not app.query_one(BufferView).show_writes
         assert any("no assembly or trace is joined" in str(n.message) for n in app._notifications)
+
+
+async def test_w_marks_the_side_memory_too(tmp_path):
+    """Issue #75: `w` marks the weight loads into WL0 (`lw_mov`, these files' WL1) on the side memory's map, and
+    counts them apart."""
+    import shutil
+
+    from tests.conftest import samples_dir
+    from tests.unit.test_plan_conformance import pipeline
+    from widgets.schedule.buffer_view import BufferView
+
+    samples_dir("gemini_pipeline")
+    schedule, asm, _ = pipeline("b1")
+    shutil.copy(schedule, tmp_path / "s.json")
+    app = make_app(tmp_path / "s.json", companions={"asm": asm})
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        await pilot.press("3")
+        await pilot.pause()
+        buffers = app.query_one(BufferView)
+        assert buffers.row == app.document.schedule.row_of(0, 0)
+        await pilot.press("w")
+        await pilot.pause()
+        side = buffers.writes_here(side=True)
+        assert [name for _, name, _ in side] == ["lw_mov"] and side[0][0] == 0  # line 18: WL1 byte 0
+        said = text(buffers)
+        assert f"▼ where its instructions start writing ({len(buffers.writes_here())} in L2, 1 in WL1)" in said
+        right = [line.split("│", 1)[1] for line in said.splitlines() if "│" in line]
+        assert any("▼" in part for part in right)  # the mark on the side memory's map, right of the divider

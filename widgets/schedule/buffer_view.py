@@ -89,7 +89,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         ("Buffers", "v", "preview the selected incident's fix: its tensor drawn where it would fit for its whole stay "
                          "(nothing is written; v again: off)"),
         ("Buffers", "w", "mark ▼ where the joined assembly's or trace's instructions of this {block} start writing "
-                         "{memory} (w again: off)"),
+                         "{memory} and the side memory (w again: off)"),
     ]
     DEFAULT_CSS = """
     BufferView { border: round $primary-darken-2; border-title-color: $text-muted; height: 1fr; }
@@ -264,13 +264,15 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
             self._writes = (self.shown, joined_writes(self.shown))
         return self._writes[1]
 
-    def writes_here(self) -> list[tuple[int, str, int]]:
-        """(L2 byte, instruction name, line) of each instruction of the workload shown that writes L2."""
+    def writes_here(self, side: bool = False) -> list[tuple[int, str, int]]:
+        """(byte, instruction name, line) of each instruction of the workload shown that writes L2 (`side`: the
+        side memory, WL0)."""
         writes = self._joined_writes() if self.show_writes else None
         if writes is None:
             return []
-        here = np.flatnonzero((writes.rows == self.row) & (writes.l2 >= 0))
-        return [(int(writes.l2[k]), writes.table.name[k], int(writes.table.line[k])) for k in here.tolist()]
+        written = writes.wl0 if side else writes.l2
+        here = np.flatnonzero((writes.rows == self.row) & (written >= 0))
+        return [(int(written[k]), writes.table.name[k], int(writes.table.line[k])) for k in here.tolist()]
 
     def frame_key(self) -> tuple:
         return (
@@ -357,9 +359,12 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         marked = {(byte - cells.base) // cells.bytes_per_cell for byte, _, _ in writes if byte >= cells.base}
         l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, ruler=True,
                                    marked=marked)  # fmt: skip
+        side_writes = self.writes_here(side=True) if words.side_memory else []
+        side_marked = {byte // wl0.bytes_per_cell for byte, _, _ in side_writes}
         wl0_lines = (
-            self._map_lines(wl0, grid_rows, wl0_width, None, None, None, ruler=False) if words.side_memory else []
-        )
+            self._map_lines(wl0, grid_rows, wl0_width, None, None, None, ruler=False, marked=side_marked)
+            if words.side_memory else []
+        )  # fmt: skip
         for k in range(grid_rows):
             segments = list(l2_lines[k])
             if words.side_memory:
@@ -369,12 +374,15 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         lines.append(self._peak_line(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.extend(legend)
         if self.show_writes:  # said in lines of their own, folded between instructions: what the marks are
-            named = [f"{name} (line {line}) at {byte:#x}" for byte, name, line in writes[:4]]
-            if len(writes) > 4:
-                named.append(f"{len(writes) - 4} more")
-            lead = f"▼ where its instructions start writing ({len(writes)})"
+            every = writes + side_writes
+            named = [f"{name} (line {line}) at {byte:#x}" for byte, name, line in every[:4]]
+            if len(every) > 4:
+                named.append(f"{len(every) - 4} more")
+            counts = f"{len(writes)} in {words.memory}, {len(side_writes)} in {words.side_memory}" if side_writes \
+                else f"{len(writes)}"  # fmt: skip
+            lead = f"▼ where its instructions start writing ({counts})"
             none = f"▼ no instruction of this {words.block} writes {words.memory} (w: off)"
-            said = " · ".join([lead, *named]) if writes else none
+            said = " · ".join([lead, *named]) if every else none
             lines.extend(folded(said, width, WRITES))
         lines.extend(self._findings(width, cells, wl0, room=height - len(lines)))
         return lines
