@@ -153,7 +153,7 @@ async def test_w_marks_where_the_workload_s_instructions_write_in_the_buffers_vi
         await pilot.press("w")
         await pilot.pause()
         said = text(buffers)
-        assert buffers.writes_here() == [(401408, "pe_conv", line)]
+        assert buffers.writes_here() == [(401408, "pe_conv", line, -1)]  # (pe_conv's size is not settled)
         assert said.count("▼") == 2  # the mark on the map and the line naming it
         assert f"▼ where its instructions start writing (1) · pe_conv (line {line}) at 0x62000" in said
         await pilot.press("w")
@@ -195,8 +195,9 @@ async def test_w_marks_the_side_memory_too(tmp_path):
         await pilot.press("w")
         await pilot.pause()
         side = buffers.writes_here(side=True)
-        assert [name for _, name, _ in side] == ["lw_mov"] and side[0][0] == 0  # line 18: WL1 byte 0
-        said = text(buffers)
+        assert [name for _, name, *_ in side] == ["lw_mov"] and side[0][0] == 0  # line 18: WL1 byte 0
+        said = " ".join(text(buffers).split())
         assert f"▼ where its instructions start writing ({len(buffers.writes_here())} in L2, 1 in WL1)" in said
+        assert "lda_mov (line 7) at 0x62000–0xab800" in said  # its range: Tile × FP16, 301,056 bytes
         right = [line.split("│", 1)[1] for line in said.splitlines() if "│" in line]
         assert any("▼" in part for part in right)  # the mark on the side memory's map, right of the divider

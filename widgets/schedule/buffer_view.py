@@ -264,15 +264,16 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
             self._writes = (self.shown, joined_writes(self.shown))
         return self._writes[1]
 
-    def writes_here(self, side: bool = False) -> list[tuple[int, str, int]]:
-        """(byte, instruction name, line) of each instruction of the workload shown that writes L2 (`side`: the
-        side memory, WL0)."""
+    def writes_here(self, side: bool = False) -> list[tuple[int, str, int, int]]:
+        """(first byte, instruction name, line, bytes written or -1 where the size is not settled) of each
+        instruction of the workload shown that writes L2 (`side`: the side memory, WL0)."""
         writes = self._joined_writes() if self.show_writes else None
         if writes is None:
             return []
         written = writes.wl0 if side else writes.l2
         here = np.flatnonzero((writes.rows == self.row) & (written >= 0))
-        return [(int(written[k]), writes.table.name[k], int(writes.table.line[k])) for k in here.tolist()]
+        return [(int(written[k]), writes.table.name[k], int(writes.table.line[k]),
+                 -1 if side else int(writes.l2_size[k])) for k in here.tolist()]  # fmt: skip
 
     def frame_key(self) -> tuple:
         return (
@@ -356,11 +357,11 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         lines.append(Strip(title))
         self._l2_geometry = (len(lines), RULER, grid_rows, l2_cols, cells.owner)  # after the header and titles
         writes = self.writes_here()
-        marked = {(byte - cells.base) // cells.bytes_per_cell for byte, _, _ in writes if byte >= cells.base}
+        marked = {(byte - cells.base) // cells.bytes_per_cell for byte, *_ in writes if byte >= cells.base}
         l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, ruler=True,
                                    marked=marked)  # fmt: skip
         side_writes = self.writes_here(side=True) if words.side_memory else []
-        side_marked = {byte // wl0.bytes_per_cell for byte, _, _ in side_writes}
+        side_marked = {byte // wl0.bytes_per_cell for byte, *_ in side_writes}
         wl0_lines = (
             self._map_lines(wl0, grid_rows, wl0_width, None, None, None, ruler=False, marked=side_marked)
             if words.side_memory else []
@@ -375,7 +376,8 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         lines.extend(legend)
         if self.show_writes:  # said in lines of their own, folded between instructions: what the marks are
             every = writes + side_writes
-            named = [f"{name} (line {line}) at {byte:#x}" for byte, name, line in every[:4]]
+            named = [f"{name} (line {line}) at {byte:#x}{f'–{byte + size:#x}' if size > 0 else ''}"
+                     for byte, name, line, size in every[:4]]  # fmt: skip
             if len(every) > 4:
                 named.append(f"{len(every) - 4} more")
             counts = f"{len(writes)} in {words.memory}, {len(side_writes)} in {words.side_memory}" if side_writes \
