@@ -403,6 +403,9 @@ class InstructionTable:
     l2_source: np.ndarray | None = None
     l2_source_size: np.ndarray | None = None
     unreadable_size: dict[int, str] = field(default_factory=dict)
+    # The memory each instruction's destination and source lie in ("L2", "WL0", "DRAM", "" where none is named)
+    destination_memory: list[str] | None = None
+    source_memory: list[str] | None = None
 
 
 @dataclass

@@ -127,8 +127,18 @@ TABLES = {
         "layer_index": Column("its frontend layer's index (slyr; NULL when none)", null=MINUS_ONE),
         "core": Column("its workload's lane (NULL when it names no workload of the schedule)", null=MINUS_ONE),
         "workload": Column("its workload id (wkl; NULL when none)", null=MINUS_ONE),
+        "dst_memory": Column("the memory its destination lies in: L2, WL0 or DRAM (NULL when it names none)",
+                             VARCHAR),
         "l2_address": Column("the L2 byte it writes (its DTaddr, bytes; NULL when it writes elsewhere)",
                              null=MINUS_ONE),
+        "l2_bytes": Column("the bytes it writes from l2_address (elements × its data format; NULL where the "
+                           "size is not settled: README)", null=MINUS_ONE),
+        "wl0_address": Column("the WL0 byte it writes (its DTaddr, bytes; NULL when it writes elsewhere)",
+                              null=MINUS_ONE),
+        "src_memory": Column("the memory its source lies in: L2 or DRAM (NULL when not read)", VARCHAR),
+        "l2_source": Column("the L2 byte it reads (its STaddr, bytes: stores, vp_self; NULL otherwise)",
+                            null=MINUS_ONE),
+        "l2_source_bytes": Column("the bytes it reads from l2_source (NULL where not settled)", null=MINUS_ONE),
         "start": Column("measured start (cycles; NULL in an assembly)", DOUBLE),
         "end": Column("measured end (cycles; NULL in an assembly)", DOUBLE),
     }, companions="instructions"),
@@ -338,7 +348,11 @@ def _instructions(document: Document) -> Columns:
             "layer_index": table.layer_index,
             "core": np.where(known, s.wl_core[np.maximum(rows, 0)], -1) if s.n_workloads else np.full(n, -1),
             "workload": table.workload,
-            "l2_address": table.l2_destination if table.l2_destination is not None else np.full(n, -1),
+            "dst_memory": _words(table.destination_memory, n),
+            "l2_address": _or_none(table.l2_destination, n), "l2_bytes": _or_none(table.l2_destination_size, n),
+            "wl0_address": _or_none(table.wl0_destination, n),
+            "src_memory": _words(table.source_memory, n),
+            "l2_source": _or_none(table.l2_source, n), "l2_source_bytes": _or_none(table.l2_source_size, n),
             "start": table.start.astype(np.float64) if table.start is not None else unmeasured,
             "end": table.end.astype(np.float64) if table.end is not None else unmeasured,
         })  # fmt: skip
@@ -347,6 +361,16 @@ def _instructions(document: Document) -> Columns:
                                  else np.int64) for column, declared in TABLES["instructions"].columns.items()
                 if column != "file"}  # fmt: skip
     return {column: np.concatenate([part[column] for part in parts]) for column in parts[0]}
+
+
+def _or_none(values: np.ndarray | None, n: int) -> np.ndarray:
+    """A column the table may not give: -1 (NULL) for every row then."""
+    return values if values is not None else np.full(n, -1, dtype=np.int64)
+
+
+def _words(values: list[str] | None, n: int) -> np.ndarray:
+    """A text column, "" (none) as NULL."""
+    return np.array([value or None for value in values] if values is not None else [None] * n, dtype=object)
 
 
 def _measured(document: Document) -> Columns:

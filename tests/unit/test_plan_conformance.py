@@ -318,3 +318,19 @@ def test_a_write_whose_range_meets_the_overlap_past_its_first_byte_touches_it(tm
     assert touched["basis"] == "byte ranges" and touched["checked"] == 1
     [by] = touched["instructions"]
     assert (by["line"], by["name"], by["address"]) == (34, "vp_self", 200704)
+
+
+def test_the_instructions_table_says_each_operands_memory_and_bytes():
+    """Issue #75, the chain in SQL: each instruction's destination and source memory, and the byte ranges where
+    the size is settled, with counts equal to the real b1 assembly's instructions (544: 4 stores to DRAM, 162
+    writes to L2, 108 weight loads into WL0, 270 that name no destination)."""
+    schedule, asm, _ = pipeline("b1")
+    done = query(schedule, "SELECT dst_memory, src_memory, count(*), count(l2_bytes), count(wl0_address), "
+                 "count(l2_source_bytes) FROM instructions GROUP BY ALL ORDER BY ALL", "--asm", str(asm))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        "dst_memory,src_memory,count_star(),count(l2_bytes),count(wl0_address),count(l2_source_bytes)",
+        "DRAM,L2,4,0,0,4", "L2,DRAM,21,21,0,0", "L2,L2,30,30,0,30", "L2,,111,2,0,0", "WL0,,108,0,108,0", ",,270,0,0,0"]
+    sizes = query(schedule, "SELECT name, l2_bytes FROM instructions WHERE name IN ('lda_mov', 'ldw_mov') "
+                  "ORDER BY line LIMIT 2", "--asm", str(asm))  # fmt: skip
+    assert sizes.stdout.split()[1:] == ["lda_mov,301056", "ldw_mov,589824"]  # 3·224·224 × FP16, 256·256·3·3 × INT8

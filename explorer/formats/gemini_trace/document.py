@@ -117,6 +117,7 @@ class TraceView(DocumentView):
             l2_destination=found.l2_destination, wl0_destination=found.wl0_destination,
             unreadable_destination=found.unreadable, l2_destination_size=found.l2_destination_size,
             l2_source=found.l2_source, l2_source_size=found.l2_source_size, unreadable_size=found.unreadable_size,
+            destination_memory=found.destination_memory, source_memory=found.source_memory,
         )  # fmt: skip
 
     def instructions(self) -> InstructionTable:

@@ -30,6 +30,8 @@ FORMAT_BYTES = {"INT8": 1, "UINT8": 1, "INT16": 2, "UINT16": 2, "FP16": 2, "BF16
 # instruction → (its field of elements, the configuring instruction's prefix, that one's data-format field) for
 # the destination's range, then for the source's (an L2 source only)
 DESTINATION_SIZE = {"lda_mov": ("Tile", "lda", "DF"), "ldw_mov": ("Wsize", "ldw", "DF")}
+READS_DRAM = ("lda", "ldw")  # loads: their STaddr is in DRAM
+WRITES_DRAM = ("sta",)  # stores: their DTaddr is in DRAM
 SOURCE_SIZE = {"sta_mov": ("Tile", "sta", "DF")}
 VECTOR_DESTINATION = ("DTile", "ODF")  # vp_*: the last vp_cfg_fm's output tile and format
 VECTOR_SOURCE = {"vp_self": ("STile", "IDF")}
@@ -42,6 +44,8 @@ class Operands:
     wl0_destination: np.ndarray
     l2_source: np.ndarray  # first byte read from L2 (stores, vector ops), -1 for none
     l2_source_size: np.ndarray
+    destination_memory: list[str] = field(default_factory=list)  # "L2", "WL0", "DRAM" or "" (none named)
+    source_memory: list[str] = field(default_factory=list)
     unreadable: dict[int, str] = field(default_factory=dict)  # an address field that names no byte, as written
     unreadable_size: dict[int, str] = field(default_factory=dict)  # a size that is none (negative, too big)
 
@@ -67,12 +71,12 @@ def operands(program: Program) -> Operands:
     def unknown() -> np.ndarray:
         return np.full(n, -1, dtype=np.int64)
 
-    found = Operands(unknown(), unknown(), unknown(), unknown(), unknown())
+    found = Operands(unknown(), unknown(), unknown(), unknown(), unknown(), [""] * n, [""] * n)
     configured: dict[str, dict[str, Any]] = {}  # per unit prefix: what its last configuring instructions set
     for k, prefix in enumerate(program.prefix):
         name = program.name[k]
         moves_l2 = prefix in WRITES_L2 or name in SOURCE_SIZE or name in VECTOR_SOURCE
-        if not (moves_l2 or prefix in WRITES_WL0 or "_cfg" in name):
+        if not (moves_l2 or prefix in WRITES_WL0 or prefix in READS_DRAM or prefix in WRITES_DRAM or "_cfg" in name):
             continue
         try:
             params = decode_params(program.params[k])
@@ -82,16 +86,22 @@ def operands(program: Program) -> Operands:
             configured.setdefault(prefix, {}).update(params)
             continue
         setting = configured.get(prefix, {})
+        if prefix in WRITES_DRAM and "DTaddr" in params:
+            found.destination_memory[k] = "DRAM"
+        if prefix in READS_DRAM and "STaddr" in params:
+            found.source_memory[k] = "DRAM"
         if prefix in WRITES_L2 or prefix in WRITES_WL0:
             byte = _address(found, k, params.get("DTaddr"))
             if byte is not None:
                 (found.wl0_destination if prefix in WRITES_WL0 else found.l2_destination)[k] = byte
+                found.destination_memory[k] = "WL0" if prefix in WRITES_WL0 else "L2"
                 if prefix in WRITES_L2:
                     found.l2_destination_size[k] = _size(found, k, params, setting, *_destination_size(name, prefix))
         if name in SOURCE_SIZE or name in VECTOR_SOURCE:
             byte = _address(found, k, params.get("STaddr"))
             if byte is not None:
                 found.l2_source[k] = byte
+                found.source_memory[k] = "L2"
                 where = (SOURCE_SIZE[name][0], SOURCE_SIZE[name][2], False) if name in SOURCE_SIZE else \
                     (*VECTOR_SOURCE[name], True)  # fmt: skip
                 found.l2_source_size[k] = _size(found, k, params, setting, *where)
