@@ -289,9 +289,22 @@ def companion_root(document: Document, kind: str) -> Item:
 
 
 def describe_companion(document: Document, ref: tuple) -> list[Section]:
+    """A companion's own details; for a joined instruction, where its operands lie in its workload's plan."""
     _, kind, inner = ref
     other = companions_of(document).documents.get(kind)
-    return other.describe(inner) if other is not None else []
+    if other is None:
+        return []
+    sections = other.describe(inner)
+    k = other.view.instruction_at(inner)
+    table = other.view.instructions()
+    if k is not None and table is not None and kind not in companions_of(document).refused:
+        from explorer.schedule.plan_conformance import operands_in_plan
+
+        rows = operands_in_plan(document.scheduled(), int(rows_of(document, table)[k]), table, k,
+                                document.vocabulary.entry_kinds, document.vocabulary.side_memory)  # fmt: skip
+        if rows:
+            sections.append(Section("In the plan", ("operand", "memory", "bytes", "entry of its workload"), rows))
+    return sections
 
 
 def companion_ancestors(document: Document, ref: Ref) -> list[Ref]:

@@ -303,6 +303,10 @@ class DocumentView:
         """The instructions of an assembly or trace, for joining them to a schedule; None elsewhere."""
         return None
 
+    def instruction_at(self, ref: Ref) -> int | None:
+        """The index into `instructions()` of the instruction `ref` shows, or None (not an instruction)."""
+        return None
+
     def layer_of(self, ref: Ref) -> str | None:
         """The layer name an item is (a frontend IR's layer), for joining; None elsewhere."""
         return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.document import InstructionTable
 from explorer.errors import Problem
 from explorer.models.schedule import Schedule
 
@@ -102,6 +103,43 @@ def unreadable_addresses(unreadable: dict[int, str], names: list[str], lines: np
     if len(unreadable) > MAX_LISTED:
         found.append(Problem("warning", BAD_ADDRESS, f"{len(unreadable) - MAX_LISTED:,} more destinations name no "
                              f"address ({len(unreadable):,} in all)", file_name))  # fmt: skip
+    return found
+
+
+def operands_in_plan(schedule: Schedule, row: int, table: InstructionTable, k: int, entry_kinds: tuple[str, ...],
+                     side_memory: str) -> list[tuple[str, str, str, str]]:  # fmt: skip
+    """Instruction `k`'s operands in its workload's snapshot (schedule row `row`, -1 for none), for the details:
+    (operand, memory, its bytes, the entry holding them: `tensor 3 (ifmap) [0, 200,704)`, or why none does)."""
+    found = []
+    wanted = [("destination", "L2", table.l2_destination, table.l2_destination_size),
+              ("destination", side_memory or "WL0", table.wl0_destination, None),
+              ("source", "L2", table.l2_source, table.l2_source_size)]  # fmt: skip
+    for operand, memory, addresses, sizes in wanted:
+        if addresses is None or int(addresses[k]) < 0:
+            continue
+        byte, span = int(addresses[k]), int(sizes[k]) if sizes is not None else -1
+        bytes_text = f"[{byte:,}, {byte + span:,})" if span > 0 else f"{byte:,} (first byte: the size is not settled)"
+        if row < 0:
+            found.append((operand, memory, bytes_text, "no workload of the schedule"))
+            continue
+        in_l2 = memory == "L2"
+        pointers, starts_of = (schedule.buf_ptr, schedule.buf_addr) if in_l2 else (schedule.w0_ptr, schedule.w0_addr)
+        sizes_of, names_of = (schedule.buf_size, schedule.buf_tensor) if in_l2 else (schedule.w0_size, schedule.w0_tid)
+        lo, hi = int(pointers[row]), int(pointers[row + 1])
+        starts, lengths = starts_of[lo:hi], sizes_of[lo:hi]
+        inside = np.flatnonzero((starts <= byte) & (byte < starts + lengths))
+        if not inside.size:
+            found.append((operand, memory, bytes_text, "none" + _nearest(starts, lengths, names_of[lo:hi], byte,
+                                                                          "tensor" if in_l2 else "transfer")))
+            continue
+        j = int(inside[0])
+        what = "tensor" if in_l2 else "transfer"
+        role = f" ({entry_kinds[int(schedule.buf_type[lo + j])]})" if in_l2 and entry_kinds else ""
+        end = int(starts[j] + lengths[j])
+        entry = f"{what} {int(names_of[lo + j])}{role} [{int(starts[j]):,}, {end:,})"
+        if span > 0 and byte + span > end:
+            entry += f": the range runs {byte + span - end:,} bytes past its end"
+        found.append((operand, memory, bytes_text, entry))
     return found
 
 

@@ -334,3 +334,27 @@ def test_the_instructions_table_says_each_operands_memory_and_bytes():
     sizes = query(schedule, "SELECT name, l2_bytes FROM instructions WHERE name IN ('lda_mov', 'ldw_mov') "
                   "ORDER BY line LIMIT 2", "--asm", str(asm))  # fmt: skip
     assert sizes.stdout.split()[1:] == ["lda_mov,301056", "ldw_mov,589824"]  # 3·224·224 × FP16, 256·256·3·3 × INT8
+
+
+def test_a_joined_instructions_details_say_where_its_operands_lie_in_the_plan(tmp_path):
+    """Issue #75, addresses per instruction: the details of a joined instruction name each operand's memory, its
+    bytes, and the entry of its workload's snapshot holding them (tensor, role), or the nearest when none does."""
+    from explorer.api import open_document
+    from explorer.companions import companions_of
+
+    schedule, asm, _ = pipeline("b1")
+    shutil.copy(schedule, tmp_path / "s.json")
+    document = open_document(tmp_path / "s.json", companions={"asm": asm})
+    view = companions_of(document).documents["asm"].view
+
+    def in_plan(line: int) -> list[tuple]:
+        k = int(np.flatnonzero(view.program.line == line)[0])
+        row = int(np.flatnonzero(view.order == k)[0])
+        sections = document.view.describe(("companion", "asm", ("workload", row)))
+        [section] = [s for s in sections if s.title == "In the plan"]
+        return section.rows
+
+    assert in_plan(7) == [("destination", "L2", "[401,408, 702,464)", "tensor 0 (ifmap) [401,408, 802,816)")]
+    assert in_plan(18) == [("destination", "WL1", "0 (first byte: the size is not settled)", "transfer 0 [0, 448)")]
+    assert in_plan(34) == [("destination", "L2", "[200,704, 602,112)", "tensor 5 (ifmap) [200,704, 602,112)"),
+                           ("source", "L2", "[0, 200,704)", "tensor 4 (ifmap) [0, 200,704)")]  # fmt: skip

@@ -123,6 +123,11 @@ class TraceView(DocumentView):
     def instructions(self) -> InstructionTable:
         return self.table
 
+    def instruction_at(self, ref: Ref) -> int | None:
+        if isinstance(ref, tuple) and len(ref) == 2 and ref[0] == "workload" and isinstance(ref[1], int):
+            return int(self.order[ref[1]]) if 0 <= ref[1] < self.order.size else None
+        return None
+
     # ---- facts --------------------------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
         return self.facts
