@@ -197,7 +197,12 @@ async def test_w_marks_the_side_memory_too(tmp_path):
         side = buffers.writes_here(side=True)
         assert [name for _, name, *_ in side] == ["lw_mov"] and side[0][0] == 0  # line 18: WL1 byte 0
         said = " ".join(text(buffers).split())
-        assert f"▼ where its instructions start writing ({len(buffers.writes_here())} in L2, 1 in WL1)" in said
+        counts = f"{len(buffers.writes_here())} in L2, 1 in WL1"
+        assert f"▼ where its instructions start writing ({counts}) · underlined: as far as each writes" in said
         assert "lda_mov (line 7) at 0x62000–0xab800" in said  # its range: Tile × FP16, 301,056 bytes
+        underlined = sum(len(seg.text) for strip in buffers.render_frame() for seg in strip
+                         if seg.style is not None and seg.style.underline)  # fmt: skip
+        # 8,192 bytes a cell: lda_mov's cells 49-85 and vp_self's 0-18, each but its first (the ▼)
+        assert underlined == (85 - 49) + 18
         right = [line.split("│", 1)[1] for line in said.splitlines() if "│" in line]
         assert any("▼" in part for part in right)  # the mark on the side memory's map, right of the divider

@@ -43,6 +43,16 @@ WL0_WIDTH = 18  # the side memory's (WL0's) least width; it gets a quarter of a 
 ENTRY_STYLES = (Style(color="#4cbf73"), Style(color="#b46be8"), Style(color="#e8a33d"))
 SIDE_STYLE = Style(color="#4f8fe8")  # entries of the side memory (WL0)
 FREE = Style(color="#3a3a3a")
+_UNDERLINED: dict[Style, Style] = {}
+
+
+def _underlined(style: Style) -> Style:
+    """`style` underlined, one object per style (runs of cells merge by style identity)."""
+    found = _UNDERLINED.get(style)
+    if found is None:
+        found = _UNDERLINED[style] = style + Style(underline=True)
+    return found
+
 OVERLAP = Style(color="#ff3030", bold=True)
 WRITES = Style(color="#ff79e0", bold=True)  # `w`: where an instruction starts writing
 PREVIEW = Style(color="#101010", bgcolor="#e8c33d", bold=True)  # a move drawn that the file does not hold
@@ -358,8 +368,14 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         self._l2_geometry = (len(lines), RULER, grid_rows, l2_cols, cells.owner)  # after the header and titles
         writes = self.writes_here()
         marked = {(byte - cells.base) // cells.bytes_per_cell for byte, *_ in writes if byte >= cells.base}
+        covered: set[int] = set()  # the cells a write covers where its size is settled: underlined, ▼ on the first
+        for byte, _, _, size in writes:
+            if size > 0:
+                first = max(byte - cells.base, 0) // cells.bytes_per_cell
+                last = min((byte + size - 1 - cells.base) // cells.bytes_per_cell, cells.owner.size - 1)
+                covered.update(range(first, last + 1))
         l2_lines = self._map_lines(cells, grid_rows, l2_cols, s.buf_type, s.buf_new, s.buf_tensor, ruler=True,
-                                   marked=marked)  # fmt: skip
+                                   marked=marked, covered=covered)  # fmt: skip
         side_writes = self.writes_here(side=True) if words.side_memory else []
         side_marked = {byte // wl0.bytes_per_cell for byte, *_ in side_writes}
         wl0_lines = (
@@ -383,6 +399,8 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
             counts = f"{len(writes)} in {words.memory}, {len(side_writes)} in {words.side_memory}" if side_writes \
                 else f"{len(writes)}"  # fmt: skip
             lead = f"▼ where its instructions start writing ({counts})"
+            if any(size > 0 for *_, size in writes):  # a field of its own: the fold may break before it
+                named.insert(0, "underlined: as far as each writes")
             none = f"▼ no instruction of this {words.block} writes {words.memory} (w: off)"
             said = " · ".join([lead, *named]) if every else none
             lines.extend(folded(said, width, WRITES))
@@ -391,7 +409,7 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
 
     def _map_lines(
         self, cells: CellMap, grid_rows: int, cols: int, types: np.ndarray | None, new: np.ndarray | None,
-        tensors: np.ndarray | None, *, ruler: bool, marked: set[int] | None = None
+        tensors: np.ndarray | None, *, ruler: bool, marked: set[int] | None = None, covered: set[int] | None = None
     ) -> list[list[Segment]]:
         s = self.schedule
         lines = []
@@ -425,6 +443,8 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
                     char, style = "▒", OVERLAP
                 if marked and index in marked:  # `w`: an instruction starts writing in this cell
                     char, style = "▼", WRITES
+                elif covered and index in covered:  # and writes on to here
+                    style = _underlined(style)
                 if style is run_style:
                     run.append(char)
                 else:
