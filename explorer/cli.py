@@ -501,8 +501,10 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
     app = make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author,
                    companions=given_companions(args), node_data=args.node_data, compare=args.compare,
                    dims=args.dims)  # fmt: skip
-    with stopping_on_signals(app):
+    with stopping_on_signals(app) as ended:
         app.run()
+    if ended.signal is not None:  # told to stop, or the terminal is gone: the app has shut down, so does this
+        os._exit(128 + ended.signal)
     if app.load_error is not None:  # the error box was on screen; the shell still learns it, as the README says
         raise app.load_error
     return ExitCode.OK

@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -350,17 +351,18 @@ SIGNAL_GRACE_SECONDS = 3.0  # after SIGTERM or SIGHUP the shutdown gets this lon
 
 
 @contextlib.contextmanager
-def stopping_on_signals(app: App) -> Iterator[None]:
+def stopping_on_signals(app: App) -> Iterator[EndedBy]:
     """SIGTERM (serve ending a tab, `kill`) and SIGHUP (the SSH session gone) end the app as `q` does while it
     runs, so a query running in the Query panel is interrupted and its scratch removed (by default Python died at
     once and left both); the handlers before are put back after. Signals can be set in the main thread only.
 
     After SIGHUP the terminal is gone: Textual's output thread dies on its first write there, and every write
     after it waited forever for room in its queue (the app stayed behind, every thread asleep, after tmux's
-    kill-server or a dropped SSH session). So the standard streams are pointed at /dev/null first, and whatever
-    the shutdown still waits for, the process ends SIGNAL_GRACE_SECONDS later."""
+    kill-server or a dropped SSH session). So the standard streams are detached first (`_detach_from_terminal`),
+    and whatever the shutdown still waits for, the process ends SIGNAL_GRACE_SECONDS later; what it yields says
+    which signal ended the app, for the command line to end the process once the app is down."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield EndedBy()
         return
     previous = {each: signal.getsignal(each) for each in (signal.SIGTERM, signal.SIGHUP)}
     finished = threading.Event()
@@ -368,26 +370,45 @@ def stopping_on_signals(app: App) -> Iterator[None]:
     def stop(signum: int, _frame: Any) -> None:
         if signum == signal.SIGHUP:
             _detach_from_terminal()
+        ended.signal = ended.signal or signum
         _end_unless(finished, SIGNAL_GRACE_SECONDS, 128 + signum)
         app.call_later(app.action_quit)
 
+    ended = EndedBy()
     for each in previous:
         signal.signal(each, stop)
     try:
-        yield
+        yield ended
     finally:
         finished.set()
         for each, handler in previous.items():
             signal.signal(each, handler)
 
 
+@dataclass
+class EndedBy:
+    """The signal that ended the app (`stopping_on_signals`), or None: the command line ends the process at once
+    after such an app, whatever thread is left (Textual's input thread, reading a terminal that is gone, kept the
+    interpreter from exiting: at 100% of a core, for as long as nobody noticed)."""
+
+    signal: int | None = None
+
+
+_NEVER_READABLE: list[int] = []  # the write end of standard input's new pipe, kept open so reads wait, never end
+
+
 def _detach_from_terminal() -> None:
-    """Standard input, output and error onto /dev/null: writes meant for a terminal that is gone succeed."""
+    """Standard output and error onto /dev/null (writes meant for a terminal that is gone succeed), standard input
+    onto a pipe nothing writes (reads wait, where /dev/null's end-of-file made Textual's input thread spin)."""
     with contextlib.suppress(OSError):
         null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
+        for fd in (1, 2):
             os.dup2(null, fd)
         os.close(null)
+        read, write = os.pipe()
+        os.dup2(read, 0)
+        os.close(read)
+        _NEVER_READABLE.append(write)
 
 
 def _end_unless(finished: threading.Event, seconds: float, status: int) -> None:
