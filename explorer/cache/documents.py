@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.cache import folder as cache_folder
-from explorer.cache.entry import read_entry
+from explorer.cache.entry import pickled, read_entry
 from explorer.cache.key import entry_key
 
 if TYPE_CHECKING:
@@ -91,12 +91,10 @@ def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
     if not isinstance(slot, Slot) or document._kept_state == document.derived_state():
         return  # (read back from the cache, and nothing worked out since)
     document.cache_slot = None
-    buffers: list[pickle.PickleBuffer] = []
     try:
-        stream = pickle.dumps(document, protocol=5, buffer_callback=buffers.append)
+        stream, views = pickled(document)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError, RuntimeError):
         return  # something in it cannot be kept: the next open reads the file, as today
-    views = [buffer.raw() for buffer in buffers]
     size = len(stream) + sum(view.nbytes for view in views)
     writer = threading.Thread(target=_write, args=(slot, stream, views, size, warn or _to_stderr),
                               name="ir-explorer cache write", daemon=True)  # fmt: skip

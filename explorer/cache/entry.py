@@ -48,10 +48,15 @@ def write_entry(target: Path, key: str, source: str, format_name: str, kept: Any
     """Pickle `kept` into `target`, atomically (a temporary file in the same folder, 0600, renamed over it); the
     bytes written. Raises OSError (a full disk), pickle.PicklingError, TypeError or AttributeError (something
     that cannot be kept): the caller skips the entry."""
+    stream, views = pickled(kept)
+    return write_parts(target, key, source, format_name, stream, views)
+
+
+def pickled(kept: Any) -> tuple[bytes, list[memoryview]]:
+    """`kept` as a protocol-5 pickle and its out-of-band buffers (the arrays' bytes, not copied)."""
     buffers: list[pickle.PickleBuffer] = []
     stream = pickle.dumps(kept, protocol=5, buffer_callback=buffers.append)
-    views = [buffer.raw() for buffer in buffers]
-    return write_parts(target, key, source, format_name, stream, views)
+    return stream, [buffer.raw() for buffer in buffers]
 
 
 def write_parts(target: Path, key: str, source: str, format_name: str, stream: bytes,

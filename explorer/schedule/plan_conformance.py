@@ -31,8 +31,7 @@ def outside_plan(schedule: Schedule, rows: np.ndarray, destination: np.ndarray, 
     none (an instruction of no workload is not checked: the join reports those)."""
     in_l2 = memory == "L2"
     verb = "reads" if reads else "writes"
-    pointers, addresses = (schedule.buf_ptr, schedule.buf_addr) if in_l2 else (schedule.w0_ptr, schedule.w0_addr)
-    sizes_of, names_of = (schedule.buf_size, schedule.buf_tensor) if in_l2 else (schedule.w0_size, schedule.w0_tid)
+    pointers, addresses, sizes_of, names_of = _entries(schedule, in_l2)
     weight = entry_kinds.index("weight") if in_l2 and "weight" in entry_kinds and not reads else None
     checked = np.flatnonzero((destination >= 0) & (rows >= 0))
     found: list[Problem] = []
@@ -123,8 +122,7 @@ def operands_in_plan(schedule: Schedule, row: int, table: InstructionTable, k: i
             found.append((operand, memory, bytes_text, "no workload of the schedule"))
             continue
         in_l2 = memory == "L2"
-        pointers, starts_of = (schedule.buf_ptr, schedule.buf_addr) if in_l2 else (schedule.w0_ptr, schedule.w0_addr)
-        sizes_of, names_of = (schedule.buf_size, schedule.buf_tensor) if in_l2 else (schedule.w0_size, schedule.w0_tid)
+        pointers, starts_of, sizes_of, names_of = _entries(schedule, in_l2)
         lo, hi = int(pointers[row]), int(pointers[row + 1])
         starts, lengths = starts_of[lo:hi], sizes_of[lo:hi]
         inside = np.flatnonzero((starts <= byte) & (byte < starts + lengths))
@@ -141,6 +139,14 @@ def operands_in_plan(schedule: Schedule, row: int, table: InstructionTable, k: i
             entry += f": the range runs {byte + span - end:,} bytes past its end"
         found.append((operand, memory, bytes_text, entry))
     return found
+
+
+def _entries(schedule: Schedule, in_l2: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The snapshots' entries of L2 or of the side memory: (row pointers, first bytes, sizes, tensor or transfer
+    ids)."""
+    if in_l2:
+        return schedule.buf_ptr, schedule.buf_addr, schedule.buf_size, schedule.buf_tensor
+    return schedule.w0_ptr, schedule.w0_addr, schedule.w0_size, schedule.w0_tid
 
 
 def _nearest(starts: np.ndarray, sizes: np.ndarray, tensors: np.ndarray, byte: int, what: str = "tensor") -> str:

@@ -102,9 +102,7 @@ def operands(program: Program) -> Operands:
             if byte is not None:
                 found.l2_source[k] = byte
                 found.source_memory[k] = "L2"
-                where = (SOURCE_SIZE[name][0], SOURCE_SIZE[name][2], False) if name in SOURCE_SIZE else \
-                    (*VECTOR_SOURCE[name], True)  # fmt: skip
-                found.l2_source_size[k] = _size(found, k, params, setting, *where)
+                found.l2_source_size[k] = _size(found, k, params, setting, *_source_size(name))
     return found
 
 
@@ -115,6 +113,13 @@ def _destination_size(name: str, prefix: str) -> tuple[str, str, bool]:
     if prefix == "vp":
         return (*VECTOR_DESTINATION, True)
     return "", "", False
+
+
+def _source_size(name: str) -> tuple[str, str, bool]:
+    """As `_destination_size`, for an L2 source (a store's, a vector op's)."""
+    if name in SOURCE_SIZE:
+        return SOURCE_SIZE[name][0], SOURCE_SIZE[name][2], False
+    return (*VECTOR_SOURCE[name], True)
 
 
 def _address(found: Operands, k: int, value: Any) -> int | None:
