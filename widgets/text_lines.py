@@ -11,7 +11,8 @@ from textual.strip import Strip
 
 
 def folded(text: str, width: int, style: Style, separator: str = " · ") -> list[Strip]:
-    """`text` on as many lines as `width` needs, folded between its fields (a field longer than a line is cut)."""
+    """`text` on as many lines as `width` needs, folded between its fields; a field longer than a line is folded
+    at its spaces (a word longer than a line is cut)."""
     lines = [""]
     for k, field in enumerate(text.split(separator)):
         piece = field if k == 0 else separator + field
@@ -19,6 +20,10 @@ def folded(text: str, width: int, style: Style, separator: str = " · ") -> list
             lines.append("  " + field)
         else:
             lines[-1] += piece
+        while len(lines[-1]) > width and " " in lines[-1][3 : width + 1]:  # at the last space that fits
+            cut = lines[-1].rindex(" ", 3, width + 1)
+            lines[-1], rest = lines[-1][:cut], lines[-1][cut + 1 :]
+            lines.append("  " + rest)
     return [Strip([Segment(line[:width].ljust(width), style)]) for line in lines]
 
 

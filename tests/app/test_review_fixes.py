@@ -401,3 +401,15 @@ async def test_at_80_columns_every_view_s_footer_keeps_p_and_n():
                 for wanted in ("p", "n"):
                     span = spans.get(wanted)
                     assert span is not None and span[1] <= 80 - 12, f"{path.name} view {key}: `{wanted}` is cut"
+
+
+def test_a_field_wider_than_the_line_folds_at_its_spaces():
+    """Seen at 80×24: the buffers view's `w` line lost its counts at the panel's edge (a field wider than a line
+    was cut). Fields fold between them first, then a field too wide at its last space that fits."""
+    from rich.style import Style
+
+    from widgets.text_lines import folded
+
+    lines = [strip.text.rstrip() for strip in folded("▼ where they start (2 in L2, 1 in WL1) · b", 20, Style())]
+    assert lines == ["▼ where they start", "  (2 in L2, 1 in", "  WL1) · b"]
+    assert [s.text.rstrip() for s in folded("a · verylongwordwithoutspaces", 10, Style())] == ["a", "  verylong"]
