@@ -232,8 +232,17 @@ def _by_op(model: GraphModel, mask: np.ndarray) -> dict[str, list[int]]:
     return _by_op_list(model, nodes[np.argsort(model.topo_rank[nodes], kind="stable")].tolist())
 
 
+# ops whose inputs may come in either order: `Add(bias, x)` and `Add(x, bias)` are the same model (the two torch
+# exporters write them so)
+COMMUTATIVE = frozenset({"Add", "Mul", "Sum", "Max", "Min", "Mean", "And", "Or", "Xor", "Equal", "BitwiseAnd",
+                         "BitwiseOr", "BitwiseXor"})  # fmt: skip
+
+
 def _folded(model: GraphModel, node: int) -> list[tuple[str, str]]:
-    return sorted((role, model.node_detail[source]) for _, source, role in model.folded_inputs(node))
+    """The weights folded into a node as (its input's role, their type); no role for a commutative op's."""
+    anywhere = model.node_op[node] in COMMUTATIVE
+    return sorted(("" if anywhere else role, model.node_detail[source])
+                  for _, source, role in model.folded_inputs(node))  # fmt: skip
 
 
 def _differences(a: GraphModel, b: GraphModel, x: int, y: int, attributes_x: str, attributes_y: str,
@@ -250,9 +259,22 @@ def _differences(a: GraphModel, b: GraphModel, x: int, y: int, attributes_x: str
     if attributes_x != attributes_y:
         names = _changed_attributes(attributes_x, attributes_y)
         found.append(f"attributes {names}" if names else "attributes")
-    if _folded(a, x) != _folded(b, y):
+    if _folded_differ(a, b, x, y, as_written):
         found.append("folded weights")
     return "; ".join(found)
+
+
+def _folded_differ(a: GraphModel, b: GraphModel, x: int, y: int, as_written: bool) -> bool:
+    """Whether two matched nodes fold different weights: as many, in the same roles, of the same types, a type
+    unknown on one side (a constant an exporter left uncomputed, not inferred) counting as the same unless
+    `as_written`."""
+    folded_x, folded_y = _folded(a, x), _folded(b, y)
+    if folded_x == folded_y:
+        return False
+    if as_written or not a.detail_is_type or len(folded_x) != len(folded_y):
+        return True
+    return any(role_x != role_y or not same_but_inferred(type_x, type_y)
+               for (role_x, type_x), (role_y, type_y) in zip(folded_x, folded_y, strict=True))  # fmt: skip
 
 
 _TYPE = re.compile(r"([A-Za-z0-9_]+)\[([^\]]*)\]")

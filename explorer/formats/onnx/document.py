@@ -167,14 +167,37 @@ class OnnxView(DocumentView):
         return self._graph
 
     def type_str(self, key: str, name: str) -> str:
-        """A value's type: declared or inferred, else (for an initializer) its dtype and dims."""
-        found = self.index.type_of(key, name)
-        if found is not None:
-            return type_text(found)
-        where = self.index.resolve(key, name)
-        if where is not None and where[1] == "initializer":
+        """A value's type: declared or inferred, else what the file states of a constant: an initializer's or a
+        `Constant` node's tensor, through `Identity` copies of one (the TorchScript exporter reads its weights so):
+        the same weight reads alike in two exports, with shape inference run or not."""
+        for _ in range(8):  # a chain of copies, bounded
+            found = self.index.type_of(key, name)
+            if found is not None:
+                return type_text(found)
+            where = self.index.resolve(key, name)
+            if where is None:
+                return "?"
             info = self.index.graphs[where[0]]
-            tensor = info.proto.initializer[info.initializers[name]]
+            tensor = None
+            if where[1] == "initializer":
+                tensor = info.proto.initializer[info.initializers[name]]
+            elif where[1] == "node":
+                node = info.nodes[info.producer[name]]
+                if node.op_type == "Identity" and len(node.input) == 1 and node.input[0]:
+                    key, name = where[0], node.input[0]
+                    continue
+                if node.op_type == "Constant":
+                    tensor = next((a.t for a in node.attribute if a.name == "value" and a.HasField("t")), None)
+                    listed = {a.name: a for a in node.attribute}
+                    for scalar, element in (("value_float", "float32"), ("value_int", "int64")):
+                        if scalar in listed:
+                            return f"{element}[]"
+                    for many, element in (("value_floats", "float32"), ("value_ints", "int64")):
+                        if many in listed:
+                            count = len(listed[many].floats if element == "float32" else listed[many].ints)
+                            return f"{element}[{count}]"
+            if tensor is None:
+                return "?"
             return f"{element_name(tensor.data_type)}[{', '.join(map(str, tensor.dims))}]"
         return "?"
 
