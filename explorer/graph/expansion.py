@@ -34,6 +34,8 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
         members.sort(key=lambda g: (int(first_rank[g]), g))
     visible = len(children.get(ROOT, [])) + int(((model.node_group == ROOT) & drawn).sum())
     expanded: set[int] = set()
+    listed = list_items(model, children)
+    small = int(drawn.sum()) + model.n_groups <= budget  # every box of it fits: it opens whole
 
     def opened_cost(g: int) -> int:
         return int(direct[g]) + len(children.get(g, [])) - 1
@@ -42,9 +44,9 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
         for g in model.ancestors(int(model.node_group[node])):
             if g in expanded:
                 continue
-            if model.group_unit[g] or model.group_kind[g] == "stack" or visible + opened_cost(g) > max(
+            if model.group_unit[g] or model.group_kind[g] == "stack" or g in listed or visible + opened_cost(g) > max(
                     budget, PATH_BUDGET):  # fmt: skip
-                break  # a stack stays one box: the model's shape first, its blocks on Enter
+                break  # a stack, or one block of a list, stays one box: the model's shape first, its blocks on Enter
             expanded.add(g)
             visible += opened_cost(g)
     frontier = list(children.get(ROOT, []))
@@ -53,12 +55,37 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
         if model.group_unit[g] or (g not in expanded and model.group_kind[g] in ON_DEMAND_KINDS):
             continue  # a unit, a loop body, a function: opened when asked
         if g not in expanded:
-            if visible + opened_cost(g) > budget:
+            if g in listed and not small:
+                continue  # a big model's blocks: its shape first, each block on Enter
+            together = listed.get(g, (g,))  # a small model's list opens all together or not at all
+            cost = sum(opened_cost(h) for h in together if h not in expanded)
+            if visible + cost > budget:
                 continue
-            expanded.add(g)
-            visible += opened_cost(g)
+            expanded.update(together)
+            visible += cost
         frontier += children.get(g, [])
     return expanded
+
+
+def list_items(model: GraphModel, children: dict[int, list[int]]) -> dict[int, tuple[int, ...]]:
+    """Per group that is one block of a module list (`down_blocks.0` beside `down_blocks.1`, or `h.0` beside the
+    stack `h.1–11`, in one parent): the list's blocks. The first screen takes a list in as the model's shape
+    (Model Explorer opens on its layers): no block of it opens on the reading path, and only a model small
+    enough to open whole opens its lists (each whole)."""
+    found: dict[int, tuple[int, ...]] = {}
+    for members in children.values():
+        stems: dict[str, list[int]] = {}
+        stacked: set[str] = set()
+        for g in members:
+            stem, dot, index = model.group_label[g].rpartition(".")
+            if dot and stem and index.isdigit() and model.group_kind[g] == "scope":
+                stems.setdefault(stem, []).append(g)
+            elif dot and stem and model.group_kind[g] == "stack":
+                stacked.add(stem)
+        for stem, alike in stems.items():
+            if len(alike) > 1 or stem in stacked:
+                found.update((g, tuple(alike)) for g in alike)
+    return found
 
 
 def group_first_rank(model: GraphModel) -> np.ndarray:

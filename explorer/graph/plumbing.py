@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.arrays import distinct
 from explorer.graph.shaping import add_group, input_tier
 from explorer.models.graph import GraphModel
 
@@ -38,20 +37,73 @@ def fold_side_plumbing(model: GraphModel) -> None:
             plumbing[v] = True
             for p in producers[v]:
                 source[v] |= source[p]
-    groups = model.node_group
-    for scope in distinct(groups[plumbing]).tolist():
+    in_order = [v for v in np.argsort(model.topo_rank, kind="stable").tolist() if plumbing[v]]
+    unit_group, scope_of = _units(model, plumbing, drawn)
+    for scope in sorted(set(scope_of.values())):
         if any(model.group_kind[g] == "stack" for g in model.ancestors(scope)):
             continue
-        members = np.flatnonzero(plumbing & (groups == scope))
-        if members.size < MIN_FOLDED:
-            continue
-        bits = int(np.bitwise_or.reduce(source[members]))
-        names = [model.node_label[v] for bit, v in enumerate(sides[:62]) if bits >> bit & 1]
-        label = f"{' + '.join(names)} plumbing"
-        add_group(model, label, scope, PLUMBING, f"{len(members)} ops that read only {', '.join(names)}")
-        folded = len(model.group_label) - 1
-        carried = np.flatnonzero(~drawn & (groups == scope) & np.isin(model.node_folded_into, members))
-        model.node_group[members] = folded
-        model.node_group[carried] = folded  # their folded constants go with them
+        inside = np.asarray([v for v, s in scope_of.items() if s == scope], dtype=np.int64)
+        for members in _convex_parts(inside, in_order, producers):
+            if members.size >= MIN_FOLDED:
+                _fold(model, members, scope, unit_group, source, sides, drawn)
     model._group_depth = None
+
+
+def _units(model: GraphModel, plumbing: np.ndarray, drawn: np.ndarray) -> tuple[dict[int, int], dict[int, int]]:
+    """Per plumbing node: the outermost module around it that holds plumbing alone (a UNet's `time_proj` and
+    `time_embedding`), which folds whole with its parent's plumbing, and the scope it folds in: that module's
+    parent, else the node's own group. ({node: module}, {node: scope})"""
+    holds_other = np.zeros(model.n_groups, dtype=bool)  # a group holding a drawn node that is not plumbing
+    for v in np.flatnonzero(drawn & ~plumbing & (model.node_group >= 0)).tolist():
+        for g in model.ancestors(int(model.node_group[v])):
+            holds_other[g] = True
+    unit_group: dict[int, int] = {}
+    scope_of: dict[int, int] = {}
+    for v in np.flatnonzero(plumbing).tolist():
+        chain = model.ancestors(int(model.node_group[v]))  # outermost first
+        whole = next((g for g in chain if not holds_other[g] and model.group_kind[g] == "scope"), None)
+        if whole is None:
+            scope_of[v] = int(model.node_group[v])
+        else:
+            unit_group[v] = whole
+            scope_of[v] = int(model.group_parent[whole])
+    return unit_group, scope_of
+
+
+def _convex_parts(members: np.ndarray, in_order: list[int], producers: list[list[int]]) -> list[np.ndarray]:
+    """A scope's plumbing split where a path leaves it and comes back (a diffusion UNet's timestep: `linear_1`,
+    then the child group `act`, then `linear_2`, all in `time_embedding`): one box for both would read from and
+    feed `act`, a cycle that scrambled the whole layout. A member's part counts the times a path from the
+    scope's other members to it went outside; each part is folded on its own."""
+    inside = set(members.tolist())
+    part: dict[int, int] = {}  # member → its part
+    after: dict[int, int] = {}  # a plumbing node outside the scope → the latest part upstream of it
+    for v in in_order:
+        reached = [part[p] if p in inside else after[p] + 1 for p in producers[v] if p in part or p in after]
+        if v in inside:
+            part[v] = max(reached, default=0)
+        elif reached:
+            after[v] = max(part[p] if p in inside else after[p] for p in producers[v] if p in part or p in after)
+    parts: dict[int, list[int]] = {}
+    for v in members.tolist():
+        parts.setdefault(part.get(v, 0), []).append(v)
+    return [np.asarray(found, dtype=np.int64) for _, found in sorted(parts.items())]
+
+
+def _fold(model: GraphModel, members: np.ndarray, scope: int, unit_group: dict[int, int], source: np.ndarray,
+          sides: list[int], drawn: np.ndarray) -> None:  # fmt: skip
+    """One closed group of `members` in `scope`, named after the steering inputs they read: the members in the
+    scope itself move in, and the whole-plumbing modules they lie in move in as they are."""
+    groups = model.node_group
+    bits = int(np.bitwise_or.reduce(source[members]))
+    names = [model.node_label[v] for bit, v in enumerate(sides[:62]) if bits >> bit & 1]
+    label = f"{' + '.join(names)} plumbing"
+    add_group(model, label, scope, PLUMBING, f"{len(members)} ops that read only {', '.join(names)}")
+    folded = len(model.group_label) - 1
+    direct = np.asarray([v for v in members.tolist() if v not in unit_group], dtype=np.int64)
+    carried = np.flatnonzero(~drawn & (groups == scope) & np.isin(model.node_folded_into, direct))
+    model.node_group[direct] = folded
+    model.node_group[carried] = folded  # their folded constants go with them
+    for module in {unit_group[v] for v in members.tolist() if v in unit_group}:
+        model.group_parent[module] = folded
 

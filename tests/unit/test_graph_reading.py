@@ -460,3 +460,36 @@ def test_reading_starts_at_the_data_input_not_at_a_longer_mask(tmp_path):
     assert model.node_label[reading_start(model)] == "features"
     model = _chain_model(tmp_path, {"a": ["Relu"], "b": ["Relu", "Neg", "Relu"]}, "plain.onnx")
     assert model.node_label[reading_start(model)] == "b"  # no names to go by: the longest path, as before
+
+
+def _listed_blocks(tmp_path, blocks: int, ops: int):
+    """x → stem → blocks.0 … blocks.N-1 (a module list, each a chain of `ops` Relus, every block another op
+    count so none stack) → head → y."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes, last = [helper.make_node("Relu", ["x"], ["s"], name="/stem/Relu")], "s"
+    for k in range(blocks):
+        for j in range(ops + k):
+            nodes.append(helper.make_node("Relu", [last], [f"b{k}_{j}"], name=f"/blocks.{k}/op{j}"))
+            last = f"b{k}_{j}"
+    nodes.append(helper.make_node("Relu", [last], ["y"], name="/head/Relu"))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])  # fmt: skip
+    path = tmp_path / f"listed_{blocks}_{ops}.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return open_document(path).view.graph_model()
+
+
+def test_a_big_model_opens_on_its_list_of_blocks_closed_and_a_small_one_opens_whole(tmp_path):
+    """Issue #74, item 6: the reduced UNet opened on down_blocks.0 › resnets.0 › norm1's first Reshape (the reading
+    path opened every group on its way) with mid and up blocks far below; a list's blocks now stay closed on a
+    big model's first screen (the model's shape: stem → blocks.0 … blocks.3 → head), and a model small enough to
+    open whole still does, each list whole."""
+    big = _listed_blocks(tmp_path, 4, 20)
+    blocks = [g for g, label in enumerate(big.group_label) if label.startswith("blocks.")]
+    assert len(blocks) == 4 and not set(blocks) & initial_expansion(big)
+    start = reading_path(big)
+    assert big.node_label[start[2]] == "/blocks.0/op0"  # the path runs into blocks.0, which stays one box
+    small = _listed_blocks(tmp_path, 3, 2)
+    assert initial_expansion(small) == expand_all(small)

@@ -54,3 +54,50 @@ def test_only_ops_that_read_nothing_but_the_mask_are_folded_and_one_op_stays_a_b
     assert model.node_group[where] != folded  # it reads the data too: where the mask meets the model
     single = _model(tmp_path, 0)  # mask → Cast → Where: one op is its own box
     assert "plumbing" not in single.group_kind
+
+
+def _unet_like(tmp_path):
+    """sample → Relu → blk/Add(·, t2b) → y, with the timestep's plumbing: time_proj (a module of plumbing alone:
+    Cast → Neg), then in blk: t1a → t1b → sub/p (sub also holds a data op, so it is no plumbing module) → t2a →
+    t2b. A path from blk's plumbing leaves blk through sub and comes back."""
+    def op(kind, inputs, output, name, **attributes):
+        return helper.make_node(kind, inputs, [output], name=name, **attributes)
+
+    nodes = [op("Cast", ["timestep"], "tc", "/time_proj/Cast", to=TensorProto.FLOAT),
+             op("Neg", ["tc"], "tn", "/time_proj/Neg"),
+             op("Relu", ["sample"], "r", "/conv_in/Relu"),
+             op("Abs", ["tn"], "t1a", "/blk/t1a"), op("Neg", ["t1a"], "t1b", "/blk/t1b"),
+             op("Sigmoid", ["t1b"], "p", "/blk/sub/p"), op("Relu", ["r"], "d", "/blk/sub/data"),
+             op("Abs", ["p"], "t2a", "/blk/t2a"), op("Neg", ["t2a"], "t2b", "/blk/t2b"),
+             op("Add", ["d", "t2b"], "y", "/blk/Add")]  # fmt: skip
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("sample", TensorProto.FLOAT, [4]),
+                                           helper.make_tensor_value_info("timestep", TensorProto.INT64, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])  # fmt: skip
+    path = tmp_path / "unet_like.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return open_document(path).view.graph_model()
+
+
+def test_plumbing_a_path_leaves_and_reenters_folds_in_two_boxes_and_a_plumbing_module_folds_whole(tmp_path):
+    """The reduced diffusion UNet (dynamo): `time_embedding`'s one plumbing box read from and fed its child `act`,
+    a cycle between closed boxes; the layout then broke it by file order and drew down_blocks.3 above
+    down_blocks.1 (32 of 99 edges against the drawn order). Now blk's plumbing is two boxes, time_proj (plumbing
+    alone) folds whole into the top level's box, and the drawn graph has no cycle."""
+    from explorer.graph.layout import _item_order
+    from explorer.graph.visible import expand_all, visible_graph
+
+    model = _unet_like(tmp_path)
+    folded = [g for g, kind in enumerate(model.group_kind) if kind == "plumbing"]
+    by_members = {tuple(_members(model, g)): g for g in folded}
+    assert ("/blk/t1a", "/blk/t1b") in by_members and ("/blk/t2a", "/blk/t2b") in by_members
+    [proj] = [g for g, label in enumerate(model.group_label) if label == "time_proj"]
+    holder = int(model.group_parent[proj])
+    assert model.group_kind[holder] == "plumbing" and model.group_label[holder] == "timestep plumbing"
+    assert int(model.group_parent[holder]) == -1
+    for expanded in (initial_expansion(model), set()):
+        visible = visible_graph(model, expanded)
+        order = _item_order(model, visible)
+        position = np.empty(visible.n_items, dtype=np.int64)
+        position[order] = np.arange(visible.n_items)
+        assert (position[visible.edge_src] < position[visible.edge_dst]).all()
+    assert expand_all(model)  # every group still opens
