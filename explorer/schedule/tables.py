@@ -136,8 +136,8 @@ TABLES = {
         "wl0_address": Column("the WL0 byte it writes (its DTaddr, bytes; NULL when it writes elsewhere)",
                               null=MINUS_ONE),
         "src_memory": Column("the memory its source lies in: L2 or DRAM (NULL when not read)", VARCHAR),
-        "l2_source": Column("the L2 byte it reads (its STaddr, bytes: stores, vp_self; NULL otherwise)",
-                            null=MINUS_ONE),
+        "l2_source": Column("the L2 byte it reads (bytes: stores' and vp_self's STaddr, a convolution's input: "
+                            "README; NULL otherwise)", null=MINUS_ONE),
         "l2_source_bytes": Column("the bytes it reads from l2_source (NULL where not settled)", null=MINUS_ONE),
         "start": Column("measured start (cycles; NULL in an assembly)", DOUBLE),
         "end": Column("measured end (cycles; NULL in an assembly)", DOUBLE),

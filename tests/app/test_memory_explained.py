@@ -153,9 +153,10 @@ async def test_w_marks_where_the_workload_s_instructions_write_in_the_buffers_vi
         await pilot.press("w")
         await pilot.pause()
         said = text(buffers)
-        assert buffers.writes_here() == [(401408, "pe_conv", line, -1)]  # (pe_conv's size is not settled)
+        assert buffers.writes_here() == [(401408, "pe_conv", line, 802816)]  # its tile's 1·64·112·112 outputs
         assert said.count("▼") == 2  # the mark on the map and the line naming it
-        assert f"▼ where its instructions start writing (1) · pe_conv (line {line}) at 0x62000" in said
+        said = " ".join(said.split())
+        assert f"pe_conv (line {line}) at 0x62000–0x126000" in said, said
         await pilot.press("w")
         await pilot.pause()
         assert "▼" not in text(buffers)

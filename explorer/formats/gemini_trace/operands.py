@@ -4,11 +4,12 @@ check (`explorer.schedule.plan_conformance`) holds against each workload's snaps
 Addresses are bytes and sizes are elements × the data format's bytes, each reading chosen by measuring the real
 ResNet-34 pipelines (README, "the plan against what ran"): a destination's range is known for the loads from DRAM
 (`lda_mov`: its `Tile` in the format `lda_cfg` set; `ldw_mov`: its `Wsize` in `ldw_cfg`'s) and the vector ops
-(`vp_*`: the output tile `DTile` of the last `vp_cfg_fm`, in its output format `ODF`), a source's for stores
-(`sta_mov` reads L2: `Tile` in `sta_cfg`'s format) and `vp_self` (`STile` in `IDF`). The tensor engine's
-(`pe_conv`) size is not settled (one `pe_cfg_fm`'s `DTile` is shared by several convolutions, each writing a part
-of it at small offsets): only its first byte is checked, as for weight loads into WL0 (`lw_mov`), whose entries'
-sizes are in another unit than its `Wsize`.
+(`vp_*`: the output tile `DTile` of the last `vp_cfg_fm`, in its output format `ODF`) and the tensor engine's
+convolutions (`pe_conv`: the last `pe_cfg_tp`'s `Tile` [N, K, C, H, W] writes N·K·H·W outputs, in the last
+`pe_cfg_fm`'s `DF`; not `DTile`, which one configuration shares between several convolutions), a source's for
+stores (`sta_mov` reads L2: `Tile` in `sta_cfg`'s format), `vp_self` (`STile` in `IDF`) and convolutions (their
+whole input, `_convolution_source`). Weight loads into WL0
+(`lw_mov`) are checked by their first byte only: the WL0 entries' sizes are in another unit than its `Wsize`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ READS_DRAM = ("lda", "ldw")  # loads: their STaddr is in DRAM
 WRITES_DRAM = ("sta",)  # stores: their DTaddr is in DRAM
 SOURCE_SIZE = {"sta_mov": ("Tile", "sta", "DF")}
 VECTOR_DESTINATION = ("DTile", "ODF")  # vp_*: the last vp_cfg_fm's output tile and format
+CONVOLUTION = "pe_conv"  # writes the outputs of the last pe_cfg_tp's Tile [N, K, C, H, W] in pe_cfg_fm's DF
+CONVOLUTION_OUTPUT = (0, 1, 3, 4)  # N, K, H, W: the tile's dims the outputs span (C is summed over)
+CHANNEL_GROUP = 8  # a convolution's input channels are stored in groups of this many (3 take the room of 8)
 VECTOR_SOURCE = {"vp_self": ("STile", "IDF")}
 
 
@@ -96,7 +100,11 @@ def operands(program: Program) -> Operands:
                 (found.wl0_destination if prefix in WRITES_WL0 else found.l2_destination)[k] = byte
                 found.destination_memory[k] = "WL0" if prefix in WRITES_WL0 else "L2"
                 if prefix in WRITES_L2:
-                    found.l2_destination_size[k] = _size(found, k, params, setting, *_destination_size(name, prefix))
+                    spans = CONVOLUTION_OUTPUT if name == CONVOLUTION else ()
+                    found.l2_destination_size[k] = _size(found, k, params, setting, *_destination_size(name, prefix),
+                                                         dims=spans)  # fmt: skip
+        if name == CONVOLUTION and "STaddr" in params:
+            _convolution_source(found, k, params, setting)
         if name in SOURCE_SIZE or name in VECTOR_SOURCE:
             byte = _address(found, k, params.get("STaddr"))
             if byte is not None:
@@ -106,12 +114,39 @@ def operands(program: Program) -> Operands:
     return found
 
 
+def _convolution_source(found: Operands, k: int, params: dict[str, Any], setting: dict[str, Any]) -> None:
+    """A convolution reads its whole input: the last `pe_cfg_fm`'s `STile` [C, H, W] stored channels innermost
+    with C rounded up to CHANNEL_GROUP, N of them (`pe_cfg_tp`'s `Tile`), in `SF`; its `STaddr` is the padded
+    window's first byte, (SPHI·W + SPWI) pixels before the input's (negative at the top-left corner). What does
+    not read as that leaves the source unchecked."""
+    tile, window, width = setting.get("STile"), setting.get("Tile"), format_bytes(setting.get("SF"))
+    pads = (params.get("SPHI"), params.get("SPWI"))
+    whole = [*(tile if isinstance(tile, list) else []), *(window[:1] if isinstance(window, list) else []), *pads]
+    if width is None or len(whole) != 6 or not all(type(v) is int and abs(v) < 2**31 for v in whole):
+        return
+    channels, height, columns, count, pad_rows, pad_columns = whole
+    grouped = -(-channels // CHANNEL_GROUP) * CHANNEL_GROUP
+    start = params["STaddr"]
+    if type(start) is not int:
+        _address(found, k, start)  # noted as naming no byte
+        return
+    byte = _address(found, k, start - (pad_rows * columns + pad_columns) * grouped * width)
+    if byte is None:
+        return
+    found.l2_source[k] = byte
+    found.source_memory[k] = "L2"
+    size = elements([count, grouped, height, columns])
+    found.l2_source_size[k] = size * width if size is not None and size * width < LARGEST else -1
+
+
 def _destination_size(name: str, prefix: str) -> tuple[str, str, bool]:
     """(the elements' field, the format's field, whether both come from the configuration), or empty fields."""
     if name in DESTINATION_SIZE:
         return DESTINATION_SIZE[name][0], DESTINATION_SIZE[name][2], False
     if prefix == "vp":
         return (*VECTOR_DESTINATION, True)
+    if name == CONVOLUTION:
+        return "Tile", "DF", True
     return "", "", False
 
 
@@ -130,16 +165,25 @@ def _address(found: Operands, k: int, value: Any) -> int | None:
     return None
 
 
+def _picked(written: Any, dims: tuple[int, ...]) -> Any:
+    """The dims of a tile that an operand spans (a convolution's N, K, H, W of [N, K, C, H, W]); None when the
+    tile has not as many dims."""
+    if not isinstance(written, list) or len(written) <= max(dims):
+        return None
+    return [written[d] for d in dims]
+
+
 def _size(found: Operands, k: int, params: dict[str, Any], setting: dict[str, Any], count_field: str,
-          format_field: str, configured_count: bool) -> int:  # fmt: skip
-    """Bytes of the operand (elements × the format's bytes), -1 when not known; a size that is none is noted."""
+          format_field: str, configured_count: bool, dims: tuple[int, ...] = ()) -> int:  # fmt: skip
+    """Bytes of the operand (elements × the format's bytes; of the tile's `dims` only, when named), -1 when not
+    known; a size that is none is noted."""
     if not count_field:
         return -1
     written = (setting if configured_count else params).get(count_field)
     width = format_bytes(setting.get(format_field))
     if written is None or width is None:
         return -1
-    count = elements(written)
+    count = elements(_picked(written, dims) if dims else written)
     if count is None or count * width >= LARGEST:
         found.unreadable_size[k] = f"{count_field} {repr(written)[:80]}"
         return -1
