@@ -395,8 +395,10 @@ class InstructionTable:
     # WL0, or says nothing): what `explorer.schedule.plan_conformance` checks against the workload's snapshot.
     # None: the format gives no addresses.
     l2_destination: np.ndarray | None = None
-    # The same for the side memory (WL0), in bytes: the weight loads' (`lw_`) destinations.
+    # The same for the side memory (WL0), in its unit (the schedule's WL0 addresses'): the weight loads' (`lw_`)
+    # destinations, and how many units each covers (-1 where not known).
     wl0_destination: np.ndarray | None = None
+    wl0_destination_size: np.ndarray | None = None
     # The destination fields that name no byte (negative, past 2**62, not a whole number): instruction → the value
     # as written, each a located warning of the join (`bad-address`), its instruction left unchecked.
     unreadable_destination: dict[int, str] = field(default_factory=dict)

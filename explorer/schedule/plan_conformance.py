@@ -21,18 +21,21 @@ WEIGHT_LOADS = ("ldw",)  # the instructions that load weights into L2: the only 
 
 def outside_plan(schedule: Schedule, rows: np.ndarray, destination: np.ndarray, names: list[str],
                  lines: np.ndarray, file_name: str, memory: str = "L2", entry_kinds: tuple[str, ...] = (),
-                 sizes: np.ndarray | None = None, reads: bool = False) -> list[Problem]:  # fmt: skip
+                 sizes: np.ndarray | None = None, reads: bool = False,
+                 unit: str = "byte") -> list[Problem]:  # fmt: skip
     """Warnings for the instructions whose destination (`destination` ≥ 0) lies in no entry of their workload's
     snapshot of `memory` ("L2", else the side memory, WL0: its entries named by transfer), or (L2, with the
     entries' `entry_kinds` naming a "weight") in an entry of the wrong role: a weight load outside every weight
     entry there, anything else inside nothing but weight entries. Where `sizes` gives the operand's bytes (≥ 0),
     the whole range must lie in one entry: one that starts in an entry and runs past its end is a warning too.
     `reads`: these are sources (read, not written; no role rule). `rows`: each instruction's schedule row, -1 for
-    none (an instruction of no workload is not checked: the join reports those)."""
+    none (an instruction of no workload is not checked: the join reports those). `unit`: what the addresses count
+    (WL0's are units of 64 bytes)."""
     in_l2 = memory == "L2"
     verb = "reads" if reads else "writes"
     pointers, addresses, sizes_of, names_of = _entries(schedule, in_l2)
     weight = entry_kinds.index("weight") if in_l2 and "weight" in entry_kinds and not reads else None
+    what = "tensor" if in_l2 else "transfer"
     checked = np.flatnonzero((destination >= 0) & (rows >= 0))
     found: list[Problem] = []
     outside = 0
@@ -53,15 +56,15 @@ def outside_plan(schedule: Schedule, rows: np.ndarray, destination: np.ndarray, 
             elif span > 0 and not ((starts <= byte) & (byte + span <= starts + lengths)).any():
                 end = int(starts[where] + lengths[where])
                 past = byte + span - end
-                said = (f"{names[k]} (line {int(lines[k])}) {verb} {memory} bytes [{byte:,}, {byte + span:,}), which "
-                        f"run {past:,} byte{'' if past == 1 else 's'} past the end of tensor "
+                said = (f"{names[k]} (line {int(lines[k])}) {verb} {memory} {unit}s [{byte:,}, {byte + span:,}), which "
+                        f"run {past:,} {unit}{'' if past == 1 else 's'} past the end of {what} "
                         f"{int(names_of[lo + where])}'s entry [{int(starts[where]):,}, {end:,}) in {workload}'s "
                         "snapshot: no one entry holds them")  # fmt: skip
             else:
                 continue
         else:
-            nearest = _nearest(starts, lengths, names_of[lo:hi], byte, "tensor" if in_l2 else "transfer")
-            said = (f"{names[k]} (line {int(lines[k])}) {verb} {memory} byte {byte:,}, in no {memory} entry of "
+            nearest = _nearest(starts, lengths, names_of[lo:hi], byte, what, unit)
+            said = (f"{names[k]} (line {int(lines[k])}) {verb} {memory} {unit} {byte:,}, in no {memory} entry of "
                     f"{workload}'s snapshot{nearest}")
         outside += 1
         if outside > MAX_LISTED:
@@ -111,13 +114,15 @@ def operands_in_plan(schedule: Schedule, row: int, table: InstructionTable, k: i
     (operand, memory, its bytes, the entry holding them: `tensor 3 (ifmap) [0, 200,704)`, or why none does)."""
     found = []
     wanted = [("destination", "L2", table.l2_destination, table.l2_destination_size),
-              ("destination", side_memory or "WL0", table.wl0_destination, None),
+              ("destination", side_memory or "WL0", table.wl0_destination, table.wl0_destination_size),
               ("source", "L2", table.l2_source, table.l2_source_size)]  # fmt: skip
     for operand, memory, addresses, sizes in wanted:
         if addresses is None or int(addresses[k]) < 0:
             continue
         byte, span = int(addresses[k]), int(sizes[k]) if sizes is not None else -1
-        bytes_text = f"[{byte:,}, {byte + span:,})" if span > 0 else f"{byte:,} (first byte: the size is not settled)"
+        unit = "byte" if memory == "L2" else "unit"  # WL0's addresses count 64-byte units
+        bytes_text = (f"[{byte:,}, {byte + span:,})" if span > 0
+                      else f"{byte:,} (first {unit}: the size is not settled)")  # fmt: skip
         if row < 0:
             found.append((operand, memory, bytes_text, "no workload of the schedule"))
             continue
@@ -128,7 +133,7 @@ def operands_in_plan(schedule: Schedule, row: int, table: InstructionTable, k: i
         inside = np.flatnonzero((starts <= byte) & (byte < starts + lengths))
         if not inside.size:
             found.append((operand, memory, bytes_text, "none" + _nearest(starts, lengths, names_of[lo:hi], byte,
-                                                                          "tensor" if in_l2 else "transfer")))
+                                                                          "tensor" if in_l2 else "transfer", unit)))
             continue
         j = int(inside[0])
         what = "tensor" if in_l2 else "transfer"
@@ -136,7 +141,7 @@ def operands_in_plan(schedule: Schedule, row: int, table: InstructionTable, k: i
         end = int(starts[j] + lengths[j])
         entry = f"{what} {int(names_of[lo + j])}{role} [{int(starts[j]):,}, {end:,})"
         if span > 0 and byte + span > end:
-            entry += f": the range runs {byte + span - end:,} bytes past its end"
+            entry += f": the range runs {byte + span - end:,} {unit}s past its end"
         found.append((operand, memory, bytes_text, entry))
     return found
 
@@ -149,7 +154,8 @@ def _entries(schedule: Schedule, in_l2: bool) -> tuple[np.ndarray, np.ndarray, n
     return schedule.w0_ptr, schedule.w0_addr, schedule.w0_size, schedule.w0_tid
 
 
-def _nearest(starts: np.ndarray, sizes: np.ndarray, tensors: np.ndarray, byte: int, what: str = "tensor") -> str:
+def _nearest(starts: np.ndarray, sizes: np.ndarray, tensors: np.ndarray, byte: int, what: str = "tensor",
+             unit: str = "byte") -> str:  # fmt: skip
     """`; nearest: tensor 12 at [4,096, 8,192), 100 bytes before it`, or that the snapshot is empty."""
     if not starts.size:
         return " (the snapshot holds no entry)"
@@ -158,4 +164,4 @@ def _nearest(starts: np.ndarray, sizes: np.ndarray, tensors: np.ndarray, byte: i
     k = int(np.argmin(gaps))
     side = "before" if byte < int(starts[k]) else "after"
     return (f"; nearest: {what} {int(tensors[k])} at [{int(starts[k]):,}, {int(ends[k]):,}), {int(gaps[k]):,} "
-            f"byte{'' if int(gaps[k]) == 1 else 's'} {side} it")
+            f"{unit}{'' if int(gaps[k]) == 1 else 's'} {side} it")

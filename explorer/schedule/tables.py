@@ -80,8 +80,8 @@ TABLES = {
         "file": FILE,
         "core": Column("the lane's id"),
         "workload": Column("its workload id"),
-        "address": Column("its first byte (bytes)"),
-        "bytes": Column("its size (bytes)"),
+        "address": Column("its first unit (the file's WL0 unit: 64 bytes on the ResNet pipelines, README)"),
+        "bytes": Column("its size (in that unit; the name kept for the queries written before)"),
         "source": Column("its source code, as the file gives it"),
         "transfer": Column("its first transfer id (NULL when none)", null=MINUS_ONE),
     }, needs=SchedulePart.SIDE_SPACE),
@@ -133,8 +133,8 @@ TABLES = {
                              null=MINUS_ONE),
         "l2_bytes": Column("the bytes it writes from l2_address (elements × its data format; NULL where the "
                            "size is not settled: README)", null=MINUS_ONE),
-        "wl0_address": Column("the WL0 byte it writes (its DTaddr, bytes; NULL when it writes elsewhere)",
-                              null=MINUS_ONE),
+        "wl0_address": Column("the WL0 unit it writes first (its DTaddr, in the unit of the wl0 table's address; "
+                              "NULL when it writes elsewhere)", null=MINUS_ONE),
         "src_memory": Column("the memory its source lies in: L2 or DRAM (NULL when not read)", VARCHAR),
         "l2_source": Column("the L2 byte it reads (bytes: stores' and vp_self's STaddr, a convolution's input: "
                             "README; NULL otherwise)", null=MINUS_ONE),

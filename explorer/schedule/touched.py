@@ -2,10 +2,10 @@
 joined assembly or trace wrote into the overlapping bytes during the incident's workloads (while both tensors
 were live there), or that none did.
 
-What an instruction writes is its destination's byte range where its size is settled (`InstructionTable.
-l2_destination_size`: loads, vector ops), else its first byte alone (the tensor engine's, WL0's): "touched" is
-certain, "not touched" says that no range, and no first byte where the size is not known, meets the overlap; the
-verdict says which it was."""
+What an instruction writes is its destination's range where its size is settled (`InstructionTable.
+l2_destination_size`, `wl0_destination_size`: loads, convolutions, vector ops), else its first byte alone:
+"touched" is certain, "not touched" says that no range, and no first byte where the size is not known, meets the
+overlap; the verdict says which it was."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ class Writes:
     l2: np.ndarray
     wl0: np.ndarray
     l2_size: np.ndarray  # bytes written from `l2`, -1 where not known
+    wl0_size: np.ndarray  # WL0 units written from `wl0`, -1 where not known
 
 
 def joined_writes(document: Document) -> Writes | None:
@@ -46,7 +47,8 @@ def joined_writes(document: Document) -> Writes | None:
         none = np.full(len(table.name), -1, dtype=np.int64)
         wl0 = table.wl0_destination if table.wl0_destination is not None else none
         size = table.l2_destination_size if table.l2_destination_size is not None else none
-        return Writes(kind, table, rows_of(document, table), table.l2_destination, wl0, size)
+        wl0_size = table.wl0_destination_size if table.wl0_destination_size is not None else none
+        return Writes(kind, table, rows_of(document, table), table.l2_destination, wl0, size, wl0_size)
     return None
 
 
@@ -67,7 +69,8 @@ def touched_by(document: Document, incident: Incident, writes: Writes) -> dict[s
     first, last = s.row_of(incident.core, incident.first_workload), s.row_of(incident.core, incident.last_workload)
     in_l2 = incident.code == "l2-overlap"
     destination = writes.l2 if in_l2 else writes.wl0
-    span = np.maximum(writes.l2_size, 1) if in_l2 else np.ones(destination.size, dtype=np.int64)
+    sizes = writes.l2_size if in_l2 else writes.wl0_size
+    span = np.maximum(sizes, 1)
     if first is None or last is None:
         in_span = np.zeros(destination.size, dtype=bool)
     else:
@@ -75,7 +78,7 @@ def touched_by(document: Document, incident: Incident, writes: Writes) -> dict[s
     inside = np.zeros(destination.size, dtype=bool)
     for lo, hi in incident.ranges:
         inside |= (destination < hi) & (destination + span > lo)
-    sized = int((in_span & (writes.l2_size >= 0)).sum()) if in_l2 else 0
+    sized = int((in_span & (sizes >= 0)).sum())
     checked = int(in_span.sum())
     basis = "byte ranges" if sized and sized == checked else "byte ranges where known, else first byte" if sized \
         else "first byte"  # fmt: skip

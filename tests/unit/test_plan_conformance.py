@@ -155,15 +155,24 @@ def test_a_destination_that_names_no_byte_is_a_located_warning_and_nothing_else_
 
 def test_a_weight_load_outside_its_wl0_snapshot_is_a_located_warning(tmp_path):
     """`lw_` instructions write the side memory (WL0; these files name it `wl1_buffer`, and the warning says WL1): their
-    DTaddr, in bytes, lies in one of its entries for the workload (b1: 108 of 108,
-    b4: 82 of 82; in 256-bit units, the format notes' reading, 50 and 39). One moved past every entry is found."""
-    at = next(k for k, line in enumerate(asm_lines()) if line.startswith("[lw_mov"))
+    DTaddr, in the unit of the schedule's WL0 entries, lies in one of its entries for the workload (b1: 108 of 108,
+    b4: 82 of 82; in 256-bit units, the format notes' reading, 50 and 39). That unit is 64 bytes: a load covers its
+    Wsize [K, C, kh, kw] in DF, K rounded up to 64, and 32 bytes a kernel (every range in one entry, 108 / 82,
+    filling it or its half exactly 107 / 81 times: the 7×7 stem's 179 units sit in an entry of 448). One moved
+    past every entry is found, and one moved within its entry so that it runs past the end."""
+    lines = asm_lines()
+    at = next(k for k, line in enumerate(lines) if line.startswith("[lw_mov"))
     said = checked_with(tmp_path, {at: "70000"})
     [found] = [p for p in said["problems"] if p["code"] == "address-outside-plan"]
     assert found["location"] == f"a_asm.txt: line {at + 1}"
-    assert found["message"].startswith(f"lw_mov (line {at + 1}) writes WL1 byte 70,000, in no WL1 entry of core 0 "
+    assert found["message"].startswith(f"lw_mov (line {at + 1}) writes WL1 unit 70,000, in no WL1 entry of core 0 "
                                        "workload ")  # fmt: skip
-    assert "; nearest: transfer " in found["message"] and found["message"].endswith("bytes after it")
+    assert "; nearest: transfer " in found["message"] and found["message"].endswith("units after it")
+    second = next(k for k, line in enumerate(lines) if line.startswith("[lw_mov") and "'DTaddr': 608" in line)
+    said = checked_with(tmp_path, {second: "640"})
+    [found] = [p for p in said["problems"] if p["code"] == "address-outside-plan"]
+    assert found["message"].startswith(f"lw_mov (line {second + 1}) writes WL1 units [640, 1,248), which run 32 "
+                                       "units past the end of transfer ")  # fmt: skip
 
 
 def test_a_destination_in_an_entry_of_the_wrong_role_is_a_located_warning(tmp_path):
@@ -361,7 +370,7 @@ def test_a_joined_instructions_details_say_where_its_operands_lie_in_the_plan(tm
         return section.rows
 
     assert in_plan(7) == [("destination", "L2", "[401,408, 702,464)", "tensor 0 (ifmap) [401,408, 802,816)")]
-    assert in_plan(18) == [("destination", "WL1", "0 (first byte: the size is not settled)", "transfer 0 [0, 448)")]
+    assert in_plan(18) == [("destination", "WL1", "[0, 179)", "transfer 0 [0, 448)")]  # 64·3·7·7 + 32·64 bytes
     assert in_plan(34) == [("destination", "L2", "[200,704, 602,112)", "tensor 5 (ifmap) [200,704, 602,112)"),
                            ("source", "L2", "[0, 200,704)", "tensor 4 (ifmap) [0, 200,704)")]  # fmt: skip
 

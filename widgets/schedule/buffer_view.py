@@ -276,14 +276,15 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
 
     def writes_here(self, side: bool = False) -> list[tuple[int, str, int, int]]:
         """(first byte, instruction name, line, bytes written or -1 where the size is not settled) of each
-        instruction of the workload shown that writes L2 (`side`: the side memory, WL0)."""
+        instruction of the workload shown that writes L2 (`side`: the side memory, WL0, in its 64-byte units)."""
         writes = self._joined_writes() if self.show_writes else None
         if writes is None:
             return []
         written = writes.wl0 if side else writes.l2
         here = np.flatnonzero((writes.rows == self.row) & (written >= 0))
-        return [(int(written[k]), writes.table.name[k], int(writes.table.line[k]),
-                 -1 if side else int(writes.l2_size[k])) for k in here.tolist()]  # fmt: skip
+        sizes = writes.wl0_size if side else writes.l2_size
+        return [(int(written[k]), writes.table.name[k], int(writes.table.line[k]), int(sizes[k]))
+                for k in here.tolist()]  # fmt: skip
 
     def frame_key(self) -> tuple:
         return (

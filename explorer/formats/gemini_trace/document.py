@@ -115,6 +115,7 @@ class TraceView(DocumentView):
             name=p.name, unit=units, line=p.line, workload=p.wkl, layer_index=p.slyr,
             start=p.start if p.timed else None, end=p.end if p.timed else None, setup=setup,
             l2_destination=found.l2_destination, wl0_destination=found.wl0_destination,
+            wl0_destination_size=found.wl0_destination_size,
             unreadable_destination=found.unreadable, l2_destination_size=found.l2_destination_size,
             l2_source=found.l2_source, l2_source_size=found.l2_source_size, unreadable_size=found.unreadable_size,
             destination_memory=found.destination_memory, source_memory=found.source_memory,

@@ -9,7 +9,8 @@ convolutions (`pe_conv`: the last `pe_cfg_tp`'s `Tile` [N, K, C, H, W] writes NÂ
 `pe_cfg_fm`'s `DF`; not `DTile`, which one configuration shares between several convolutions), a source's for
 stores (`sta_mov` reads L2: `Tile` in `sta_cfg`'s format), `vp_self` (`STile` in `IDF`) and convolutions (their
 whole input, `_convolution_source`). Weight loads into WL0
-(`lw_mov`) are checked by their first byte only: the WL0 entries' sizes are in another unit than its `Wsize`.
+(`lw_mov`) cover their `Wsize` [K, C, kh, kw] in `lw_cfg`'s `DF`, K rounded up to 64, plus 32 bytes a kernel,
+counted in WL0's unit of 64 bytes (the unit of the schedule's WL0 entries and of `lw_mov`'s `DTaddr`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ VECTOR_DESTINATION = ("DTile", "ODF")  # vp_*: the last vp_cfg_fm's output tile 
 CONVOLUTION = "pe_conv"  # writes the outputs of the last pe_cfg_tp's Tile [N, K, C, H, W] in pe_cfg_fm's DF
 CONVOLUTION_OUTPUT = (0, 1, 3, 4)  # N, K, H, W: the tile's dims the outputs span (C is summed over)
 CHANNEL_GROUP = 8  # a convolution's input channels are stored in groups of this many (3 take the room of 8)
+# WL0's addresses and sizes (the schedule's and lw_mov's DTaddr) count units of this many bytes; a weight load
+# covers its Wsize [K, C, kh, kw] in DF with K rounded up to WL0_KERNELS, and WL0_PER_KERNEL bytes per kernel more
+WL0_UNIT, WL0_KERNELS, WL0_PER_KERNEL = 64, 64, 32
 VECTOR_SOURCE = {"vp_self": ("STile", "IDF")}
 
 
@@ -46,6 +50,7 @@ class Operands:
     l2_destination: np.ndarray  # first byte written in L2, -1 for none
     l2_destination_size: np.ndarray  # bytes from it, -1 where not known
     wl0_destination: np.ndarray
+    wl0_destination_size: np.ndarray  # in WL0's units (WL0_UNIT bytes), -1 where not known
     l2_source: np.ndarray  # first byte read from L2 (stores, vector ops), -1 for none
     l2_source_size: np.ndarray
     destination_memory: list[str] = field(default_factory=list)  # "L2", "WL0", "DRAM" or "" (none named)
@@ -75,7 +80,7 @@ def operands(program: Program) -> Operands:
     def unknown() -> np.ndarray:
         return np.full(n, -1, dtype=np.int64)
 
-    found = Operands(unknown(), unknown(), unknown(), unknown(), unknown(), [""] * n, [""] * n)
+    found = Operands(unknown(), unknown(), unknown(), unknown(), unknown(), unknown(), [""] * n, [""] * n)
     configured: dict[str, dict[str, Any]] = {}  # per unit prefix: what its last configuring instructions set
     for k, prefix in enumerate(program.prefix):
         name = program.name[k]
@@ -99,6 +104,8 @@ def operands(program: Program) -> Operands:
             if byte is not None:
                 (found.wl0_destination if prefix in WRITES_WL0 else found.l2_destination)[k] = byte
                 found.destination_memory[k] = "WL0" if prefix in WRITES_WL0 else "L2"
+                if prefix in WRITES_WL0:
+                    found.wl0_destination_size[k] = _weights_in_wl0(params.get("Wsize"), setting.get("DF"))
                 if prefix in WRITES_L2:
                     spans = CONVOLUTION_OUTPUT if name == CONVOLUTION else ()
                     found.l2_destination_size[k] = _size(found, k, params, setting, *_destination_size(name, prefix),
@@ -112,6 +119,16 @@ def operands(program: Program) -> Operands:
                 found.source_memory[k] = "L2"
                 found.l2_source_size[k] = _size(found, k, params, setting, *_source_size(name))
     return found
+
+
+def _weights_in_wl0(size: Any, data_format: Any) -> int:
+    """WL0 units a weight load covers (module docstring), -1 when its Wsize or DF does not read so."""
+    width = format_bytes(data_format)
+    if width is None or not isinstance(size, list) or len(size) != 4 or elements(size) is None:
+        return -1
+    kernels = -(-size[0] // WL0_KERNELS) * WL0_KERNELS
+    covered = kernels * math.prod(size[1:]) * width + WL0_PER_KERNEL * kernels
+    return covered // WL0_UNIT if covered % WL0_UNIT == 0 and covered < LARGEST else -1
 
 
 def _convolution_source(found: Operands, k: int, params: dict[str, Any], setting: dict[str, Any]) -> None:
