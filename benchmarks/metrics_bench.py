@@ -6,7 +6,9 @@ Each model is built in PyTorch with random weights (nothing downloaded) at its f
 torch exporters (TorchScript, and dynamo, the default since torch 2.9) at batch 1: ResNet-50 (written here from
 its paper's recipe, the v1.5 form torchvision ships: the stride on each bottleneck's 3×3 convolution; torchvision
 publishes 4.09 GFLOPS, its word for multiply-accumulates), ViT-B/16 (17.56 published), Whisper-tiny's encoder
-(30 s of audio: 80×3000 mel frames), a 12-block GPT (GPT-2 124 M over 16 tokens) and BERT-base (16 tokens).
+(30 s of audio: 80×3000 mel frames), a 12-block GPT (GPT-2 124 M over 16 tokens), BERT-base (16 tokens),
+Llama-3.2-1B's config (16 tokens; weights beside the file), t5-small (16 tokens in, 8 out) and Stable
+Diffusion 1.5's UNet (64×64 latents, 77 text tokens; weights beside the file).
 Independent counts: PyTorch's own FlopCounterMode run on the module (its matrix-multiply and convolution FLOPs
 halved), and a minimal count over onnx's shape inference alone (Conv, Gemm and MatMul whose shapes it knows: what
 it cannot see is listed as skipped). Parameters: the file's initializers' elements.
@@ -124,12 +126,45 @@ def models() -> dict[str, Callable[[], tuple[Any, tuple, list[str]]]]:
         ids = torch.randint(0, 30_000, (1, 16))
         return model, (ids, torch.ones(1, 16, dtype=torch.long), torch.zeros(1, 16, dtype=torch.long)), names
 
+    def llama_1b() -> tuple[Any, tuple, list[str]]:
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        config = LlamaConfig(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+                             num_key_value_heads=8, vocab_size=128_256, max_position_embeddings=131_072,
+                             rope_theta=500_000.0, tie_word_embeddings=True, use_cache=False,
+                             attn_implementation=EAGER)  # Llama-3.2-1B's published config  # fmt: skip
+        names = ["input_ids", "attention_mask"]
+        model = _wrap(LlamaForCausalLM(config).eval(), names, lambda out: out.logits)
+        return model, (torch.randint(0, 128_000, (1, 16)), torch.ones(1, 16, dtype=torch.long)), names
+
+    def t5_small() -> tuple[Any, tuple, list[str]]:
+        from transformers import T5Config, T5Model
+
+        names = ["input_ids", "decoder_input_ids"]
+        config = T5Config(use_cache=False, attn_implementation=EAGER)  # the defaults are t5-small's
+        model = _wrap(T5Model(config).eval(), names, lambda out: out.last_hidden_state)
+        return model, (torch.randint(0, 32_000, (1, 16)), torch.randint(0, 32_000, (1, 8))), names
+
+    def sd_unet() -> tuple[Any, tuple, list[str]]:
+        from diffusers import UNet2DConditionModel
+        from diffusers.models.attention_processor import AttnProcessor
+
+        # Stable Diffusion 1.5's UNet: the class's defaults with its cross-attention width and 64×64 latents
+        unet = UNet2DConditionModel(sample_size=64, cross_attention_dim=768).eval()
+        unet.set_attn_processor(AttnProcessor())  # eager attention: matrix multiplies FlopCounterMode counts
+        names = ["sample", "timestep", "encoder_hidden_states"]
+        example = (torch.randn(1, 4, 64, 64), torch.tensor([10]), torch.randn(1, 77, 768))
+        return _wrap(unet, names, lambda out: out.sample), example, names
+
     return {
         "resnet50": lambda: (resnet50(), (torch.randn(1, 3, 224, 224),), ["input"]),
         "vit_b16": vit,
         "whisper_tiny_encoder": whisper_encoder,
         "gpt_12_blocks": gpt,
         "bert_base": bert,
+        "llama_3_2_1b": llama_1b,
+        "t5_small": t5_small,
+        "sd_unet_1_5": sd_unet,
     }
 
 
@@ -204,10 +239,10 @@ def export(out: Path) -> list[tuple[str, str, Path | None, int, int]]:
                 options = {"opset_version": 17} if exporter == "torchscript" else {}
                 try:
                     with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()):
-                        torch.onnx.export(model, example, path, dynamo=exporter == "dynamo", input_names=names,
+                        torch.onnx.export(model, example, str(path), dynamo=exporter == "dynamo", input_names=names,
                                           output_names=["out"], **options)  # fmt: skip
                 except Exception as error:  # an exporter's own failure: reported, the others go on
-                    print(f"{name} ({exporter}): export failed: {str(error).strip()[:100]}", file=sys.stderr)
+                    print(f"{name} ({exporter}): export failed: {str(error).strip()[:400]}", file=sys.stderr)
                     path.unlink(missing_ok=True)
                     path = None
             found.append((name, exporter, path, reference, parameters))
