@@ -135,6 +135,8 @@ TABLES = {
                            "size is not settled: README)", null=MINUS_ONE),
         "wl0_address": Column("the WL0 unit it writes first (its DTaddr, in the unit of the wl0 table's address; "
                               "NULL when it writes elsewhere)", null=MINUS_ONE),
+        "wl0_units": Column("the WL0 units it writes from wl0_address (64 bytes each: README; NULL where not "
+                            "settled)", null=MINUS_ONE),
         "src_memory": Column("the memory its source lies in: L2 or DRAM (NULL when not read)", VARCHAR),
         "l2_source": Column("the L2 byte it reads (bytes: stores' and vp_self's STaddr, a convolution's input: "
                             "README; NULL otherwise)", null=MINUS_ONE),
@@ -350,7 +352,7 @@ def _instructions(document: Document) -> Columns:
             "workload": table.workload,
             "dst_memory": _words(table.destination_memory, n),
             "l2_address": _or_none(table.l2_destination, n), "l2_bytes": _or_none(table.l2_destination_size, n),
-            "wl0_address": _or_none(table.wl0_destination, n),
+            "wl0_address": _or_none(table.wl0_destination, n), "wl0_units": _or_none(table.wl0_destination_size, n),
             "src_memory": _words(table.source_memory, n),
             "l2_source": _or_none(table.l2_source, n), "l2_source_bytes": _or_none(table.l2_source_size, n),
             "start": table.start.astype(np.float64) if table.start is not None else unmeasured,
