@@ -68,23 +68,19 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
 
 
 def list_items(model: GraphModel, children: dict[int, list[int]]) -> dict[int, tuple[int, ...]]:
-    """Per group that is one block of a module list (`down_blocks.0` beside `down_blocks.1`, or `h.0` beside the
-    stack `h.1–11`, in one parent): the list's blocks. The first screen takes a list in as the model's shape
-    (Model Explorer opens on its layers): no block of it opens on the reading path, and only a model small
-    enough to open whole opens its lists (each whole)."""
+    """Per group that is one block of a module list (`down_blocks.0` beside `down_blocks.1`, `h.0` beside the stack
+    `h.1–11`, or a list's only block, `attentions.0`): the list's blocks in that parent. The first screen takes a
+    list in as the model's shape (Model Explorer opens on its layers): no block of it opens on the reading path,
+    and only a model small enough to open whole opens its lists (each whole)."""
     found: dict[int, tuple[int, ...]] = {}
     for members in children.values():
         stems: dict[str, list[int]] = {}
-        stacked: set[str] = set()
         for g in members:
             stem, dot, index = model.group_label[g].rpartition(".")
             if dot and stem and index.isdigit() and model.group_kind[g] == "scope":
                 stems.setdefault(stem, []).append(g)
-            elif dot and stem and model.group_kind[g] == "stack":
-                stacked.add(stem)
-        for stem, alike in stems.items():
-            if len(alike) > 1 or stem in stacked:
-                found.update((g, tuple(alike)) for g in alike)
+        for alike in stems.values():
+            found.update((g, tuple(alike)) for g in alike)
     return found
 
 

@@ -351,7 +351,7 @@ def test_the_instructions_table_says_each_operands_memory_and_bytes():
     assert sizes.stdout.split()[1:] == ["lda_mov,301056", "ldw_mov,589824"]  # 3·224·224 × FP16, 256·256·3·3 × INT8
     weights = query(schedule, "SELECT count(wl0_units), sum(wl0_units) FILTER (WHERE line = 18) FROM instructions "
                     "WHERE name = 'lw_mov'", "--asm", str(asm))  # fmt: skip
-    assert weights.stdout.splitlines()[1:] == ["108,179"]  # every weight load's range; the stem's 64·3·7·7 + 32·64 bytes
+    assert weights.stdout.splitlines()[1:] == ["108,179"]  # every weight load; the stem: 64·3·7·7 + 32·64 bytes
 
 
 def test_a_joined_instructions_details_say_where_its_operands_lie_in_the_plan(tmp_path):
