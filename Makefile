@@ -35,8 +35,9 @@ lock:
 	mv $(LOCK).new $(LOCK)
 	rm -rf .lock-venv build
 
-# Byte-compiled first, as a non-editable install is: each run's worker processes would otherwise compile every
-# module again wherever PYTHONDONTWRITEBYTECODE is set (measured: 0.2-0.3 s of a big schedule's `info`).
+# Byte-compiled first, as a non-editable install is: each run's worker processes (and each of the suite's
+# `python -m explorer` children) would otherwise compile every module again wherever PYTHONDONTWRITEBYTECODE is
+# set (measured: 0.2-0.3 s of a big schedule's `info`).
 COMPILE := $(PY) -m compileall -q explorer widgets >/dev/null
 
 run: $(STAMP)
@@ -48,6 +49,7 @@ run: $(STAMP)
 # three); loadgroup keeps a file's tests together where it asks (the fuzz round counts what it ran)
 WORKERS := $(shell $(PYTHON) -c 'import os; print(min(4, (os.cpu_count() or 1) + 1))')
 test: $(STAMP) browser
+	$(COMPILE)
 	$(PY) -m pytest -q -n $(WORKERS) --dist loadgroup
 
 # The HTML report test opens the page in headless Chromium. Debian's package is installed when it is missing
