@@ -174,9 +174,10 @@ async def test_bookmarks_carry_their_author_and_an_unwritable_sidecar_asks_for_a
         assert load(elsewhere).bookmarks == []
 
 
-async def test_300000_bookmarks_list_at_once_and_quit_at_once(tmp_path):
+async def test_150000_bookmarks_list_at_once_and_quit_at_once(tmp_path):
     """Issue #72: listing 300,000 bookmarks blocked the UI for 18 s (`q` answered after 11 s). The list opens at
-    once with what was read at start-up, is filled anew when the read ends, and quitting stops a read."""
+    once with what was read at start-up, is filled anew when the read ends, and quitting stops a read (half as
+    many here: the suite's time)."""
     from dataclasses import asdict
 
     from explorer.bookmarks import new_bookmark
@@ -184,7 +185,7 @@ async def test_300000_bookmarks_list_at_once_and_quit_at_once(tmp_path):
 
     source = tmp_path / "clean_2x2_stschedule.json"
     shutil.copy(SAMPLE_DATA / "clean_2x2_stschedule.json", source)
-    entries = [asdict(new_bookmark(("workload", k % 48), "tree", f"note {k}", f"w {k}", "me")) for k in range(300_000)]
+    entries = [asdict(new_bookmark(("workload", k % 48), "tree", f"note {k}", f"w {k}", "me")) for k in range(150_000)]
     sidecar_path(source).write_text(json.dumps({"schema_version": 2, "bookmarks": entries}))
     app = make_app(source)
     async with app.run_test(size=SIZE) as pilot:
@@ -198,7 +199,7 @@ async def test_300000_bookmarks_list_at_once_and_quit_at_once(tmp_path):
             if option_list.option_count == MAX_LISTED + 1:
                 break
             await pilot.pause(0.02)
-        assert option_list.option_count == MAX_LISTED + 1 and len(screen.bookmarks) == 300_000
+        assert option_list.option_count == MAX_LISTED + 1 and len(screen.bookmarks) == 150_000
         app.action_bookmarks()  # listed again: a read under way when the app quits is stopped
         await pilot.pause()
         await app.action_quit()
