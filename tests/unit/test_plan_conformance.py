@@ -70,13 +70,17 @@ def test_the_instructions_that_write_l2_and_where():
     for name, size in zip(program.name, where.l2_destination_size.tolist(), strict=True):
         if size >= 0:
             sized[name] = sized.get(name, 0) + 1
-    assert sized == {"lda_mov": 4, "ldw_mov": 17, "pe_conv": 108, "vp_self": 30, "vp_pool": 2}  # dt_cal's: not known
+    assert sized == {"lda_mov": 4, "ldw_mov": 17, "pe_conv": 108, "vp_self": 30, "vp_pool": 2, "dt_cal": 1}
     conv = program.name.index("pe_conv")  # pe_cfg_tp's Tile [1, 64, 3, 112, 112]: N·K·H·W outputs × INT8
     assert int(where.l2_destination_size[conv]) == 1 * 64 * 112 * 112
     assert int(where.l2_destination_size[program.name.index("lda_mov")]) == 3 * 224 * 224 * 2  # Tile × FP16
     assert int(where.l2_destination_size[program.name.index("ldw_mov")]) == 256 * 256 * 3 * 3  # Wsize × INT8
     reads = {name for name, byte in zip(program.name, where.l2_source.tolist(), strict=True) if byte >= 0}
-    assert reads == {"sta_mov", "vp_self", "pe_conv"} and (where.l2_source_size[where.l2_source >= 0] > 0).all()
+    assert reads == {"sta_mov", "vp_self", "pe_conv", "dt_cal"}
+    assert (where.l2_source_size[where.l2_source >= 0] > 0).all()
+    transform = program.name.index("dt_cal")  # Tile [1, 512, 7, 7] × INT8, read and written: tensors 92 and 93 exactly
+    assert [int(a[transform]) for a in (where.l2_source, where.l2_source_size, where.l2_destination,
+                                        where.l2_destination_size)] == [2501120, 25088, 100352, 25088]  # fmt: skip
     # the first convolution reads its whole input: STaddr -5400 is the padded window's corner, (-3·224 - 3) pixels
     # of 8 grouped channels (3 used) before byte 0; 1 image × 8 channels × 224 × 224 × INT8
     assert (int(where.l2_source[conv]), int(where.l2_source_size[conv])) == (0, 8 * 224 * 224)
@@ -345,7 +349,7 @@ def test_the_instructions_table_says_each_operands_memory_and_bytes():
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [
         "dst_memory,src_memory,count_star(),count(l2_bytes),count(wl0_address),count(l2_source_bytes)",
-        "DRAM,L2,4,0,0,4", "L2,DRAM,21,21,0,0", "L2,L2,138,138,0,138", "L2,,3,2,0,0", "WL0,,108,0,108,0", ",,270,0,0,0"]
+        "DRAM,L2,4,0,0,4", "L2,DRAM,21,21,0,0", "L2,L2,139,139,0,139", "L2,,2,2,0,0", "WL0,,108,0,108,0", ",,270,0,0,0"]
     sizes = query(schedule, "SELECT name, l2_bytes FROM instructions WHERE name IN ('lda_mov', 'ldw_mov') "
                   "ORDER BY line LIMIT 2", "--asm", str(asm))  # fmt: skip
     assert sizes.stdout.split()[1:] == ["lda_mov,301056", "ldw_mov,589824"]  # 3·224·224 × FP16, 256·256·3·3 × INT8

@@ -4,7 +4,8 @@ check (`explorer.schedule.plan_conformance`) holds against each workload's snaps
 Addresses are bytes and sizes are elements × the data format's bytes, each reading chosen by measuring the real
 ResNet-34 pipelines (README, "the plan against what ran"): a destination's range is known for the loads from DRAM
 (`lda_mov`: its `Tile` in the format `lda_cfg` set; `ldw_mov`: its `Wsize` in `ldw_cfg`'s) and the vector ops
-(`vp_*`: the output tile `DTile` of the last `vp_cfg_fm`, in its output format `ODF`) and the tensor engine's
+(`vp_*`: the output tile `DTile` of the last `vp_cfg_fm`, in its output format `ODF`), data transforms (`dt_cal`:
+its `Tile` in `dt_cfg`'s `DF`, read and written) and the tensor engine's
 convolutions (`pe_conv`: the last `pe_cfg_tp`'s `Tile` [N, K, C, H, W] writes N·K·H·W outputs, in the last
 `pe_cfg_fm`'s `DF`; not `DTile`, which one configuration shares between several convolutions), a source's for
 stores (`sta_mov` reads L2: `Tile` in `sta_cfg`'s format), `vp_self` (`STile` in `IDF`) and convolutions (their
@@ -31,10 +32,10 @@ LARGEST = 2**62  # an address or a size past this names no byte of any memory
 FORMAT_BYTES = {"INT8": 1, "UINT8": 1, "INT16": 2, "UINT16": 2, "FP16": 2, "BF16": 2, "INT32": 4, "FP32": 4}
 # instruction → (its field of elements, the configuring instruction's prefix, that one's data-format field) for
 # the destination's range, then for the source's (an L2 source only)
-DESTINATION_SIZE = {"lda_mov": ("Tile", "lda", "DF"), "ldw_mov": ("Wsize", "ldw", "DF")}
+DESTINATION_SIZE = {"lda_mov": ("Tile", "lda", "DF"), "ldw_mov": ("Wsize", "ldw", "DF"), "dt_cal": ("Tile", "dt", "DF")}
 READS_DRAM = ("lda", "ldw")  # loads: their STaddr is in DRAM
 WRITES_DRAM = ("sta",)  # stores: their DTaddr is in DRAM
-SOURCE_SIZE = {"sta_mov": ("Tile", "sta", "DF")}
+SOURCE_SIZE = {"sta_mov": ("Tile", "sta", "DF"), "dt_cal": ("Tile", "dt", "DF")}  # a data transform reads its Tile
 VECTOR_DESTINATION = ("DTile", "ODF")  # vp_*: the last vp_cfg_fm's output tile and format
 CONVOLUTION = "pe_conv"  # writes the outputs of the last pe_cfg_tp's Tile [N, K, C, H, W] in pe_cfg_fm's DF
 CONVOLUTION_OUTPUT = (0, 1, 3, 4)  # N, K, H, W: the tile's dims the outputs span (C is summed over)
