@@ -76,7 +76,11 @@ def test_the_instructions_that_write_l2_and_where():
     assert int(where.l2_destination_size[program.name.index("lda_mov")]) == 3 * 224 * 224 * 2  # Tile × FP16
     assert int(where.l2_destination_size[program.name.index("ldw_mov")]) == 256 * 256 * 3 * 3  # Wsize × INT8
     reads = {name for name, byte in zip(program.name, where.l2_source.tolist(), strict=True) if byte >= 0}
-    assert reads == {"sta_mov", "vp_self", "pe_conv", "dt_cal"}
+    assert reads == {"sta_mov", "vp_self", "pe_conv", "dt_cal", "vp_pool"}
+    pools = [k for k, name in enumerate(program.name) if name == "vp_pool"]  # the stem's max pool and the head's
+    # average: STaddr 394,176 is (-112 - 1) pixels of 64 channels before conv1's output (tensor 3, 802,816 bytes)
+    assert [(int(where.l2_source[k]), int(where.l2_source_size[k])) for k in pools] == [(401408, 802816),
+                                                                                        (50176, 25088)]
     assert (where.l2_source_size[where.l2_source >= 0] > 0).all()
     transform = program.name.index("dt_cal")  # Tile [1, 512, 7, 7] × INT8, read and written: tensors 92 and 93 exactly
     assert [int(a[transform]) for a in (where.l2_source, where.l2_source_size, where.l2_destination,
@@ -349,7 +353,7 @@ def test_the_instructions_table_says_each_operands_memory_and_bytes():
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [
         "dst_memory,src_memory,count_star(),count(l2_bytes),count(wl0_address),count(l2_source_bytes)",
-        "DRAM,L2,4,0,0,4", "L2,DRAM,21,21,0,0", "L2,L2,139,139,0,139", "L2,,2,2,0,0", "WL0,,108,0,108,0", ",,270,0,0,0"]
+        "DRAM,L2,4,0,0,4", "L2,DRAM,21,21,0,0", "L2,L2,141,141,0,141", "WL0,,108,0,108,0", ",,270,0,0,0"]
     sizes = query(schedule, "SELECT name, l2_bytes FROM instructions WHERE name IN ('lda_mov', 'ldw_mov') "
                   "ORDER BY line LIMIT 2", "--asm", str(asm))  # fmt: skip
     assert sizes.stdout.split()[1:] == ["lda_mov,301056", "ldw_mov,589824"]  # 3·224·224 × FP16, 256·256·3·3 × INT8

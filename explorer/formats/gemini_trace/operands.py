@@ -9,7 +9,7 @@ its `Tile` in `dt_cfg`'s `DF`, read and written) and the tensor engine's
 convolutions (`pe_conv`: the last `pe_cfg_tp`'s `Tile` [N, K, C, H, W] writes N·K·H·W outputs, in the last
 `pe_cfg_fm`'s `DF`; not `DTile`, which one configuration shares between several convolutions), a source's for
 stores (`sta_mov` reads L2: `Tile` in `sta_cfg`'s format), `vp_self` (`STile` in `IDF`) and convolutions (their
-whole input, `_convolution_source`). Weight loads into WL0
+whole input, `_convolution_source`; a pooling's too). Weight loads into WL0
 (`lw_mov`) cover their `Wsize` [K, C, kh, kw] in `lw_cfg`'s `DF`, K rounded up to 64, plus 32 bytes a kernel,
 counted in WL0's unit of 64 bytes (the unit of the schedule's WL0 entries and of `lw_mov`'s `DTaddr`).
 """
@@ -39,6 +39,7 @@ SOURCE_SIZE = {"sta_mov": ("Tile", "sta", "DF"), "dt_cal": ("Tile", "dt", "DF")}
 VECTOR_DESTINATION = ("DTile", "ODF")  # vp_*: the last vp_cfg_fm's output tile and format
 CONVOLUTION = "pe_conv"  # writes the outputs of the last pe_cfg_tp's Tile [N, K, C, H, W] in pe_cfg_fm's DF
 CONVOLUTION_OUTPUT = (0, 1, 3, 4)  # N, K, H, W: the tile's dims the outputs span (C is summed over)
+POOLING = "vp_pool"  # reads its whole input as a convolution does (its padding in IPH/IPW)
 CHANNEL_GROUP = 8  # a convolution's input channels are stored in groups of this many (3 take the room of 8)
 # WL0's addresses and sizes (the schedule's and lw_mov's DTaddr) count units of this many bytes; a weight load
 # covers its Wsize [K, C, kh, kw] in DF with K rounded up to WL0_KERNELS, and WL0_PER_KERNEL bytes per kernel more
@@ -111,8 +112,8 @@ def operands(program: Program) -> Operands:
                     spans = CONVOLUTION_OUTPUT if name == CONVOLUTION else ()
                     found.l2_destination_size[k] = _size(found, k, params, setting, *_destination_size(name, prefix),
                                                          dims=spans)  # fmt: skip
-        if name == CONVOLUTION and "STaddr" in params:
-            _convolution_source(found, k, params, setting)
+        if name in (CONVOLUTION, POOLING) and "STaddr" in params:
+            _convolution_source(found, k, params, setting, pooling=name == POOLING)
         if name in SOURCE_SIZE or name in VECTOR_SOURCE:
             byte = _address(found, k, params.get("STaddr"))
             if byte is not None:
@@ -132,13 +133,16 @@ def _weights_in_wl0(size: Any, data_format: Any) -> int:
     return covered // WL0_UNIT if covered % WL0_UNIT == 0 and covered < LARGEST else -1
 
 
-def _convolution_source(found: Operands, k: int, params: dict[str, Any], setting: dict[str, Any]) -> None:
+def _convolution_source(found: Operands, k: int, params: dict[str, Any], setting: dict[str, Any],
+                        pooling: bool = False) -> None:  # fmt: skip
     """A convolution reads its whole input: the last `pe_cfg_fm`'s `STile` [C, H, W] stored channels innermost
     with C rounded up to CHANNEL_GROUP, N of them (`pe_cfg_tp`'s `Tile`), in `SF`; its `STaddr` is the padded
-    window's first byte, (SPHI·W + SPWI) pixels before the input's (negative at the top-left corner). What does
-    not read as that leaves the source unchecked."""
-    tile, window, width = setting.get("STile"), setting.get("Tile"), format_bytes(setting.get("SF"))
-    pads = (params.get("SPHI"), params.get("SPWI"))
+    window's first byte, (SPHI·W + SPWI) pixels before the input's (negative at the top-left corner). A pooling
+    (`vp_pool`) reads so too: `vp_cfg_fm`'s `STile` in `IDF`, one image, padded by `IPH`/`IPW`. What does not read
+    as that leaves the source unchecked."""
+    tile, width = setting.get("STile"), format_bytes(setting.get("IDF" if pooling else "SF"))
+    window = [1] if pooling else setting.get("Tile")
+    pads = (params.get("IPH"), params.get("IPW")) if pooling else (params.get("SPHI"), params.get("SPWI"))
     whole = [*(tile if isinstance(tile, list) else []), *(window[:1] if isinstance(window, list) else []), *pads]
     if width is None or len(whole) != 6 or not all(type(v) is int and abs(v) < 2**31 for v in whole):
         return
