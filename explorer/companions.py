@@ -240,7 +240,7 @@ def attach_companions(
             if table.wl0_destination is not None and side and document.scheduled().w0_addr.size:
                 document.problems += outside_plan(document.scheduled(), rows, table.wl0_destination, table.name,
                                                   table.line, companions.paths[kind].name, side,
-                                                  sizes=table.wl0_destination_size, unit="unit")  # fmt: skip
+                                                  sizes=table.wl0_destination_size)  # fmt: skip
     for kind, why in companions.refused.items():
         if kind == "frontend":
             document.problems.append(Problem("error", "companion-mismatch", f"frontend companion "

@@ -30,14 +30,15 @@ def fold_side_plumbing(model: GraphModel) -> None:
     for src, dst in zip(model.edge_src.tolist(), model.edge_dst.tolist(), strict=True):
         if drawn[src]:
             producers[dst].append(src)
-    for v in np.argsort(model.topo_rank, kind="stable").tolist():
+    in_order = np.argsort(model.topo_rank, kind="stable").tolist()
+    for v in in_order:
         if not drawn[v] or model.node_op[v] in ("input", "output") or not producers[v]:
             continue
         if all(plumbing[p] or source[p] and model.node_op[p] == "input" for p in producers[v]):
             plumbing[v] = True
             for p in producers[v]:
                 source[v] |= source[p]
-    in_order = [v for v in np.argsort(model.topo_rank, kind="stable").tolist() if plumbing[v]]
+    in_order = [v for v in in_order if plumbing[v]]
     unit_group, scope_of = _units(model, plumbing, drawn)
     for scope in sorted(set(scope_of.values())):
         if any(model.group_kind[g] == "stack" for g in model.ancestors(scope)):
@@ -54,9 +55,10 @@ def _units(model: GraphModel, plumbing: np.ndarray, drawn: np.ndarray) -> tuple[
     `time_embedding`), which folds whole with its parent's plumbing, and the scope it folds in: that module's
     parent, else the node's own group. ({node: module}, {node: scope})"""
     holds_other = np.zeros(model.n_groups, dtype=bool)  # a group holding a drawn node that is not plumbing
-    for v in np.flatnonzero(drawn & ~plumbing & (model.node_group >= 0)).tolist():
-        for g in model.ancestors(int(model.node_group[v])):
+    for g in np.unique(model.node_group[drawn & ~plumbing & (model.node_group >= 0)]).tolist():
+        while g >= 0 and not holds_other[g]:  # up to the first group marked already: each group once
             holds_other[g] = True
+            g = int(model.group_parent[g])
     unit_group: dict[int, int] = {}
     scope_of: dict[int, int] = {}
     for v in np.flatnonzero(plumbing).tolist():
@@ -79,11 +81,12 @@ def _convex_parts(members: np.ndarray, in_order: list[int], producers: list[list
     part: dict[int, int] = {}  # member → its part
     after: dict[int, int] = {}  # a plumbing node outside the scope → the latest part upstream of it
     for v in in_order:
-        reached = [part[p] if p in inside else after[p] + 1 for p in producers[v] if p in part or p in after]
+        upstream = [(p in inside, part[p] if p in inside else after[p])
+                    for p in producers[v] if p in part or p in after]  # fmt: skip
         if v in inside:
-            part[v] = max(reached, default=0)
-        elif reached:
-            after[v] = max(part[p] if p in inside else after[p] for p in producers[v] if p in part or p in after)
+            part[v] = max((latest if member else latest + 1 for member, latest in upstream), default=0)
+        elif upstream:
+            after[v] = max(latest for _, latest in upstream)
     parts: dict[int, list[int]] = {}
     for v in members.tolist():
         parts.setdefault(part.get(v, 0), []).append(v)

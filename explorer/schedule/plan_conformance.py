@@ -21,21 +21,19 @@ WEIGHT_LOADS = ("ldw",)  # the instructions that load weights into L2: the only 
 
 def outside_plan(schedule: Schedule, rows: np.ndarray, destination: np.ndarray, names: list[str],
                  lines: np.ndarray, file_name: str, memory: str = "L2", entry_kinds: tuple[str, ...] = (),
-                 sizes: np.ndarray | None = None, reads: bool = False,
-                 unit: str = "byte") -> list[Problem]:  # fmt: skip
+                 sizes: np.ndarray | None = None, reads: bool = False) -> list[Problem]:  # fmt: skip
     """Warnings for the instructions whose destination (`destination` ≥ 0) lies in no entry of their workload's
     snapshot of `memory` ("L2", else the side memory, WL0: its entries named by transfer), or (L2, with the
     entries' `entry_kinds` naming a "weight") in an entry of the wrong role: a weight load outside every weight
     entry there, anything else inside nothing but weight entries. Where `sizes` gives the operand's bytes (≥ 0),
     the whole range must lie in one entry: one that starts in an entry and runs past its end is a warning too.
     `reads`: these are sources (read, not written; no role rule). `rows`: each instruction's schedule row, -1 for
-    none (an instruction of no workload is not checked: the join reports those). `unit`: what the addresses count
-    (WL0's are units of 64 bytes)."""
+    none (an instruction of no workload is not checked: the join reports those)."""
     in_l2 = memory == "L2"
     verb = "reads" if reads else "writes"
     pointers, addresses, sizes_of, names_of = _entries(schedule, in_l2)
     weight = entry_kinds.index("weight") if in_l2 and "weight" in entry_kinds and not reads else None
-    what = "tensor" if in_l2 else "transfer"
+    what, unit = _words(in_l2)
     checked = np.flatnonzero((destination >= 0) & (rows >= 0))
     found: list[Problem] = []
     outside = 0
@@ -120,23 +118,22 @@ def operands_in_plan(schedule: Schedule, row: int, table: InstructionTable, k: i
         if addresses is None or int(addresses[k]) < 0:
             continue
         byte, span = int(addresses[k]), int(sizes[k]) if sizes is not None else -1
-        unit = "byte" if memory == "L2" else "unit"  # WL0's addresses count 64-byte units
+        in_l2 = memory == "L2"
+        what, unit = _words(in_l2)
         bytes_text = (f"[{byte:,}, {byte + span:,})" if span > 0
                       else f"{byte:,} (first {unit}: the size is not settled)")  # fmt: skip
         if row < 0:
             found.append((operand, memory, bytes_text, "no workload of the schedule"))
             continue
-        in_l2 = memory == "L2"
         pointers, starts_of, sizes_of, names_of = _entries(schedule, in_l2)
         lo, hi = int(pointers[row]), int(pointers[row + 1])
         starts, lengths = starts_of[lo:hi], sizes_of[lo:hi]
         inside = np.flatnonzero((starts <= byte) & (byte < starts + lengths))
         if not inside.size:
             found.append((operand, memory, bytes_text, "none" + _nearest(starts, lengths, names_of[lo:hi], byte,
-                                                                          "tensor" if in_l2 else "transfer", unit)))
+                                                                          what, unit)))
             continue
         j = int(inside[0])
-        what = "tensor" if in_l2 else "transfer"
         role = f" ({entry_kinds[int(schedule.buf_type[lo + j])]})" if in_l2 and entry_kinds else ""
         end = int(starts[j] + lengths[j])
         entry = f"{what} {int(names_of[lo + j])}{role} [{int(starts[j]):,}, {end:,})"
@@ -144,6 +141,12 @@ def operands_in_plan(schedule: Schedule, row: int, table: InstructionTable, k: i
             entry += f": the range runs {byte + span - end:,} {unit}s past its end"
         found.append((operand, memory, bytes_text, entry))
     return found
+
+
+def _words(in_l2: bool) -> tuple[str, str]:
+    """What an entry of the memory is and what its addresses count: L2's tensors in bytes, the side memory's
+    (WL0's) transfers in its units of 64 bytes (README)."""
+    return ("tensor", "byte") if in_l2 else ("transfer", "unit")
 
 
 def _entries(schedule: Schedule, in_l2: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -9,7 +9,7 @@ its `Tile` in `dt_cfg`'s `DF`, read and written) and the tensor engine's
 convolutions (`pe_conv`: the last `pe_cfg_tp`'s `Tile` [N, K, C, H, W] writes N·K·H·W outputs, in the last
 `pe_cfg_fm`'s `DF`; not `DTile`, which one configuration shares between several convolutions), a source's for
 stores (`sta_mov` reads L2: `Tile` in `sta_cfg`'s format), `vp_self` (`STile` in `IDF`) and convolutions (their
-whole input, `_convolution_source`; a pooling's too). Weight loads into WL0
+whole input, `_whole_input_source`; a pooling's too). Weight loads into WL0
 (`lw_mov`) cover their `Wsize` [K, C, kh, kw] in `lw_cfg`'s `DF`, K rounded up to 64, plus 32 bytes a kernel,
 counted in WL0's unit of 64 bytes (the unit of the schedule's WL0 entries and of `lw_mov`'s `DTaddr`).
 """
@@ -39,7 +39,9 @@ SOURCE_SIZE = {"sta_mov": ("Tile", "sta", "DF"), "dt_cal": ("Tile", "dt", "DF")}
 VECTOR_DESTINATION = ("DTile", "ODF")  # vp_*: the last vp_cfg_fm's output tile and format
 CONVOLUTION = "pe_conv"  # writes the outputs of the last pe_cfg_tp's Tile [N, K, C, H, W] in pe_cfg_fm's DF
 CONVOLUTION_OUTPUT = (0, 1, 3, 4)  # N, K, H, W: the tile's dims the outputs span (C is summed over)
-POOLING = "vp_pool"  # reads its whole input as a convolution does (its padding in IPH/IPW)
+# instructions that read their whole input from the padded window's corner: (the input's format field, the
+# padding fields, whether the image count comes from the configured Tile's N; else one image)
+WHOLE_INPUT = {"pe_conv": ("SF", "SPHI", "SPWI", True), "vp_pool": ("IDF", "IPH", "IPW", False)}
 CHANNEL_GROUP = 8  # a convolution's input channels are stored in groups of this many (3 take the room of 8)
 # WL0's addresses and sizes (the schedule's and lw_mov's DTaddr) count units of this many bytes; a weight load
 # covers its Wsize [K, C, kh, kw] in DF with K rounded up to WL0_KERNELS, and WL0_PER_KERNEL bytes per kernel more
@@ -109,11 +111,9 @@ def operands(program: Program) -> Operands:
                 if prefix in WRITES_WL0:
                     found.wl0_destination_size[k] = _weights_in_wl0(params.get("Wsize"), setting.get("DF"))
                 if prefix in WRITES_L2:
-                    spans = CONVOLUTION_OUTPUT if name == CONVOLUTION else ()
-                    found.l2_destination_size[k] = _size(found, k, params, setting, *_destination_size(name, prefix),
-                                                         dims=spans)  # fmt: skip
-        if name in (CONVOLUTION, POOLING) and "STaddr" in params:
-            _convolution_source(found, k, params, setting, pooling=name == POOLING)
+                    found.l2_destination_size[k] = _size(found, k, params, setting, *_destination_size(name, prefix))
+        if name in WHOLE_INPUT and "STaddr" in params:
+            _whole_input_source(found, k, params, setting, *WHOLE_INPUT[name])
         if name in SOURCE_SIZE or name in VECTOR_SOURCE:
             byte = _address(found, k, params.get("STaddr"))
             if byte is not None:
@@ -133,16 +133,16 @@ def _weights_in_wl0(size: Any, data_format: Any) -> int:
     return covered // WL0_UNIT if covered % WL0_UNIT == 0 and covered < LARGEST else -1
 
 
-def _convolution_source(found: Operands, k: int, params: dict[str, Any], setting: dict[str, Any],
-                        pooling: bool = False) -> None:  # fmt: skip
+def _whole_input_source(found: Operands, k: int, params: dict[str, Any], setting: dict[str, Any], format_field: str,
+                        pad_rows_field: str, pad_columns_field: str, counted: bool) -> None:  # fmt: skip
     """A convolution reads its whole input: the last `pe_cfg_fm`'s `STile` [C, H, W] stored channels innermost
     with C rounded up to CHANNEL_GROUP, N of them (`pe_cfg_tp`'s `Tile`), in `SF`; its `STaddr` is the padded
     window's first byte, (SPHI·W + SPWI) pixels before the input's (negative at the top-left corner). A pooling
-    (`vp_pool`) reads so too: `vp_cfg_fm`'s `STile` in `IDF`, one image, padded by `IPH`/`IPW`. What does not read
-    as that leaves the source unchecked."""
-    tile, width = setting.get("STile"), format_bytes(setting.get("IDF" if pooling else "SF"))
-    window = [1] if pooling else setting.get("Tile")
-    pads = (params.get("IPH"), params.get("IPW")) if pooling else (params.get("SPHI"), params.get("SPWI"))
+    (`vp_pool`) reads so too: `vp_cfg_fm`'s `STile` in `IDF`, one image, padded by `IPH`/`IPW` (WHOLE_INPUT).
+    What does not read as that leaves the source unchecked."""
+    tile, width = setting.get("STile"), format_bytes(setting.get(format_field))
+    window = setting.get("Tile") if counted else [1]
+    pads = (params.get(pad_rows_field), params.get(pad_columns_field))
     whole = [*(tile if isinstance(tile, list) else []), *(window[:1] if isinstance(window, list) else []), *pads]
     if width is None or len(whole) != 6 or not all(type(v) is int and abs(v) < 2**31 for v in whole):
         return
@@ -161,15 +161,16 @@ def _convolution_source(found: Operands, k: int, params: dict[str, Any], setting
     found.l2_source_size[k] = size * width if size is not None and size * width < LARGEST else -1
 
 
-def _destination_size(name: str, prefix: str) -> tuple[str, str, bool]:
-    """(the elements' field, the format's field, whether both come from the configuration), or empty fields."""
+def _destination_size(name: str, prefix: str) -> tuple[str, str, bool, tuple[int, ...]]:
+    """(the elements' field, the format's field, whether both come from the configuration, the tile's dims the
+    operand spans: all when empty), or empty fields."""
     if name in DESTINATION_SIZE:
-        return DESTINATION_SIZE[name][0], DESTINATION_SIZE[name][2], False
+        return DESTINATION_SIZE[name][0], DESTINATION_SIZE[name][2], False, ()
     if prefix == "vp":
-        return (*VECTOR_DESTINATION, True)
+        return (*VECTOR_DESTINATION, True, ())
     if name == CONVOLUTION:
-        return "Tile", "DF", True
-    return "", "", False
+        return "Tile", "DF", True, CONVOLUTION_OUTPUT
+    return "", "", False, ()
 
 
 def _source_size(name: str) -> tuple[str, str, bool]:
