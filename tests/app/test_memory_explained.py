@@ -201,6 +201,7 @@ async def test_w_marks_the_side_memory_too(tmp_path):
         counts = f"{len(buffers.writes_here())} in L2, 1 in WL1"
         assert f"▼ where its instructions start writing ({counts}) · underlined: as far as each writes" in said
         assert "lda_mov (line 7) at 0x62000–0xab800" in said  # its range: Tile × FP16, 301,056 bytes
+        assert "lw_mov (line 18) at 0x0–0xb3 in WL1 units" in said  # 179 units of 64 bytes: WL0's own unit
         underlined = sum(len(seg.text) for strip in buffers.render_frame() for seg in strip
                          if seg.style is not None and seg.style.underline)  # fmt: skip
         # 8,192 bytes a cell: lda_mov's cells 49-85 and vp_self's 0-18, each but its first (the ▼)

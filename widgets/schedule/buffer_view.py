@@ -392,9 +392,10 @@ class BufferView(Playback, MovePreview, LaneFrameWidget, can_focus=True):
         lines.append(self._peak_line(width, analysis.l2_bytes[rows.start : rows.stop]))
         lines.extend(legend)
         if self.show_writes:  # said in lines of their own, folded between instructions: what the marks are
-            every = writes + side_writes
-            named = [f"{name} (line {line}) at {byte:#x}{f'–{byte + size:#x}' if size > 0 else ''}"
-                     for byte, name, line, size in every[:4]]  # fmt: skip
+            every = [(*write, "") for write in writes] + [(*write, f" in {words.side_memory} units")
+                                                          for write in side_writes]  # WL0 counts 64-byte units
+            named = [f"{name} (line {line}) at {byte:#x}{f'–{byte + size:#x}' if size > 0 else ''}{unit}"
+                     for byte, name, line, size, unit in every[:4]]  # fmt: skip
             if len(every) > 4:
                 named.append(f"{len(every) - 4} more")
             counts = f"{len(writes)} in {words.memory}, {len(side_writes)} in {words.side_memory}" if side_writes \
