@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.arrays import distinct
 from explorer.graph.shaping import add_group, input_tier
 from explorer.models.graph import GraphModel
 
@@ -55,7 +56,7 @@ def _units(model: GraphModel, plumbing: np.ndarray, drawn: np.ndarray) -> tuple[
     `time_embedding`), which folds whole with its parent's plumbing, and the scope it folds in: that module's
     parent, else the node's own group. ({node: module}, {node: scope})"""
     holds_other = np.zeros(model.n_groups, dtype=bool)  # a group holding a drawn node that is not plumbing
-    for g in np.unique(model.node_group[drawn & ~plumbing & (model.node_group >= 0)]).tolist():
+    for g in distinct(model.node_group[drawn & ~plumbing & (model.node_group >= 0)]).tolist():
         while g >= 0 and not holds_other[g]:  # up to the first group marked already: each group once
             holds_other[g] = True
             g = int(model.group_parent[g])
