@@ -218,6 +218,7 @@ def attach_companions(
                                              companions.paths[kind].name))  # fmt: skip
             continue
         document.problems += _unknown_workloads(table, rows, companions.paths[kind].name, kind)
+        document.problems += _unknown_tiles(document.view, table, rows, companions.paths[kind].name, kind)
         if layer_names is not None:
             document.problems += _unknown_layers(table, len(layer_names), companions.paths[kind].name, kind)
         if kind == "trace" and table.start is not None:
@@ -466,6 +467,38 @@ def _unknown_workloads(table: InstructionTable, rows: np.ndarray, name: str, kin
     return [Problem("warning", "unknown-workload", f"{kind} instruction {table.name[k]} names workload "
                     f"{int(table.workload[k])}, which the schedule does not have", f"{name}: line {int(table.line[k])}")
             for k in stray[:1000].tolist()]  # fmt: skip
+
+
+def _unknown_tiles(view: DocumentView, table: InstructionTable, rows: np.ndarray, name: str,
+                   kind: str) -> list[Problem]:  # fmt: skip
+    """A warning for each instruction naming a tile its workload does not have (the workload's tiles as the
+    schedule lists them; a workload that lists none is not checked)."""
+    if table.tile is None:
+        return []
+    named = np.flatnonzero((table.tile >= 0) & (rows >= 0))
+    tiles = {row: view.workload_tiles(row) for row in distinct(rows[named]).tolist()}
+    found = []
+    for k in named.tolist():
+        known, tile = tiles[int(rows[k])], int(table.tile[k])
+        if known is None or tile in known:
+            continue
+        found.append(Problem("warning", "unknown-tile", f"{kind} instruction {table.name[k]} names tile {tile} of "
+                             f"workload {int(table.workload[k])}, which has {_tile_numbers(known)}",
+                             f"{name}: line {int(table.line[k])}", {"line": int(table.line[k])}))  # fmt: skip
+        if len(found) == 1000:
+            break
+    return found
+
+
+def _tile_numbers(tiles: frozenset[int]) -> str:
+    """`tiles 0–3` when they run without a gap, else the numbers (the first 8), `no tile` for none."""
+    if not tiles:
+        return "no tile"
+    ordered = sorted(tiles)
+    if ordered[-1] - ordered[0] + 1 == len(ordered):
+        return f"tile {ordered[0]}" if len(ordered) == 1 else f"tiles {ordered[0]}–{ordered[-1]}"
+    shown = ", ".join(str(tile) for tile in ordered[:8])
+    return f"tiles {shown}{', …' if len(ordered) > 8 else ''}"
 
 
 def _unknown_layers(table: InstructionTable, layers: int, name: str, kind: str) -> list[Problem]:

@@ -315,6 +315,11 @@ class DocumentView:
         """A layer graph's layer names in layer_index order (a frontend IR), for joining; [] elsewhere."""
         return []
 
+    def workload_tiles(self, row: int) -> frozenset[int] | None:
+        """The tiles a schedule's workload (row) is cut into, by number, for checking the instructions that name
+        one; None when the format or the workload does not say."""
+        return None
+
     def batch_size(self) -> int | None:
         """How many samples one run covers (a frontend IR's shapes, a schedule's workload boxes), for joining
         companions of one batch only; None when the file does not say."""
@@ -412,6 +417,12 @@ class InstructionTable:
     # The memory each instruction's destination and source lie in ("L2", "WL0", "DRAM", "" where none is named)
     destination_memory: list[str] | None = None
     source_memory: list[str] | None = None
+    # The workload's tile each instruction works on (-1 for none), its index in the trace (inst_idx; -1, or None in
+    # an assembly), and the units it waits for and that wait for it ("LD,PE"; "" for none; None: not given)
+    tile: np.ndarray | None = None
+    inst_idx: np.ndarray | None = None
+    prev_units: list[str] | None = None
+    next_units: list[str] | None = None
 
 
 @dataclass

@@ -122,11 +122,14 @@ TABLES = {
         "file": FILE,
         "companion": Column("asm or trace: the file it is read from", VARCHAR),
         "line": Column("its line in that file"),
+        "inst_idx": Column("its index in the trace (inst_idx; NULL in an assembly)", null=MINUS_ONE),
         "name": Column("its name (`pe_conv`)", VARCHAR),
         "unit": Column("its unit (CT, LD, LW, PE, VP, DT, ST, SI, SO)", VARCHAR),
         "layer_index": Column("its frontend layer's index (slyr; NULL when none)", null=MINUS_ONE),
         "core": Column("its workload's lane (NULL when it names no workload of the schedule)", null=MINUS_ONE),
         "workload": Column("its workload id (wkl; NULL when none)", null=MINUS_ONE),
+        "tile": Column("the workload's tile it works on (tile_num_N of the workload's tile_info; NULL when none)",
+                       null=MINUS_ONE),
         "dst_memory": Column("the memory its destination lies in: L2, WL0 or DRAM (NULL when it names none)",
                              VARCHAR),
         "l2_address": Column("the L2 byte it writes (its DTaddr, bytes; NULL when it writes elsewhere)",
@@ -143,6 +146,9 @@ TABLES = {
         "l2_source_bytes": Column("the bytes it reads from l2_source (NULL where not settled)", null=MINUS_ONE),
         "start": Column("measured start (cycles; NULL in an assembly)", DOUBLE),
         "end": Column("measured end (cycles; NULL in an assembly)", DOUBLE),
+        "prev_units": Column("the units it waits for (Prev_Insts, comma-separated: `LD,PE`; NULL for none)",
+                             VARCHAR),
+        "next_units": Column("the units that wait for it (Next_Insts; NULL for none)", VARCHAR),
     }, companions="instructions"),
     "measured": Table("one workload the joined trace measured (what ran against the plan)", {
         "file": FILE,
@@ -345,11 +351,11 @@ def _instructions(document: Document) -> Columns:
         known = rows >= 0
         unmeasured = np.full(n, np.nan)
         parts.append({
-            "companion": np.full(n, kind, dtype=object), "line": table.line,
+            "companion": np.full(n, kind, dtype=object), "line": table.line, "inst_idx": _or_none(table.inst_idx, n),
             "name": np.asarray(table.name, dtype=object), "unit": np.asarray(table.unit, dtype=object),
             "layer_index": table.layer_index,
             "core": np.where(known, s.wl_core[np.maximum(rows, 0)], -1) if s.n_workloads else np.full(n, -1),
-            "workload": table.workload,
+            "workload": table.workload, "tile": _or_none(table.tile, n),
             "dst_memory": _words(table.destination_memory, n),
             "l2_address": _or_none(table.l2_destination, n), "l2_bytes": _or_none(table.l2_destination_size, n),
             "wl0_address": _or_none(table.wl0_destination, n), "wl0_units": _or_none(table.wl0_destination_size, n),
@@ -357,6 +363,7 @@ def _instructions(document: Document) -> Columns:
             "l2_source": _or_none(table.l2_source, n), "l2_source_bytes": _or_none(table.l2_source_size, n),
             "start": table.start.astype(np.float64) if table.start is not None else unmeasured,
             "end": table.end.astype(np.float64) if table.end is not None else unmeasured,
+            "prev_units": _words(table.prev_units, n), "next_units": _words(table.next_units, n),
         })  # fmt: skip
     if not parts:
         return {column: np.zeros(0, dtype=object if declared.sql == VARCHAR else np.float64 if declared.sql == DOUBLE

@@ -234,6 +234,43 @@ def test_the_instructions_table_joins_what_ran_to_the_plan(tmp_path):
     assert many.returncode == 0 and many.stdout.splitlines()[1] == str(2 * 2 * 544)  # each file: asm and trace
 
 
+def test_the_instructions_table_names_tiles_trace_indices_and_the_units_waited_for():
+    """Issue #75's columns: `inst_idx` (the trace's, NULL in the assembly), `tile` (NULL for -1) and the units each
+    instruction waits for and that wait for it, as the b1 files write them (counted in the files: 383 of 544 name a
+    tile, 253 a Prev_Insts, 258 a Next_Insts; 89 wait for PE alone, 67 for PE and LW)."""
+    schedule, asm, trace = pipeline("b1")
+    done = query(schedule, "select companion, count(inst_idx), min(inst_idx), max(inst_idx), count(tile), "
+                           "count(prev_units), count(next_units) from instructions group by all order by 1",
+                 "--asm", str(asm), "--trace", str(trace))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1:] == ["asm,0,,,383,253,258", "trace,544,1,544,383,253,258"]
+    done = query(schedule, "select prev_units, count(*) from instructions where companion = 'trace' and prev_units "
+                           "is not null group by all order by 2 desc limit 2", "--trace", str(trace))  # fmt: skip
+    assert done.stdout.splitlines()[1:] == ["PE,89", "\"PE,LW\",67"]
+
+
+def test_an_instruction_naming_a_tile_its_workload_lacks(tmp_path):
+    """Issue #75's hostile input: a tile number past the workload's `tile_info` is an `unknown-tile` warning at its
+    line naming the tiles there are; the real assembly names none (every tile it names is listed)."""
+    schedule, asm, trace = pipeline("b1")
+    joined = check(schedule, "--asm", str(asm), "--trace", str(trace))
+    assert [p for p in joined["problems"] if p["code"] == "unknown-tile"] == []
+    at = next(k for k, line in enumerate(asm_lines()) if "'wkl': 3, 'tile': 0" in line)
+    found = edited(tmp_path, {at: (r"'tile': 0", "'tile': 7")})
+    [tile] = [p for p in found["problems"] if p["code"] == "unknown-tile"]
+    assert tile["location"] == f"a_asm.txt: line {at + 1}"
+    assert tile["message"].endswith("names tile 7 of workload 3, which has tile 0")
+
+
+def test_the_tiles_a_workload_lists():
+    from explorer.formats.scheduler_ir.tiles import tiles_of
+
+    assert tiles_of(b'{"tile_info": {"tile_num_0": {"x": [1]}, "tile_num_3": 5, "other": 1}}') == {0, 3}
+    assert tiles_of(b'{"tile_info": {}}') == frozenset()
+    assert tiles_of(b'{"buffer": []}') is None and tiles_of(b'{"tile_info": [1]}') is None
+    assert tiles_of(b"not json") is None
+
+
 def test_no_companion_no_instructions_said_in_words():
     done = query(ROOT / "sample_data" / "clean_2x2_stschedule.json", "select count(*) from instructions")
     assert done.returncode == 2 and "has no assembly or trace joined for table instructions" in done.stderr

@@ -78,6 +78,16 @@ def wait_edges(program: Program) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
 
 
+def unit_links(program: Program) -> tuple[list[str], list[str]]:
+    """Each instruction's Prev_Insts and Next_Insts as text ("LD,PE"; "" for none), for the instructions table."""
+    before, after = [""] * program.n, [""] * program.n
+    for k, raw in enumerate(program.params):
+        if b"_Insts" in bytes(raw):
+            links = decode_links(raw)
+            before[k], after[k] = ",".join(links.Prev_Insts), ",".join(links.Next_Insts)
+    return before, after
+
+
 class TraceView(DocumentView):
     def __init__(self, program: Program) -> None:
         self.program = program
@@ -111,6 +121,7 @@ class TraceView(DocumentView):
         # `*_cfg*` instructions configure a unit and `ct_*` ones are control: neither moves data nor computes
         setup = np.fromiter((u == "CT" or "_cfg" in n for u, n in zip(units, p.name, strict=True)), bool, p.n)
         found = operands(p)
+        before, after = unit_links(p)
         return InstructionTable(
             name=p.name, unit=units, line=p.line, workload=p.wkl, layer_index=p.slyr,
             start=p.start if p.timed else None, end=p.end if p.timed else None, setup=setup,
@@ -119,6 +130,7 @@ class TraceView(DocumentView):
             unreadable_destination=found.unreadable, l2_destination_size=found.l2_destination_size,
             l2_source=found.l2_source, l2_source_size=found.l2_source_size, unreadable_size=found.unreadable_size,
             destination_memory=found.destination_memory, source_memory=found.source_memory,
+            tile=p.tile, inst_idx=p.inst_idx if p.timed else None, prev_units=before, next_units=after,
         )  # fmt: skip
 
     def instructions(self) -> InstructionTable:

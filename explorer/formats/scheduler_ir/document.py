@@ -33,6 +33,7 @@ from explorer.formats.scheduler_ir.codes import BUFFER_TYPES, DRAM_OUT_TYPES, LA
 from explorer.formats.scheduler_ir.details import ScheduleDetails, decode_plain, destinations_text, ids_text
 from explorer.formats.scheduler_ir.roles import Role, object_entries, roles_at, roles_of
 from explorer.formats.scheduler_ir.summary import schedule_summary
+from explorer.formats.scheduler_ir.tiles import tiles_of
 from explorer.formatting import compact, human_bytes, number, plural
 from explorer.models.graph import GraphModel
 from explorer.models.ref import Ref
@@ -398,6 +399,12 @@ class ScheduleView(DocumentView):
             if first is not None and last is not None:
                 widest = max(widest, last - first + 1)
         return widest or None
+
+    def workload_tiles(self, row: int) -> frozenset[int] | None:
+        try:
+            return tiles_of(self.s.workload_raw(row))
+        except FileChanged:
+            return None
 
     def raw(self, row: int) -> dict:
         """The whole workload as JSON values, decoded on first use (and kept for the next look)."""
