@@ -92,6 +92,49 @@ def test_the_instructions_that_write_l2_and_where():
     assert int(where.l2_source_size[program.name.index("sta_mov")]) == 256 * 14 * 14  # Tile × INT8
 
 
+TILED = """\
+[vp_cfg_fm, {'slyr': 66, 'clyr': [], 's_flyr': 1, 'c_flyr': [], 'wkl': 68, 'tile': 0}, {'IDF': <DataFmt.INT8: 1>, \
+'ODF': <DataFmt.INT8: 1>, 'STile': [2048, 2, 3], 'DTile': [2048, 7, 7]}]
+[vp_cfg_tp, {'slyr': 66, 'clyr': [], 's_flyr': 1, 'c_flyr': [], 'wkl': 68, 'tile': 0}, {'STRIDE': [1, 1], \
+'KERNEL': [1, 1], 'Tile': [2048, 2, 3]}]
+[vp_self, {'slyr': 66, 'clyr': [], 's_flyr': 1, 'c_flyr': [], 'wkl': 68, 'tile': 0}, {'STaddr': 12288, \
+'STaddr1': 0, 'DTaddr': 40960}]
+[pe_cfg_fm, {'slyr': 67, 'clyr': [], 's_flyr': 1, 'c_flyr': [], 'wkl': 82, 'tile': 0}, {'SF': <DataFmt.INT8: 1>, \
+'DF': <DataFmt.INT8: 1>, 'STile': [2048, 7, 7], 'DTile': [512, 7, 7]}]
+[pe_cfg_pm, {'slyr': 67, 'clyr': [], 's_flyr': 1, 'c_flyr': [], 'wkl': 82, 'tile': 0}, {'STRIDE': [1, 1]}]
+[pe_cfg_tp, {'slyr': 67, 'clyr': [], 's_flyr': 1, 'c_flyr': [], 'wkl': 82, 'tile': 0}, {'KERNEL': [1, 1], \
+'Tile': [1, 128, 2048, 3, 7]}]
+[pe_conv, {'slyr': 67, 'clyr': [], 's_flyr': 1, 'c_flyr': [], 'wkl': 82, 'tile': 0}, {'SPHI': 0, 'SPWI': 0, \
+'STaddr': 90112, 'DTaddr': 14336}]
+"""
+
+
+def test_a_tile_spans_its_place_in_the_output_frame_and_a_row_tile_reads_its_window(tmp_path):
+    """Issue #75 on the public ResNet-50 b1 pipeline (these lines are its 587-589 and 656-668, trimmed): its last
+    layer runs in tiles of 2-4 of 7 rows and 128 of 512 channels. A vector op writes its Tile [2048, 2, 3] into the
+    frame DTile [2048, 7, 7], channels innermost: from DTaddr to the tile's last element, ((2-1)·7 + 3-1)·2048 + 2048
+    bytes (the whole DTile, 100,352 bytes, ran past tensor 141's entry on 7 of its vp_self). A convolution's
+    K-tile of 128 channels × 3 × 7 spans ((3-1)·7 + 7-1)·512 + 128 bytes of its 512-channel frame, and reads the
+    3 input rows its 1×1 window needs, not the whole 7-row input (which ran past on 4 convolutions)."""
+    path = tmp_path / "tiled_asm.txt"
+    path.write_text(TILED)
+    program = read_program(path, path.read_bytes(), False)
+    where = operands(program)
+    vector, conv = program.name.index("vp_self"), program.name.index("pe_conv")
+    assert (int(where.l2_destination[vector]), int(where.l2_destination_size[vector])) == (40960, 9 * 2048 + 2048)
+    assert (int(where.l2_destination[conv]), int(where.l2_destination_size[conv])) == (14336, 20 * 512 + 128)
+    assert (int(where.l2_source[conv]), int(where.l2_source_size[conv])) == (90112, 2048 * 3 * 7)
+
+
+def test_the_span_of_a_tile_in_its_frame():
+    from explorer.formats.gemini_trace.operands import framed_span
+
+    assert framed_span(1, [2048, 7, 7], [2048, 7, 7]) == 2048 * 49  # the whole frame: its elements
+    assert framed_span(2, [4, 1, 1], [8, 2, 3]) == (1 * 2 * 3 + 0) * 8 + 4  # the second image's first pixel
+    assert framed_span(1, [9, 1, 1], [8, 2, 3]) is None  # a tile wider than its frame
+    assert framed_span(1, [1, -1, 1], [8, 2, 3]) is None and framed_span(1, [1, 1], [8, 2, 3]) is None
+
+
 def test_data_formats_in_bytes():
     assert [format_bytes(v) for v in ("<DataFmt.INT8: 1>", "<DataFmt.FP16: 3>", "<DataFmt.FP32: 5>")] == [1, 2, 4]
     assert format_bytes("<DataFmt.FP8E4: 9>") is None and format_bytes(3) is None

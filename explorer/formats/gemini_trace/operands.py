@@ -4,10 +4,10 @@ check (`explorer.schedule.plan_conformance`) holds against each workload's snaps
 Addresses are bytes and sizes are elements × the data format's bytes, each reading chosen by measuring the real
 ResNet-34 pipelines (README, "the plan against what ran"): a destination's range is known for the loads from DRAM
 (`lda_mov`: its `Tile` in the format `lda_cfg` set; `ldw_mov`: its `Wsize` in `ldw_cfg`'s) and the vector ops
-(`vp_*`: the output tile `DTile` of the last `vp_cfg_fm`, in its output format `ODF`), data transforms (`dt_cal`:
-its `Tile` in `dt_cfg`'s `DF`, read and written) and the tensor engine's
-convolutions (`pe_conv`: the last `pe_cfg_tp`'s `Tile` [N, K, C, H, W] writes N·K·H·W outputs, in the last
-`pe_cfg_fm`'s `DF`; not `DTile`, which one configuration shares between several convolutions), a source's for
+(`vp_*`: the last `vp_cfg_tp`'s `Tile` placed in the output frame `DTile` of the last `vp_cfg_fm`, in its output
+format `ODF`: `framed_span`), data transforms (`dt_cal`: its `Tile` in `dt_cfg`'s `DF`, read and written) and the
+tensor engine's convolutions (`pe_conv`: the last `pe_cfg_tp`'s `Tile` [N, K, C, H, W] writes N images of K·H·W
+outputs, placed in the last `pe_cfg_fm`'s frame `DTile`, in its `DF`), a source's for
 stores (`sta_mov` reads L2: `Tile` in `sta_cfg`'s format), `vp_self` (`STile` in `IDF`) and convolutions (their
 whole input, `_whole_input_source`; a pooling's too). Weight loads into WL0
 (`lw_mov`) cover their `Wsize` [K, C, kh, kw] in `lw_cfg`'s `DF`, K rounded up to 64, plus 32 bytes a kernel,
@@ -111,7 +111,9 @@ def operands(program: Program) -> Operands:
                 if prefix in WRITES_WL0:
                     found.wl0_destination_size[k] = _weights_in_wl0(params.get("Wsize"), setting.get("DF"))
                 if prefix in WRITES_L2:
-                    found.l2_destination_size[k] = _size(found, k, params, setting, *_destination_size(name, prefix))
+                    framed = _framed_destination(name, prefix, setting)
+                    found.l2_destination_size[k] = (framed if framed is not None else
+                                                     _size(found, k, params, setting, *_destination_size(name, prefix)))
         if name in WHOLE_INPUT and "STaddr" in params:
             _whole_input_source(found, k, params, setting, *WHOLE_INPUT[name])
         if name in SOURCE_SIZE or name in VECTOR_SOURCE:
@@ -121,6 +123,39 @@ def operands(program: Program) -> Operands:
                 found.source_memory[k] = "L2"
                 found.l2_source_size[k] = _size(found, k, params, setting, *_source_size(name))
     return found
+
+
+def framed_span(images: int, tile: Any, frame: Any) -> int | None:
+    """Elements from a tile's first to its last, the tile [C, H, W] placed in a frame [Cf, Hf, Wf] stored channels
+    innermost (pixel after pixel, row after row), `images` frames one after another: the bounding range of what a
+    tile of some channels or rows writes into its output (ResNet-50's last layer in row tiles, K in tiles of 128).
+    None when the dims are no sizes or the tile does not fit its frame."""
+    dims = [images, *(tile if isinstance(tile, list) else []), *(frame if isinstance(frame, list) else [])]
+    if len(dims) != 7 or not all(type(d) is int and 0 < d < 2**31 for d in dims):
+        return None
+    _, channels, rows, columns, frame_channels, frame_rows, frame_columns = dims
+    if channels > frame_channels or rows > frame_rows or columns > frame_columns:
+        return None
+    span = ((images - 1) * frame_rows * frame_columns + (rows - 1) * frame_columns + columns - 1) * frame_channels
+    return span + channels
+
+
+def _framed_destination(name: str, prefix: str, setting: dict[str, Any]) -> int | None:
+    """Bytes a vector op or a convolution spans in its output frame (`framed_span`): a vector op's `vp_cfg_tp` Tile
+    [C, H, W] in `vp_cfg_fm`'s DTile, in ODF; a convolution's Tile [N, K, C, H, W] as N images of [K, H, W] in
+    `pe_cfg_fm`'s DTile, in DF. None where that does not read (the whole tile's elements are taken then)."""
+    tile, frame = setting.get("Tile"), setting.get("DTile")
+    if prefix == "vp":
+        width = format_bytes(setting.get(VECTOR_DESTINATION[1]))
+        span = framed_span(1, tile if tile is not None else frame, frame)
+    elif name == CONVOLUTION and isinstance(tile, list) and len(tile) == 5:
+        width = format_bytes(setting.get("DF"))
+        span = framed_span(tile[0], [tile[1], tile[3], tile[4]], frame)
+    else:
+        return None
+    if span is None or width is None:
+        return None
+    return span * width
 
 
 def _weights_in_wl0(size: Any, data_format: Any) -> int:
@@ -137,7 +172,8 @@ def _whole_input_source(found: Operands, k: int, params: dict[str, Any], setting
                         pad_rows_field: str, pad_columns_field: str, counted: bool) -> None:  # fmt: skip
     """A convolution reads its whole input: the last `pe_cfg_fm`'s `STile` [C, H, W] stored channels innermost
     with C rounded up to CHANNEL_GROUP, N of them (`pe_cfg_tp`'s `Tile`), in `SF`; its `STaddr` is the padded
-    window's first byte, (SPHI·W + SPWI) pixels before the input's (negative at the top-left corner). A pooling
+    window's first byte, (SPHI·W + SPWI) pixels before the input's (negative at the top-left corner); a tile of some
+    output rows reads the rows its window needs (`_window_rows`). A pooling
     (`vp_pool`) reads so too: `vp_cfg_fm`'s `STile` in `IDF`, one image, padded by `IPH`/`IPW` (WHOLE_INPUT).
     What does not read as that leaves the source unchecked."""
     tile, width = setting.get("STile"), format_bytes(setting.get(format_field))
@@ -148,6 +184,8 @@ def _whole_input_source(found: Operands, k: int, params: dict[str, Any], setting
         return
     channels, height, columns, count, pad_rows, pad_columns = whole
     grouped = -(-channels // CHANNEL_GROUP) * CHANNEL_GROUP
+    if counted:
+        height = _window_rows(setting, height)
     start = params["STaddr"]
     if type(start) is not int:
         _address(found, k, start)  # noted as naming no byte
@@ -159,6 +197,20 @@ def _whole_input_source(found: Operands, k: int, params: dict[str, Any], setting
     found.source_memory[k] = "L2"
     size = elements([count, grouped, height, columns])
     found.l2_source_size[k] = size * width if size is not None and size * width < LARGEST else -1
+
+
+def _window_rows(setting: dict[str, Any], height: int) -> int:
+    """The input rows a convolution reads: all `height` when its Tile covers the output frame's rows (DTile),
+    else the rows its window needs, (H - 1)·stride + kh (the last `pe_cfg_pm`'s STRIDE, `pe_cfg_tp`'s KERNEL), at
+    most `height`: ResNet-50's last layer convolves 2 to 4 of 7 output rows at a time."""
+    tile, frame = setting.get("Tile"), setting.get("DTile")
+    kernel, stride = setting.get("KERNEL", [1, 1]), setting.get("STRIDE", [1, 1])
+    dims = [*(tile if isinstance(tile, list) else []), *(frame if isinstance(frame, list) else []),
+            *(kernel[:1] if isinstance(kernel, list) else []), *(stride[:1] if isinstance(stride, list) else [])]
+    if len(dims) != 10 or not all(type(d) is int and 0 < d < 2**31 for d in dims) or dims[3] >= dims[6]:
+        return height
+    rows, kernel_rows, stride_rows = dims[3], dims[8], dims[9]
+    return min(height, (rows - 1) * stride_rows + kernel_rows)
 
 
 def _destination_size(name: str, prefix: str) -> tuple[str, str, bool, tuple[int, ...]]:
