@@ -106,6 +106,12 @@ def unreadable_addresses(unreadable: dict[int, str], names: list[str], lines: np
     return found
 
 
+# The format notes' reading of each memory's address field, which the real pipelines measured against (README):
+# an L2 address in 64-bit units, a WL0 one in 256-bit units (32 of the schedule's); where an operand's address so
+# read lies in an entry too, the details show both readings
+OTHER_UNITS = {True: (8, "64-bit units"), False: (32, "256-bit units")}  # in L2?
+
+
 def operands_in_plan(schedule: Schedule, row: int, table: InstructionTable, k: int, entry_kinds: tuple[str, ...],
                      side_memory: str) -> list[tuple[str, str, str, str]]:  # fmt: skip
     """Instruction `k`'s operands in its workload's snapshot (schedule row `row`, -1 for none), for the details:
@@ -140,7 +146,25 @@ def operands_in_plan(schedule: Schedule, row: int, table: InstructionTable, k: i
         if span > 0 and byte + span > end:
             entry += f": the range runs {byte + span - end:,} {unit}s past its end"
         found.append((operand, memory, bytes_text, entry))
+        found += _other_reading(operand, memory, in_l2, byte, starts, lengths, names_of[lo:hi])
     return found
+
+
+def _other_reading(operand: str, memory: str, in_l2: bool, address: int, starts: np.ndarray, lengths: np.ndarray,
+                   names: np.ndarray) -> list[tuple[str, str, str, str]]:  # fmt: skip
+    """The row of the format notes' reading of an address (OTHER_UNITS) when it lies in an entry too: both
+    readings fit this instruction, so both are shown; [] when it does not."""
+    factor, words = OTHER_UNITS[in_l2]
+    what, unit = _words(in_l2)
+    other = address * factor
+    if other == address:  # address 0: both readings name the same byte
+        return []
+    inside = np.flatnonzero((starts <= other) & (other < starts + lengths))
+    if not inside.size:
+        return []
+    j = int(inside[0])
+    return [(f"{operand} in {words}", memory, f"{other:,} (first {unit})",
+             f"{what} {int(names[j])} [{int(starts[j]):,}, {int(starts[j] + lengths[j]):,}): fits too")]
 
 
 def _words(in_l2: bool) -> tuple[str, str]:

@@ -464,6 +464,10 @@ def test_a_joined_instructions_details_say_where_its_operands_lie_in_the_plan(tm
     assert in_plan(18) == [("destination", "WL1", "[0, 179)", "transfer 0 [0, 448)")]  # 64·3·7·7 + 32·64 bytes
     assert in_plan(34) == [("destination", "L2", "[200,704, 602,112)", "tensor 5 (ifmap) [200,704, 602,112)"),
                            ("source", "L2", "[0, 200,704)", "tensor 4 (ifmap) [0, 200,704)")]  # fmt: skip
+    # where the format notes' reading (DTaddr in 64-bit units) lies in an entry too, both are shown
+    assert in_plan(329) == [("destination", "L2", "[200,704, 790,528)", "tensor 83 (weight) [200,704, 798,720)"),
+                            ("destination in 64-bit units", "L2", "1,605,632 (first byte)",
+                             "tensor 80 [1,099,776, 1,697,792): fits too")]  # fmt: skip
 
 
 def test_a_convolution_reads_its_whole_input_and_one_moved_off_it_is_a_located_warning(tmp_path):
