@@ -57,6 +57,8 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
         if g not in expanded:
             if g in listed and not small:
                 continue  # a big model's blocks: its shape first, each block on Enter
+            if not small and not children.get(g) and opened_cost(g) > 0:
+                continue  # a big model's layer of several ops (a norm written out in primitives): one box
             together = listed.get(g, (g,))  # a small model's list opens all together or not at all
             cost = sum(opened_cost(h) for h in together if h not in expanded)
             if visible + cost > budget:

@@ -55,6 +55,15 @@ def group_title(model: GraphModel, group: int) -> str:
     return f"{label} · {detail}" if detail and model.group_kind[group] == "scope" else label
 
 
+def compact_group_label(model: GraphModel, group: int) -> str:
+    """A group's one-line box: its name, and a stack's `× N` (`h.0–11 × 12`), without the module's class."""
+    label = model.group_label[group]
+    detail = model.group_detail[group] if group < len(model.group_detail) else ""
+    if model.group_kind[group] == "stack" and detail.startswith("×"):
+        return f"{label} {' '.join(detail.split()[:2])}"
+    return label
+
+
 def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
     """Per item: its name, op type (groups: "▸ N nodes"), and the three lines its box shows (graph_text)."""
     sizes = count_nodes(model, drawn_only=True) if model.n_groups else np.zeros(0, dtype=np.int64)
@@ -81,7 +90,7 @@ def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
             texts.floors.append(0)
             texts.details.append(texts.ops[-1])
             texts.extras.append("")
-            texts.compacts.append(model.group_label[ident])
+            texts.compacts.append(compact_group_label(model, ident))
         else:
             label, op = model.node_label[ident], model.node_op[ident]
             texts.labels.append(label)

@@ -75,6 +75,32 @@ def at_start(model: GraphModel, layout: Layout, item: int, width: int, body: int
     return ox, oy
 
 
+def whole_path_fits(model: GraphModel, layout: Layout, width: int, body: int) -> bool:
+    """Whether every drawn box along the reading path, from the first input to the last op before it ends (the
+    model's head; the output box under it may be below the fold), fits in the window together: what decides the
+    first screen's zoom level (`first_level`)."""
+    path = reading_path(model, count=model.n_nodes)
+    while len(path) > 1 and model.node_op[path[-1]] == "output":
+        path.pop()
+    items = layout.visible.node_item[path]
+    items = items[items >= 0]
+    if not items.size:
+        return True
+    left, top = int(layout.x[items].min()), int(layout.y[items].min())
+    right, bottom = int((layout.x + layout.w)[items].max()), int((layout.y + layout.h)[items].max())
+    return right - left <= width and bottom - top + 1 <= body
+
+
+def first_level(model: GraphModel, layouts: dict[int, Layout], width: int, body: int) -> int:
+    """The zoom level of the first screen: full boxes, unless the reading path from input to head does not fit
+    there and does in one-line boxes (a transformer's chain input → embedding → stack × N → norm → head at 160×48),
+    as Model Explorer opens fitted to its view. `layouts`: level → layout, FULL and COMPACT."""
+    full, compact = sorted(layouts)
+    if width <= 0 or body <= 0 or whole_path_fits(model, layouts[full], width, body):
+        return full
+    return compact if whole_path_fits(model, layouts[compact], width, body) else full
+
+
 def fewest_cut(layout: Layout, ox: int, oy: int, width: int, body: int, x0: int, x1: int) -> int:
     """The window's left edge moved, if need be, so that fewer boxes on screen are cut by its sides (a box beside
     the input's first op, cut in half at 80 columns, reads as a broken graph), keeping [x0, x1) inside: the edge

@@ -86,6 +86,32 @@ async def test_the_first_screen_holds_the_input_and_the_first_ops(path, strict, 
         assert all(on_screen(graph, item) for item in shown), [graph.picture.labels[i] for i in shown]
 
 
+async def test_the_first_screen_holds_the_whole_model_in_one_line_boxes_where_only_they_fit_it():
+    """Issue #74, the first screen is the model: at 160×48 a GPT's reading path from its input to its head (the
+    MatMul before the output) does not fit in full boxes, and does in one-line boxes, so it opens at that level with
+    every box of the path on screen and the stack's `× 6` whole; a ResNet's path fits in neither, so it stays in
+    full boxes (its start, as before). `+` goes back to full boxes."""
+    from explorer.graph.layout import COMPACT, FULL
+
+    if not (SAMPLES / "onnx").is_dir():
+        pytest.skip("real samples not found (a user's clone has no ../shared)")
+    app = make_app(SAMPLES / "onnx" / "minigpt6_torchscript_opset17_noconstfold.onnx")
+    async with app.run_test(size=(160, 48)) as pilot:
+        graph = await open_graph(pilot)
+        assert graph.level == COMPACT
+        items = list(dict.fromkeys(int(graph.picture.visible.node_item[node])
+                                   for node in reading_path(graph.model, count=graph.model.n_nodes)))
+        assert [graph.picture.compacts[i] for i in items] == ["input", "Gather", "Add", "layers.0–5 × 6",
+                                                              "LayerNormalization", "MatMul", "output"]
+        assert all(on_screen(graph, item) for item in items)
+        assert "⟦layers.0–5 × 6⟧" in "\n".join(strip.text for strip in graph.render_frame())
+        await pilot.press("plus")
+        assert graph.level == FULL
+    app = make_app(SAMPLES / "onnx" / "resnet18_narrow_torchscript_opset17.onnx")
+    async with app.run_test(size=(160, 48)) as pilot:
+        assert (await open_graph(pilot)).level == FULL
+
+
 async def test_enter_opens_in_place_and_always_leaves_a_selection():
     app = make_app(SAMPLES / "onnx" / "resnet18_narrow_torchscript_opset17.onnx")
     if not (SAMPLES / "onnx").is_dir():

@@ -241,7 +241,8 @@ def _draw_box(canvas: Canvas, layout: Layout, item: int, x: int, y: int, style: 
         return
     if layout.level == COMPACT:
         text = layout.compacts[item]
-        canvas.text(x, y, ("⟦" if group else "[") + shorten(text, w - 2).ljust(w - 2) + ("⟧" if group else "]"), style)
+        fitted = shorten_title(text, w - 2) if group else shorten(text, w - 2)  # a stack keeps its `× N`
+        canvas.text(x, y, ("⟦" if group else "[") + fitted.ljust(w - 2) + ("⟧" if group else "]"), style)
         return
     inner = w - 2
     if group:

@@ -19,7 +19,7 @@ from textual.strip import Strip
 from explorer.document import Document, group_ref, is_group_ref
 from explorer.graph.colours import colour_modes, item_colours
 from explorer.graph.expansion import initial_expansion
-from explorer.graph.layout import DOTS, FULL, LEVEL_NAMES, layout_graph
+from explorer.graph.layout import COMPACT, DOTS, FULL, LEVEL_NAMES, layout_graph
 from explorer.graph.node_data import (
     AGGREGATES,
     MODE_PREFIX,
@@ -34,7 +34,7 @@ from explorer.graph.problems import mark_problems
 from explorer.graph.search import matched_by_unit, search_nodes
 from explorer.graph.session import GraphSession, Key, Window
 from explorer.graph.visible import visible_graph
-from explorer.graph.window import at_start, closed_up, on_selection
+from explorer.graph.window import at_start, closed_up, first_level, on_selection, whole_path_fits
 from explorer.models.graph import ROOT, GraphModel
 from widgets.frame_widget import FrameWidget
 from widgets.graph.canvas import (
@@ -165,20 +165,29 @@ class GraphView(FrameWidget, can_focus=True):
                 mark_problems(model, self.document)  # ✗/⚠ on the boxes, before the boxes are sized
             expanded = initial_expansion(model)
             started = time.perf_counter()
-            layout = layout_graph(model, visible_graph(model, expanded), FULL, "TB", self.session.placements)
+            visible = visible_graph(model, expanded)
+            layout = layout_graph(model, visible, FULL, "TB", self.session.placements)
             elapsed = time.perf_counter() - started
+            level = FULL
+            width, body = self.size.width, self.size.height - STATUS_LINES
+            if self.level == FULL and not whole_path_fits(model, layout, width, body) and width > 0 and body > 0:
+                compact = layout_graph(model, visible, COMPACT, "TB", self.session.placements)
+                level = first_level(model, {FULL: layout, COMPACT: compact}, width, body)
+                layout = compact if level == COMPACT else layout
         except Exception as error:  # a format bug must not take the app down: say it in the view
             call(self._failed, f"{type(error).__name__}: {error}")
             return
-        call(self._ready, model, expanded, layout, elapsed)
+        call(self._ready, model, expanded, layout, elapsed, level)
 
     def _failed(self, reason: str) -> None:
         self.error = reason
         self.ready = True
         self.refresh()
 
-    def _ready(self, model: GraphModel, expanded: set[int], layout: Layout, elapsed: float) -> None:
+    def _ready(self, model: GraphModel, expanded: set[int], layout: Layout, elapsed: float, level: int = FULL) -> None:
         worker_state = (self.level, self.direction, self.show_constants) == (FULL, "TB", False)
+        if worker_state and level != FULL:  # the whole main path fits in one-line boxes only: the first screen
+            self.session.level = level
         self.session.start(model, expanded, layout if worker_state else None)  # what the worker laid out
         self.session.last_layout_seconds = elapsed
         self.modes = colour_modes(model)
