@@ -2,13 +2,13 @@
 architectures against independent counts made in the same run, and what counting costs against the graph's
 build.
 
-Each model is built in PyTorch with random weights (nothing downloaded) at its full size and exported by both
-torch exporters (TorchScript, and dynamo, the default since torch 2.9) at batch 1: ResNet-50 (written here from
-its paper's recipe, the v1.5 form torchvision ships: the stride on each bottleneck's 3×3 convolution; torchvision
-publishes 4.09 GFLOPS, its word for multiply-accumulates), ViT-B/16 (17.56 published), Whisper-tiny's encoder
-(30 s of audio: 80×3000 mel frames), a 12-block GPT (GPT-2 124 M over 16 tokens), BERT-base (16 tokens),
-Llama-3.2-1B's config (16 tokens; weights beside the file), t5-small (16 tokens in, 8 out) and Stable
-Diffusion 1.5's UNet (64×64 latents, 77 text tokens; weights beside the file).
+Each model is built in PyTorch with random weights (nothing downloaded) at its full size and exported by both torch
+exporters (TorchScript, and dynamo, the default since torch 2.9) at batch 1: ResNet-50 (written here from its
+paper's recipe, the v1.5 form torchvision ships: the stride on each bottleneck's 3×3 convolution; torchvision
+publishes 4.09 GFLOPS, its word for multiply-accumulates), ViT-B/16 (17.56 published), Whisper-tiny's encoder (30 s
+of audio: 80×3000 mel frames) and the whole Whisper-tiny (its decoder over 8 tokens too), a 12-block GPT (GPT-2 124
+M over 16 tokens), BERT-base (16 tokens), Llama-3.2-1B's config (16 tokens; weights beside the file), t5-small (16
+tokens in, 8 out) and Stable Diffusion 1.5's UNet (64×64 latents, 77 text tokens; weights beside the file).
 Independent counts: PyTorch's own FlopCounterMode run on the module (its matrix-multiply and convolution FLOPs
 halved), and a minimal count over onnx's shape inference alone (Conv, Gemm and MatMul whose shapes it knows: what
 it cannot see is listed as skipped). Parameters: the file's initializers' elements.
@@ -102,6 +102,18 @@ def models() -> dict[str, Callable[[], tuple[Any, tuple, list[str]]]]:
         names = ["input_features"]
         return _wrap(encoder, names, lambda out: out.last_hidden_state), (torch.randn(1, 80, 3000),), names
 
+    def whisper() -> tuple[Any, tuple, list[str]]:
+        """The whole model: the encoder over 30 s of audio and the decoder over 8 tokens attending to it."""
+        from transformers import WhisperConfig, WhisperModel
+
+        config = WhisperConfig(d_model=384, encoder_layers=4, decoder_layers=4, encoder_attention_heads=6,
+                               decoder_attention_heads=6, encoder_ffn_dim=1536, decoder_ffn_dim=1536,
+                               num_mel_bins=80, max_source_positions=1500, use_cache=False,
+                               attn_implementation=EAGER)  # whisper-tiny  # fmt: skip
+        names = ["input_features", "decoder_input_ids"]
+        model = _wrap(WhisperModel(config).eval(), names, lambda out: out.last_hidden_state)
+        return model, (torch.randn(1, 80, 3000), torch.randint(0, 50_000, (1, 8))), names
+
     def vit() -> tuple[Any, tuple, list[str]]:
         from transformers import ViTConfig, ViTModel
 
@@ -160,6 +172,7 @@ def models() -> dict[str, Callable[[], tuple[Any, tuple, list[str]]]]:
         "resnet50": lambda: (resnet50(), (torch.randn(1, 3, 224, 224),), ["input"]),
         "vit_b16": vit,
         "whisper_tiny_encoder": whisper_encoder,
+        "whisper_tiny": whisper,
         "gpt_12_blocks": gpt,
         "bert_base": bert,
         "llama_3_2_1b": llama_1b,
