@@ -108,10 +108,12 @@ class DocumentLoading(AppParts):
             return
         from explorer.cache import documents as derived
 
-        if not incidents:  # a big file's cache entry, before any view may touch the document
+        # incidents kept from an earlier open (the cache) come with their roles named: nothing is read again
+        unnamed = any(not incident.roles for incident in incidents)
+        if not unnamed:  # a big file's cache entry, before any view may touch the document
             derived.keep(document, self._cache_warning)
-        self.call_from_thread(self.show_document, document, roles_pending=bool(incidents))
-        if incidents:
+        self.call_from_thread(self.show_document, document, roles_pending=unnamed)
+        if unnamed:
             # after the views are mounted: naming is Python work that would slow their first paint (the workers'
             # reads it waits for go on meanwhile)
             mounting_ends = time.monotonic() + 30  # a view that failed to mount does not hold the naming back

@@ -290,13 +290,29 @@ def incidents_of(document: Document, *, with_roles: bool = True) -> list[Inciden
     if document.schedule is None:
         return []
     words = document.vocabulary
-    return find_incidents(
+    analysis = getattr(document, "schedule_analysis", None)
+    overlaps = sum(1 for p in document.problems if p.code in OVERLAP_CODES)
+    kept = analysis.cached.get("incidents") if analysis is not None else None
+    if kept is not None and kept[0] == overlaps:  # worked out before, from the same overlaps (the cache keeps it)
+        found: list[Incident] = kept[1]
+        if with_roles:
+            name_incident_roles(document, found)
+        return found
+    found = find_incidents(
         document.schedule, document.problems, words.entry_kinds, document.view.entry_role, with_roles=with_roles
     )
+    if analysis is not None:
+        analysis.cached["incidents"] = (overlaps, found)
+    return found
 
 
 def name_incident_roles(document: Document, incidents: list[Incident]) -> None:
     """Fill the incidents' roles in the document's own words (what `incidents_of` does unless told not to): the
-    TUI shows a big file's incidents first and names them after, as the workloads they name are read again."""
-    if document.schedule is not None and incidents:
-        name_roles(document.schedule, incidents, document.vocabulary.entry_kinds, document.view.entry_role)
+    TUI shows a big file's incidents first and names them after, as the workloads they name are read again.
+    Incidents named already (kept with the document from an earlier open) are not named again."""
+    unnamed = [incident for incident in incidents if not incident.roles]
+    if document.schedule is not None and unnamed:
+        name_roles(document.schedule, unnamed, document.vocabulary.entry_kinds, document.view.entry_role)
+        analysis = getattr(document, "schedule_analysis", None)
+        if analysis is not None:  # worked out since: a cache entry written before is written again with them
+            analysis.cached["incident roles"] = True

@@ -289,3 +289,26 @@ def test_a_kept_document_is_kept_again_only_when_more_was_worked_out(cache_on):
     again = written(cache_on)
     assert len(again) == 1 and again != first  # written again, with it
     assert "pressure" in open_document(SCHEDULE).analysed().cached
+
+
+def test_the_incidents_are_kept_with_their_roles_and_their_problems(cache_on, monkeypatch):
+    """Issue #76: the incidents (worked out from the document alone, 0.47 s on the 480 MB file) and the roles named
+    for them (read again from the file) come back with the kept document: nothing is grouped or read again, and
+    each incident's problems are the document's own (the problems panel and the selection find them by identity)."""
+    from explorer.schedule import incidents as incidents_module
+    from explorer.schedule.incidents import incidents_of, name_incident_roles
+
+    document = open_document(SCHEDULE)
+    first = incidents_of(document, with_roles=False)
+    assert first and all(not incident.roles for incident in first)
+    name_incident_roles(document, first)  # as the TUI does once its views are up
+    derived.keep(document)
+    derived.wait_for_writes()
+    monkeypatch.setattr(incidents_module, "find_incidents", lambda *args, **kwargs: pytest.fail("grouped again"))
+    monkeypatch.setattr(incidents_module, "name_roles", lambda *args, **kwargs: pytest.fail("named again"))
+    again = open_document(SCHEDULE)
+    again.run_deep_checks()
+    second = incidents_of(again, with_roles=False)
+    assert [i.to_json() for i in second] == [i.to_json() for i in first] and all(i.roles for i in second)
+    kept = {id(problem) for problem in again.problems}
+    assert all(id(member) in kept for incident in second for member in incident.members)
