@@ -7,6 +7,9 @@ Each step is a function over the model's columns that fills or rewrites them in 
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+
 import numpy as np
 
 from explorer.models.graph import (
@@ -499,19 +502,24 @@ def reading_path(model: GraphModel, count: int = READING_PATH) -> list[int]:
     """The main path from the reading start: at each step the reader that heads the longest way on (the first
     in topological order among equals), so a residual branch or a shape computation does not pull it aside;
     `count` drawn nodes at most."""
+    return list(itertools.islice(walk_reading_path(model), count))
+
+
+def walk_reading_path(model: GraphModel) -> Iterator[int]:
+    """`reading_path`'s nodes one at a time, for a caller that stops when it has seen enough."""
     start = reading_start(model)
     if start < 0:
-        return []
+        return
     height = heights(model)
     rank, constant = model.topo_rank, model.node_constant
-    path, node = [start], start
-    while len(path) < count:
+    node = start
+    yield node
+    while True:
         nxt = [t for t in model.readers(node).tolist() if not constant[t] and rank[t] > rank[node]]
         if not nxt:
-            break
+            return
         node = min(nxt, key=lambda t: (-int(height[t]), int(rank[t]), t))
-        path.append(node)
-    return path
+        yield node
 
 
 def heights(model: GraphModel) -> np.ndarray:

@@ -4,8 +4,10 @@ cells; `body` is the rows the window shows (the panel without its status lines).
 
 from __future__ import annotations
 
+import numpy as np
+
 from explorer.graph.picture import Layout
-from explorer.graph.shaping import reading_path
+from explorer.graph.shaping import reading_path, walk_reading_path
 from explorer.models.graph import GraphModel
 
 START_PATH = 32  # boxes along the reading path the first screen tries to show with the input
@@ -75,19 +77,36 @@ def at_start(model: GraphModel, layout: Layout, item: int, width: int, body: int
     return ox, oy
 
 
+def path_to_head(model: GraphModel, layout: Layout, limit: int) -> list[int] | None:
+    """The drawn boxes along the reading path from the first input to the last op before it ends (the model's
+    head; the output box under it may be below the fold), each once; None as soon as there are more than
+    `limit` (the walk stops there: a 100,000-node chain is not walked to its end)."""
+    items: list[int] = []
+    last_op: list[int] = []
+    for node in walk_reading_path(model):
+        item = int(layout.visible.node_item[node])
+        if item < 0 or (items and items[-1] == item):
+            continue
+        if item not in items:
+            items.append(item)
+            if len(items) > limit + 1:  # (one more: the output box, left out below)
+                return None
+        if model.node_op[node] != "output":
+            last_op = items.copy()
+    return last_op or items
+
+
 def whole_path_fits(model: GraphModel, layout: Layout, width: int, body: int) -> bool:
-    """Whether every drawn box along the reading path, from the first input to the last op before it ends (the
-    model's head; the output box under it may be below the fold), fits in the window together: what decides the
-    first screen's zoom level (`first_level`)."""
-    path = reading_path(model, count=model.n_nodes)
-    while len(path) > 1 and model.node_op[path[-1]] == "output":
-        path.pop()
-    items = layout.visible.node_item[path]
-    items = items[items >= 0]
-    if not items.size:
+    """Whether every drawn box along the reading path to the head (`path_to_head`) fits in the window together:
+    what decides the first screen's zoom level (`first_level`)."""
+    items = path_to_head(model, layout, max(body, 1))  # a box takes a row at least: more cannot fit
+    if items is None:
+        return False
+    if not items:
         return True
-    left, top = int(layout.x[items].min()), int(layout.y[items].min())
-    right, bottom = int((layout.x + layout.w)[items].max()), int((layout.y + layout.h)[items].max())
+    chosen = np.asarray(items)
+    left, top = int(layout.x[chosen].min()), int(layout.y[chosen].min())
+    right, bottom = int((layout.x + layout.w)[chosen].max()), int((layout.y + layout.h)[chosen].max())
     return right - left <= width and bottom - top + 1 <= body
 
 
@@ -99,6 +118,12 @@ def first_level(model: GraphModel, layouts: dict[int, Layout], width: int, body:
     if width <= 0 or body <= 0 or whole_path_fits(model, layouts[full], width, body):
         return full
     return compact if whole_path_fits(model, layouts[compact], width, body) else full
+
+
+def compact_may_fit(model: GraphModel, layout: Layout, body: int) -> bool:
+    """Whether the path to the head has few enough boxes for one-line boxes to hold it (one per row pair at most):
+    the one-line layout is made only then."""
+    return path_to_head(model, layout, max(body // 2, 1)) is not None
 
 
 def fewest_cut(layout: Layout, ox: int, oy: int, width: int, body: int, x0: int, x1: int) -> int:
