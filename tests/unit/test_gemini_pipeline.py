@@ -326,3 +326,22 @@ def test_the_estimate_error_is_coloured_on_a_scale_centred_on_one(tmp_path):
     assert legend[0][0].startswith("measured/estimated") and "(measured ≈ estimated)" in legend[3][0]
     buckets = Counter(c - DIVERGING_BASE for c in colours.tolist() if c >= DIVERGING_BASE)
     assert buckets.most_common(1)[0][0] == 3  # most layers within 1.25× once set-up is left out
+
+
+def test_an_instruction_is_found_by_its_name_and_workload_and_by_its_own_label():
+    """`Ctrl+F` on an assembly or trace: name words and `wkl N` / `slyr N` / `inst_idx N` all hold together, so
+    a result's own label (`vp_self wkl 68 @2,024,865`) finds it again; a number alone is an inst_idx or a wkl."""
+    document = open_document(SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_sim.txt")
+    view, program = document.view, document.view.program
+    k = next(k for k in range(program.n) if program.wkl[k] >= 0 and "_cfg" not in program.name[k])
+    name, workload = program.name[k], int(program.wkl[k])
+    found = view.search(f"{name} wkl {workload}")
+    rows = [ref[1] for _, ref in found]
+    assert found and all(program.name[int(view.order[r])] == name and program.wkl[int(view.order[r])] == workload
+                         for r in rows)  # fmt: skip
+    expected = sum(1 for j in range(program.n) if program.name[j] == name and program.wkl[j] == workload)
+    assert len(found) == expected
+    label = found[0][0]
+    assert "@" in label and view.search(label)[0] == found[0]  # its own label, start cycle included
+    assert view.search(f"wkl {workload} {name.upper()}") == found  # any order, any case
+    assert view.search("no_such_instruction wkl 0") == []

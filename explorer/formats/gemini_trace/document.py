@@ -43,7 +43,7 @@ def vocabulary(timed: bool) -> Vocabulary:
         time_unit="cycles" if timed else "steps",
         block_kinds=BLOCK_KINDS,
         memory="",
-        search_hint="instruction name, wkl N (workload), slyr N (layer) or inst_idx",
+        search_hint="instruction name and/or wkl N (workload), slyr N (layer), inst_idx N",
     )
 
 
@@ -256,16 +256,26 @@ class TraceView(DocumentView):
         return found
 
     def search(self, text: str, limit: int = 200) -> list[tuple[str, Any]]:
+        """A number (an inst_idx or a wkl), or words that must all hold: `wkl N`, `slyr N`, `inst_idx N` and parts
+        of the name, so that a result's own label (`vp_self wkl 68 @2,024,865`) finds it again."""
         p = self.program
-        words = text.strip().lower().split()
-        if len(words) == 2 and words[0] in ("wkl", "slyr", "inst_idx") and words[1].lstrip("-").isdigit():
-            column = {"wkl": p.wkl, "slyr": p.slyr, "inst_idx": p.inst_idx}[words[0]]
-            hits = np.flatnonzero(column == int(words[1]))[:limit]
-        elif text.strip().isdigit():
+        if text.strip().isdigit():
             hits = np.flatnonzero((p.inst_idx == int(text)) | (p.wkl == int(text)))[:limit]
         else:
-            needle = text.strip().lower()
-            hits = np.asarray([k for k, name in enumerate(p.name) if needle in name.lower()][:limit], dtype=np.int64)
+            columns = {"wkl": p.wkl, "slyr": p.slyr, "inst_idx": p.inst_idx}
+            words, chosen, needles = text.strip().lower().split(), np.ones(p.n, dtype=bool), []
+            k = 0
+            while k < len(words):
+                if words[k] in columns and k + 1 < len(words) and words[k + 1].lstrip("-").isdigit():
+                    chosen &= columns[words[k]] == int(words[k + 1])
+                    k += 2
+                    continue
+                if not words[k].startswith("@"):  # a trace label's start cycle
+                    needles.append(words[k])
+                k += 1
+            if needles:
+                chosen &= np.fromiter((all(n in name.lower() for n in needles) for name in p.name), bool, p.n)
+            hits = np.flatnonzero(chosen)[:limit]
         return [(self._instruction_item(int(self.row_of[k])).label, ("workload", int(self.row_of[k])))
                 for k in hits.tolist()]  # fmt: skip
 
