@@ -4,8 +4,11 @@ cells; `body` is the rows the window shows (the panel without its status lines).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
+from explorer.graph.layout import COMPACT, FULL
 from explorer.graph.picture import Layout
 from explorer.graph.shaping import reading_path, walk_reading_path
 from explorer.models.graph import GraphModel
@@ -77,10 +80,11 @@ def at_start(model: GraphModel, layout: Layout, item: int, width: int, body: int
     return ox, oy
 
 
-def path_to_head(model: GraphModel, layout: Layout, limit: int) -> list[int] | None:
+def path_to_head(model: GraphModel, layout: Layout, limit: int) -> tuple[list[int], int] | None:
     """The drawn boxes along the reading path from the first input to the last op before it ends (the model's
-    head; the output box under it may be below the fold), each once; None as soon as there are more than
-    `limit` (the walk stops there: a 100,000-node chain is not walked to its end)."""
+    head; the output box under it may be below the fold), each once, and how many boxes the whole path has; None
+    as soon as there are more than `limit` + 1 (the walk stops there: a 100,000-node chain is not walked to its
+    end). The boxes are the visible graph's items, the same at every zoom level."""
     items: list[int] = []
     last_op: list[int] = []
     for node in walk_reading_path(model):
@@ -89,41 +93,35 @@ def path_to_head(model: GraphModel, layout: Layout, limit: int) -> list[int] | N
             continue
         if item not in items:
             items.append(item)
-            if len(items) > limit + 1:  # (one more: the output box, left out below)
+            if len(items) > limit + 1:  # (one more: the output box, left out of the head's path)
                 return None
         if model.node_op[node] != "output":
             last_op = items.copy()
-    return last_op or items
+    return last_op or items, len(items)
 
 
-def whole_path_fits(model: GraphModel, layout: Layout, width: int, body: int) -> bool:
-    """Whether every drawn box along the reading path to the head (`path_to_head`) fits in the window together:
-    what decides the first screen's zoom level (`first_level`)."""
-    items = path_to_head(model, layout, max(body, 1))  # a box takes a row at least: more cannot fit
-    if items is None:
-        return False
-    if not items:
-        return True
+def _holds(layout: Layout, items: list[int], width: int, body: int) -> bool:
+    """Whether these boxes fit in the window together."""
     chosen = np.asarray(items)
     left, top = int(layout.x[chosen].min()), int(layout.y[chosen].min())
     right, bottom = int((layout.x + layout.w)[chosen].max()), int((layout.y + layout.h)[chosen].max())
     return right - left <= width and bottom - top + 1 <= body
 
 
-def first_level(model: GraphModel, layouts: dict[int, Layout], width: int, body: int) -> int:
-    """The zoom level of the first screen: full boxes, unless the reading path from input to head does not fit
-    there and does in one-line boxes (a transformer's chain input → embedding → stack × N → norm → head at 160×48),
-    as Model Explorer opens fitted to its view. `layouts`: level → layout, FULL and COMPACT."""
-    full, compact = sorted(layouts)
-    if width <= 0 or body <= 0 or whole_path_fits(model, layouts[full], width, body):
-        return full
-    return compact if whole_path_fits(model, layouts[compact], width, body) else full
-
-
-def compact_may_fit(model: GraphModel, layout: Layout, body: int) -> bool:
-    """Whether the path to the head has few enough boxes for one-line boxes to hold it (one per row pair at most):
-    the one-line layout is made only then."""
-    return path_to_head(model, layout, max(body // 2, 1)) is not None
+def first_level(model: GraphModel, full: Layout, lay_out_compact: Callable[[], Layout], width: int,
+                body: int) -> tuple[int, Layout]:  # fmt: skip
+    """The zoom level of the first screen and its layout: full boxes, unless the reading path from input to head
+    does not fit there and does in one-line boxes (a transformer's chain input → embedding → stack × N → norm →
+    head at 160×48), as Model Explorer opens fitted to its view. The path is walked once, as far as boxes could
+    fit (a box a row), and the one-line layout is made only when the path's boxes could fit it (a box a row pair)."""
+    found = path_to_head(model, full, max(body, 1)) if width > 0 and body > 0 else None
+    if found is None or not found[0] or _holds(full, found[0], width, body):
+        return FULL, full
+    head, boxes = found
+    if boxes > max(body // 2, 1) + 1:
+        return FULL, full
+    compact = lay_out_compact()
+    return (COMPACT, compact) if _holds(compact, head, width, body) else (FULL, full)
 
 
 def fewest_cut(layout: Layout, ox: int, oy: int, width: int, body: int, x0: int, x1: int) -> int:

@@ -34,7 +34,7 @@ from explorer.graph.problems import mark_problems
 from explorer.graph.search import matched_by_unit, search_nodes
 from explorer.graph.session import GraphSession, Key, Window
 from explorer.graph.visible import visible_graph
-from explorer.graph.window import at_start, closed_up, compact_may_fit, first_level, on_selection, whole_path_fits
+from explorer.graph.window import at_start, closed_up, first_level, on_selection
 from explorer.models.graph import ROOT, GraphModel
 from widgets.frame_widget import FrameWidget
 from widgets.graph.canvas import (
@@ -169,12 +169,10 @@ class GraphView(FrameWidget, can_focus=True):
             layout = layout_graph(model, visible, FULL, "TB", self.session.placements)
             elapsed = time.perf_counter() - started
             level = FULL
-            width, body = self.size.width, self.size.height - STATUS_LINES
-            if (self.level == FULL and width > 0 and body > 0 and not whole_path_fits(model, layout, width, body)
-                    and compact_may_fit(model, layout, body)):  # fmt: skip
-                compact = layout_graph(model, visible, COMPACT, "TB", self.session.placements)
-                level = first_level(model, {FULL: layout, COMPACT: compact}, width, body)
-                layout = compact if level == COMPACT else layout
+            if self.level == FULL:  # the user's own zoom level otherwise, kept across files
+                level, layout = first_level(
+                    model, layout, lambda: layout_graph(model, visible, COMPACT, "TB", self.session.placements),
+                    self.size.width, self.size.height - STATUS_LINES)  # fmt: skip
         except Exception as error:  # a format bug must not take the app down: say it in the view
             call(self._failed, f"{type(error).__name__}: {error}")
             return
