@@ -9,7 +9,7 @@ import numpy as np
 
 from explorer.arrays import distinct
 from explorer.graph.shaping import add_group, input_tier
-from explorer.models.graph import GraphModel
+from explorer.models.graph import ROOT, GraphModel
 
 PLUMBING = "plumbing"
 MIN_FOLDED = 2  # a single op is its own box already
@@ -41,13 +41,13 @@ def fold_side_plumbing(model: GraphModel) -> None:
                 source[v] |= source[p]
     in_order = [v for v in in_order if plumbing[v]]
     unit_group, scope_of = _units(model, plumbing, drawn)
+    _lift_shared(model, scope_of, unit_group, in_order, drawn)
     for scope in sorted(set(scope_of.values())):
         if any(model.group_kind[g] == "stack" for g in model.ancestors(scope)):
             continue
-        inside = np.asarray([v for v, s in scope_of.items() if s == scope], dtype=np.int64)
-        for members in _convex_parts(inside, in_order, producers):
-            if members.size >= MIN_FOLDED:
-                _fold(model, members, scope, unit_group, source, sides, drawn)
+        members = np.asarray([v for v, s in scope_of.items() if s == scope], dtype=np.int64)
+        if members.size >= MIN_FOLDED:
+            _fold(model, members, scope, unit_group, source, sides, drawn)
     model._group_depth = None
 
 
@@ -73,25 +73,44 @@ def _units(model: GraphModel, plumbing: np.ndarray, drawn: np.ndarray) -> tuple[
     return unit_group, scope_of
 
 
-def _convex_parts(members: np.ndarray, in_order: list[int], producers: list[list[int]]) -> list[np.ndarray]:
-    """A scope's plumbing split where a path leaves it and comes back (a diffusion UNet's timestep: `linear_1`,
-    then the child group `act`, then `linear_2`, all in `time_embedding`): one box for both would read from and
-    feed `act`, a cycle that scrambled the whole layout. A member's part counts the times a path from the
-    scope's other members to it went outside; each part is folded on its own."""
-    inside = set(members.tolist())
-    part: dict[int, int] = {}  # member → its part
-    after: dict[int, int] = {}  # a plumbing node outside the scope → the latest part upstream of it
-    for v in in_order:
-        upstream = [(p in inside, part[p] if p in inside else after[p])
-                    for p in producers[v] if p in part or p in after]  # fmt: skip
-        if v in inside:
-            part[v] = max((latest if member else latest + 1 for member, latest in upstream), default=0)
-        elif upstream:
-            after[v] = max(latest for _, latest in upstream)
-    parts: dict[int, list[int]] = {}
-    for v in members.tolist():
-        parts.setdefault(part.get(v, 0), []).append(v)
-    return [np.asarray(found, dtype=np.int64) for _, found in sorted(parts.items())]
+def _lift_shared(model: GraphModel, scope_of: dict[int, int], unit_group: dict[int, int], in_order: list[int],
+                 drawn: np.ndarray) -> None:  # fmt: skip
+    """A plumbing node read outside its scope folds in the innermost scope holding its readers too: TorchScript
+    computes a UNet's `SiLU(temb)` once, in the first resnet's scope, for every resnet of every block, and folded
+    there it tied down_blocks.0 to every later block (the ordering then threw the down blocks from side to side).
+    Readers first (reverse order), so a chain read elsewhere rises whole; a whole-plumbing module's nodes share one
+    scope (the module moves as one), which may lift its producers again: repeated until nothing moves. Then each
+    node's scope holds its readers' scopes, so a path between two nodes of one scope's box never leaves it (a
+    box that read from and fed a group beside it would be a cycle between closed boxes)."""
+    readers: dict[int, list[int]] = {v: [] for v in in_order}
+    for src, dst in zip(model.edge_src.tolist(), model.edge_dst.tolist(), strict=True):
+        if src in readers and drawn[dst]:
+            readers[src].append(dst)
+    by_unit: dict[int, list[int]] = {}
+    for v, module in unit_group.items():
+        by_unit.setdefault(module, []).append(v)
+    moved = True
+    while moved:  # scopes only move outwards: at most the groups' depth rounds
+        before = dict(scope_of)
+        for v in reversed(in_order):
+            scopes = [scope_of.get(r, int(model.node_group[r])) for r in readers[v]]
+            scope_of[v] = _innermost_common(model, [scope_of[v], *scopes])
+        for nodes in by_unit.values():
+            common = _innermost_common(model, [scope_of[v] for v in nodes])
+            for v in nodes:
+                scope_of[v] = common
+        moved = scope_of != before
+
+
+def _innermost_common(model: GraphModel, scopes: list[int]) -> int:
+    """The innermost group holding every one of `scopes` (ROOT when none does)."""
+    chains = [model.ancestors(s) for s in dict.fromkeys(scopes)]
+    common = ROOT
+    for level in zip(*chains, strict=False):
+        if any(g != level[0] for g in level):
+            break
+        common = level[0]
+    return common
 
 
 def _fold(model: GraphModel, members: np.ndarray, scope: int, unit_group: dict[int, int], source: np.ndarray,

@@ -78,18 +78,19 @@ def _unet_like(tmp_path):
     return open_document(path).view.graph_model()
 
 
-def test_plumbing_a_path_leaves_and_reenters_folds_in_two_boxes_and_a_plumbing_module_folds_whole(tmp_path):
+def test_plumbing_a_path_leaves_and_reenters_folds_in_one_box_and_a_plumbing_module_folds_whole(tmp_path):
     """The reduced diffusion UNet (dynamo): `time_embedding`'s one plumbing box read from and fed its child `act`,
     a cycle between closed boxes; the layout then broke it by file order and drew down_blocks.3 above
-    down_blocks.1 (32 of 99 edges against the drawn order). Now blk's plumbing is two boxes, time_proj (plumbing
-    alone) folds whole into the top level's box, and the drawn graph has no cycle."""
+    down_blocks.1 (32 of 99 edges against the drawn order). sub's plumbing op `p` is read in blk, so it folds
+    in blk with the rest: blk's plumbing is one box, time_proj (plumbing alone) folds whole into the top level's
+    box, and the drawn graph has no cycle."""
     from explorer.graph.layout import _item_order
     from explorer.graph.visible import expand_all, visible_graph
 
     model = _unet_like(tmp_path)
     folded = [g for g, kind in enumerate(model.group_kind) if kind == "plumbing"]
     by_members = {tuple(_members(model, g)): g for g in folded}
-    assert ("/blk/t1a", "/blk/t1b") in by_members and ("/blk/t2a", "/blk/t2b") in by_members
+    assert ("/blk/t1a", "/blk/t1b", "/blk/sub/p", "/blk/t2a", "/blk/t2b") in by_members
     [proj] = [g for g, label in enumerate(model.group_label) if label == "time_proj"]
     holder = int(model.group_parent[proj])
     assert model.group_kind[holder] == "plumbing" and model.group_label[holder] == "timestep plumbing"
@@ -101,3 +102,30 @@ def test_plumbing_a_path_leaves_and_reenters_folds_in_two_boxes_and_a_plumbing_m
         position[order] = np.arange(visible.n_items)
         assert (position[visible.edge_src] < position[visible.edge_dst]).all()
     assert expand_all(model)  # every group still opens
+
+
+def test_plumbing_shared_by_later_blocks_folds_where_all_its_readers_are(tmp_path):
+    """TorchScript computes a UNet's SiLU(temb) once, in down_blocks.0's first resnet, for every resnet: folded
+    there, down_blocks.0 fed every later block and the ordering threw the down blocks from side to side. It folds
+    in the scope that holds all its readers (here the top level, with the time embedding)."""
+    def op(kind, inputs, output, name):
+        return helper.make_node(kind, inputs, [output], name=name)
+
+    nodes = [op("Neg", ["timestep"], "te", "/time_embedding/Neg"), op("Abs", ["te"], "te2", "/time_embedding/Abs"),
+             op("Sigmoid", ["te2"], "sg", "/down_blocks.0/resnets.0/act/Sigmoid"),
+             op("Mul", ["te2", "sg"], "silu", "/down_blocks.0/resnets.0/act/Mul"),
+             op("Relu", ["sample"], "r0", "/down_blocks.0/resnets.0/conv/Relu"),
+             op("Add", ["r0", "silu"], "a0", "/down_blocks.0/resnets.0/Add"),
+             op("Relu", ["a0"], "r1", "/down_blocks.1/resnets.0/conv/Relu"),
+             op("Add", ["r1", "silu"], "y", "/down_blocks.1/resnets.0/Add")]  # fmt: skip
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("sample", TensorProto.FLOAT, [4]),
+                                           helper.make_tensor_value_info("timestep", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])  # fmt: skip
+    path = tmp_path / "shared_silu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    model = open_document(path).view.graph_model()
+    [folded] = [g for g, kind in enumerate(model.group_kind) if kind == "plumbing"]
+    assert int(model.group_parent[folded]) == -1 and model.group_label[folded] == "timestep plumbing"
+    inside = {model.node_label[v] for v in range(model.n_nodes) if folded in model.ancestors(int(model.node_group[v]))}
+    assert inside == {"/time_embedding/Neg", "/time_embedding/Abs", "/down_blocks.0/resnets.0/act/Sigmoid",
+                      "/down_blocks.0/resnets.0/act/Mul"}  # fmt: skip
