@@ -35,6 +35,7 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
     visible = len(children.get(ROOT, [])) + int(((model.node_group == ROOT) & drawn).sum())
     expanded: set[int] = set()
     listed = list_items(model, children)
+    beside_lists = {g for members in children.values() if any(h in listed for h in members) for g in members}
     small = int(drawn.sum()) + model.n_groups <= budget  # every box of it fits: it opens whole
 
     def opened_cost(g: int) -> int:
@@ -59,6 +60,8 @@ def initial_expansion(model: GraphModel, budget: int = 60) -> set[int]:
                 continue  # a big model's blocks: its shape first, each block on Enter
             if not small and not children.get(g) and opened_cost(g) > 0:
                 continue  # a big model's layer of several ops (a norm written out in primitives): one box
+            if not small and g in beside_lists:
+                continue  # a stage between block lists (a UNet's mid_block between its down and up blocks)
             together = listed.get(g, (g,))  # a small model's list opens all together or not at all
             cost = sum(opened_cost(h) for h in together if h not in expanded)
             if visible + cost > budget:
