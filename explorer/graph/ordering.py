@@ -116,6 +116,9 @@ def order_layers(
         for k in range(1, layers) if down else range(layers - 2, -1, -1):
             sort_by_barycentre(members[k], position, up_nbrs if down else down_nbrs, bias_right)
         found = crossings(position, *ends, below)
+        if 0 < found <= total:  # each round, as dot's mincross does, unless a tangle (then once, at the end)
+            transpose(members, position, up_nbrs, down_nbrs, passes=1)
+            found = crossings(position, *ends, below)
         if found < best_crossings:
             best, best_crossings, still = position.copy(), found, 0
         else:
@@ -183,12 +186,13 @@ def sort_by_barycentre(layer: list[int], position: np.ndarray, nbrs: Ends, bias_
         position[v] = index
 
 
-def transpose(members: list[list[int]], position: np.ndarray, up: Ends, down: Ends) -> None:
+def transpose(members: list[list[int]], position: np.ndarray, up: Ends, down: Ends,
+              passes: int = TRANSPOSE_PASSES) -> None:  # fmt: skip
     """Swap adjacent vertices of a layer while that removes crossings with both neighbouring layers (dot's
     transpose), a bounded number of passes. Neighbour positions are read as sorted lists once per layer (the
     neighbouring layers do not move while one layer is transposed)."""
     pos = position.tolist()
-    for _ in range(TRANSPOSE_PASSES):
+    for _ in range(passes):
         improved = False
         for layer in members:
             if len(layer) < 2:
@@ -197,6 +201,9 @@ def transpose(members: list[list[int]], position: np.ndarray, up: Ends, down: En
             for index in range(len(layer) - 1):
                 a, b = layer[index], layer[index + 1]
                 (a_up, a_down), (b_up, b_down) = near[a], near[b]
+                if (not a_up or not b_up or a_up[-1] <= b_up[0]) and (
+                        not a_down or not b_down or a_down[-1] <= b_down[0]):  # fmt: skip
+                    continue  # no crossing between them: the usual case, told without counting
                 now = inversions(a_up, b_up) + inversions(a_down, b_down)
                 if now == 0:
                     continue

@@ -52,6 +52,19 @@ def test_the_ordering_step_uncrosses_two_crossed_edges():
     assert ordering.crossings(slot, u, v, None, None, below) == 0
 
 
+def test_each_round_ends_with_a_transposition_where_the_sweeps_are_stuck():
+    """Layers 0-3, 4-7, 8-9 with 0→6, 2→5, 3→6, 3→7, 6→9: in the file's order 0→6 crosses 2→5, and no sweep mends
+    it (4 reads nothing and holds its index, so 5 and 6 keep theirs); sweeps with one transposition at the end
+    left that crossing. Transposing each round (as dot's mincross does) reaches none: 3 before 2 above, 6 and 7
+    before 5 below."""
+    v_layer = np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2])
+    u, v = np.array([0, 2, 3, 3, 6]), np.array([6, 5, 6, 7, 9])
+    slot = ordering.order_layers(10, v_layer, u, v, np.arange(10.0))
+    assert slot.tolist() == [0, 1, 3, 2, 0, 3, 1, 2, 0, 1]
+    below = [np.flatnonzero(v_layer[u] == k) for k in range(3)]
+    assert ordering.crossings(slot, u, v, None, None, below) == 0
+
+
 def test_tracks_prefer_the_order_that_crosses_less():
     """Net 0 drops at cells 4 and 10 from a source at 0; net 1 rises from 6 to drop at 2. Net 0 above: its drop
     at 4 and net 1's rise at 6 both cross (2); net 1 above: only net 1's drop at 2 crosses net 0's run (1). So
