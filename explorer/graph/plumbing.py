@@ -35,6 +35,8 @@ def fold_side_plumbing(model: GraphModel) -> None:
     for v in in_order:
         if not drawn[v] or model.node_op[v] in ("input", "output") or not producers[v]:
             continue
+        if _embedding_lookup(model, v):
+            continue  # ids turned into vectors: the model's data (a decoder's token embedding and all it feeds)
         if all(plumbing[p] or source[p] and model.node_op[p] == "input" for p in producers[v]):
             plumbing[v] = True
             for p in producers[v]:
@@ -49,6 +51,17 @@ def fold_side_plumbing(model: GraphModel) -> None:
         if members.size >= MIN_FOLDED:
             _fold(model, members, scope, unit_group, source, sides, drawn)
     model._group_depth = None
+
+
+def _embedding_lookup(model: GraphModel, node: int) -> bool:
+    """A Gather from a weight table (its data input a folded constant that is not a shape's arithmetic)."""
+    if model.node_op[node] != "Gather":
+        return False
+    edges = model.in_edges(node)
+    if not edges.size:
+        return False
+    table = int(model.edge_src[edges[0]])
+    return bool(model.node_constant[table]) and not bool(model.node_shape_only[table])
 
 
 def _units(model: GraphModel, plumbing: np.ndarray, drawn: np.ndarray) -> tuple[dict[int, int], dict[int, int]]:

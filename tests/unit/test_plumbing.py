@@ -129,3 +129,32 @@ def test_plumbing_shared_by_later_blocks_folds_where_all_its_readers_are(tmp_pat
     inside = {model.node_label[v] for v in range(model.n_nodes) if folded in model.ancestors(int(model.node_group[v]))}
     assert inside == {"/time_embedding/Neg", "/time_embedding/Abs", "/down_blocks.0/resnets.0/act/Sigmoid",
                       "/down_blocks.0/resnets.0/act/Mul"}  # fmt: skip
+
+
+def test_a_decoder_s_token_embedding_is_data_not_plumbing(tmp_path):
+    """`decoder_input_ids` steers where reading starts (the encoder's input first), but its embedding lookup turns
+    ids into the decoder's data: T5's TorchScript decoder had its embedding, norm and whole first self-attention
+    (28 ops) folded as `decoder_input_ids plumbing`. A Gather from a weight table ends the plumbing; a mask's
+    arithmetic on the same input still folds."""
+    table = helper.make_tensor("table", TensorProto.FLOAT, [10, 4], [0.0] * 40)
+    nodes = [helper.make_node("Relu", ["input_features"], ["enc"], name="/encoder/Relu"),
+             helper.make_node("Gather", ["table", "decoder_input_ids"], ["emb"], name="/decoder/embed/Gather"),
+             helper.make_node("Neg", ["emb"], ["n"], name="/decoder/norm/Neg"),
+             helper.make_node("Abs", ["n"], ["a"], name="/decoder/norm/Abs"),
+             helper.make_node("Cast", ["decoder_attention_mask"], ["m0"], name="/decoder/mask/Cast",
+                              to=TensorProto.FLOAT),
+             helper.make_node("Neg", ["m0"], ["m1"], name="/decoder/mask/Neg"),
+             helper.make_node("Add", ["a", "m1"], ["s"], name="/decoder/Add"),
+             helper.make_node("Add", ["s", "enc"], ["y"], name="/decoder/cross/Add")]  # fmt: skip
+    inputs = [helper.make_tensor_value_info("input_features", TensorProto.FLOAT, [4, 4]),
+              helper.make_tensor_value_info("decoder_input_ids", TensorProto.INT64, [4]),
+              helper.make_tensor_value_info("decoder_attention_mask", TensorProto.INT64, [4, 4])]  # fmt: skip
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])],
+                              [table])  # fmt: skip
+    path = tmp_path / "decoder.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    model = open_document(path).view.graph_model()
+    [folded] = [g for g, kind in enumerate(model.group_kind) if kind == "plumbing"]
+    assert model.group_label[folded] == "decoder_attention_mask plumbing"
+    inside = {model.node_label[v] for v in range(model.n_nodes) if folded in model.ancestors(int(model.node_group[v]))}
+    assert inside == {"/decoder/mask/Cast", "/decoder/mask/Neg"}  # the mask module folded whole
