@@ -189,6 +189,8 @@ def place_container(
     if entries:
         stem[0] = max(gaps.stem, 1)  # below the top border: never turn on the border itself
     tracks = np.asarray([tracks_in.get(k + 1, 0) for k in range(layers)])
+    if gaps.major < 2:  # one-line boxes: a gap that nothing turns in needs the arrowheads' row only
+        stem = np.where(tracks > 0, stem, 0)
     gap = np.maximum(gaps.major, stem + tracks + 1)  # the stem, the tracks, the row of the arrowheads
     if entries:  # below the top border: its tracks and the arrows, no more
         gap[0] = max(stem[0] + tracks[0] + 1, 2)

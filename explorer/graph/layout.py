@@ -32,7 +32,7 @@ FANOUT = 24  # an item feeding more visible items than this draws one bundled st
 FULL, COMPACT, DOTS = 0, 1, 2
 LEVEL_NAMES = ("full", "compact", "dots")
 # per level: box height, minor gap (between boxes of a layer), major gap (between layers), width bounds
-_LEVELS = {FULL: (4, 2, 3, 10, 30), COMPACT: (1, 1, 2, 5, 18), DOTS: (1, 1, 1, 1, 1)}
+_LEVELS = {FULL: (4, 2, 3, 10, 30), COMPACT: (1, 1, 1, 5, 18), DOTS: (1, 1, 1, 1, 1)}
 
 
 @dataclass
@@ -99,7 +99,8 @@ def item_texts(model: GraphModel, visible: VisibleGraph) -> ItemTexts:
             texts.floors.append(len(mark) + len(op) + 4)
             texts.details.append(shape_text(model.node_detail[ident], usual))
             texts.extras.append(weights_text(model, ident, usual) if folded else "")
-            texts.compacts.append(mark + (op or label))
+            # a one-line box says the op type; an input's or output's says its name (`input` thrice told nothing)
+            texts.compacts.append(mark + (label if op in ("input", "output") and label else op or label))
     return texts
 
 

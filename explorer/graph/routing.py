@@ -223,7 +223,8 @@ def polyline(path: list[int], cols: list[tuple[int, int]], rows: list[int | None
         if row is not None:  # a straight drop has no track
             points += [(cols[i][1] + dx, row), (cols[i + 1][0] + dx, row)]
     points.append((cols[-1][0] + dx, int(v_major[b]) - 1))
-    return simplify(points)
+    corners = simplify(points)
+    return corners if len(corners) > 1 else corners * 2  # a one-row drop (one-line boxes): its arrowhead's cell
 
 
 def simplify(points: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -112,16 +112,21 @@ def first_level(model: GraphModel, full: Layout, lay_out_compact: Callable[[], L
                 body: int) -> tuple[int, Layout]:  # fmt: skip
     """The zoom level of the first screen and its layout: full boxes, unless the reading path from input to head
     does not fit there and does in one-line boxes (a transformer's chain input → embedding → stack × N → norm →
-    head at 160×48), as Model Explorer opens fitted to its view. The path is walked once, as far as boxes could
-    fit (a box a row), and the one-line layout is made only when the path's boxes could fit it (a box a row pair)."""
+    head at 160×48), as Model Explorer opens fitted to its view; or unless that path is mostly closed groups, whose
+    one-line box says what their full box says but its node count (a UNet's conv_in → down blocks → mid → up
+    blocks: more of the model on screen, where a CNN's ops keep their shapes). The path is walked once, as far as
+    boxes could fit (a box a row), and the one-line layout is made only when the path's boxes could fit it (a box a
+    row pair) or are mostly groups."""
     found = path_to_head(model, full, max(body, 1)) if width > 0 and body > 0 else None
     if found is None or not found[0] or _holds(full, found[0], width, body):
         return FULL, full
     head, boxes = found
-    if boxes > max(body // 2, 1) + 1:
+    groups = int((full.visible.item_kind[np.asarray(head)] == 1).sum())
+    structural = 2 * groups > len(head)
+    if boxes > max(body // 2, 1) + 1 and not structural:
         return FULL, full
     compact = lay_out_compact()
-    return (COMPACT, compact) if _holds(compact, head, width, body) else (FULL, full)
+    return (COMPACT, compact) if structural or _holds(compact, head, width, body) else (FULL, full)
 
 
 def fewest_cut(layout: Layout, ox: int, oy: int, width: int, body: int, x0: int, x1: int) -> int:

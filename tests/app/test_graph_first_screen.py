@@ -101,8 +101,8 @@ async def test_the_first_screen_holds_the_whole_model_in_one_line_boxes_where_on
         assert graph.level == COMPACT
         items = list(dict.fromkeys(int(graph.picture.visible.node_item[node])
                                    for node in reading_path(graph.model, count=graph.model.n_nodes)))
-        assert [graph.picture.compacts[i] for i in items] == ["input", "Gather", "Add", "layers.0–5 × 6",
-                                                              "LayerNormalization", "MatMul", "output"]
+        assert [graph.picture.compacts[i] for i in items] == ["tokens", "Gather", "Add", "layers.0–5 × 6",
+                                                              "LayerNormalization", "MatMul", "logits"]
         assert all(on_screen(graph, item) for item in items)
         assert "⟦layers.0–5 × 6⟧" in "\n".join(strip.text for strip in graph.render_frame())
         await pilot.press("plus")

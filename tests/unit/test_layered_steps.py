@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.graph import layering, ordering, placement, routing
-from explorer.graph.layered import Placement
+from explorer.graph.layered import Gaps, Placement, place_container
 from explorer.graph.relayout import keeps, keeps_rows
 
 
@@ -111,3 +111,25 @@ def test_placement_centres_a_fan_out_over_its_middle_reader_and_balances_a_skip(
                             block, {}, Gaps(minor=2, major=2), framed=False)  # fmt: skip
     assert found.minor.tolist() == [4, 1, 1, 1, 4]
     assert found.chains[(("e", 0), ("e", 4))] == [8, 8, 8]
+
+
+def test_one_line_boxes_leave_one_row_where_nothing_turns_and_three_where_a_fork_does():
+    """One-line boxes (major gap 1): a straight drop needs its arrowhead's row only, so a chain takes rows 1, 3, 5
+    (2 rows a box, where the gap of 2 made it 1, 4, 7), each edge the one cell of its arrowhead; a fork turns on a
+    track, so its gap keeps the stem, the track and the arrows' row (rows 1 and 5)."""
+    from explorer.graph.routing import Connection
+
+    chain = [Connection(0, -1, 1, -1), Connection(1, -1, 2, -1)]
+    ones = np.ones(3, dtype=np.int64)
+    found = place_container(np.asarray([3, 3, 3]), ones, np.arange(3), np.arange(3), chain, {},
+                            Gaps(minor=1, major=1), framed=False)  # fmt: skip
+    assert found.major.tolist() == [1, 3, 5]
+    assert list(found.routes.values()) == [[(2, 2), (2, 2)], [(2, 4), (2, 4)]]
+    found = place_container(np.asarray([3, 3, 3]), ones, np.arange(3), np.arange(3), chain, {},
+                            Gaps(minor=1, major=2), framed=False)  # fmt: skip
+    assert found.major.tolist() == [1, 4, 7]
+    fork = [Connection(0, -1, 1, -1), Connection(0, -1, 2, -1)]
+    found = place_container(np.asarray([3, 3, 3]), ones, np.asarray([0, 1, 1]), np.arange(3), fork, {},
+                            Gaps(minor=1, major=1), framed=False)  # fmt: skip
+    assert found.major.tolist() == [1, 5, 5]
+    assert found.routes[fork[0]] == [(4, 2), (4, 3), (2, 3), (2, 4)]
