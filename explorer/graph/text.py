@@ -73,9 +73,14 @@ _STACK = re.compile(r"^(?P<label>.*?)(?P<count> × \d[\d,]*)(?: (?P<kind>.+))?$"
 
 def shorten_title(text: str, limit: int) -> str:
     """A box's or frame's title within `limit` characters. A stack's (`layers.1–15 × 15 LlamaDecoderLayer`) loses
-    its class first, then the middle of its name: its `× N` is never the part cut. Any other, cut in the middle."""
+    its class first, then the middle of its name: its `× N` is never the part cut. A module's (`encoder ·
+    WhisperEncoder`) loses its class first too. Any other, cut in the middle."""
     if len(text) <= limit:
         return text
+    label, dot, kind = text.partition(" · ")
+    if dot and len(label) <= limit:
+        room = limit - len(label) - len(dot)
+        return f"{label}{dot}{shorten_middle(kind, room)}" if room >= 6 else label
     stack = _STACK.match(text)
     if stack is None or limit < len(stack["count"]) + 4:
         return shorten_middle(text, limit)

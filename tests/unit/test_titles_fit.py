@@ -24,6 +24,17 @@ def test_a_stack_title_loses_its_class_then_its_name_never_its_count(limit, show
     assert shorten_title(STACK, limit) == shown and len(shown) <= limit
 
 
+@pytest.mark.parametrize("limit, shown", [
+    (40, "encoder · WhisperEncoder"),
+    (18, "encoder · Whi…oder"),
+    (16, "encoder · Wh…der"),
+    (15, "encoder"),  # room for less than six of the class: the name alone (was `encoder…rEncoder`)
+    (5, "en…er"),
+])  # fmt: skip
+def test_a_module_title_loses_its_class_before_its_name(limit, shown):
+    assert shorten_title("encoder · WhisperEncoder", limit) == shown and len(shown) <= limit
+
+
 def test_other_titles_are_cut_in_the_middle():
     assert shorten_title("GPT2LMHeadModel", 10) == "GPT2…Model"
     assert shorten_title("W 64×3×7×7", 40) == "W 64×3×7×7"
