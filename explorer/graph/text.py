@@ -223,3 +223,16 @@ def stub_text(lead: str, names: list[str], each: int = 18) -> str:
     shown = ", ".join(shorten_middle(n, each) for n in names[:2])
     more = f" +{len(names) - 2}" if len(names) > 2 else ""
     return f"{lead} {shown}{more}"
+
+
+def stub_forms(lead: str, names: list[str], limit: int) -> list[str]:
+    """A stub's label in its whole forms, the fullest first, each within `limit` characters: the first two ends'
+    names and how many more (stub_text), the first and how many more, the count alone, the arrow alone. The canvas
+    writes the first form that finds blank cells, so a label is shortened to a whole form, never cut at its end
+    (a UNet's `↓ up_bl…`)."""
+    forms = [stub_text(lead, names)]
+    if len(names) > 1:
+        forms += [f"{lead} {shorten_middle(names[0], 18)} +{len(names) - 1}", f"{lead} +{len(names)}"]
+    forms.append(lead)
+    return [form for form in dict.fromkeys(forms) if len(form) <= limit] or [lead]
+

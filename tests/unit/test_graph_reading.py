@@ -393,6 +393,24 @@ def test_a_stub_label_goes_whole_where_its_cells_are_free():
     assert canvas.line(2)[14:21] == "↓ fa… │"  # a cell kept free before the edge
 
 
+def test_a_stub_label_shrinks_to_a_whole_form_never_cut_at_its_end():
+    """Issue #74: the UNet's one-line first screen said `↓ up_bl…` where `↓ up_blocks.2, up_blocks.3, up_blocks.1`
+    had no room: the label takes the fullest whole form that fits (two names and a count, one name and a count,
+    the count, the arrow)."""
+    from explorer.graph.text import stub_forms
+    from widgets.graph.canvas import Canvas
+
+    names = ["up_blocks.2", "up_blocks.3", "up_blocks.1"]
+    forms = stub_forms("↓", names, 40)
+    assert forms == ["↓ up_blocks.2, up_blocks.3 +1", "↓ up_blocks.2 +2", "↓ +3", "↓"]
+    assert stub_forms("↓", names, 16) == ["↓ up_blocks.2 +2", "↓ +3", "↓"]
+    assert stub_forms("↓", ["conv_out"], 16) == ["↓ conv_out", "↓"]
+    canvas = Canvas(40, 2)
+    canvas.text(8, 1, "│", 1)  # an edge 8 cells right of the box's left edge
+    canvas.first_form_free(forms, lambda text: [(2, 1)], 9)
+    assert canvas.line(1)[:9] == "  ↓ +3  │"
+
+
 def test_a_gap_with_more_edges_than_tracks_says_how_many_share():
     """24 sources each read across the layer by a far reader: past the 16-track cap runs share tracks, and the
     drawing says so next to the busiest one instead of showing one line that reads as a single edge."""

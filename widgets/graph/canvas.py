@@ -7,7 +7,9 @@ intersects the window is drawn, so a frame costs the same for 100 or 100,000 lai
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -15,7 +17,7 @@ import numpy as np
 from explorer.formatting import shorten_middle
 from explorer.graph.layout import COMPACT, DOTS
 from explorer.graph.picture import Layout
-from explorer.graph.text import shorten_title, stub_text
+from explorer.graph.text import shorten_title, stub_forms, stub_text
 
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
 JUNCTIONS = {
@@ -66,6 +68,17 @@ class Canvas:
                 self.text(x, y, text, style)
                 return
         self.free_text(*spots[0], text, style)
+
+    def first_form_free(self, forms: list[str], spots_of: Callable[[str], list[tuple[int, int]]],
+                        style: int) -> None:  # fmt: skip
+        """The first of a label's forms (fullest first) that fits whole on blank cells at one of its spots; else the
+        last form as free_text writes it at its first spot."""
+        for text in forms:
+            for x, y in spots_of(text):
+                if self.is_free(x, y, len(text)):
+                    self.text(x, y, text, style)
+                    return
+        self.free_text(*spots_of(forms[-1])[0], forms[-1], style)
 
     def free_text(self, x: int, y: int, text: str, style: int, limit: int | None = None) -> None:
         """Text written only on blank cells: as much of it as fits before the first cell in use (cut with "…"),
@@ -269,22 +282,31 @@ def _draw_box(canvas: Canvas, layout: Layout, item: int, x: int, y: int, style: 
                 canvas.styles[row, lo:hi] = DIM
 
 
+def _stub_spots(box: tuple[int, int, int, int], tb: bool, above: bool, text: str) -> list[tuple[int, int]]:
+    """Where a box's stub label may go: in TB on the row below it (above it, for what comes in), from its left
+    edge, else ending at its right edge, else left of it; in LR right of it (below its left part)."""
+    x, y, w, h = box
+    row = y - 1 if above else y + h
+    if tb:
+        return [(x, row), (x + w - len(text), row), (x - len(text) - 1, row)]
+    return [(max(x - 16, 0), y + h)] if above else [(x + w + 1, y)]
+
+
 def _draw_stubs(canvas: Canvas, layout: Layout, ox: int, oy: int, shown: np.ndarray) -> None:
     tb = layout.direction == "TB"
     for item in shown.tolist():
         x, y = int(layout.x[item]) - ox, int(layout.y[item]) - oy
         w, h = int(layout.w[item]), int(layout.h[item])
+        limit = max(w + 12, 16)
         targets = layout.out_stubs.get(item)
         if targets:  # below the box (TB), from its left edge, else ending at its right edge, else left of it
-            text = stub_text("↓" if tb else "→", [layout.labels[t] for t in targets])[: max(w + 12, 16)]
-            spots = [(x, y + h), (x + w - len(text), y + h), (x - len(text) - 1, y + h)] if tb else [(x + w + 1, y)]
-            canvas.free_text_near(spots, text, BACK if item in layout.back_sources else STUB)
+            forms = stub_forms("↓" if tb else "→", [layout.labels[t] for t in targets], limit)
+            canvas.first_form_free(forms, partial(_stub_spots, (x, y, w, h), tb, False),
+                                   BACK if item in layout.back_sources else STUB)  # fmt: skip
         sources = layout.in_stubs.get(item)
         if sources:
-            text = stub_text("↑" if tb else "←", [layout.labels[s] for s in sources])[: max(w + 12, 16)]
-            spots = [(x, y - 1), (x + w - len(text), y - 1), (x - len(text) - 1, y - 1)] if tb else [
-                (max(x - 16, 0), y + h)]  # fmt: skip
-            canvas.free_text_near(spots, text, STUB)
+            forms = stub_forms("↑" if tb else "←", [layout.labels[s] for s in sources], limit)
+            canvas.first_form_free(forms, partial(_stub_spots, (x, y, w, h), tb, True), STUB)
         bundle = layout.bundles.get(item)
         if bundle:
             canvas.free_text(x if tb else x + w + 1, y + h if tb else y, f"⇊ {bundle:,} readers", STUB)
