@@ -189,7 +189,8 @@ def test_a_file_of_empty_workloads_under_a_tight_limit_is_refused_with_both_numb
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
     done = subprocess.run([sys.executable, "-m", "explorer", "info", str(path)], cwd=ROOT, capture_output=True,
-                          text=True, preexec_fn=limit, env={"IR_EXPLORER_WORKERS": "0", "PATH": ""})  # fmt: skip
+                          text=True, preexec_fn=limit,
+                          env={"IR_EXPLORER_WORKERS": "0", "PATH": "", "IR_EXPLORER_CACHE": "off"})  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "8,000,00" in done.stderr and "needs about" in done.stderr and "is available" in done.stderr, done.stderr
 
@@ -207,6 +208,6 @@ def test_a_protobuf_of_empty_messages_under_a_tight_limit_is_refused_before_pars
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
     done = subprocess.run([sys.executable, "-m", "explorer", "info", str(path)], cwd=ROOT, capture_output=True,
-                          text=True, preexec_fn=limit, env={"PATH": ""})  # fmt: skip
+                          text=True, preexec_fn=limit, env={"PATH": "", "IR_EXPLORER_CACHE": "off"})  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "messages at" in done.stderr and "is available" in done.stderr, done.stderr

@@ -30,7 +30,8 @@ def limited_run(*args: str, env: dict[str, str] | None = None) -> subprocess.Com
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
     return subprocess.run([sys.executable, "-m", "explorer", *args], cwd=ROOT, capture_output=True, text=True,
-                          preexec_fn=limit, env={"PATH": "", "IR_EXPLORER_WORKERS": "0", **(env or {})},
+                          preexec_fn=limit,
+                          env={"PATH": "", "IR_EXPLORER_WORKERS": "0", "IR_EXPLORER_CACHE": "off", **(env or {})},
                           timeout=120)  # fmt: skip
 
 
@@ -140,7 +141,8 @@ def test_one_giant_workload_is_refused_by_what_its_elements_become(tmp_path):
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
     done = subprocess.run([sys.executable, "-m", "explorer", "check", str(path)], cwd=ROOT, capture_output=True,
-                          text=True, preexec_fn=limit, env={"PATH": "", "IR_EXPLORER_WORKERS": "0"},
+                          text=True, preexec_fn=limit,
+                          env={"PATH": "", "IR_EXPLORER_WORKERS": "0", "IR_EXPLORER_CACHE": "off"},
                           timeout=300)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "13,000,187 array elements" in done.stderr and "is available" in done.stderr, done.stderr
