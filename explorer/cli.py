@@ -507,7 +507,23 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
         os._exit(128 + ended.signal)
     if app.load_error is not None:  # the error box was on screen; the shell still learns it, as the README says
         raise app.load_error
+    _keep_what_was_shown(app)
     return ExitCode.OK
+
+
+def _keep_what_was_shown(app: Any) -> None:
+    """The cache entry of the file the TUI showed, finished before the process ends: the load worker writes it
+    once the incidents' roles are named, in a daemon thread, so `q` a few seconds into a first open left no entry
+    and the next open read the whole file again. Ctrl+C here skips it (a cut-short write leaves no entry)."""
+    from explorer.cache import documents as derived
+
+    document = app.document
+    if document is not None and not document.partial:
+        derived.keep(document)  # nothing when the worker kept it already, or the file is not one kept
+    if derived.pending_writes():
+        print("ir-explorer: finishing the file's cache entry for its next open (Ctrl+C skips it)", file=sys.stderr)
+        with contextlib.suppress(KeyboardInterrupt):
+            derived.wait_for_writes()
 
 
 def _prepare(path: Path, interactive: bool) -> None:

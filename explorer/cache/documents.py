@@ -123,6 +123,11 @@ def _to_stderr(message: str) -> None:
     print(f"ir-explorer: {message}", file=sys.stderr)
 
 
+def pending_writes() -> bool:
+    """Whether an entry is still being written."""
+    return any(writer.is_alive() for writer in _writes)
+
+
 def wait_for_writes(timeout: float = 60.0) -> None:
     """Finish the entries being written (a command ends after them; a cut-short write leaves no entry)."""
     while _writes:

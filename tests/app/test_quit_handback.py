@@ -39,15 +39,15 @@ def read_until_quiet(fd: int, quiet: float, limit: float = 120.0, first: float =
 
 
 @contextlib.contextmanager
-def explorer_in_a_pty(path: Path = SAMPLE_DATA / "clean_2x2_stschedule.json",
+def explorer_in_a_pty(path: Path = SAMPLE_DATA / "clean_2x2_stschedule.json", environment: dict[str, str] | None = None,
                       **popen: Any) -> Iterator[tuple[int, subprocess.Popen]]:  # fmt: skip
     """The app on `path` (the clean sample) in an 80×24 pseudo-terminal: (the terminal's side, the process);
-    killed if it is still running at the end."""
+    killed if it is still running at the end. `environment`: variables set beside the test's own."""
     main, child = pty.openpty()
     fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     command = [str(ROOT / ".venv" / "bin" / "ir-explorer"), str(path)]
     app = subprocess.Popen(command, stdin=child, stdout=child, stderr=child,
-                           env={**os.environ, "TERM": "xterm-256color"}, **popen)  # fmt: skip
+                           env={**os.environ, "TERM": "xterm-256color", **(environment or {})}, **popen)  # fmt: skip
     os.close(child)
     try:
         yield main, app

@@ -32,3 +32,47 @@ async def test_a_second_open_shows_the_same_screen(cache_on, keys):
     kept = written(cache_on)  # the first screen's load kept it (once the incidents' roles were named)
     second = await screen()
     assert len(kept) == 1 and written(cache_on) == kept and second == first
+
+
+def test_q_right_after_the_first_open_still_leaves_the_entry(tmp_path):
+    """End to end in a terminal: `q` as soon as the whole file is on screen, and the entry is there after the
+    process ends (exit status 0). On the 519 MB file the TUI left no entry this way (written from a daemon thread
+    once the incidents' roles were named: every tmux launch read the file again); this small file's roles are
+    named before `q` lands, so the unit test below is the one that sees the command line finish the write."""
+    import os
+
+    from explorer.formats.scheduler_ir.samples import Recipe, write_streaming
+    from tests.app.test_quit_handback import explorer_in_a_pty, read_until_quiet
+
+    path = tmp_path / "gen_stschedule.json"
+    write_streaming(path, Recipe(xlen=4, ylen=4, layers=1000, seed=5))  # a first open well past MIN_SECONDS
+    folder = tmp_path / "xdg" / "ir-explorer" / "derived"
+    environment = {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "IR_EXPLORER_CACHE": "on"}
+    with explorer_in_a_pty(path, environment) as (main, app):
+        seen = b""
+        while b"errors" not in seen:  # the bar counts the whole file's errors: the document is on screen
+            more = read_until_quiet(main, 0.05, limit=60.0)
+            assert more or app.poll() is None, seen[-400:]
+            seen += more
+        os.write(main, b"q")
+        read_until_quiet(main, 2.0)
+        assert app.wait(timeout=120) == 0
+    assert written(folder), "no cache entry after q"
+
+
+def test_the_command_line_finishes_the_entry_of_what_the_tui_showed(cache_on):
+    """After the app ends, the document it showed is kept if the load worker had not kept it yet, and the
+    write is finished before the process ends (its writer is a daemon thread); once only."""
+    from types import SimpleNamespace
+
+    from explorer.api import open_document
+    from explorer.cli import _keep_what_was_shown
+
+    document = open_document(SCHEDULE)
+    assert document.cache_slot is not None and not written(cache_on)
+    _keep_what_was_shown(SimpleNamespace(document=document))
+    kept = written(cache_on)
+    assert len(kept) == 1 and not derived.pending_writes()
+    _keep_what_was_shown(SimpleNamespace(document=document))
+    assert written(cache_on) == kept
+    _keep_what_was_shown(SimpleNamespace(document=None))  # the app ended before the file was read: nothing
