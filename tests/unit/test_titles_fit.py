@@ -52,3 +52,13 @@ def test_a_frame_scrolled_past_its_left_edge_keeps_its_title():
     assert frame_row(5, 10) == " ▾ GPT2LMHeadModel"  # scrolled 5 cells past the edge: at the screen's left
     assert frame_row(5, 24) == " ▾ GP…el"  # little of the frame left: what fits inside it
     assert frame_row(5, 30) == ""  # the frame is gone
+
+
+def test_a_frame_reaching_past_the_window_s_right_side_shortens_its_title_to_fit():
+    """BERT's 80×24 first screen cut `▾ embeddings · BertEmbeddin` at the window's right side; the title is
+    shortened whole to what the window shows (the class goes first)."""
+    canvas = Canvas(40, 3)
+    layout = SimpleNamespace(frames={0: (20, 0, 30, 3)}, frame_labels={0: "embeddings · BertEmbeddings"})
+    _draw_frame_labels(canvas, layout, 0, 0)
+    row = "".join(map(chr, canvas.chars[0])).rstrip()
+    assert row == " " * 22 + " ▾ embeddings" and len(row) <= 40

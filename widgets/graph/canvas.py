@@ -172,7 +172,8 @@ def _draw_frame_labels(canvas: Canvas, layout: Layout, ox: int, oy: int) -> None
             # a frame whose left edge is scrolled off keeps its title on screen, at the left (a sticky header)
             left = fx - ox + 2
             room = max(fw - 8, 4) if left >= 0 else fx - ox + fw - 6
-            if left >= 0 or room >= 4:
+            room = min(room, canvas.width - max(left, 0) - 4)  # nor past the window's right side: shortened whole
+            if room >= 4 and left < canvas.width:
                 canvas.text(max(left, 0), fy - oy, f" ▾ {shorten_title(label, room)} ", FRAME_LABEL)
 
 
