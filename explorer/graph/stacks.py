@@ -251,6 +251,7 @@ class _Units:
     def __init__(self, model: GraphModel) -> None:
         self.model = model
         self._of_parent: dict[int, np.ndarray] = {}
+        self._ancestors: np.ndarray | None = None  # [depth, group]: its ancestor there (itself at its own), else -1
 
     def forget(self, parent: int) -> None:
         """Nodes moved under `parent`: work its units out again."""
@@ -280,20 +281,44 @@ class _Units:
         return False
 
     def _units(self, parent: int) -> np.ndarray:
-        """Per node: the id it is drawn as (node id, or n + the outermost closed group holding it)."""
+        """Per node: the id it is drawn as (node id, or n + the outermost closed group holding it). Numpy over the
+        groups' ancestor table, depth by depth: a Python walk of every group per parent cost 8 ms a parent, 9 s on
+        a 50,000-op model of 1,100 module scopes."""
         model = self.model
         n = model.n_nodes
-        open_path = set(model.ancestors(parent)) if parent != ROOT else set()
+        path = model.ancestors(parent) if parent != ROOT else []
         outermost = np.full(model.n_groups, -1, dtype=np.int64)  # per group: its outermost closed ancestor
-        parents = model.group_parent.tolist()
-        for g in np.argsort(model.group_depth(), kind="stable").tolist():
-            if g in open_path:
-                continue
-            above = parents[g]
-            outermost[g] = g if above == ROOT or above in open_path else outermost[above]
+        following = np.ones(model.n_groups, dtype=bool)  # groups whose ancestors so far are the open path's
+        for depth, row in enumerate(self._ancestor_table()):
+            if depth < len(path):
+                leaving = following & (row >= 0) & (row != path[depth])
+                outermost[leaving] = row[leaving]
+                following &= row == path[depth]
+            else:  # inside `parent`: the ancestor just below it is the outermost closed one
+                below = following & (row >= 0)
+                outermost[below] = row[below]
+                break
         groups = model.node_group
         closed = np.append(outermost, -1)[groups]  # ROOT reads the appended -1
         return np.where(closed >= 0, n + closed, np.arange(n))
+
+    def _ancestor_table(self) -> np.ndarray:
+        """Each group's ancestor at each depth (the groups do not change while stacks are sought)."""
+        if self._ancestors is None:
+            model = self.model
+            count = model.n_groups
+            depth = model.group_depth()
+            table = np.full((int(depth.max()) + 1 if count else 1, count), -1, dtype=np.int64)
+            current, level = np.arange(count, dtype=np.int64), depth.astype(np.int64).copy()
+            alive = current >= 0
+            while alive.any():
+                at = np.flatnonzero(alive)
+                table[level[at], at] = current[at]
+                current[at] = model.group_parent[current[at]]
+                level[at] -= 1
+                alive = current != ROOT
+            self._ancestors = table
+        return self._ancestors
 
 
 def _make_stack(model: GraphModel, run: list[int]) -> None:

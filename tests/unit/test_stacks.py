@@ -262,3 +262,39 @@ def test_a_copy_of_data_is_structure_and_keeps_its_block_out():
     model = copied_norm_decoder(5, copy_of_data=True)
     [stack] = stacks(model)
     assert blocks_of(model, stack) == ["layers.2", "layers.3", "layers.4"]
+
+
+def test_units_are_each_node_s_outermost_closed_group_with_the_parent_s_path_open(tmp_path):
+    """What a stack's box could close a cycle through: with `parent` and its ancestors open, each node is drawn as
+    the outermost closed group holding it (numpy over an ancestor table; a Python walk of every group per parent
+    took 9 s on a 50,000-op model of 1,100 scopes)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from explorer.graph.stacks import _Units
+
+    names = ["/a/b/x/op0", "/a/b/x/op1", "/a/c/op2", "/a/c/op3", "/d/op4", "/d/op5"]
+    nodes, last = [], "v"
+    for k, name in enumerate(names):
+        nodes.append(helper.make_node("Relu", [last], [f"t{k}"], name=name))
+        last = f"t{k}"
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("v", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info(last, TensorProto.FLOAT, [2])])  # fmt: skip
+    path = tmp_path / "nested.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    model = open_document(path).view.graph_model()
+    group = {label: g for g, label in enumerate(model.group_label)}
+    node = {label: v for v, label in enumerate(model.node_label)}
+    n = model.n_nodes
+    units = _Units(model)
+
+    def drawn_as(parent: int) -> dict[str, str]:
+        found = units._units(parent)
+        return {name: model.group_label[int(found[node[name]]) - n] if found[node[name]] >= n else "itself"
+                for name in names}  # fmt: skip
+
+    assert drawn_as(-1) == {"/a/b/x/op0": "a", "/a/b/x/op1": "a", "/a/c/op2": "a", "/a/c/op3": "a",
+                            "/d/op4": "d", "/d/op5": "d"}  # fmt: skip
+    assert drawn_as(group["a"]) == {"/a/b/x/op0": "b", "/a/b/x/op1": "b", "/a/c/op2": "c", "/a/c/op3": "c",
+                                    "/d/op4": "d", "/d/op5": "d"}  # fmt: skip
+    assert drawn_as(group["b"])["/a/b/x/op0"] == "x" and drawn_as(group["x"])["/a/b/x/op0"] == "itself"
