@@ -57,3 +57,22 @@ def entry_files(folder: Path) -> list[Path]:
 def written(folder: Path) -> list[tuple[str, int]]:
     """Each cache entry and its inode: an entry written again (renamed over the old one) has a new inode."""
     return [(entry.name, entry.stat().st_ino) for entry in entry_files(folder)] if folder.exists() else []
+
+
+def named_relu_chain(path: Path, names: list[str]):
+    """x → one Relu per name (the node's name, so its scopes: `/blocks.0/op3`) → the last one's output, saved at
+    `path`; its graph model."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from explorer.api import open_document
+
+    nodes, last = [], "x"
+    for k, name in enumerate(names):
+        nodes.append(helper.make_node("Relu", [last], [f"v{k}"], name=name))
+        last = f"v{k}"
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info(last, TensorProto.FLOAT, [4])])  # fmt: skip
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return open_document(path).view.graph_model()
+

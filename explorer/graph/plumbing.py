@@ -5,11 +5,13 @@ screen's room from the model (issue #74, item 6). Folded, it is one closed group
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from explorer.arrays import distinct
-from explorer.graph.shaping import add_group, input_tier
-from explorer.models.graph import ROOT, GraphModel
+from explorer.graph.shaping import add_group, input_tier, lowest_common_group
+from explorer.models.graph import GraphModel
 
 PLUMBING = "plumbing"
 MIN_FOLDED = 2  # a single op is its own box already
@@ -95,35 +97,26 @@ def _lift_shared(model: GraphModel, scope_of: dict[int, int], unit_group: dict[i
     scope (the module moves as one), which may lift its producers again: repeated until nothing moves. Then each
     node's scope holds its readers' scopes, so a path between two nodes of one scope's box never leaves it (a
     box that read from and fed a group beside it would be a cycle between closed boxes)."""
-    readers: dict[int, list[int]] = {v: [] for v in in_order}
-    for src, dst in zip(model.edge_src.tolist(), model.edge_dst.tolist(), strict=True):
-        if src in readers and drawn[dst]:
-            readers[src].append(dst)
+    readers = {v: [r for r in model.readers(v).tolist() if drawn[r]] for v in in_order}
     by_unit: dict[int, list[int]] = {}
     for v, module in unit_group.items():
         by_unit.setdefault(module, []).append(v)
+    parents, depth = model.group_parent.tolist(), model.group_depth().tolist()
+
+    def innermost_common(scopes: list[int]) -> int:
+        return functools.reduce(lambda a, b: lowest_common_group(a, b, parents, depth), scopes)
+
     moved = True
     while moved:  # scopes only move outwards: at most the groups' depth rounds
         before = dict(scope_of)
         for v in reversed(in_order):
-            scopes = [scope_of.get(r, int(model.node_group[r])) for r in readers[v]]
-            scope_of[v] = _innermost_common(model, [scope_of[v], *scopes])
+            scope_of[v] = innermost_common([scope_of[v], *(scope_of.get(r, int(model.node_group[r]))
+                                                           for r in readers[v])])  # fmt: skip
         for nodes in by_unit.values():
-            common = _innermost_common(model, [scope_of[v] for v in nodes])
+            common = innermost_common([scope_of[v] for v in nodes])
             for v in nodes:
                 scope_of[v] = common
         moved = scope_of != before
-
-
-def _innermost_common(model: GraphModel, scopes: list[int]) -> int:
-    """The innermost group holding every one of `scopes` (ROOT when none does)."""
-    chains = [model.ancestors(s) for s in dict.fromkeys(scopes)]
-    common = ROOT
-    for level in zip(*chains, strict=False):
-        if any(g != level[0] for g in level):
-            break
-        common = level[0]
-    return common
 
 
 def _fold(model: GraphModel, members: np.ndarray, scope: int, unit_group: dict[int, int], source: np.ndarray,

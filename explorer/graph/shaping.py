@@ -120,7 +120,8 @@ def fold_constants(model: GraphModel) -> None:
     model.node_folded_into = np.asarray(into, dtype=np.int64)
 
 
-def _lowest_common_group(a: int, b: int, parents: list[int], depth: list[int]) -> int:
+def lowest_common_group(a: int, b: int, parents: list[int], depth: list[int]) -> int:
+    """The innermost group holding both `a` and `b` (ROOT when none does); `depth` as `group_depth` gives it."""
     while a != b:
         if a == ROOT or b == ROOT:
             return ROOT
@@ -160,7 +161,7 @@ def adopt_unscoped(model: GraphModel) -> None:
             continue
         common = groups[readers[0]]
         for r in readers[1:]:
-            common = _lowest_common_group(common, groups[r], parents, depth)
+            common = lowest_common_group(common, groups[r], parents, depth)
             if common in (here, ROOT):
                 break
         if common in (here, ROOT):

@@ -4,31 +4,19 @@ blocks: their one-line box says what the full one says but the node count)."""
 
 from __future__ import annotations
 
-import onnx
-from onnx import TensorProto, helper
-
-from explorer.api import open_document
 from explorer.graph.expansion import initial_expansion
 from explorer.graph.layout import COMPACT, FULL, layout_graph
 from explorer.graph.visible import visible_graph
 from explorer.graph.window import first_level
+from tests.conftest import named_relu_chain
 
 
 def _chain(tmp_path, steps: int, ops_per_block: int):
     """x → `steps` steps → y: each step one Relu (ops_per_block 1) or a module list's block of that many Relus
     (`/blocks.K/opJ`, every block another op count beyond the first two so none stack)."""
-    nodes, last = [], "x"
-    for k in range(steps):
-        count = 1 if ops_per_block == 1 else ops_per_block + k
-        for j in range(count):
-            name = f"/op{k}" if ops_per_block == 1 else f"/blocks.{k}/op{j}"
-            nodes.append(helper.make_node("Relu", [last], [f"v{k}_{j}"], name=name))
-            last = f"v{k}_{j}"
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-                              [helper.make_tensor_value_info(last, TensorProto.FLOAT, [4])])  # fmt: skip
-    path = tmp_path / f"chain_{steps}_{ops_per_block}.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
-    model = open_document(path).view.graph_model()
+    names = [f"/op{k}" if ops_per_block == 1 else f"/blocks.{k}/op{j}"
+             for k in range(steps) for j in range(1 if ops_per_block == 1 else ops_per_block + k)]  # fmt: skip
+    model = named_relu_chain(tmp_path / f"chain_{steps}_{ops_per_block}.onnx", names)
     visible = visible_graph(model, initial_expansion(model))
     full = layout_graph(model, visible)
     return first_level(model, full, lambda: layout_graph(model, visible, level=COMPACT), 95, 42)[0]

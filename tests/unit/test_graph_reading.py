@@ -517,21 +517,12 @@ def test_a_stage_between_block_lists_stays_closed_on_a_big_model(tmp_path):
     """The reduced UNet opened its mid_block (resnets.0, attentions.0, resnets.1) between the closed down and up
     blocks, ten rows of one stage on a first screen that has room for neither end of the U. A module beside a
     module list (mid between down.N and up.N, each with modules of its own) is a stage like them: closed."""
-    import onnx
-    from onnx import TensorProto, helper
+    from tests.conftest import named_relu_chain
 
-    nodes, last = [], "x"
     steps = [f"/down.{k}/op{j}" for k in range(2) for j in range(20)]
     steps += [f"/mid/{part}/op{j}" for part in ("res", "attn") for j in range(2)]
     steps += [f"/up.{k}/op{j}" for k in range(2) for j in range(20 + k)]
-    for k, name in enumerate(steps):
-        nodes.append(helper.make_node("Relu", [last], [f"v{k}"], name=name))
-        last = f"v{k}"
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-                              [helper.make_tensor_value_info(last, TensorProto.FLOAT, [4])])  # fmt: skip
-    path = tmp_path / "staged.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
-    model = open_document(path).view.graph_model()
+    model = named_relu_chain(tmp_path / "staged.onnx", steps)
     named = {label: g for g, label in enumerate(model.group_label)}
     assert {"mid", "res", "attn", "down.0", "up.1"} <= set(named)
     opened = initial_expansion(model)

@@ -268,21 +268,11 @@ def test_units_are_each_node_s_outermost_closed_group_with_the_parent_s_path_ope
     """What a stack's box could close a cycle through: with `parent` and its ancestors open, each node is drawn as
     the outermost closed group holding it (numpy over an ancestor table; a Python walk of every group per parent
     took 9 s on a 50,000-op model of 1,100 scopes)."""
-    import onnx
-    from onnx import TensorProto, helper
-
     from explorer.graph.stacks import _Units
+    from tests.conftest import named_relu_chain
 
     names = ["/a/b/x/op0", "/a/b/x/op1", "/a/c/op2", "/a/c/op3", "/d/op4", "/d/op5"]
-    nodes, last = [], "v"
-    for k, name in enumerate(names):
-        nodes.append(helper.make_node("Relu", [last], [f"t{k}"], name=name))
-        last = f"t{k}"
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("v", TensorProto.FLOAT, [2])],
-                              [helper.make_tensor_value_info(last, TensorProto.FLOAT, [2])])  # fmt: skip
-    path = tmp_path / "nested.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
-    model = open_document(path).view.graph_model()
+    model = named_relu_chain(tmp_path / "nested.onnx", names)
     group = {label: g for g, label in enumerate(model.group_label)}
     node = {label: v for v, label in enumerate(model.node_label)}
     n = model.n_nodes

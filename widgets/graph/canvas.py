@@ -63,11 +63,7 @@ class Canvas:
 
     def free_text_near(self, spots: list[tuple[int, int]], text: str, style: int) -> None:
         """The text whole at the first spot where it fits on blank cells; else as much as fits at the first."""
-        for x, y in spots:
-            if self.is_free(x, y, len(text)):
-                self.text(x, y, text, style)
-                return
-        self.free_text(*spots[0], text, style)
+        self.first_form_free([text], lambda _: spots, style)
 
     def first_form_free(self, forms: list[str], spots_of: Callable[[str], list[tuple[int, int]]],
                         style: int) -> None:  # fmt: skip
