@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from explorer import worker_pool
@@ -27,11 +28,13 @@ def open_document(
     analyze: bool = True,
     companions: dict[str, Path | None] | None = None,
     read_ahead: bool = True,
+    dims: Mapping[str, int] | None = None,
 ) -> Document:
     """Load `path` with the format that recognises it, then run the neutral analyses it has data for. A
     schedule also gets its pipeline companions (found beside it, or given as kind → path: frontend, asm,
     trace), joined when they belong to it (explorer.companions). `read_ahead=False` when nothing but the
-    summary and the problem counts will be asked (`Document.read_ahead`). A big file's analysed document is read
+    summary and the problem counts will be asked (`Document.read_ahead`). `dims`: the symbolic dims the user
+    binds (`--dims`), given to the deep checks (`Document.bind_dims`). A big file's analysed document is read
     back from the derived-data cache when it was kept there; else it is marked for keeping, which the caller does
     when done with it (`explorer.cache.documents.keep`).
 
@@ -40,10 +43,11 @@ def open_document(
     """
     progress = progress or no_progress
     found = pick_format(path)
-    slot = derived.slot_for(found, Path(path), strict, companions) if analyze else None
+    slot = derived.slot_for(found, Path(path), strict, companions, dims) if analyze else None
     if slot is not None and (kept := derived.lookup(slot)) is not None:
         kept.read_ahead = read_ahead
         kept.cache_slot, kept._opened_problems, kept._kept_state = slot, kept.problems, kept.derived_state()
+        kept.bind_dims(dims or {})
         progress(1, 1, READY)
         return kept
     started = time.perf_counter()
@@ -58,9 +62,11 @@ def open_document(
         if analyze:
             progress(0, 1, ANALYSING)
             analyze_document(document)
-            if slot is not None and time.perf_counter() - started >= derived.MIN_SECONDS:
-                document.cache_slot, document._opened_problems = slot, document.problems  # kept when done with
+            document.derive_seconds = time.perf_counter() - started
+            if slot is not None:  # kept when done with, if what it holds by then cost enough to work out
+                document.cache_slot, document._opened_problems = slot, document.problems
             progress(1, 1, READY)
+        document.bind_dims(dims or {})
     except LoadError:
         raise
     except (MemoryError, RecursionError) as error:

@@ -117,7 +117,8 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     if not args.strict:
         _prepare(args.file, interactive=False)
     read_ahead = command != "info"  # info names no incidents: their roles are not read ahead
-    document = open_document(args.file, strict=args.strict, companions=given_companions(args), read_ahead=read_ahead)
+    document = open_document(args.file, strict=args.strict, companions=given_companions(args), read_ahead=read_ahead,
+                             dims=getattr(args, "dims", None))  # fmt: skip
     code = _run_on(command, document, args, failures)
     derived.keep(document)  # a big file's cache entry, with what the command worked out that its analysis keeps
     derived.wait_for_writes()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import time
 from typing import Any, cast
@@ -71,7 +72,7 @@ class DocumentLoading(AppParts):
             # one tab of `serve` loads at a time: each memory guard sees what the tabs before it took
             with load_turn(waiting, lambda: worker.is_cancelled):
                 document = open_document(self.path, strict=self.strict, progress=progress,
-                                         companions=self.companions)  # fmt: skip
+                                         companions=self.companions, dims=self.dims)  # fmt: skip
                 progress(0.99, 1, CHECKING)
                 document.bind_dims(self.dims)
                 document.run_deep_checks()
@@ -110,7 +111,9 @@ class DocumentLoading(AppParts):
 
         # incidents kept from an earlier open (the cache) come with their roles named: nothing is read again
         unnamed = any(not incident.roles for incident in incidents)
-        if not unnamed:  # a big file's cache entry, before any view may touch the document
+        # a big file's cache entry, before any view may touch the document; a model's once its graph is built
+        # (GraphView.Built, the prebuild), or as the app ends
+        if not unnamed and not document.offers(Capability.GRAPH):
             derived.keep(document, self._cache_warning)
         self.call_from_thread(self.show_document, document, roles_pending=unnamed)
         if unnamed:
@@ -171,6 +174,21 @@ class DocumentLoading(AppParts):
             document.view.graph_model()
         except Exception:  # the graph view builds it again when shown, and says what went wrong
             return  # (built, it is frozen out of the collector's sight by graph_model itself)
+        self._keep_derived(document)
+
+    def on_graph_view_built(self, message: Any) -> None:
+        """The graph view built the document's graph: a big model's cache entry holds it from now on."""
+        shown = self.document
+        if shown is not None and message.document is shown:
+            self.run_worker(functools.partial(self._keep_derived, shown), thread=True, group="cache",
+                            description="keep the graph for the next open")  # fmt: skip
+
+    def _keep_derived(self, document: Document) -> None:
+        """Keep the document with what it holds now (in the calling worker's thread: the pickling walks it)."""
+        from explorer.cache import documents as derived
+
+        with contextlib.suppress(Exception):  # a cache entry is a bonus: the app goes on without it
+            derived.keep(document, self._cache_warning)
 
     def _show_progress(self, fraction: float, stage: str) -> None:
         if self.document is None:

@@ -1,5 +1,5 @@
 """Documents in the cache: the analysed document of a file whose format keeps them (`Format.cacheable`), found by
-its key before anything is read, kept after a first open that cost more than `MIN_SECONDS`.
+its key before anything is read, kept once what it holds cost more than `MIN_SECONDS` to work out.
 
 A schedule with pipeline companions (found beside it or named) is not kept: its joined view holds the companions'
 documents, and their files would be part of the key. The entry is pickled on the caller's thread (arrays are not
@@ -9,39 +9,59 @@ the disk; `wait_for_writes` lets a command finish it before the process ends.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.cache import folder as cache_folder
 from explorer.cache.entry import pickled, read_entry
-from explorer.cache.key import entry_key
+from explorer.cache.key import Stamp, changed_since, entry_key, entry_name, stamp_of
 
 if TYPE_CHECKING:
     from explorer.document import Document
     from explorer.format import Format
 
-MIN_SECONDS = 0.3  # a first open quicker than this writes nothing: reading the entry would save too little
+MIN_SECONDS = 0.3  # what was worked out quicker than this is not written: reading the entry would save too little
 DISK_RESERVE = 256 * 2**20  # a write that would leave less free than this is skipped (it would fill the disk)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Slot:
-    """Where a file's document is kept: its key and entry path."""
+    """Where a file's document is kept: its entry (named without reading the file: `key.entry_name`), the file as
+    it was when opened, and its full key, worked out (hashing every byte) only when an entry is read or written."""
 
-    key: str
     path: Path
     source: str
     format: str
+    options: dict[str, object]
+    stamp: Stamp
+    changed_ns: int
+    _key: str | None = None
+
+    def key(self) -> str | None:
+        """The full key (`key.entry_key`), or None when the file cannot be read whole or is no longer the file
+        that was opened (an entry keyed now could hold what another file became)."""
+        if self._key is None:
+            try:
+                found = entry_key(self.format, Path(self.source), self.options)
+            except OSError:
+                return None
+            if changed_since(Path(self.source), self.stamp, self.changed_ns):
+                return None
+            self._key = found
+        return self._key
 
 
-def slot_for(found: Format, path: Path, strict: bool, companions: dict[str, Path | None] | None) -> Slot | None:
-    """The slot of `path` read by `found`, or None when nothing is kept for it (cache off, a format that does not
-    keep documents, companions, no private folder, a file that cannot be hashed)."""
+def slot_for(found: Format, path: Path, strict: bool, companions: dict[str, Path | None] | None,
+             dims: Mapping[str, int] | None = None) -> Slot | None:  # fmt: skip
+    """The slot of `path` read by `found` (with `dims` bound: they change what shape inference derives), or None
+    when nothing is kept for it (cache off, a format that does not keep documents, companions, no private
+    folder, a file that cannot be looked at)."""
     if not cache_folder.enabled() or not found.cacheable or any((companions or {}).values()):
         return None
     from explorer.companions import find_companions
@@ -51,16 +71,20 @@ def slot_for(found: Format, path: Path, strict: bool, companions: dict[str, Path
     where = cache_folder.private_folder(create=True)
     if where is None:
         return None
+    options: dict[str, object] = {"strict": strict, "dims": sorted((dims or {}).items())}
     try:
-        key = entry_key(found.name, path, {"strict": strict})
+        name = entry_name(found.name, path, options)
+        resolved = path.resolve()
+        stamp, changed_ns = stamp_of(resolved), os.stat(resolved).st_ctime_ns
     except OSError:
         return None
-    return Slot(key, where / f"{key}{cache_folder.ENTRY_SUFFIX}", str(path), found.name)
+    return Slot(where / f"{name}{cache_folder.ENTRY_SUFFIX}", str(path), found.name, options, stamp, changed_ns)
 
 
 def has_entry(found: Format, path: Path, strict: bool = False,
               companions: dict[str, Path | None] | None = None) -> bool:  # fmt: skip
-    """Whether a kept document may answer for `path` (its entry exists; whether it reads whole is `lookup`'s)."""
+    """Whether a kept document may answer for `path` (an entry under its name; whether it is the file's and reads
+    whole is `lookup`'s, which hashes the file)."""
     slot = slot_for(found, path, strict, companions)
     return slot is not None and slot.path.is_file()
 
@@ -68,7 +92,10 @@ def has_entry(found: Format, path: Path, strict: bool = False,
 def lookup(slot: Slot) -> Document | None:
     from explorer.document import Document
 
-    kept = read_entry(slot.path, slot.key)
+    if not slot.path.is_file():
+        return None  # (nothing kept under the file's name: no hashing)
+    key = slot.key()
+    kept = read_entry(slot.path, key) if key is not None else None
     if not isinstance(kept, Document):
         return None
     cache_folder.mark_used(slot.path)
@@ -80,17 +107,22 @@ _warned = threading.Event()
 
 
 def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
-    """Write `document` to the slot its open marked (once; nothing when none was marked, or when it was read back
-    from the cache and has worked out nothing since), in a thread of its own;
-    a write that cannot be made is skipped, a full disk said once (`warn`, else stderr). Call it when done with
-    the document (the command's output made, the first screen's work done) and before anything else may use it:
-    the pickling walks it."""
+    """Write `document` to the slot its open marked, in a thread of its own, when what it holds cost at least
+    MIN_SECONDS to work out (its load, deep checks and graph: `Document.derive_seconds`) and it holds more than
+    the entry it came from or was last kept as (`Document.derived_state`); a write that cannot be made is
+    skipped, a full disk said once (`warn`, else stderr). Call it when done with what the command or the first
+    screen worked out: the pickling walks the document (a view may read it meanwhile; one that changes what the
+    pickle is walking skips this write)."""
     import pickle
 
     slot = document.cache_slot
-    if not isinstance(slot, Slot) or document._kept_state == document.derived_state():
-        return  # (read back from the cache, and nothing worked out since)
-    document.cache_slot = None
+    if not isinstance(slot, Slot) or document.derive_seconds < MIN_SECONDS:
+        return
+    with _keeping:  # the TUI may keep from two threads (its load, its graph): each state is written once
+        state = document.derived_state()
+        if document._kept_state == state:
+            return  # (read back from the cache, or kept already, and nothing worked out since)
+        document._kept_state = state
     try:
         stream, views = pickled(document)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError, RuntimeError):
@@ -102,14 +134,20 @@ def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
     writer.start()
 
 
+_keeping = threading.Lock()
+
+
 def _write(slot: Slot, stream: bytes, views: list[memoryview], size: int, warn: Callable[[str], None]) -> None:
     from explorer.cache.entry import write_parts
     from explorer.writing import in_words
 
+    key = slot.key()  # the file's hash, here and not on the opening thread
+    if key is None:
+        return  # the file changed since it was read: what was read is kept under no key
     try:
         if shutil.disk_usage(slot.path.parent).free - size < DISK_RESERVE:
             raise OSError(28, "No space left on device")
-        write_parts(slot.path, slot.key, slot.source, slot.format, stream, views)
+        write_parts(slot.path, key, slot.source, slot.format, stream, views)
     except OSError as error:
         if not _warned.is_set():
             _warned.set()

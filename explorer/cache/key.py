@@ -1,7 +1,11 @@
 """An entry's key: everything that decides what a file becomes. The file's identity (device, inode, size,
 modification time in ns) and a hash of every byte of it (xxh3_128: a file changed in place with its size and time
 kept is another key), the explorer's code (its version and each module's size and time: an edited checkout derives
-differently), the format and the options that change what is derived."""
+differently), the format and the options that change what is derived.
+
+An entry's file is named by all of that but the hash (`entry_name`), so an open with no entry costs no hashing:
+the hash is taken only to check an entry found under that name, or by the thread that writes one (a 600 MB model
+whose first screen costs 0.1 s would otherwise pay as much again for a hash on every open)."""
 
 from __future__ import annotations
 
@@ -86,26 +90,58 @@ def code_fingerprint() -> str:
     """The explorer's version and every module's path, size and time: what runs."""
     global _code
     if _code is None:
-        package = Path(__file__).resolve().parent.parent
         digest = xxhash.xxh3_128(__version__.encode())
-        for module in sorted(package.rglob("*.py")):
-            info = module.stat()
-            digest.update(f"{module.relative_to(package)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+        for name, info in sorted(_modules(str(Path(__file__).resolve().parent.parent), "")):
+            digest.update(f"{name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
         _code = digest.hexdigest()
     return _code
+
+
+def _modules(folder: str, prefix: str) -> list[tuple[str, os.stat_result]]:
+    """(path within the package, its stat) of every `.py` below `folder`: one scandir per folder (every open of a
+    cacheable file asks, so it is kept to a few milliseconds)."""
+    found = []
+    with os.scandir(folder) as listing:
+        for item in listing:
+            if item.is_dir(follow_symlinks=False):
+                found += _modules(item.path, f"{prefix}{item.name}/")
+            elif item.name.endswith(".py"):
+                found.append((prefix + item.name, item.stat()))
+    return found
 
 
 def entry_key(format_name: str, path: Path, options: dict[str, object]) -> str:
     """The key of what `path` becomes when `format_name` reads it with `options`; OSError when the file cannot
     be read whole."""
+    return _key(format_name, path, options, with_content=True)
+
+
+def entry_name(format_name: str, path: Path, options: dict[str, object]) -> str:
+    """The name of the entry `entry_key` would check: the same parts but the hash of the file's bytes, known from
+    its identity alone; OSError when the file cannot be looked at."""
+    return _key(format_name, path, options, with_content=False)
+
+
+def _key(format_name: str, path: Path, options: dict[str, object], with_content: bool) -> str:
     resolved = path.resolve()
     stamp = stamp_of(resolved)
+    identity: list[object] = [str(resolved), stamp.device, stamp.inode, stamp.size, stamp.mtime_ns]
     parts = {
         "layout": LAYOUT,
         "code": code_fingerprint(),
         "format": format_name,
         "path": str(path),  # the name the document says it was read from
-        "file": [str(resolved), stamp.device, stamp.inode, stamp.size, stamp.mtime_ns, content_hash(resolved)],
+        "file": [*identity, content_hash(resolved)] if with_content else identity,
         "options": options,
     }
     return xxhash.xxh3_128(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def changed_since(path: Path, stamp: Stamp, changed_ns: int) -> bool:
+    """Whether the file is no longer what was opened: another identity, or its inode changed (a write moves the
+    change time, which nobody can set back)."""
+    try:
+        resolved = path.resolve()
+        return stamp_of(resolved) != stamp or os.stat(resolved).st_ctime_ns != changed_ns
+    except OSError:
+        return True

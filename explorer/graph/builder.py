@@ -231,8 +231,7 @@ class GraphBuilder:
         for group, node in self.group_owners.items():
             model.group_owner[group] = node
         if model.role_of is None and self._roles:
-            roles = self._roles
-            model.role_of = lambda node, value: roles.get((node, value), (0, ""))
+            model.role_of = _KnownRoles(self._roles)
         model.topo_rank, model.cyclic = topological_rank(n, src, dst)
         fold_constants(model)
         adopt_unscoped(model)
@@ -244,6 +243,16 @@ class GraphBuilder:
         add_chunks(model)
         reading_start(model)  # worked out here: a big graph is built in the background, its first screen is not
         return model
+
+
+class _KnownRoles:
+    """role_of from the roles the format gave with its edges (a class, not a closure: a kept graph pickles)."""
+
+    def __init__(self, roles: dict[tuple[int, str], tuple[int, str]]) -> None:
+        self.roles = roles
+
+    def __call__(self, node: int, value: str) -> tuple[int, str]:
+        return self.roles.get((node, value), (0, ""))
 
 
 def _value_column(values: list[Any], resolve: Resolver | None) -> np.ndarray | LazyText:

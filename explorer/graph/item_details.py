@@ -16,6 +16,9 @@ from explorer.models.ref import Ref
 
 
 class GraphItemDetails:
+    def __reduce__(self) -> str:  # pickled as the one instance there is (a kept graph holds it)
+        return "ITEM_DETAILS"
+
     def group_sections(self, model: GraphModel, group: int) -> list[SectionRows]:
         found = group_sections(model, group)
         rows = group_rows(model, group)

@@ -32,11 +32,12 @@ class LazyText:
     """A column of strings some of which are computed on first read (a `Deferred` in their place, handed to
     the column's resolver): a node's type text costs a protobuf walk, and only the boxes on screen need it."""
 
-    __slots__ = ("_values", "_resolve")
+    __slots__ = ("_values", "_resolve", "_computed")
 
     def __init__(self, values: list[Any], resolve: Resolver | None = None) -> None:
         self._values = values
         self._resolve = resolve
+        self._computed: dict[int, Deferred] = {}  # index → what a computed value was computed from
 
     def __len__(self) -> int:
         return len(self._values)
@@ -44,8 +45,21 @@ class LazyText:
     def __getitem__(self, index: int) -> str:
         value = self._values[index]
         if isinstance(value, Deferred):
+            self._computed[index] = value
             value = self._values[index] = visible(str(self._resolve(*value))) if self._resolve else ""
         return visible(value) if value is not None else ""
+
+    def __getstate__(self) -> tuple[list[Any], Resolver | None]:
+        """Kept as first built: a computed value read what the document knew then (a type before shape
+        inference), and is computed again from what it knows when read back."""
+        values = list(self._values)
+        for index, deferred in list(self._computed.items()):
+            values[index] = deferred
+        return values, self._resolve
+
+    def __setstate__(self, state: tuple[list[Any], Resolver | None]) -> None:
+        self._values, self._resolve = state
+        self._computed = {}
 
     def __iter__(self) -> Iterator[str]:
         return (self[i] for i in range(len(self._values)))
@@ -138,6 +152,20 @@ class GraphModel:
     _usual_dtype: str | None = None
     _heights: np.ndarray | None = None
     _reading_start: int | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Kept without the user's per-node data sets: read again from their files each session, they are never
+        part of what the file becomes."""
+        state = self.__dict__.copy()
+        user = set(self.data_sets)
+        if user:
+            state["data_sets"] = {}
+            state["node_values"] = {k: v for k, v in self.node_values.items() if k not in user}
+            state["group_values"] = {k: v for k, v in self.group_values.items() if k not in user}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     @property
     def ref_to_node(self) -> dict[Any, int]:

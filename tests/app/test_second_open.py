@@ -76,3 +76,34 @@ def test_the_command_line_finishes_the_entry_of_what_the_tui_showed(cache_on):
     _keep_what_was_shown(SimpleNamespace(document=document))
     assert written(cache_on) == kept
     _keep_what_was_shown(SimpleNamespace(document=None))  # the app ended before the file was read: nothing
+
+
+async def test_a_models_graph_is_kept_once_shown_and_the_second_open_shows_it_unbuilt(cache_on, monkeypatch):
+    """A model's entry is written once its graph is on screen (the graph view's build, kept from a worker), with
+    the shape inference's answer; the second open shows the same graph screen without inference or a build."""
+    from explorer import isolated
+    from explorer.formats.onnx import graph_model
+    from tests.app.test_graph_view import frame_text, open_graph
+
+    model = SAMPLE_DATA / "residual_blocks.onnx"
+
+    async def graph_screen() -> tuple[str, bool]:
+        app = make_app(model)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_loaded(pilot)
+            built_before = app.document.view.graph_ready()
+            graph = await open_graph(pilot)
+            for _ in range(200):  # the worker keeping it
+                if written(cache_on):
+                    break
+                await pilot.pause(0.01)
+            derived.wait_for_writes()
+            return frame_text(graph), built_before
+
+    first, built = await graph_screen()
+    kept = written(cache_on)
+    assert len(kept) == 1 and not built  # kept after the graph view built it (not by the load, before it)
+    monkeypatch.setattr(isolated, "run_forked", lambda *a, **k: pytest.fail("shape inference ran again"))
+    monkeypatch.setattr(graph_model, "onnx_graph", lambda *a, **k: pytest.fail("the graph was built again"))
+    second, built = await graph_screen()
+    assert second == first and built and written(cache_on) == kept

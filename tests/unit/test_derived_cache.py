@@ -22,10 +22,15 @@ from explorer.cli import main
 from tests.conftest import SAMPLE_DATA, SAMPLES, entry_files, written
 
 SCHEDULE = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
+MODEL = SAMPLE_DATA / "residual_blocks.onnx"
+KEPT_FORMATS = [SCHEDULE, MODEL]  # one file of each format that keeps its documents
 
 
 def opened_and_kept(path: Path):
     document = open_document(path)
+    if document.offers("graph"):  # a model as the TUI keeps it: inferred and drawn
+        document.run_deep_checks()
+        document.view.drawn_graph()
     derived.keep(document)
     derived.wait_for_writes()
     return document
@@ -53,7 +58,7 @@ def test_a_second_open_gives_the_first_ones_outputs_byte_for_byte(path, cache_on
     kept = written(cache_on)
     second = [run(capsys, command, str(path), "--json") for command in ("info", "check")]
     assert first == without and second == without
-    if path.suffix == ".json" and "stschedule" in path.name:  # the format that keeps its documents
+    if path.suffix == ".onnx" or path.suffix == ".json" and "stschedule" in path.name:  # formats that keep them
         assert len(kept) == 1 and written(cache_on) == kept  # read back, not written again
 
 
@@ -72,18 +77,19 @@ def test_a_kept_document_is_read_back_and_answers_as_the_file_does(cache_on):
     assert second.view.describe(("workload", 0)) == first.view.describe(("workload", 0))
 
 
-def cache_key_format():
+def cache_key_format(path: Path = SCHEDULE):
     from explorer.registry import pick_format
 
-    return pick_format(SCHEDULE)
+    return pick_format(path)
 
 
 def test_a_file_changed_in_place_with_its_size_and_time_kept_is_read_again(cache_on, tmp_path, monkeypatch):
     path = tmp_path / "s_stschedule.json"
     shutil.copy(SCHEDULE, path)
     before = os.stat(path)
-    kept_key = opened_and_kept(path).cache_slot
+    opened_and_kept(path)
     [entry] = entry_files(cache_on)
+    kept_key = read_header(entry)[0].key
     changed = bytearray(path.read_bytes())
     at = changed.index(b'"address" : ') + len(b'"address" : ')  # the file stays valid, its size the same
     changed[at] = ord("9") if changed[at] != ord("9") else ord("8")
@@ -92,72 +98,83 @@ def test_a_file_changed_in_place_with_its_size_and_time_kept_is_read_again(cache
     after = os.stat(path)
     assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
     second = open_document(path)
-    assert second.cache_slot is not None and second.cache_slot.path != entry  # a miss: read from the file
+    # the entry has the file's name (its identity is unchanged) but not its key: a miss, read from the file
+    assert second.cache_slot.path == entry and second._kept_state is None
+    assert second.cache_slot.key() not in (None, kept_key)
+    derived.keep(second)
+    derived.wait_for_writes()
+    assert entry_files(cache_on) == [entry] and read_header(entry)[0].key == second.cache_slot.key()  # replaced
     monkeypatch.setenv(cache_folder.CACHE_VARIABLE, "off")
     fresh = open_document(path)
     assert [p.to_json() for p in second.problems] == [p.to_json() for p in fresh.problems]
     assert second.summary == fresh.summary
-    assert kept_key is None  # (keeping it marked the slot as used)
 
 
-def damaged(cache_on: Path, damage) -> None:
-    """Keep the schedule, damage its entry with `damage(entry)`, then open again: the file is read (the answer is
-    the file's) and a good entry written in its place."""
-    expected = opened_and_kept(SCHEDULE)
+def damaged(cache_on: Path, damage, path: Path = SCHEDULE) -> None:
+    """Keep the file's document (a model's with its shape inference and graph), damage its entry with
+    `damage(entry)`, then open again: the file is read (the answer is the file's) and a good entry written in its
+    place."""
+    expected = opened_and_kept(path)
     [entry] = entry_files(cache_on)
-    slot = derived.slot_for(cache_key_format(), SCHEDULE, False, None)
+    slot = derived.slot_for(cache_key_format(path), path, False, None)
     damage(entry)
     assert derived.lookup(slot) is None
-    again = open_document(SCHEDULE)
-    assert again.cache_slot is not None  # read from the file, marked to be kept again
+    again = open_document(path)
+    assert again.cache_slot is not None and again._kept_state is None  # read from the file, to be kept again
     assert [p.to_json() for p in again.problems] == [p.to_json() for p in expected.problems]
     derived.keep(again)
     derived.wait_for_writes()
     assert derived.lookup(slot) is not None
 
 
-def test_an_entry_cut_short_is_read_as_no_entry(cache_on):
-    damaged(cache_on, lambda entry: os.truncate(entry, entry.stat().st_size // 2))
+@pytest.mark.parametrize("path", KEPT_FORMATS, ids=lambda p: p.suffix)
+def test_an_entry_cut_short_is_read_as_no_entry(cache_on, path):
+    damaged(cache_on, lambda entry: os.truncate(entry, entry.stat().st_size // 2), path)
 
 
-def test_an_entry_with_a_changed_byte_is_read_as_no_entry(cache_on):
+@pytest.mark.parametrize("path", KEPT_FORMATS, ids=lambda p: p.suffix)
+def test_an_entry_with_a_changed_byte_is_read_as_no_entry(cache_on, path):
     def flip(entry: Path) -> None:
         data = bytearray(entry.read_bytes())
         data[-10] ^= 0xFF
         entry.write_bytes(bytes(data))
         entry.chmod(0o600)
 
-    damaged(cache_on, flip)
+    damaged(cache_on, flip, path)
 
 
-def test_an_entry_replaced_by_a_symbolic_link_is_not_followed(cache_on, tmp_path):
+@pytest.mark.parametrize("path", KEPT_FORMATS, ids=lambda p: p.suffix)
+def test_an_entry_replaced_by_a_symbolic_link_is_not_followed(cache_on, tmp_path, path):
     def link(entry: Path) -> None:
         real = tmp_path / "elsewhere.entry"
         shutil.copy(entry, real)
         entry.unlink()
         entry.symlink_to(real)
 
-    damaged(cache_on, link)
+    damaged(cache_on, link, path)
 
 
-def test_an_entry_of_a_newer_layout_or_a_foreign_file_is_read_as_no_entry(cache_on):
+@pytest.mark.parametrize("path", KEPT_FORMATS, ids=lambda p: p.suffix)
+def test_an_entry_of_a_newer_layout_or_a_foreign_file_is_read_as_no_entry(cache_on, path):
     def newer(entry: Path) -> None:
         data = bytearray(entry.read_bytes())
         magic, layout, length = PREFIX.unpack_from(data)
         PREFIX.pack_into(data, 0, magic, layout + 1, length)
         entry.write_bytes(bytes(data))
 
-    damaged(cache_on, newer)
-    damaged(cache_on, lambda entry: entry.write_bytes(b"not an entry at all"))
+    damaged(cache_on, newer, path)
+    damaged(cache_on, lambda entry: entry.write_bytes(b"not an entry at all"), path)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root (CI runs as root)")
-def test_an_entry_owned_by_another_user_is_read_as_no_entry(cache_on):
-    damaged(cache_on, lambda entry: os.chown(entry, 65534, 65534))
+@pytest.mark.parametrize("path", KEPT_FORMATS, ids=lambda p: p.suffix)
+def test_an_entry_owned_by_another_user_is_read_as_no_entry(cache_on, path):
+    damaged(cache_on, lambda entry: os.chown(entry, 65534, 65534), path)
 
 
-def test_an_entry_others_may_write_is_read_as_no_entry(cache_on):
-    damaged(cache_on, lambda entry: entry.chmod(0o622))
+@pytest.mark.parametrize("path", KEPT_FORMATS, ids=lambda p: p.suffix)
+def test_an_entry_others_may_write_is_read_as_no_entry(cache_on, path):
+    damaged(cache_on, lambda entry: entry.chmod(0o622), path)
 
 
 def test_a_folder_that_is_not_private_is_neither_read_nor_written(cache_on, tmp_path):

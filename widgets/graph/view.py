@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from rich.segment import Segment
 from textual import events, work
+from textual.message import Message
 from textual.strip import Strip
 
 from explorer.document import Document, group_ref, is_group_ref
@@ -57,6 +58,14 @@ TOP_NODES = 20  # nodes the top list offers
 EXPAND_ALL_BOXES = 5_000  # most boxes `X` opens at once (its layout stays well under a second)
 
 class GraphView(FrameWidget, can_focus=True):
+    class Built(Message):
+        """The document's own graph is built and its first screen laid out: what the app keeps for the next open
+        of a big model (explorer.cache)."""
+
+        def __init__(self, document: Document) -> None:
+            super().__init__()
+            self.document = document
+
     BINDINGS = GRAPH_BINDINGS
     HELP_KEYS = GRAPH_HELP_KEYS
     DEFAULT_CSS = """
@@ -197,6 +206,8 @@ class GraphView(FrameWidget, can_focus=True):
         self.ready = True
         self._scroll_to_start()
         self.refresh()
+        if self.given_model is None and self.document is not None:
+            self.post_message(self.Built(self.document))
         pending, self._pending_ref = self._pending_ref, None
         node = model.ref_to_node.get(pending) if pending is not None else None
         if node is not None:  # a bookmark opened before the graph was built: its box

@@ -35,5 +35,6 @@ FORMATS = (
         lazy("explorer.formats.onnx.loading", "load"),
         write_samples=lazy("explorer.formats.onnx.samples", "write_samples"),
         limits=LIMITS,
+        cacheable=True,
     ),
 )

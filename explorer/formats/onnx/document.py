@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,10 @@ def build_document(path: Path, index: ModelIndex, problems: list[Problem], summa
 
 
 class OnnxView(DocumentView):
+    # the networkx graph, built again when asked (the derived-data cache keeps the rest)
+    SESSION_STATE = {"_graph": lambda: None}
+    _graph_inferred = False  # whether the graph model was built after shape inference (the one a kept open shows)
+
     def __init__(self, path: Path, index: ModelIndex) -> None:
         self.path = path
         self.index = index
@@ -142,7 +147,18 @@ class OnnxView(DocumentView):
         """Nodes from the index's one pass, grouped by scope, subgraph and function."""
         from explorer.formats.onnx.graph_model import onnx_graph
 
+        self._graph_inferred = self.index.inference is not None
         return onnx_graph(self)
+
+    def derived_state(self) -> tuple:
+        """Shape inference's answer and the graph built after it: what a kept document saves a second open."""
+        return (self.index.inference is not None, self._graph_cache is not None and self._graph_inferred)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        if not self._graph_inferred:  # built before inference: not the graph a command or the TUI draws
+            state.pop("_graph_cache", None)
+        return state
 
     def parameter_bytes_by_dtype(self) -> dict[str, int]:
         summary = self.document.summary if self.document else {}
@@ -211,15 +227,18 @@ class OnnxView(DocumentView):
                     "functions",
                     f"Functions  ({len(functions)})",
                     ("functions",),
-                    expand=lambda: [self._graph_item(f"functions[{k}]") for k in range(len(functions))],
+                    expand=self._function_items,
                 )
             )
         return Item("file", name, ("summary",), children=children)
 
+    def _function_items(self) -> list[Item]:
+        return [self._graph_item(f"functions[{k}]") for k in range(len(self.index.model.functions))]
+
     def _graph_item(self, key: str, label: str | None = None) -> Item:
         info = self.index.graphs[key]
         text = label or f"{info.title}  ({len(info.nodes)} nodes)"
-        return Item("graph", text, ("graph", key), expand=lambda: self._graph_children(key))
+        return Item("graph", text, ("graph", key), expand=partial(self._graph_children, key))
 
     def _graph_children(self, key: str) -> list[Item]:
         info = self.index.graphs[key]
@@ -228,13 +247,13 @@ class OnnxView(DocumentView):
                 "inputs",
                 f"Inputs  ({len(info.inputs)})",
                 ("inputs", key),
-                expand=lambda: self._values(key, info.inputs),
+                expand=partial(self._values, key, info.inputs),
             ),
             Item(
                 "outputs",
                 f"Outputs  ({len(info.outputs)})",
                 ("outputs", key),
-                expand=lambda: self._values(key, info.outputs),
+                expand=partial(self._values, key, info.outputs),
             ),
         ]
         if info.initializers:
@@ -243,10 +262,11 @@ class OnnxView(DocumentView):
                     "inits",
                     f"Initializers  ({len(info.initializers)})",
                     ("inits", key),
-                    expand=lambda: self._init_items(key),
+                    expand=partial(self._init_items, key),
                 )
             )
-        items.append(Item("nodes", f"Nodes  ({len(info.nodes)})", ("nodes", key), expand=lambda: self._node_items(key)))
+        nodes = f"Nodes  ({len(info.nodes)})"
+        items.append(Item("nodes", nodes, ("nodes", key), expand=partial(self._node_items, key)))
         return items
 
     def _values(self, key: str, names: list[str]) -> list[Item]:
@@ -254,7 +274,7 @@ class OnnxView(DocumentView):
 
     def _value_item(self, key: str, name: str, prefix: str = "") -> Item:
         label = f"{prefix}{name or '(empty)'} : {self.type_str(key, name)}"
-        return Item("value", label, ("value", key, name), expand=lambda: self._links(key, name))
+        return Item("value", label, ("value", key, name), expand=partial(self._links, key, name))
 
     def _links(self, key: str, name: str) -> list[Item]:
         """Jumps from a value to its producer and consumers (Enter follows them)."""
@@ -325,10 +345,10 @@ class OnnxView(DocumentView):
 
     def _node_items(self, key: str) -> list[Item]:
         count = len(self.index.graphs[key].nodes)
-        return chunked_items(0, count, lambda n: self._node_item(key, n), "nodes", lambda lo: ("chunk", key, lo))
+        return chunked_items(0, count, partial(self._node_item, key), "nodes", lambda lo: ("chunk", key, lo))
 
     def _node_item(self, key: str, n: int) -> Item:
-        return Item("node", self.node_label(key, n), ("node", key, n), expand=lambda: self._node_children(key, n))
+        return Item("node", self.node_label(key, n), ("node", key, n), expand=partial(self._node_children, key, n))
 
     def _node_children(self, key: str, n: int) -> list[Item]:
         node = self.index.graphs[key].nodes[n]

@@ -25,18 +25,35 @@ class GraphSource(Protocol):
     def node_attributes(self, ref: Ref, as_written: bool = False) -> str: ...
 
 
+class _Resolve:
+    """The graph's deferred texts from the view (a class, not a closure: a kept document pickles its graph)."""
+
+    def __init__(self, view: GraphSource) -> None:
+        self.view = view
+
+    def __call__(self, what: str, key: str, name: Any) -> str:
+        if what == "dtype":
+            return _dtype(self.view, key, name)
+        if what == "value":  # a small constant's values, for the box that folds it (`axes = [0, 2]`)
+            return self.view.value_preview(name, limit=SHOWN_VALUES)
+        return self.view.type_str(key, name)
+
+
+class _Attributes:
+    """attributes_of for GraphModel: alike blocks stack only when their attributes are equal."""
+
+    def __init__(self, view: GraphSource, refs: list[Any]) -> None:
+        self.view, self.refs = view, refs
+
+    def __call__(self, node: int) -> str:
+        return _attributes(self.view, self.refs[node])
+
+
 def onnx_graph(view: GraphSource) -> GraphModel:
     index = view.index
-    def resolve(what: str, key: str, name: Any) -> str:
-        if what == "dtype":
-            return _dtype(view, key, name)
-        if what == "value":  # a small constant's values, for the box that folds it (`axes = [0, 2]`)
-            return view.value_preview(name, limit=SHOWN_VALUES)
-        return view.type_str(key, name)
-
-    b = GraphBuilder(resolve=resolve)
-    b.role_of = _roles(index, b.refs)
-    b.attributes_of = lambda node: _attributes(view, b.refs[node])  # alike blocks stack only when equal
+    b = GraphBuilder(resolve=_Resolve(view))
+    b.role_of = _Roles(index, b.refs)
+    b.attributes_of = _Attributes(view, b.refs)
     graph_group: dict[str, int] = {}
     node_ids: dict[str, int] = {}  # graph key → the id of its first op node (its nodes are consecutive)
     value_source: dict[tuple[str, str], int] = {}  # (graph key, value name) → node id that defines it
@@ -139,36 +156,37 @@ def _tensor_bytes(tensor: Any) -> int:
     return tensor_bytes(tensor) or 0
 
 
-def _roles(index: Any, refs: list[Any]) -> Any:
+class _Roles:
     """role_of for GraphModel: where a node reads a value (its input's position) and that input's formal name
     in the op's schema (Conv: X, W, B), looked up once per op type and position, only for boxes that fold
     something."""
-    opsets = {(o.domain or ""): o.version for o in index.model.opset_import}
-    names: dict[tuple[str, str, int], str] = {}
 
-    def formal(op: str, domain: str, slot: int) -> str:
+    def __init__(self, index: Any, refs: list[Any]) -> None:
+        self.index, self.refs = index, refs
+        self.opsets = {(o.domain or ""): o.version for o in index.model.opset_import}
+        self.names: dict[tuple[str, str, int], str] = {}
+
+    def formal(self, op: str, domain: str, slot: int) -> str:
         key = (op, domain, slot)
-        if key not in names:
+        if key not in self.names:
             try:
                 import onnx.defs
 
-                version = opsets.get(domain if domain != "ai.onnx" else "", 1 << 30)
+                version = self.opsets.get(domain if domain != "ai.onnx" else "", 1 << 30)
                 inputs = onnx.defs.get_schema(op, version, domain).inputs
-                names[key] = inputs[min(slot, len(inputs) - 1)].name if inputs else ""
+                self.names[key] = inputs[min(slot, len(inputs) - 1)].name if inputs else ""
             except Exception:  # an op of a domain onnx does not know (a custom op): no name, the shape alone
-                names[key] = ""
-        return names[key]
+                self.names[key] = ""
+        return self.names[key]
 
-    def role_of(node: int, value: str) -> tuple[int, str]:
-        ref = refs[node]
+    def __call__(self, node: int, value: str) -> tuple[int, str]:
+        ref = self.refs[node]
         if not ref or ref[0] != "node":
             return 0, ""
-        proto = index.graphs[ref[1]].nodes[ref[2]]
+        proto = self.index.graphs[ref[1]].nodes[ref[2]]
         inputs = list(proto.input)
         slot = inputs.index(value) if value in inputs else len(inputs)
-        return slot, formal(proto.op_type, proto.domain, slot)
-
-    return role_of
+        return slot, self.formal(proto.op_type, proto.domain, slot)
 
 
 SHOWN_VALUES = 4  # a folded constant of at most this many elements shows its values on its reader's box

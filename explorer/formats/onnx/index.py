@@ -65,7 +65,9 @@ class GraphInfo:
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     initializers: dict[str, int] = field(default_factory=dict)  # name → index in proto.initializer
-    types: dict[str, TypeProto] = field(default_factory=dict)  # name → its type (declared, then inferred)
+    types: dict[str, TypeProto] = field(default_factory=dict)  # name → its type as the file declares it
+    # name → its type as shape inference found it, where the file declares none or one without a shape
+    inferred: dict[str, TypeProto] = field(default_factory=dict)
     subgraphs: dict[int, list[str]] = field(default_factory=dict)  # node index → keys of its subgraphs
     # per node, read in the one indexing pass so the graph view need not walk the protobuf again
     node_names: list[str] = field(default_factory=list)
@@ -79,6 +81,32 @@ class GraphInfo:
     def nodes(self) -> Sequence[NodeProto]:
         return self.proto.node
 
+    def type_of(self, name: str) -> TypeProto | None:
+        """The value's type in this graph: inferred where the file declares none, or one without a shape."""
+        declared = self.types.get(name)
+        if declared is None or shapeless(declared):
+            return self.inferred.get(name) or declared
+        return declared
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Its protobuf parts are the model's: the index keeps the model once and finds them again (`__setstate__`
+        of the index); the inferred types are the inference's, kept once by the index as its output."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("proto", "types", "inferred")}
+
+
+def shapeless(declared: Any) -> bool:
+    return declared.HasField("tensor_type") and not declared.tensor_type.HasField("shape")
+
+
+@dataclass
+class KeptInference:
+    """Shape inference's answer for the bound dims: the inferred model as the child gave it (None when it failed)
+    and the problems it made; a document read back from the cache merges it again instead of running it."""
+
+    dims: dict[str, int]
+    output: bytes | None
+    problems: list[Any]
+
 
 @dataclass
 class ModelIndex:
@@ -88,6 +116,25 @@ class ModelIndex:
     problems: list[tuple[Severity, str, str, str]] = field(default_factory=list)  # severity, code, message, where
     stripped: bytes = b""  # the file as the wire walk left it (large tensors' bytes in the file): what inference reads
     types_version: int = 0  # counts the times shape inference added types (what an op's counts were read from)
+    inference: KeptInference | None = None  # the last inference's answer, kept with the document
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The model as its bytes (`stripped`, which it was parsed from: a parse is all reading it back costs),
+        each graph's parts found again in it by key; the declared types read again, the inferred ones not (a
+        document read back has not run its deep checks: they merge `inference` again)."""
+        state = self.__dict__.copy()
+        state["model"] = None if self.stripped else self.model.SerializeToString()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        serialized = state.pop("model")
+        self.__dict__.update(state)
+        self.model = ModelProto()
+        self.model.ParseFromString(serialized if serialized is not None else self.stripped)
+        for key, graph in self.graphs.items():
+            graph.proto = _graph_at(self.model, key)
+            graph.types, graph.inferred = {}, {}
+            _declare_types(graph)
 
     @property
     def main(self) -> GraphInfo:
@@ -110,7 +157,7 @@ class ModelIndex:
     def type_of(self, key: str, name: str) -> TypeProto | None:
         current: str | None = key
         while current is not None:
-            found = self.graphs[current].types.get(name)
+            found = self.graphs[current].type_of(name)
             if found is not None:
                 return found
             current = self.graphs[current].parent
@@ -270,16 +317,11 @@ def _add_graph(
     if kind == "function":
         graph.inputs = list(proto.input)
         graph.outputs = list(proto.output)
-        for info in getattr(proto, "value_info", []):
-            graph.types[info.name] = info.type
     else:
         graph.inputs = [v.name for v in proto.input]
         graph.outputs = [v.name for v in proto.output]
         graph.initializers = {t.name: i for i, t in enumerate(proto.initializer)}
-        for values in (proto.input, proto.output, proto.value_info):
-            for info in values:
-                if info.HasField("type"):
-                    graph.types.setdefault(info.name, info.type)
+    _declare_types(graph)
     _require_text(graph.inputs + graph.outputs + list(graph.initializers), key)
     producer, consumers = graph.producer, graph.consumers
     known = set(graph.inputs) | graph.initializers.keys()
@@ -365,6 +407,35 @@ def _add_graph(
         more = f" (and {others:,} other node{'s' if others != 1 else ''})" if others else ""
         index.problems.append(("warning", "torch-scope-ignored", f"node {n} {name!r}{more}: {why}",
                                f"{key}.node[{n}].metadata_props"))  # fmt: skip
+
+
+def _declare_types(graph: GraphInfo) -> None:
+    """The types the graph's file declares (a function's value_info; a graph's inputs, outputs and value_info)."""
+    proto = graph.proto
+    if graph.kind == "function":
+        for info in getattr(proto, "value_info", []):
+            graph.types[info.name] = info.type
+        return
+    for values in (proto.input, proto.output, proto.value_info):
+        for info in values:
+            if info.HasField("type"):
+                graph.types.setdefault(info.name, info.type)
+
+
+_SUBGRAPH_KEY = re.compile(r"^(.*)\.node\[(\d+)\]\.attribute\[(\d+)\]\.(?:g|graphs\[(\d+)\])$")
+
+
+def _graph_at(model: ModelProto, key: str) -> Any:
+    """The graph or function a key names (`graph`, `functions[1]`, `graph.node[3].attribute[0].g`)."""
+    if key == "graph":
+        return model.graph
+    if key.startswith("functions[") and key.endswith("]"):
+        return model.functions[int(key[len("functions[") : -1])]
+    found = _SUBGRAPH_KEY.match(key)
+    if found is None:
+        raise ValueError(f"not a graph's key: {key}")
+    owner = _graph_at(model, found.group(1)).node[int(found.group(2))].attribute[int(found.group(3))]
+    return owner.g if found.group(4) is None else owner.graphs[int(found.group(4))]
 
 
 def tensor_bytes(tensor: TensorProto) -> int | None:

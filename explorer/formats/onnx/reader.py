@@ -190,40 +190,67 @@ INFERENCE_SECONDS = 600.0
 def infer_shapes(index: ModelIndex, path: Path, dims: Mapping[str, int] | None = None) -> list[Problem]:
     """Add inferred value types to the index; a failure, a crash or a timeout of onnx's inference is a warning
     (the declared types stay, the model opens). It costs about twice the parse on big graphs; every command that
-    shows shapes or counts runs it (`info` too, for the counts)."""
-    import onnx
-    from google.protobuf.message import DecodeError
+    shows shapes or counts runs it (`info` too, for the counts). Its answer is kept on the index
+    (`ModelIndex.inference`): a document read back from the cache merges it again for the same dims."""
+    from explorer.formats.onnx.index import KeptInference
 
+    bound = dict(dims or {})
+    kept = index.inference
+    if kept is not None and kept.dims == bound:
+        if kept.output is not None:
+            _merge_output(index, kept.output)
+        return list(kept.problems)
     from explorer.isolated import run_forked
 
-    infer = functools.partial(_inferred_model, dims=dict(dims or {}))
+    infer = functools.partial(_inferred_model, dims=bound)
     result = run_forked(infer, index.stripped or index.model.SerializeToString(), INFERENCE_SECONDS)
     if result.failure:
-        return [Problem("warning", "shape-inference", f"shape inference failed: {result.failure}; the model is "
-                        "shown with the types it declares", "graph")]  # fmt: skip
-    inferred = onnx.ModelProto()
+        problems = [Problem("warning", "shape-inference", f"shape inference failed: {result.failure}; the model is "
+                            "shown with the types it declares", "graph")]  # fmt: skip
+        index.inference = KeptInference(bound, None, problems)
+        return problems
     try:
-        inferred.ParseFromString(result.output)
-    except (DecodeError, RecursionError, ValueError) as error:
-        return [Problem("warning", "shape-inference", f"shape inference gave no readable model: {error}", "graph")]
-    _merge_types(index, "graph", inferred.graph)
+        _merge_output(index, result.output)
+    except _Unreadable as error:
+        problems = [Problem("warning", "shape-inference", f"shape inference gave no readable model: {error}",
+                            "graph")]  # fmt: skip
+        index.inference = KeptInference(bound, None, problems)
+        return problems
     index.types_version += 1
+    index.inference = KeptInference(bound, result.output, [])
     return []
 
 
-def _shapeless(declared: Any) -> bool:
-    return declared.HasField("tensor_type") and not declared.tensor_type.HasField("shape")
+class _Unreadable(Exception):
+    """The inferred model does not parse."""
+
+
+def _merge_output(index: ModelIndex, output: bytes) -> None:
+    """The types of the inferred model (`output`, serialized) in place of what an earlier inference found."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    inferred = onnx.ModelProto()
+    try:
+        inferred.ParseFromString(output)
+    except (DecodeError, RecursionError, ValueError) as error:
+        raise _Unreadable(error) from None
+    for info in index.graphs.values():
+        info.inferred = {}
+    _merge_types(index, "graph", inferred.graph)
 
 
 def _merge_types(index: ModelIndex, key: str, graph: Any) -> None:
+    from explorer.formats.onnx.index import shapeless
+
     info = index.graphs.get(key)
     if info is None:
         return
     for value in [*graph.value_info, *graph.output]:
         if value.HasField("type"):
             declared = info.types.get(value.name)
-            if declared is None or _shapeless(declared):  # inference knows more than a type without a shape
-                info.types[value.name] = value.type
+            if declared is None or shapeless(declared):  # inference knows more than a type without a shape
+                info.inferred[value.name] = value.type
     for n, node in enumerate(graph.node):
         for a, attribute in enumerate(node.attribute):
             if attribute.HasField("g"):
