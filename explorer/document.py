@@ -152,6 +152,9 @@ class DocumentView:
     # What a session fills as it goes (caches of what was read, jobs running in worker processes): left out when
     # the document is kept by the derived-data cache and made again, empty, when it is read back
     SESSION_STATE: dict[str, Callable[[], Any]] = {}
+    # Whether a kept document holds its graph (a model's, built after its deep checks): the TUI keeps such a
+    # document once the graph is built rather than as soon as it is loaded
+    KEEPS_GRAPH = False
 
     def __getstate__(self) -> dict[str, Any]:
         return {name: value for name, value in self.__dict__.items() if name not in self.SESSION_STATE}

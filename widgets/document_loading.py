@@ -113,7 +113,7 @@ class DocumentLoading(AppParts):
         unnamed = any(not incident.roles for incident in incidents)
         # a big file's cache entry, before any view may touch the document; a model's once its graph is built
         # (GraphView.Built, the prebuild), or as the app ends
-        if not unnamed and not document.offers(Capability.GRAPH):
+        if not unnamed and not document.view.KEEPS_GRAPH:
             derived.keep(document, self._cache_warning)
         self.call_from_thread(self.show_document, document, roles_pending=unnamed)
         if unnamed:

@@ -329,3 +329,15 @@ def test_the_incidents_are_kept_with_their_roles_and_their_problems(cache_on, mo
     assert [i.to_json() for i in second] == [i.to_json() for i in first] and all(i.roles for i in second)
     kept = {id(problem) for problem in again.problems}
     assert all(id(member) in kept for incident in second for member in incident.members)
+
+
+def test_a_schedules_graph_is_not_kept(cache_on):
+    """A schedule's graph (168,000 boxes on the 480 MB file) would make every second open read it, `info`'s too:
+    the entry holds the document without it, and the graph is built again when asked."""
+    document = open_document(SCHEDULE)
+    document.view.graph_model()
+    derived.keep(document)
+    derived.wait_for_writes()
+    again = open_document(SCHEDULE)
+    assert again._kept_state is not None and not again.view.graph_ready()
+    assert again.view.graph_model().n_nodes == document.view.graph_model().n_nodes

@@ -65,6 +65,7 @@ def build_document(path: Path, index: ModelIndex, problems: list[Problem], summa
 class OnnxView(DocumentView):
     # the networkx graph, built again when asked (the derived-data cache keeps the rest)
     SESSION_STATE = {"_graph": lambda: None}
+    KEEPS_GRAPH = True
     _graph_inferred = False  # whether the graph model was built after shape inference (the one a kept open shows)
 
     def __init__(self, path: Path, index: ModelIndex) -> None:

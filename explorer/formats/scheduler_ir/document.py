@@ -64,8 +64,9 @@ def build_document(path: Path, s: Schedule, problems: list[Problem]) -> Document
 
 
 class ScheduleView(DocumentView):
-    # the roles read (what the incidents name) are the file's own: kept with the document
-    SESSION_STATE = {"_decoded": dict, "_role_jobs": dict}
+    # the roles read (what the incidents name) are the file's own: kept with the document; its graph is not (a
+    # 168,000-box graph would make every second open read it, `info`'s too; the TUI builds it in the background)
+    SESSION_STATE = {"_decoded": dict, "_role_jobs": dict, "_graph_cache": lambda: None}
 
     def derived_state(self) -> tuple:
         return len(self._roles), len(self._role_answers)
