@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -266,7 +267,7 @@ class CoreMLView(DocumentView):
 
     def _op_items(self, key: str) -> list[Item]:
         count = len(self.model.blocks[key].proto.operations)
-        return chunked_items(0, count, lambda i: self._op_item(key, i), "ops", lambda lo: ("chunk", key, lo))
+        return chunked_items(0, count, partial(self._op_item, key), "ops", lambda lo: ("chunk", key, lo))
 
     def op_label(self, key: str, i: int) -> str:
         op = self.model.blocks[key].proto.operations[i]
@@ -281,7 +282,7 @@ class CoreMLView(DocumentView):
             "op",
             self.op_label(key, i),
             ("op", key, i),
-            expand=(lambda: self._op_children(key, i)) if has_children else None,
+            expand=partial(self._op_children, key, i) if has_children else None,
         )
 
     def _op_children(self, key: str, i: int) -> list[Item]:

@@ -30,5 +30,6 @@ FORMATS = (
         lazy("explorer.formats.gemini_frontend.loading", "load"),
         write_samples=lazy("explorer.formats.gemini_frontend.samples", "write_samples"),
         limits=LIMITS,
+        cacheable=True,
     ),
 )

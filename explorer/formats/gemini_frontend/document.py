@@ -93,15 +93,17 @@ class FrontendView(DocumentView):
         facts = self.summary()
         return f"frontend IR · {facts['layers']} layers · {len(facts['operations'])} operations"
 
-    # ---- tree ---------------------------------------------------------------------------------------------
+    # ---- tree (expanders are bound methods and partials, not closures: a kept document pickles its tree) -----
+    def _layer_items(self) -> list[Item]:
+        return chunked_items(0, len(self.ir.layers), self._layer_item, "layers", lambda lo: ("layer", lo))
+
     def tree(self, name: str) -> Item:
         ir = self.ir
         operations = self.summary()["operations"]
         return Item("file", name, ("summary",), children=[
             Item("group", "Summary", ("summary",)),
             Item("group", f"Layers ({len(ir.layers)})", ("layers",),
-                 expand=lambda: chunked_items(0, len(ir.layers), self._layer_item, "layers",
-                                              lambda lo: ("layer", lo))),
+                 expand=self._layer_items),
             Item("group", f"By operation ({len(operations)})", ("operations",), children=[
                 Item("operation", f"{op} · {count}", ("operation", op),
                      expand=functools.partial(self._operation_items, op))

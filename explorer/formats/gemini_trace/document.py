@@ -197,9 +197,9 @@ class TraceView(DocumentView):
             Item("group", "Summary", ("summary",)),
             Item("group", f"Units ({len(p.units)})", ("units",), children=units),
             Item("group", f"By workload ({self.summary()['workloads']:,})", ("by-workload",),
-                 expand=lambda: self._key_items("wkl", p.wkl, "workload")),
+                 expand=partial(self._key_items, "wkl", p.wkl, "workload")),
             Item("group", f"By layer ({self.summary()['layers']:,})", ("by-layer",),
-                 expand=lambda: self._key_items("slyr", p.slyr, "layer")),
+                 expand=partial(self._key_items, "slyr", p.slyr, "layer")),
         ])  # fmt: skip
 
     def _key_items(self, kind: str, values: np.ndarray, word: str) -> list[Item]:
@@ -215,8 +215,11 @@ class TraceView(DocumentView):
 
     def _instruction_items(self, instructions: np.ndarray) -> list[Item]:
         rows = self.row_of[instructions].tolist()
-        return chunked_items(0, len(rows), lambda i: self._instruction_item(rows[i]), "instructions",
+        return chunked_items(0, len(rows), partial(self._row_item, rows), "instructions",
                              lambda lo: ("chunk", rows[lo]))  # fmt: skip
+
+    def _row_item(self, rows: list[int], i: int) -> Item:
+        return self._instruction_item(rows[i])
 
     def _instruction_item(self, row: int) -> Item:
         k = int(self.order[row])

@@ -47,5 +47,6 @@ FORMATS = (
         accepts_directories=True,
         write_samples=lazy("explorer.formats.tvm_mlf.samples", "write_samples"),
         limits=LIMITS,
+        cacheable=True,
     ),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -222,7 +223,7 @@ class TvmView(DocumentView):
                     "graph",
                     f"Graph  ({len(module.graph.nodes)} nodes)",
                     ("graph", m),
-                    expand=lambda: self._node_items(m),
+                    expand=partial(self._node_items, m),
                 )
             )
         if module.params:
@@ -231,13 +232,13 @@ class TvmView(DocumentView):
                     "params",
                     f"Parameters  ({len(module.params)}, {human_bytes(module.param_bytes)})",
                     ("params", m),
-                    expand=lambda: self._param_items(m),
+                    expand=partial(self._param_items, m),
                 )
             )
         if module.plan:
             plan = module.plan
             label = f"Storage plan  ({len(plan.storage)} ids, peak {human_bytes(plan.peak_bytes)})"
-            items.append(Item("storage", label, ("storage", m), expand=lambda: self._sid_items(m)))
+            items.append(Item("storage", label, ("storage", m), expand=partial(self._sid_items, m)))
         if module.memory:
             items.append(Item("memory", f"Memory  (workspace {human_bytes(module.workspace_bytes)})", ("memory", m)))
         for member in [module.relay_member, *module.tir_members, *module.source_members]:
