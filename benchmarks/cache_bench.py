@@ -160,7 +160,8 @@ def model_section(files: list[tuple[str, Path]]) -> list[str]:
         "| file | bytes | nodes | today | first open | first ÷ today | written after it | second open | entry |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    verdicts = []
+    verdicts = [] if files else ["- not measured: the torch exports are absent (`hf_exports`: the torch and weights "
+                                 "sections write them, run with a python that has torch)"]  # fmt: skip
     for label, path in files:
         folder = Path(tempfile.mkdtemp(prefix="irx-cache-bench-"))
         try:

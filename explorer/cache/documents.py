@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from explorer.format import Format
 
 MIN_SECONDS = 0.3  # what was worked out quicker than this is not written: reading the entry would save too little
+# Keeping costs a hash of every byte (a command waits for it; every second open pays it again): a document is kept
+# only when working it out cost SAVED_PER_HASH times what hashing the file takes at HASH_BYTES_PER_SECOND (a
+# 512 MiB TVM bundle read in 0.5 s is not kept; the 480 MB schedule, 10 s to read, is)
+HASH_BYTES_PER_SECOND = 4e9
+SAVED_PER_HASH = 20.0
 DISK_RESERVE = 256 * 2**20  # a write that would leave less free than this is skipped (it would fill the disk)
 
 
@@ -108,7 +113,8 @@ _warned = threading.Event()
 
 def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
     """Write `document` to the slot its open marked, in a thread of its own, when what it holds cost at least
-    MIN_SECONDS to work out (its load, deep checks and graph: `Document.derive_seconds`) and it holds more than
+    MIN_SECONDS to work out (its load, deep checks and graph: `Document.derive_seconds`), and SAVED_PER_HASH
+    times what hashing the file costs, and it holds more than
     the entry it came from or was last kept as (`Document.derived_state`); a write that cannot be made is
     skipped, a full disk said once (`warn`, else stderr). Call it when done with what the command or the first
     screen worked out: the pickling walks the document (a view may read it meanwhile; one that changes what the
@@ -116,7 +122,8 @@ def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
     import pickle
 
     slot = document.cache_slot
-    if not isinstance(slot, Slot) or document.derive_seconds < MIN_SECONDS:
+    if not isinstance(slot, Slot) or document.derive_seconds < max(MIN_SECONDS, slot.stamp.size * SAVED_PER_HASH /
+                                                                   HASH_BYTES_PER_SECOND):  # fmt: skip
         return
     with _keeping:  # the TUI may keep from two threads (its load, its graph): each state is written once
         state = document.derived_state()

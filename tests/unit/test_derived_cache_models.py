@@ -151,3 +151,20 @@ def test_a_file_changed_after_it_was_read_is_not_kept(cache_on, tmp_path):
     derived.keep(again)
     derived.wait_for_writes()
     assert len(entry_files(cache_on)) == 1
+
+
+def test_a_file_whose_hash_would_cost_too_much_of_what_it_saves_is_not_kept(cache_on, monkeypatch):
+    """Keeping costs a hash of every byte, on the write and on every second open: a file read quickly for its size
+    (a 512 MiB TVM bundle in 0.5 s) is not kept."""
+    document = open_document(MODEL)
+    document.run_deep_checks()
+    document.view.drawn_graph()
+    seconds, size = document.derive_seconds, MODEL.stat().st_size
+    monkeypatch.setattr(derived, "HASH_BYTES_PER_SECOND", size * derived.SAVED_PER_HASH / seconds / 2)
+    derived.keep(document)
+    derived.wait_for_writes()
+    assert entry_files(cache_on) == []
+    monkeypatch.setattr(derived, "HASH_BYTES_PER_SECOND", size * derived.SAVED_PER_HASH / seconds * 2)
+    derived.keep(document)
+    derived.wait_for_writes()
+    assert len(entry_files(cache_on)) == 1

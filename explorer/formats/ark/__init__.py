@@ -36,7 +36,6 @@ FORMATS = (
         lazy("explorer.formats.ark.loading", "load_model"),
         write_samples=lazy("explorer.formats.ark.samples", "write_samples"),
         limits=LIMITS,
-        cacheable=True,
     ),
     Format(
         "ark-plan",
@@ -45,6 +44,5 @@ FORMATS = (
         match_plan,
         lazy("explorer.formats.ark.loading", "load_plan"),
         limits=LIMITS,
-        cacheable=True,
     ),
 )
