@@ -225,6 +225,37 @@ async def test_the_minimap_covers_no_box_on_any_first_screen():
     assert drawn
 
 
+async def test_the_minimap_takes_a_blank_corner_where_there_is_one():
+    """With every group of a model open the minimap sat on frame borders in the bottom-left corner while the
+    top-left one was blank: of the corners that cover no box, the one that hides the least comes first."""
+    from tests.conftest import SAMPLE_DATA
+    from widgets.graph.canvas import draw
+    from widgets.graph.painting import MINIMAP_SIZE
+    from widgets.graph.view import STATUS_LINES
+
+    files = [*sorted((SAMPLES / "onnx").glob("*.onnx")), SAMPLE_DATA / "residual_blocks.onnx",
+             SAMPLE_DATA / "subgraphs_functions.onnx"]  # fmt: skip
+    blank_corners = 0
+    for path in (f for f in files if f.exists()):
+        app = make_app(path)
+        async with app.run_test(size=(160, 48)) as pilot:
+            graph = await open_graph(pilot)
+            await pilot.press("X")  # every group open: the frames reach the corners
+            await pilot.pause()
+            graph.render_frame()
+            if graph.minimap_box is None:
+                continue
+            width, body = graph.size.width, graph.size.height - STATUS_LINES
+            canvas = draw(graph.picture, width, body, graph.origin, graph.colours()[0], graph.selected_item)
+            mw, mh = MINIMAP_SIZE
+            corners = ((width - mw, 0), (width - mw, body - mh), (0, body - mh), (0, 0))
+            blank = [(x0, y0) for x0, y0 in corners if (canvas.chars[y0 : y0 + mh, x0 : x0 + mw] == ord(" ")).all()]
+            if blank:
+                blank_corners += 1
+                assert graph.minimap_box[:2] == blank[0], path.name
+    assert blank_corners
+
+
 async def test_no_minimap_at_80_columns():
     """At 80×24 the panel has no cells to spare for a minimap: it would cover the model."""
     from tests.conftest import SAMPLE_DATA

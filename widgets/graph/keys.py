@@ -52,7 +52,7 @@ GRAPH_HELP_KEYS = [
     ("Graph", "X", "open every group (up to 5,000 boxes)"),
     ("Graph", "a", "per-node data: what a closed group shows (sum, max, mean)"),
     ("Graph", "T", "the top 20 boxes by the per-node data or numeric mode shown; Enter jumps"),
-    ("Graph", "m", "show or hide the minimap (it takes a corner that covers no box nor frame title, else "
-                   "waits for one)"),
+    ("Graph", "m", "show or hide the minimap (in the corner that hides the least and no box nor frame title; "
+                   "else it waits for one)"),
     ("Graph", "click / wheel", "select a box / scroll"),
 ]

@@ -51,9 +51,11 @@ BASE_STYLES = {
 def draw_minimap(
     canvas: Canvas, layout: Layout, width: int, body: int, origin: tuple[int, int]
 ) -> tuple[int, int, int, int] | None:
-    """The minimap in a corner of the panel that covers no box (the selection included) and no frame's title;
-    none while every corner would cover one, or the terminal is too small to spare the cells: it comes back
-    when the view moves to where a corner is free. Where it went (x, y, width, height on the panel), or None."""
+    """The minimap in a corner of the panel that covers no box (the selection included) and no frame's title,
+    of those the one that hides the fewest drawn cells (edges, frame borders; ties: top-right, bottom-right,
+    bottom-left, top-left); none while every corner would cover a box or a title, or the terminal is too small
+    to spare the cells: it comes back when the view moves to where a corner is free. Where it went (x, y, width,
+    height on the panel), or None."""
     mw, mh = MINIMAP_SIZE
     if width < mw * 3 or body < mh * 2:
         return None
@@ -62,14 +64,16 @@ def draw_minimap(
     w, h = layout.w.astype(np.int64), layout.h.astype(np.int64)
     titles = [(fx + 2 - ox, fy - oy, min(len(layout.frame_labels.get(g, "")), max(fw - 8, 4)) + 4)
               for g, (fx, fy, fw, _) in layout.frames.items() if layout.frame_labels.get(g)]  # fmt: skip
+    free: list[tuple[int, int, int, int]] = []  # (drawn cells hidden, order, x, y) of each corner it may take
     for x0, y0 in ((width - mw, 0), (width - mw, body - mh), (0, body - mh), (0, 0)):
         covered = (x < x0 + mw) & (x + w > x0) & (y < y0 + mh) & (y + h > y0)
         # nor a frame's title: the name of the group around what is on screen
         if not covered.any() and not any(tx < x0 + mw and tx + tw > x0 and y0 <= ty < y0 + mh
                                          for tx, ty, tw in titles):  # fmt: skip
-            break
-    else:
+            free.append((int((canvas.chars[y0 : y0 + mh, x0 : x0 + mw] != ord(" ")).sum()), len(free), x0, y0))
+    if not free:
         return None
+    _, _, x0, y0 = min(free)  # the corner that hides the fewest drawn cells (edges, frame borders), blank first
     rows = minimap(layout, mw - 2, mh - 2, (ox, oy, width, body))
     canvas.text(x0, y0, "┌" + "─" * (mw - 2) + "┐", FRAME)
     for k, row in enumerate(rows):
