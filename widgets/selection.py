@@ -143,10 +143,12 @@ class SelectionSync(AppParts):
 
     def _follow_tree(self, ref: Any, following: str = "") -> None:
         """Every view follows the tree's cursor but `following`, the view the cursor itself followed (a view of
-        rows has set the details and the other views' rows already)."""
+        rows has set the details and the other views' rows already; any view that moved the cursor has shown the
+        same ref's details: drawn again, a graph key cost two details paints)."""
         if following in ROW_VIEWS:
             return
-        self.show_details(ref)
+        if not following:
+            self.show_details(ref)
         if self.document is None:
             return
         row = workload_row(ref)

@@ -274,3 +274,23 @@ async def test_a_selection_arriving_while_the_app_closes_is_dropped():
         app.on_selected(Selected(("node", "graph", 0), tree, "x"))
         await pilot.pause()
         assert app.is_running
+
+
+async def test_a_graph_key_draws_the_details_once():
+    """The graph's selection moves the tree's cursor, whose own selection came back to draw the same details a
+    second time: every graph key cost two details paints (the tree follows, the details are drawn once)."""
+    app = make_app(ONNX)
+    async with app.run_test(size=SIZE) as pilot:
+        graph = await open_graph(pilot)
+        drawn = []
+        real = app.show_details
+        app.show_details = lambda ref: drawn.append(ref) or real(ref)
+        for _ in range(3):
+            before = len(drawn)
+            await pilot.press("down")
+            await pilot.pause(0.05)
+            await pilot.pause()
+            selected = app.selections["graph"][0]
+            assert drawn[before:] == [selected]  # once, and the graph's selection
+            assert app.query_one(DocumentTree).cursor_node.data.ref == selected  # the tree followed
+        assert graph.ready
