@@ -53,13 +53,11 @@ class Slot:
         that was opened (an entry keyed now could hold what another file became)."""
         if self._key is None:
             try:
-                found = entry_key(self.format, Path(self.source), self.options)
+                self._key = entry_key(self.format, Path(self.source), self.options)
             except OSError:
                 return None
-            if changed_since(Path(self.source), self.stamp, self.changed_ns):
-                return None
-            self._key = found
-        return self._key
+        # asked again on each write: a file changed after its hash was taken is no longer what was read
+        return None if changed_since(Path(self.source), self.stamp, self.changed_ns) else self._key
 
 
 def slot_for(found: Format, path: Path, strict: bool, companions: dict[str, Path | None] | None,

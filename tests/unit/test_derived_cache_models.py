@@ -168,3 +168,23 @@ def test_a_file_whose_hash_would_cost_too_much_of_what_it_saves_is_not_kept(cach
     derived.keep(document)
     derived.wait_for_writes()
     assert len(entry_files(cache_on)) == 1
+
+
+def test_a_file_changed_after_its_entry_was_checked_is_not_kept(cache_on, tmp_path):
+    """The hash taken when an entry was looked up (a miss: the file changed in place) is not trusted for a write
+    after the file changed again."""
+    path = tmp_path / "m.onnx"
+    shutil.copy(MODEL, path)
+    derived.keep(open_document(path))
+    derived.wait_for_writes()
+    [entry] = entry_files(cache_on)
+    entry.write_bytes(b"damaged")  # an entry under the file's name that does not read: the open hashes, misses
+    entry.chmod(0o600)
+    document = open_document(path)
+    assert document._kept_state is None and document.cache_slot._key is not None
+    before = os.stat(path)
+    path.write_bytes(path.read_bytes())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    derived.keep(document)
+    derived.wait_for_writes()
+    assert entry.read_bytes() == b"damaged"  # nothing written over it
