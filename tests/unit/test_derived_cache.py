@@ -344,3 +344,22 @@ def test_a_schedules_graph_is_not_kept(cache_on):
     again = open_document(SCHEDULE)
     assert again._kept_state is not None and not again.view.graph_ready()
     assert again.view.graph_model().n_nodes == document.view.graph_model().n_nodes
+
+
+def test_a_trace_is_kept_as_columns_and_reads_back_the_same():
+    """A ZeBu trace's per-instruction texts, lists and params pickle as columns (a 342 MB trace took 7.8 s as a
+    million objects each) and read back equal, row for row."""
+    import pickle
+
+    import msgspec
+
+    document = open_document(SAMPLE_DATA / "demo_pipeline_b1_c1_bw16_sim.txt")
+    program = document.view.program
+    back = pickle.loads(pickle.dumps(program, protocol=5))
+    assert program.n > 10 and back.n == program.n
+    for name in ("name", "prefix", "clyr", "c_flyr", "params", "units"):
+        assert getattr(back, name) == getattr(program, name), name
+    assert all(isinstance(raw, msgspec.Raw) for raw in back.params)
+    assert (back.start == program.start).all() and back.path == program.path
+    state = program.__getstate__()
+    assert isinstance(state["params"][0], bytes) and not any(isinstance(v, msgspec.Raw) for v in state.values())

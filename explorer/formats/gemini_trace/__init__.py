@@ -40,6 +40,7 @@ FORMATS = (
         lazy("explorer.formats.gemini_trace.reader", "load_trace"),
         write_samples=lazy("explorer.formats.gemini_trace.samples", "write_samples"),
         limits=LIMITS,
+        cacheable=True,
     ),
     Format(
         "gemini-asm",
@@ -48,5 +49,6 @@ FORMATS = (
         match_asm,
         lazy("explorer.formats.gemini_trace.reader", "load_asm"),
         limits=LIMITS,
+        cacheable=True,
     ),
 )
