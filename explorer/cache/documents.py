@@ -111,12 +111,11 @@ _warned = threading.Event()
 
 def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
     """Write `document` to the slot its open marked, in a thread of its own, when what it holds cost at least
-    MIN_SECONDS to work out (its load, deep checks and graph: `Document.derive_seconds`), and SAVED_PER_HASH
-    times what hashing the file costs, and it holds more than
-    the entry it came from or was last kept as (`Document.derived_state`); a write that cannot be made is
-    skipped, a full disk said once (`warn`, else stderr). Call it when done with what the command or the first
-    screen worked out: the pickling walks the document (a view may read it meanwhile; one that changes what the
-    pickle is walking skips this write)."""
+    MIN_SECONDS, and SAVED_PER_HASH times a hash of the file, to work out (its load, deep checks and graph:
+    `Document.derive_seconds`) and it holds more than the entry it came from or was last kept as
+    (`Document.derived_state`); a write that cannot be made is skipped, a full disk said once (`warn`, else
+    stderr). Call it when done with what the command or the first screen worked out: the pickling walks the
+    document (a view may read it meanwhile; one that changes what the pickle is walking skips this write)."""
     import pickle
 
     slot = document.cache_slot

@@ -197,9 +197,12 @@ def infer_shapes(index: ModelIndex, path: Path, dims: Mapping[str, int] | None =
     bound = dict(dims or {})
     kept = index.inference
     if kept is not None and kept.dims == bound:
-        if kept.output is not None:
-            _merge_output(index, kept.output)
-        return list(kept.problems)
+        try:
+            if kept.output is not None:
+                _merge_output(index, kept.output)
+            return list(kept.problems)
+        except _Unreadable:  # (it read when it was kept: the entry's checksum holds it) run again, as if not kept
+            pass
     from explorer.isolated import run_forked
 
     infer = functools.partial(_inferred_model, dims=bound)
