@@ -1,5 +1,6 @@
 """Documents in the cache: the analysed document of a file whose format keeps them (`Format.cacheable`), found by
-its key before anything is read, kept once what it holds cost more than `MIN_SECONDS` to work out.
+its entry's name before anything is read and checked by its key (the hash of every byte), kept once what it holds
+cost more than `MIN_SECONDS` to work out.
 
 A schedule with pipeline companions (found beside it or named) is not kept: its joined view holds the companions'
 documents, and their files would be part of the key. The entry is pickled on the caller's thread (arrays are not
