@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -43,21 +44,28 @@ def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
     return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
 
 
+def in_turns(turns: int, run: Callable[[dict[str, str]], Any], folder: Path) -> tuple[list, list, list, int]:
+    """`run(environment)` `turns` times each way, in turns: today (the cache off), first (a miss in a fresh cache
+    folder: the entry written) and second (a hit); and the bytes the entries take in `folder`."""
+    on = {**os.environ, "XDG_CACHE_HOME": str(folder), "IR_EXPLORER_CACHE": "on"}
+    off = {**on, "IR_EXPLORER_CACHE": "off"}
+    today, first, second = [], [], []
+    for _ in range(turns):
+        today.append(run(off))
+        shutil.rmtree(folder / "ir-explorer", ignore_errors=True)
+        first.append(run(on))
+        second.append(run(on))
+    entry = sum(p.stat().st_size for p in (folder / "ir-explorer" / "derived").glob("*.entry"))
+    return today, first, second, entry
+
+
 def measure(path: Path, turns: int, tmux_first_screen: Callable[..., dict | None] | None) -> dict:
     """The file's numbers: today's `info` (cache off), the first open with the cache (a miss: the entry written)
     and the second (a hit), each the median of `turns` in turns; the TUI on the second open."""
     folder = Path(tempfile.mkdtemp(prefix="irx-cache-bench-"))
     try:
-        on = {**os.environ, "XDG_CACHE_HOME": str(folder), "IR_EXPLORER_CACHE": "on"}
-        off = {**on, "IR_EXPLORER_CACHE": "off"}
         argv = [str(EXE), "info", str(path)]
-        today, first, second = [], [], []
-        for _ in range(turns):
-            today.append(timed(argv, off))
-            shutil.rmtree(folder / "ir-explorer", ignore_errors=True)
-            first.append(timed(argv, on))
-            second.append(timed(argv, on))
-        entry = sum(p.stat().st_size for p in (folder / "ir-explorer" / "derived").glob("*.entry"))
+        today, first, second, entry = in_turns(turns, lambda environment: timed(argv, environment), folder)
         tui = None
         if tmux_first_screen is not None:
             tui = tmux_first_screen(path, environment={"XDG_CACHE_HOME": str(folder), "IR_EXPLORER_CACHE": "on"})
@@ -165,15 +173,8 @@ def model_section(files: list[tuple[str, Path]]) -> list[str]:
     for label, path in files:
         folder = Path(tempfile.mkdtemp(prefix="irx-cache-bench-"))
         try:
-            on = {**os.environ, "XDG_CACHE_HOME": str(folder), "IR_EXPLORER_CACHE": "on"}
-            off = {**on, "IR_EXPLORER_CACHE": "off"}
-            today, first, second = [], [], []
-            for _ in range(MODEL_TURNS):
-                today.append(first_graph_screen(path, off))
-                shutil.rmtree(folder / "ir-explorer", ignore_errors=True)
-                first.append(first_graph_screen(path, on))
-                second.append(first_graph_screen(path, on))
-            entry = sum(p.stat().st_size for p in (folder / "ir-explorer" / "derived").glob("*.entry"))
+            today, first, second, entry = in_turns(MODEL_TURNS, lambda environment, path=path:
+                                                   first_graph_screen(path, environment), folder)  # fmt: skip
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         t, f, k, s = (statistics.median(run[key] for run in runs) for runs, key in

@@ -208,8 +208,7 @@ def _model_metrics(document: Document, dims: dict[str, int], payload: dict[str, 
         return []
     from explorer.graph.metrics import metrics_of, model_json, summary_lines, unknown_dims
 
-    document.bind_dims(dims)  # inference starts from them: sizes, not a new symbol for every unknown
-    document.run_deep_checks()
+    document.run_deep_checks()  # from the dims open_document bound: sizes, not a new symbol for every unknown
     model = document.view.drawn_graph()
     if dims and (refused := unknown_dims(model, dims, document.view.input_dims())):
         raise LoadError(document.meta.source, "--dims", refused)
@@ -374,7 +373,6 @@ def _run_graph(document: Document, args: argparse.Namespace) -> ExitCode:
         raise LoadError(args.file, "", f"this {document.meta.format} file has no graph")
     from explorer.exports.graph_json import graph_json
 
-    document.bind_dims(args.dims)
     document.run_deep_checks()  # shape inference, as the TUI runs it before it draws: the same box texts and sizes
     from explorer.graph.problems import mark_problems
 

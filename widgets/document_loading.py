@@ -74,8 +74,7 @@ class DocumentLoading(AppParts):
                 document = open_document(self.path, strict=self.strict, progress=progress,
                                          companions=self.companions, dims=self.dims)  # fmt: skip
                 progress(0.99, 1, CHECKING)
-                document.bind_dims(self.dims)
-                document.run_deep_checks()
+                document.run_deep_checks()  # (open_document bound the dims it starts from)
             from explorer.schedule.incidents import incidents_of, name_incident_roles
 
             # The problems panel lists overlaps by incident. What each tensor is (its role) is read again from

@@ -164,9 +164,6 @@ class GraphModel:
             state["group_values"] = {k: v for k, v in self.group_values.items() if k not in user}
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-
     @property
     def ref_to_node(self) -> dict[Any, int]:
         """tree ref → node, built the first time the tree and the graph meet."""
