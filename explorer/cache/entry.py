@@ -24,6 +24,7 @@ import msgspec
 import xxhash
 
 from explorer.cache.key import LAYOUT
+from explorer.gc_pause import collector_paused
 
 MAGIC = b"IRXCACHE"
 PREFIX = struct.Struct("<8sII")  # magic, layout, header length
@@ -55,7 +56,8 @@ def write_entry(target: Path, key: str, source: str, format_name: str, kept: Any
 def pickled(kept: Any) -> tuple[bytes, list[memoryview]]:
     """`kept` as a protocol-5 pickle and its out-of-band buffers (the arrays' bytes, not copied)."""
     buffers: list[pickle.PickleBuffer] = []
-    stream = pickle.dumps(kept, protocol=5, buffer_callback=buffers.append)
+    with collector_paused():  # a kept document's columns make a million small objects, all acyclic
+        stream = pickle.dumps(kept, protocol=5, buffer_callback=buffers.append)
     return stream, [buffer.raw() for buffer in buffers]
 
 
@@ -149,6 +151,7 @@ def read_entry(path: Path, key: str) -> Any | None:
         if any(o < 0 or n < 0 or o + n > header.payload for o, n in [header.pickle, *header.buffers]):
             return None
         offset, length = header.pickle
-        return pickle.loads(whole[offset : offset + length], buffers=[whole[o : o + n] for o, n in header.buffers])
+        with collector_paused():
+            return pickle.loads(whole[offset : offset + length], buffers=[whole[o : o + n] for o, n in header.buffers])
     except Exception:  # a foreign or damaged entry: read as if there were none
         return None

@@ -11,13 +11,14 @@ import shutil
 import stat
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explorer.api import open_document
 from explorer.cache import documents as derived
 from explorer.cache import folder as cache_folder
 from explorer.cache import key as cache_key
-from explorer.cache.entry import PREFIX, read_entry, read_header, write_entry
+from explorer.cache.entry import PREFIX, pickled, read_entry, read_header, write_entry
 from explorer.cli import main
 from explorer.registry import pick_format
 from tests.conftest import SAMPLE_DATA, SAMPLES, entry_files, written
@@ -362,4 +363,10 @@ def test_a_trace_is_kept_as_columns_and_reads_back_the_same():
     assert all(isinstance(raw, msgspec.Raw) for raw in back.params)
     assert (back.start == program.start).all() and back.path == program.path
     state = program.__getstate__()
-    assert isinstance(state["params"][0], bytes) and not any(isinstance(v, msgspec.Raw) for v in state.values())
+    assert "prefix" not in state  # (the name's: worked out again)
+    assert state["params"].dtype == np.uint8 and not any(isinstance(v, msgspec.Raw) for v in state.values())
+    assert msgspec.json.decode(state["params"], type=list[msgspec.Raw]) == program.params
+    names, codes = state["name"]
+    assert codes.dtype == np.uint8 and [names[k] for k in codes] == program.name
+    stream, buffers = pickled(program)  # the params are one buffer out of the pickle, not copied into it
+    assert len(stream) < state["params"].nbytes and state["params"].nbytes in {b.nbytes for b in buffers}

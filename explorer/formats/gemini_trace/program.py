@@ -3,7 +3,7 @@ network (frontend layer, schedule workload, tile) and, for the trace, its measur
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,41 +68,41 @@ class Program:
         return int(self.unit.size)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Kept (explorer.cache) as columns: the per-instruction texts and lists dictionary-coded, the params as one
-        buffer and its offsets. As a million Python objects each, a 342 MB trace took 7.8 s to pickle and 3.8 s
-        to read back."""
+        """Kept (explorer.cache) as columns: the per-instruction texts and lists dictionary-coded (the prefix is the
+        name's: not kept), the params as one JSON array read back as views into it. As a million Python objects
+        each, a 342 MB trace took 7.8 s to pickle and 3.8 s to read back."""
         state = self.__dict__.copy()
-        for name in ("name", "prefix"):
-            state[name] = _coded(state[name], lambda value: value)
+        del state["prefix"]
+        state["name"] = _coded(self.name)
         for name in ("clyr", "c_flyr"):
-            state[name] = _coded(state[name], tuple)
-        lengths = np.fromiter(map(len, self.params), dtype=np.int64, count=len(self.params))
-        state["params"] = (b"".join(self.params), lengths)
+            state[name] = _coded(list(map(tuple, state[name])))
+        state["params"] = np.frombuffer(msgspec.json.encode(self.params), dtype=np.uint8)  # (out of the pickle)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        for name in ("name", "prefix"):
-            values, codes = state[name]
-            state[name] = [values[code] for code in codes.tolist()]
+        values, codes = state["name"]
+        rows = codes.tolist()
+        state["name"] = list(map(values.__getitem__, rows))
+        state["prefix"] = list(map([prefix_of(value) for value in values].__getitem__, rows))
         for name in ("clyr", "c_flyr"):  # rows with one list share it (read, never changed)
             values, codes = state[name]
-            lists = [list(value) for value in values]
-            state[name] = [lists[code] for code in codes.tolist()]
-        blob, lengths = state["params"]
-        ends = np.cumsum(lengths).tolist()
-        state["params"] = [msgspec.Raw(blob[start:end]) for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+            state[name] = list(map([list(value) for value in values].__getitem__, codes.tolist()))
+        state["params"] = msgspec.json.decode(state["params"], type=list[msgspec.Raw])
         self.__dict__.update(state)
 
     def location(self, k: int) -> str:
         return f"line {int(self.line[k])}"
 
 
-def _coded(values: list[Any], key: Callable[[Any], Hashable]) -> tuple[list[Any], np.ndarray]:
-    """Each distinct value once (by `key`) and each row's index into them."""
-    index: dict[Hashable, int] = {}
-    codes = np.fromiter((index.setdefault(key(value), len(index)) for value in values), dtype=np.int64,
-                        count=len(values))  # fmt: skip
-    return list(index), codes
+def _coded(values: Sequence[Hashable]) -> tuple[list[Hashable], np.ndarray]:
+    """Each distinct value once and each row's index into them (the smallest unsigned type that holds it)."""
+    index = {value: k for k, value in enumerate(dict.fromkeys(values))}
+    return list(index), np.array(list(map(index.__getitem__, values)), dtype=np.min_scalar_type(max(len(index) - 1, 0)))
+
+
+def prefix_of(name: str) -> str:
+    """An instruction's name up to its first "_", lowercased: what says its unit."""
+    return name.split("_", 1)[0].lower()
 
 
 def read_program(path: Path, data: bytes, timed: bool) -> Program:
@@ -124,7 +124,7 @@ def read_program(path: Path, data: bytes, timed: bool) -> Program:
     if not kept:
         raise LoadError(path, "line 1", "no line reads as an instruction [name, {mapping}, ...]")
     names = [row[0] for _, row in kept]
-    prefixes = [name.split("_", 1)[0].lower() for name in names]
+    prefixes = list(map(prefix_of, names))
     unit_names = [UNIT_OF_PREFIX.get(p, p.upper()) for p in prefixes]
     units = [u for u in UNITS if u in set(unit_names)] + sorted(set(unit_names) - set(UNITS))
     unit_index = {u: k for k, u in enumerate(units)}
