@@ -89,17 +89,6 @@ class _Pairs(dict[str, Any]):
     repeated: dict[str, int]
 
 
-def _pairs_hook(pairs: list[tuple[str, Any]]) -> _Pairs:
-    found = _Pairs(pairs)
-    found.repeated = {}
-    if len(found) != len(pairs):
-        counts: dict[str, int] = {}
-        for name, _ in pairs:
-            counts[name] = counts.get(name, 0) + 1
-        found.repeated = {name: count for name, count in counts.items() if count > 1}
-    return found
-
-
 def duplicate_keys(
     data: bytes | str, base: str = "$", limit: int = 1_000, top_only: bool = False
 ) -> list[tuple[str, int]]:
@@ -109,17 +98,35 @@ def duplicate_keys(
     no nodes. The standard library's decoder is the one that hands over an object's pairs before they become a
     dict; it is only asked for files decoded whole anyway (and for a schedule's top level without its cores).
     Unparsable text (the loader's own decoder reports it) gives []. `top_only`: the outermost object's keys.
+    The paths are worked out only when some object repeats a key (a file without any is one decode).
     """
+    repeating: list[_Pairs] = []
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found = dict(pairs)
+        if len(found) == len(pairs):
+            return found
+        counts: dict[str, int] = {}
+        for name, _ in pairs:
+            counts[name] = counts.get(name, 0) + 1
+        marked = _Pairs(found)
+        marked.repeated = {name: count for name, count in counts.items() if count > 1}
+        repeating.append(marked)
+        return marked
+
     try:
-        root = json.loads(data, object_pairs_hook=_pairs_hook)
+        root = json.loads(data, object_pairs_hook=pairs_hook)
     except (ValueError, RecursionError):
+        return []
+    if not repeating:
         return []
     found: list[tuple[str, int]] = []
     stack: list[tuple[str, Any]] = [(base, root)]
     while stack and len(found) < limit:
         path, value = stack.pop()
-        if isinstance(value, _Pairs):
-            found += [(path + key(name), count) for name, count in value.repeated.items()]
+        if isinstance(value, dict):
+            if isinstance(value, _Pairs):
+                found += [(path + key(name), count) for name, count in value.repeated.items()]
             if top_only:
                 break
             stack += [(path + key(name), child) for name, child in reversed(value.items())
