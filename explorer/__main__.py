@@ -2,4 +2,4 @@
 
 from explorer.cli import main
 
-raise SystemExit(main())
+raise SystemExit(main(detach_writes=True))

@@ -41,23 +41,25 @@ def _report_plugin_failures() -> list[str]:
     return failures
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, detach_writes: bool = False) -> int:
+    """The CLI and the TUI. `detach_writes` (the console script, about to end its process): a file's cache entry
+    is written by a child process of its own, so the command ends when its answer is given."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = command_parser(argv[0]).parse_args(argv[1:])
             apply_cache_flags(args)
             if argv[0] == "serve":
-                return int(_run_command(argv[0], args))
+                return int(_run_command(argv[0], args, detach_writes))
             # Text from the input (op types, names, file names) never drives the terminal.
             with (
                 contextlib.redirect_stdout(EscapingWriter(sys.stdout)),
                 contextlib.redirect_stderr(EscapingWriter(sys.stderr)),
             ):
-                return int(_run_command(argv[0], args))
+                return int(_run_command(argv[0], args, detach_writes))
         args = tui_parser().parse_args(argv)
         apply_cache_flags(args)
-        return int(_run_tui(args))
+        return int(_run_tui(args, detach_writes))
     except LoadError as error:
         print(f"ir-explorer: {escape_controls(str(error))}", file=sys.stderr)
         return int(ExitCode.UNUSABLE)
@@ -76,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.UNUSABLE)
 
 
-def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
+def _run_command(command: str, args: argparse.Namespace, detach_writes: bool = False) -> ExitCode:
     from explorer.api import open_document
     from explorer.cache import documents as derived
 
@@ -120,7 +122,7 @@ def _run_command(command: str, args: argparse.Namespace) -> ExitCode:
     document = open_document(args.file, strict=args.strict, companions=given_companions(args), read_ahead=read_ahead,
                              dims=getattr(args, "dims", None))  # fmt: skip
     code = _run_on(command, document, args, failures)
-    derived.keep(document)  # a big file's cache entry, with what the command worked out that its analysis keeps
+    derived.keep(document, detach=detach_writes)  # a big file's entry, with what the command worked out
     derived.wait_for_writes()
     return code
 
@@ -487,7 +489,7 @@ def _run_screenshot(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
-def _run_tui(args: argparse.Namespace) -> ExitCode:
+def _run_tui(args: argparse.Namespace, detach_writes: bool = False) -> ExitCode:
     path = args.file or default_sample()
     if not path.exists():  # fail before the screen switches, with the same message the app would show
         raise LoadError(path, "", "no such file or directory")
@@ -506,11 +508,11 @@ def _run_tui(args: argparse.Namespace) -> ExitCode:
         os._exit(128 + ended.signal)
     if app.load_error is not None:  # the error box was on screen; the shell still learns it, as the README says
         raise app.load_error
-    _keep_what_was_shown(app)
+    _keep_what_was_shown(app, detach_writes)
     return ExitCode.OK
 
 
-def _keep_what_was_shown(app: Any) -> None:
+def _keep_what_was_shown(app: Any, detach: bool = False) -> None:
     """The cache entry of the file the TUI showed, finished before the process ends: the load worker writes it
     once the incidents' roles are named, in a daemon thread, so `q` a few seconds into a first open left no entry
     and the next open read the whole file again. Ctrl+C here skips it (a cut-short write leaves no entry)."""
@@ -518,7 +520,7 @@ def _keep_what_was_shown(app: Any) -> None:
 
     document = app.document
     if document is not None and not document.partial:
-        derived.keep(document)  # nothing when the worker kept it already, or the file is not one kept
+        derived.keep(document, detach=detach)  # nothing when the worker kept it already, or it is not kept
     if derived.pending_writes():
         print("ir-explorer: finishing the file's cache entry for its next open (Ctrl+C skips it)", file=sys.stderr)
         with contextlib.suppress(KeyboardInterrupt):

@@ -17,4 +17,4 @@ def main() -> int:
         tui_parser().parse_args(argv)  # prints and exits (argparse's SystemExit), whatever follows
     from explorer.cli import main as run_command
 
-    return run_command(argv)
+    return run_command(argv, detach_writes=True)

@@ -54,6 +54,15 @@ def entry_files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.entry"))
 
 
+def settled(folder: Path, seconds: float = 120.0) -> Path:
+    """`folder` once the entries being written there (by a detached writer, say) are finished."""
+    from explorer.cache.entry import wait_for_writer
+
+    for temporary in folder.glob(".*.partial") if folder.exists() else []:
+        wait_for_writer(folder / f"{temporary.name[1:].split('.')[0]}.entry", seconds)
+    return folder
+
+
 def written(folder: Path) -> list[tuple[str, int]]:
     """Each cache entry and its inode: an entry written again (renamed over the old one) has a new inode."""
     return [(entry.name, entry.stat().st_ino) for entry in entry_files(folder)] if folder.exists() else []

@@ -10,8 +10,11 @@ the disk; `wait_for_writes` lets a command finish it before the process ends.
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import os
 import shutil
+import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.cache import folder as cache_folder
-from explorer.cache.entry import pickled, read_entry
+from explorer.cache.entry import open_locked, pickled, read_entry, wait_for_writer, write_parts
 from explorer.cache.key import Stamp, changed_since, entry_key, entry_name, stamp_of
 
 if TYPE_CHECKING:
@@ -34,6 +37,8 @@ MIN_SECONDS = 0.3  # what was worked out quicker than this is not written: readi
 HASH_BYTES_PER_SECOND = 4e9
 SAVED_PER_HASH = 20.0
 DISK_RESERVE = 256 * 2**20  # a write that would leave less free than this is skipped (it would fill the disk)
+WAIT_SECONDS = 60.0  # how long an open waits for the entry another process is writing (rather than read the file)
+DETACHED_SECONDS = 600  # a detached writer still working after this long is stopped (its cut-short write is no entry)
 
 
 @dataclass
@@ -87,17 +92,17 @@ def slot_for(found: Format, path: Path, strict: bool, companions: dict[str, Path
 
 def has_entry(found: Format, path: Path, strict: bool = False,
               companions: dict[str, Path | None] | None = None) -> bool:  # fmt: skip
-    """Whether a kept document may answer for `path` (an entry under its name; whether it is the file's and reads
-    whole is `lookup`'s, which hashes the file)."""
+    """Whether a kept document may answer for `path` (an entry under its name, or one being written; whether it
+    is the file's and reads whole is `lookup`'s, which hashes the file)."""
     slot = slot_for(found, path, strict, companions)
-    return slot is not None and slot.path.is_file()
+    return slot is not None and (slot.path.is_file() or wait_for_writer(slot.path, 0.0))
 
 
 def lookup(slot: Slot) -> Document | None:
     from explorer.document import Document
 
-    if not slot.path.is_file():
-        return None  # (nothing kept under the file's name: no hashing)
+    if not slot.path.is_file() and not (wait_for_writer(slot.path, WAIT_SECONDS) and slot.path.is_file()):
+        return None  # (nothing kept under the file's name, nor being written: no hashing)
     key = slot.key()
     kept = read_entry(slot.path, key) if key is not None else None
     if not isinstance(kept, Document):
@@ -110,13 +115,15 @@ _writes: list[threading.Thread] = []
 _warned = threading.Event()
 
 
-def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
+def keep(document: Document, warn: Callable[[str], None] | None = None, detach: bool = False) -> None:
     """Write `document` to the slot its open marked, in a thread of its own, when what it holds cost at least
     MIN_SECONDS, and SAVED_PER_HASH times a hash of the file, to work out (its load, deep checks and graph:
     `Document.derive_seconds`) and it holds more than the entry it came from or was last kept as
     (`Document.derived_state`); a write that cannot be made is skipped, a full disk said once (`warn`, else
     stderr). Call it when done with what the command or the first screen worked out: the pickling walks the
-    document (a view may read it meanwhile; one that changes what the pickle is walking skips this write)."""
+    document (a view may read it meanwhile; one that changes what the pickle is walking skips this write).
+    `detach` (a command about to end): pickled and written by a child process of its own, so the command ends
+    at the time it ends without a cache; an open meanwhile waits for that entry (`lookup`)."""
     import pickle
 
     slot = document.cache_slot
@@ -128,6 +135,8 @@ def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
         if document._kept_state == state:
             return  # (read back from the cache, or kept already, and nothing worked out since)
         document._kept_state = state
+    if detach and _keep_detached(slot, document, warn or _to_stderr):
+        return
     try:
         stream, views = pickled(document)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError, RuntimeError):
@@ -142,10 +151,62 @@ def keep(document: Document, warn: Callable[[str], None] | None = None) -> None:
 _keeping = threading.Lock()
 
 
-def _write(slot: Slot, stream: bytes, views: list[memoryview], size: int, warn: Callable[[str], None]) -> None:
-    from explorer.cache.entry import write_parts
-    from explorer.writing import in_words
+def _keep_detached(slot: Slot, document: Document, warn: Callable[[str], None]) -> bool:
+    """Fork a child that pickles and writes `document`'s entry; False when none could start (the caller writes
+    it). The entry's temporary file is made and locked here, before this process can end, so an open started
+    right after this one finds the write under way."""
+    if not hasattr(os, "fork"):
+        return False
+    try:
+        if shutil.disk_usage(slot.path.parent).free - slot.stamp.size < DISK_RESERVE:  # (its size is not known yet)
+            raise OSError(28, "No space left on device")
+        locked = open_locked(slot.path)
+    except OSError as error:
+        _say_not_written(slot, slot.stamp.size, error, warn)
+        return True
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(locked[0])
+        with contextlib.suppress(OSError):
+            os.unlink(locked[1])
+        return False
+    if pid == 0:  # pragma: no cover - the child; never returns
+        _write_detached(slot, document, locked)
+    os.close(locked[0])  # (the child holds the lock)
+    return True
 
+
+def _write_detached(slot: Slot, document: Document, locked: tuple[int, Path]) -> None:  # pragma: no cover
+    """In the child: out of the terminal's session, silent, stopped after DETACHED_SECONDS; never returns."""
+    import pickle
+
+    try:
+        os.setsid()  # the terminal's hang-up or Ctrl+C for the next command is not this write's
+        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(number, signal.SIG_DFL)
+        with contextlib.suppress(ValueError):
+            signal.set_wakeup_fd(-1)
+        null = os.open(os.devnull, os.O_RDWR)
+        for standard in (0, 1, 2):
+            os.dup2(null, standard)
+        faulthandler.disable()
+        signal.alarm(DETACHED_SECONDS)
+        stream, views = pickled(document)
+        size = len(stream) + sum(view.nbytes for view in views)
+        key = slot.key()
+        if key is not None and shutil.disk_usage(slot.path.parent).free - size >= DISK_RESERVE:
+            write_parts(slot.path, key, slot.source, slot.format, stream, views, locked)
+            cache_folder.evict(slot.path.parent, cache_folder.cap())
+    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError, RuntimeError):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(locked[1])  # (renamed when written: then there is nothing here)
+        os._exit(0)
+
+
+def _write(slot: Slot, stream: bytes, views: list[memoryview], size: int, warn: Callable[[str], None]) -> None:
     key = slot.key()  # the file's hash, here and not on the opening thread
     if key is None:
         return  # the file changed since it was read: what was read is kept under no key
@@ -154,12 +215,18 @@ def _write(slot: Slot, stream: bytes, views: list[memoryview], size: int, warn: 
             raise OSError(28, "No space left on device")
         write_parts(slot.path, key, slot.source, slot.format, stream, views)
     except OSError as error:
-        if not _warned.is_set():
-            _warned.set()
-            warn(f"the cache entry of {Path(slot.source).name} ({size / 2**20:,.0f} MiB) was not written: "
-                 f"{in_words(error)}; the next open reads the file again")  # fmt: skip
+        _say_not_written(slot, size, error, warn)
         return
     cache_folder.evict(slot.path.parent, cache_folder.cap())
+
+
+def _say_not_written(slot: Slot, size: int, error: OSError, warn: Callable[[str], None]) -> None:
+    from explorer.writing import in_words
+
+    if not _warned.is_set():
+        _warned.set()
+        warn(f"the cache entry of {Path(slot.source).name} ({size / 2**20:,.0f} MiB) was not written: "
+             f"{in_words(error)}; the next open reads the file again")  # fmt: skip
 
 
 def _to_stderr(message: str) -> None:

@@ -11,18 +11,21 @@ there by the explorer alone (`folder.private_folder`), which is the trust any of
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import mmap
 import os
 import pickle
 import stat
 import struct
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import xxhash
 
+from explorer.cache.folder import TEMPORARY_SUFFIX
 from explorer.cache.key import LAYOUT
 from explorer.gc_pause import collector_paused
 
@@ -61,9 +64,10 @@ def pickled(kept: Any) -> tuple[bytes, list[memoryview]]:
     return stream, [buffer.raw() for buffer in buffers]
 
 
-def write_parts(target: Path, key: str, source: str, format_name: str, stream: bytes,
-                views: list[memoryview]) -> int:  # fmt: skip
-    """The entry of an already pickled `stream` and its out-of-band `views` (what `write_entry` pickled)."""
+def write_parts(target: Path, key: str, source: str, format_name: str, stream: bytes, views: list[memoryview],
+                locked: tuple[int, Path] | None = None) -> int:  # fmt: skip
+    """The entry of an already pickled `stream` and its out-of-band `views` (what `write_entry` pickled), written
+    through `locked` (`open_locked`'s, closed here) or a temporary file of its own."""
     spans, offset = [], _aligned(len(stream))
     for view in views:
         spans.append((offset, view.nbytes))
@@ -85,9 +89,9 @@ def write_parts(target: Path, key: str, source: str, format_name: str, stream: b
                                         checksum.hexdigest()))  # fmt: skip
     lead = PREFIX.pack(MAGIC, LAYOUT, len(header)) + header
     lead += bytes(_aligned(len(lead)) - len(lead))
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=".partial")
+    handle, temporary = locked or open_locked(target)
     try:
-        with os.fdopen(handle, "wb") as out:
+        with os.fdopen(os.dup(handle), "wb") as out:
             out.write(lead)
             for piece in pieces:
                 out.write(piece)
@@ -96,7 +100,59 @@ def write_parts(target: Path, key: str, source: str, format_name: str, stream: b
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    finally:
+        os.close(handle)  # the lock goes with it, after the rename: a waiting lookup finds the entry
     return len(lead) + payload
+
+
+def open_locked(target: Path) -> tuple[int, Path]:
+    """A new temporary file beside `target` (0600) and its descriptor, locked until it is closed: a lookup of
+    `target` meanwhile waits for it (`wait_for_writer`) instead of reading the whole file again."""
+    handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=TEMPORARY_SUFFIX)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    except OSError:
+        os.close(handle)
+        os.unlink(name)
+        raise
+    return handle, Path(name)
+
+
+def wait_for_writer(target: Path, seconds: float) -> bool:
+    """Wait, up to `seconds`, while another thread or process writes `target` (a temporary file of its name still
+    locked); whether one was writing. A temporary nobody holds is a write cut short: not waited for."""
+    try:
+        names = [item.path for item in os.scandir(target.parent)
+                 if item.name.startswith(f".{target.stem}.") and item.name.endswith(TEMPORARY_SUFFIX)]  # fmt: skip
+    except OSError:
+        return False
+    deadline, waited = time.monotonic() + seconds, False
+    for name in names:
+        try:
+            handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue  # (finished meanwhile)
+        try:
+            if not stat.S_ISREG(os.fstat(handle).st_mode):
+                continue
+            while not _try_lock(handle):
+                waited = True
+                if time.monotonic() > deadline:
+                    return True
+                time.sleep(0.02)
+        finally:
+            os.close(handle)
+    return waited
+
+
+def _try_lock(handle: int) -> bool:
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True  # (a file system without locks: nothing to wait for)
+    return True
 
 
 def read_header(path: Path) -> tuple[Header, int] | None:

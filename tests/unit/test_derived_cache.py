@@ -21,7 +21,7 @@ from explorer.cache import key as cache_key
 from explorer.cache.entry import PREFIX, pickled, read_entry, read_header, write_entry
 from explorer.cli import main
 from explorer.registry import pick_format
-from tests.conftest import SAMPLE_DATA, SAMPLES, entry_files, written
+from tests.conftest import SAMPLE_DATA, SAMPLES, entry_files, settled, written
 
 SCHEDULE = SAMPLE_DATA / "planted_problems_2x2_stschedule.json"
 MODEL = SAMPLE_DATA / "residual_blocks.onnx"
@@ -241,6 +241,72 @@ def test_a_write_that_would_fill_the_disk_is_skipped_with_one_warning(cache_on, 
         derived.wait_for_writes()
     assert len(said) == 1 and "was not written: the disk is full" in said[0]
     assert entry_files(cache_on) == []
+
+
+def test_a_command_about_to_end_leaves_its_entry_to_a_child_of_its_own(cache_on, monkeypatch):
+    """`detach` (the console script): no thread writes it here; a child process pickles and writes the entry, and
+    the entry's temporary file is locked before keep returns, so an open right after waits for it."""
+    document = open_document(SCHEDULE)
+    slot = document.cache_slot
+    derived.keep(document, detach=True)
+    assert not derived.pending_writes()
+    assert derived.has_entry(pick_format(SCHEDULE), SCHEDULE)  # (its entry, or its locked temporary file)
+    looked_up = []
+    monkeypatch.setattr(derived, "lookup", lambda slot, real=derived.lookup: looked_up.append(real(slot)) or
+                        looked_up[-1])  # fmt: skip
+    again = open_document(SCHEDULE)  # waits for the child's entry instead of reading the file
+    assert looked_up == [again] and written(cache_on) and again.problems == document.problems
+    assert read_entry(slot.path, slot.key()) is not None and not list(cache_on.glob(".*.partial"))
+
+
+def test_a_detached_write_that_would_fill_the_disk_is_skipped_with_one_warning(cache_on, monkeypatch):
+    said: list[str] = []
+    monkeypatch.setattr(derived, "_warned", derived.threading.Event())
+    monkeypatch.setattr(derived.shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(10**9, 10**9 - 1000, 1000))
+    for _ in range(2):
+        derived.keep(open_document(SCHEDULE), said.append, detach=True)
+    assert len(said) == 1 and "was not written" in said[0] and not list(settled(cache_on).iterdir())
+
+
+def test_an_open_waits_for_the_entry_another_writer_is_writing(cache_on):
+    """While a writer holds the entry's locked temporary file, an open waits and reads what it wrote rather than
+    the whole file; the wait ends when the writer's lock goes."""
+    import threading
+    import time
+
+    from explorer.cache.entry import open_locked, write_parts
+
+    first = open_document(SCHEDULE)
+    slot = first.cache_slot
+    locked = open_locked(slot.path)
+    stream, views = pickled(first)
+
+    def write_later() -> None:
+        time.sleep(0.5)
+        write_parts(slot.path, slot.key(), slot.source, slot.format, stream, views, locked)
+
+    writer = threading.Thread(target=write_later)
+    writer.start()
+    try:
+        assert not slot.path.exists() and derived.has_entry(pick_format(SCHEDULE), SCHEDULE)
+        kept = derived.lookup(slot)
+    finally:
+        writer.join()
+    assert kept is not None and kept.problems == first.problems
+
+
+def test_a_write_cut_short_is_not_waited_for(cache_on):
+    """A temporary file nobody holds (its writer ended) is no entry: the open reads the file at once."""
+    import tempfile
+
+    from explorer.cache.entry import wait_for_writer
+
+    document = open_document(SCHEDULE)
+    slot = document.cache_slot
+    handle, _ = tempfile.mkstemp(dir=cache_on, prefix=f".{slot.path.stem}.", suffix=cache_folder.TEMPORARY_SUFFIX)
+    os.close(handle)
+    assert not wait_for_writer(slot.path, 30.0) and derived.lookup(slot) is None
+    assert not derived.has_entry(pick_format(SCHEDULE), SCHEDULE)
 
 
 def test_the_hash_is_of_every_byte_and_the_key_of_the_options(tmp_path):
