@@ -36,6 +36,7 @@ FORMATS = (
         lazy("explorer.formats.ark.loading", "load_model"),
         write_samples=lazy("explorer.formats.ark.samples", "write_samples"),
         limits=LIMITS,
+        cacheable=True,
     ),
     Format(
         "ark-plan",
@@ -44,5 +45,6 @@ FORMATS = (
         match_plan,
         lazy("explorer.formats.ark.loading", "load_plan"),
         limits=LIMITS,
+        cacheable=True,
     ),
 )
