@@ -117,6 +117,7 @@ def shorten_middle(text: str, limit: int) -> str:
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _CONTROLS = {code: f"\\u{code:04x}" for code in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), *_BIDI)}
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_ESCAPED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")  # _CONTROLS'
 # The same characters shown as text in a view: C0 as their control pictures (ESC as ␛, one cell each), DEL as ␡,
 # the rest (C1, bidi) as \uXXXX; newline and tab too, where a name must stay on one line.
 _VISIBLE = {**_CONTROLS, **{code: chr(0x2400 + code) for code in range(0x20)}, 0x7F: "\u2421"}
@@ -125,8 +126,9 @@ _VISIBLE_LINES = {k: v for k, v in _VISIBLE.items() if k not in (0x09, 0x0A)}
 
 def escape_controls(text: str) -> str:
     """`text` with every control character a terminal would act on written as `\\uXXXX`, visible and inert
-    (inside a JSON string the escape means the same character, so `--json` output stays valid)."""
-    return text.translate(_CONTROLS)
+    (inside a JSON string the escape means the same character, so `--json` output stays valid). Text without
+    any is returned as it is (a search is some 50× quicker than `translate` over a big `--json` output)."""
+    return text if _ESCAPED.search(text) is None else text.translate(_CONTROLS)
 
 
 def visible(text: str, lines: bool = False) -> str:

@@ -52,6 +52,15 @@ def test_control_characters_from_the_input_are_escaped_in_text_output(tmp_path, 
     assert Path(json.loads(capsys.readouterr().out)["file"]) == evil  # JSON still carries the very name
 
 
+def test_the_escape_finds_exactly_the_characters_it_escapes():
+    """`escape_controls` returns text as it is when a search finds none of the characters it would escape: the
+    search's set is the escape table's, character for character (tab and newline stay)."""
+    from explorer.formatting import _CONTROLS, _ESCAPED, escape_controls
+
+    assert [code for code in range(0x3000) if _ESCAPED.search(chr(code))] == sorted(_CONTROLS)
+    assert escape_controls("a\tb\n") == "a\tb\n" and escape_controls("x\u202ey") == "x\\u202ey"
+
+
 # ---- 11. a repeated key is an error at its path ----------------------------------------------------------------
 def test_a_repeated_key_is_reported_where_it_is(tmp_path, write_json):
     model = tmp_path / "model.json"  # an ARK model whose last key empties it
