@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.cache import folder as cache_folder
 from explorer.cache.entry import open_locked, pickled, read_entry, wait_for_writer, write_parts
-from explorer.cache.key import Stamp, changed_since, entry_key, entry_name, stamp_of
+from explorer.cache.key import Stamp, changed_ns_of, changed_since, entry_key, entry_name, stamp_of
 
 if TYPE_CHECKING:
     from explorer.document import Document
@@ -84,7 +84,7 @@ def slot_for(found: Format, path: Path, strict: bool, companions: dict[str, Path
     try:
         name = entry_name(found.name, path, options)
         resolved = path.resolve()
-        stamp, changed_ns = stamp_of(resolved), os.stat(resolved).st_ctime_ns
+        stamp, changed_ns = stamp_of(resolved), changed_ns_of(resolved)
     except OSError:
         return None
     return Slot(where / f"{name}{cache_folder.ENTRY_SUFFIX}", str(path), found.name, options, stamp, changed_ns)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import stat
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -35,8 +36,44 @@ class Stamp:
 
 
 def stamp_of(path: Path) -> Stamp:
+    """A file's identity; a folder's (a Core ML package): its own, the bytes of its files and the latest
+    modification time of anything in it."""
     info = os.stat(path)
-    return Stamp(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    if not stat.S_ISDIR(info.st_mode):
+        return Stamp(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    members = [member for _, member in folder_members(path)]
+    return Stamp(info.st_dev, info.st_ino, sum(m.st_size for m in members if stat.S_ISREG(m.st_mode)),
+                 max([info.st_mtime_ns, *(m.st_mtime_ns for m in members)]))  # fmt: skip
+
+
+def changed_ns_of(path: Path) -> int:
+    """The inode's change time, which any write moves and nobody can set back; a folder's: the latest of it and
+    of everything in it (a file rewritten in place changes its own, not its folder's)."""
+    info = os.stat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        return info.st_ctime_ns
+    return max([info.st_ctime_ns, *(member.st_ctime_ns for _, member in folder_members(path))])
+
+
+def folder_members(folder: Path) -> list[tuple[str, os.stat_result]]:
+    """Everything below `folder`: (its path inside it, its own stat: a link's, not its target's), in a stable
+    order. Links are not followed (one can loop, or lead out of the folder: the readers do not follow those)."""
+    found = []
+    for parent, folders, files in os.walk(folder):
+        folders.sort()
+        inside = os.path.relpath(parent, folder)
+        for name in sorted(folders + files):
+            found.append((os.path.normpath(os.path.join(inside, name)), os.lstat(os.path.join(parent, name))))
+    return found
+
+
+def _member_text(folder: Path, inside: str, member: os.stat_result) -> str:
+    """What a folder's hash takes of one member: a regular file's bytes (hashed), a link's target, else its kind."""
+    if stat.S_ISREG(member.st_mode):
+        return f"file {member.st_size} {_content_hash(folder / inside)}"
+    if stat.S_ISLNK(member.st_mode):
+        return f"link {os.readlink(folder / inside)}"
+    return f"kind {stat.S_IFMT(member.st_mode)}"
 
 
 # A file hashed once per process while it is unchanged: its stamp and its inode's change time, which any write
@@ -57,10 +94,18 @@ _hashing = threading.Lock()
 
 def _content_hash(path: Path) -> str:
     stamp = stamp_of(path)
-    changed = os.stat(path).st_ctime_ns
+    changed = changed_ns_of(path)
     remembered = _hashes.get((str(path), stamp, changed))
     if remembered is not None:
         return remembered
+    if path.is_dir():  # each file's path, size and hash, in order
+        combined = xxhash.xxh3_128()
+        for inside, member in folder_members(path):
+            combined.update(f"{inside}\0{_member_text(path, inside, member)}\n".encode())
+        if stamp_of(path) != stamp or changed_ns_of(path) != changed:
+            raise OSError(f"{path} changed while it was read")
+        _hashes[(str(path), stamp, changed)] = combined.hexdigest()
+        return combined.hexdigest()
     with open(path, "rb") as handle:
 
         def window(offset: int) -> bytes:
@@ -126,6 +171,8 @@ def _key(format_name: str, path: Path, options: dict[str, object], with_content:
     resolved = path.resolve()
     stamp = stamp_of(resolved)
     identity: list[object] = [str(resolved), stamp.device, stamp.inode, stamp.size, stamp.mtime_ns]
+    if resolved.is_dir():
+        identity += [(inside, m.st_ino, m.st_size, m.st_mtime_ns) for inside, m in folder_members(resolved)]
     parts = {
         "layout": LAYOUT,
         "code": code_fingerprint(),
@@ -142,6 +189,6 @@ def changed_since(path: Path, stamp: Stamp, changed_ns: int) -> bool:
     change time, which nobody can set back)."""
     try:
         resolved = path.resolve()
-        return stamp_of(resolved) != stamp or os.stat(resolved).st_ctime_ns != changed_ns
+        return stamp_of(resolved) != stamp or changed_ns_of(resolved) != changed_ns
     except OSError:
         return True

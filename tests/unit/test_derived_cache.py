@@ -436,3 +436,68 @@ def test_a_trace_is_kept_as_columns_and_reads_back_the_same():
     assert codes.dtype == np.uint8 and [names[k] for k in codes] == program.name
     stream, buffers = pickled(program)  # the params are one buffer out of the pickle, not copied into it
     assert len(stream) < state["params"].nbytes and state["params"].nbytes in {b.nbytes for b in buffers}
+
+
+COREML_PACKAGE = SAMPLES / "coreml" / "mil_builder_while_cond_ios16.mlpackage"  # nested blocks (a while, a cond)
+needs_coreml_sample = pytest.mark.skipif(not COREML_PACKAGE.is_dir(), reason="../shared/samples is absent")
+
+
+@needs_coreml_sample
+def test_a_core_ml_package_is_kept_with_its_spec_and_nested_blocks_found_again(cache_on, tmp_path, capsys):
+    """A package (a folder) is kept: the spec as its protobuf bytes (coremltools' classes do not pickle), each
+    block, nested ones too, found again in the parsed spec by its key; the graph and its counts kept."""
+    package = tmp_path / COREML_PACKAGE.name
+    shutil.copytree(COREML_PACKAGE, package)
+    first = opened_and_kept(package)
+    [entry] = entry_files(cache_on)
+    kept = derived.lookup(first.cache_slot)
+    assert kept is not None and kept.view.derived_state() == first.view.derived_state() and kept.view._graph_cache
+    model, again = first.view.model, kept.view.model
+    assert again.model == model.model  # (equal messages: a map's serialized order is not fixed)
+    assert any(block.parent is not None for block in model.blocks.values())
+    assert list(again.blocks) == list(model.blocks)
+    for key, block in model.blocks.items():
+        assert again.blocks[key].proto == block.proto, key
+        assert again.blocks[key].producer == block.producer
+    outputs = [run(capsys, "graph", str(package), "--json") for _ in range(2)]
+    assert outputs[0] == outputs[1] and entry_files(cache_on) == [entry]
+
+
+@needs_coreml_sample
+def test_a_package_member_changed_in_place_is_another_key(cache_on, tmp_path):
+    """A folder's key covers each member's bytes: weight.bin changed in place, its size and time kept, is a
+    miss under the same name; a member added is another name."""
+    package = tmp_path / COREML_PACKAGE.name
+    shutil.copytree(COREML_PACKAGE, package)
+    first = opened_and_kept(package)
+    name, kept_key = first.cache_slot.path, first.cache_slot.key()
+    weights = next(package.rglob("weight.bin"))
+    before = os.stat(weights)
+    changed = bytearray(weights.read_bytes())
+    changed[-1] ^= 0xFF
+    weights.write_bytes(bytes(changed))
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
+    second = open_document(package)
+    assert second.cache_slot.path == name and second._kept_state is None  # the same name, read from the folder
+    assert second.cache_slot.key() not in (None, kept_key)
+    (package / "notes.txt").write_text("added")
+    assert derived.slot_for(pick_format(package), package, False, None).path != name
+
+
+def test_a_folders_hash_opens_no_link_nor_special_file(tmp_path):
+    """Links in a folder are hashed as their targets' names (never followed: /dev/zero, a FIFO or a file outside
+    it are not read) and a FIFO as its kind; a regular file by its bytes."""
+    folder = tmp_path / "package"
+    folder.mkdir()
+    (folder / "data.bin").write_bytes(b"abc")
+    os.mkfifo(folder / "pipe")
+    os.symlink(folder / "pipe", folder / "to_pipe")
+    os.symlink("/dev/zero", folder / "zero")
+    first = cache_key.content_hash(folder)
+    (folder / "data.bin").write_bytes(b"abd")
+    cache_key._hashes.clear()  # (remembered per process by time stamps: these writes may share one clock tick)
+    second = cache_key.content_hash(folder)
+    os.unlink(folder / "zero")
+    os.symlink("/dev/null", folder / "zero")
+    cache_key._hashes.clear()
+    assert len({first, second, cache_key.content_hash(folder)}) == 3

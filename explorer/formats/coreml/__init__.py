@@ -46,5 +46,6 @@ FORMATS = (
         lazy("explorer.formats.coreml.reader", "load"),
         accepts_directories=True,
         limits=LIMITS,
+        cacheable=True,
     ),
 )

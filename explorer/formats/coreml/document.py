@@ -75,11 +75,20 @@ def unread_line_problems(program: MilProgram) -> list[Problem]:
 
 
 class CoreMLView(DocumentView):
+    # coremltools' MIL module, imported again when asked (the derived-data cache keeps the rest)
+    SESSION_STATE = {"_mil": lambda: None}
+    KEEPS_GRAPH = True
+
     def __init__(self, model: CoreMLModel) -> None:
         self.model = model
         self._mil = None
         self._mil_program: MilProgram | None = None
         self.details = CoreMLDetails(self)  # what `describe` shows of each kind of ref
+
+    def derived_state(self) -> tuple:
+        """The graph and its counts: what a kept document saves a second open (the spec is parsed again)."""
+        graph = self._graph_cache
+        return (graph is not None, graph is not None and graph.metrics_cache is not None)
 
     def node_signatures(self) -> dict[str, tuple[str, str]]:
         found: dict[str, tuple[str, str]] = {}

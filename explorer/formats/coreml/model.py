@@ -8,7 +8,7 @@ when the model is opened (64 bytes each) and their data is read only when someon
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,32 @@ class CoreMLModel:
         if self.model is None:
             return "compiled"
         return self.model.WhichOneof("Type") or "none"
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Kept (explorer.cache) with the spec as its protobuf bytes and each block found again in it by its key:
+        coremltools' message classes pickle under module names that do not import (explorer.formats.coreml.proto)."""
+        state = self.__dict__.copy()
+        state["model"] = None if self.model is None else self.model.SerializeToString()
+        state["blocks"] = {key: replace(block, proto=None) for key, block in self.blocks.items()}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from explorer.formats.coreml.proto import proto_module
+
+        self.__dict__.update(state)
+        if self.model is not None:
+            self.model = proto_module("Model_pb2").Model.FromString(self.model)
+        for block in self.blocks.values():  # parents before their nested blocks (the order they were added in)
+            block.proto = self._block_at(block)
+
+    def _block_at(self, block: BlockInfo) -> Any:
+        if block.parent is None:
+            function = self.model.mlProgram.functions[block.function]
+            opset = block.key[len(block_key_of(block.function, "")) - 1 : -1]
+            return function.block_specializations[opset]
+        parent_key, op_index = block.parent
+        nested = int(block.key.rsplit("[", 1)[1][:-1])
+        return self.blocks[parent_key].proto.operations[op_index].blocks[nested]
 
 
 def block_key_of(function: str, opset: str) -> str:
