@@ -501,7 +501,7 @@ def _run_tui(args: argparse.Namespace, detach_writes: bool = False) -> ExitCode:
         _check_comparable(path, args.compare)
     app = make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author,
                    companions=given_companions(args), node_data=args.node_data, compare=args.compare,
-                   dims=args.dims)  # fmt: skip
+                   dims=args.dims, detach_writes=detach_writes)  # fmt: skip
     with stopping_on_signals(app) as ended:
         app.run()
     if ended.signal is not None:  # told to stop, or the terminal is gone: the app has shut down, so does this

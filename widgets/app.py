@@ -125,6 +125,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         node_data: Sequence[str | Path] | None = None,
         compare: Path | None = None,
         dims: dict[str, int] | None = None,
+        detach_writes: bool = False,
     ) -> None:
         super().__init__()
         # No animations: a tab's underline slid for 300 ms after each view switch, 18 frames written over SSH
@@ -135,6 +136,9 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         self.node_data = list(node_data or [])  # per-node data files, read against the graph once it loads
         self.compare = compare  # a file whose graph is shown beside this one's once it loads (--compare)
         self.dims = dict(dims or {})  # symbolic dims bound for the counts (--dims), set on the graph once it loads
+        # the file's cache entry pickled and written by a child process (explorer.cache.documents.keep's detach):
+        # a copy of the document as it is when kept, so nothing waits for it nor shares the interpreter with it
+        self.detach_writes = detach_writes
         from explorer.bookmarks import default_author, sidecar_path
 
         self.bookmarks_path = Path(bookmarks) if bookmarks else sidecar_path(self.path)
@@ -433,6 +437,7 @@ def make_app(
     node_data: Sequence[str | Path] | None = None,
     compare: str | Path | None = None,
     dims: dict[str, int] | None = None,
+    detach_writes: bool = False,
 ) -> IrExplorerApp:
     """The one way to build the app: the CLI, the tests and `serve` all call this."""
     return IrExplorerApp(
@@ -445,4 +450,5 @@ def make_app(
         node_data=[Path(p) for p in node_data or []],
         compare=Path(compare) if compare else None,
         dims=dims,
+        detach_writes=detach_writes,
     )

@@ -45,6 +45,7 @@ class DocumentLoading(AppParts):
     last_selection: str
     node_data: list[Any]
     compare: Any
+    detach_writes: bool
 
     def _start_loading(self) -> None:
         """The whole file's load and, beside it, the preview of its first part: the load does not wait for the
@@ -113,7 +114,7 @@ class DocumentLoading(AppParts):
         # a big file's cache entry, before any view may touch the document; a model's once its graph is built
         # (GraphView.Built, the prebuild), or as the app ends
         if not unnamed and not document.view.KEEPS_GRAPH:
-            derived.keep(document, self._cache_warning)
+            derived.keep(document, self._cache_warning, detach=self.detach_writes)
         self.call_from_thread(self.show_document, document, roles_pending=unnamed)
         if unnamed:
             # after the views are mounted: naming is Python work that would slow their first paint (the workers'
@@ -125,7 +126,7 @@ class DocumentLoading(AppParts):
                 name_incident_roles(document, incidents)
                 # with the roles the next open will not read again; the views only read the document meanwhile
                 # (what they remember of it is left out of the entry), a change seen while it is walked skips it
-                derived.keep(document, self._cache_warning)
+                derived.keep(document, self._cache_warning, detach=self.detach_writes)
             if not worker.is_cancelled:
                 self.call_from_thread(self._roles_named, incidents)
 
@@ -187,7 +188,7 @@ class DocumentLoading(AppParts):
         from explorer.cache import documents as derived
 
         with contextlib.suppress(Exception):  # a cache entry is a bonus: the app goes on without it
-            derived.keep(document, self._cache_warning)
+            derived.keep(document, self._cache_warning, detach=self.detach_writes)
 
     def _show_progress(self, fraction: float, stage: str) -> None:
         if self.document is None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.cache import folder as cache_folder
+from explorer.cache import key as cache_key
 from explorer.cache.entry import open_locked, pickled, read_entry, wait_for_writer, write_parts
 from explorer.cache.key import Stamp, changed_ns_of, changed_since, entry_key, entry_name, stamp_of
 
@@ -182,16 +183,18 @@ def _write_detached(slot: Slot, document: Document, locked: tuple[int, Path]) ->
     import pickle
 
     try:
-        os.setsid()  # the terminal's hang-up or Ctrl+C for the next command is not this write's
-        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(number, signal.SIG_DFL)
-        with contextlib.suppress(ValueError):
-            signal.set_wakeup_fd(-1)
+        with contextlib.suppress(OSError):
+            os.setsid()  # the terminal's hang-up or Ctrl+C for the next command is not this write's
+        with contextlib.suppress(ValueError):  # (the forking thread is this process's main one: it may)
+            for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                signal.signal(number, signal.SIG_DFL)
+            signal.set_wakeup_fd(-1)  # the parent's event loop's
         null = os.open(os.devnull, os.O_RDWR)
         for standard in (0, 1, 2):
             os.dup2(null, standard)
         faulthandler.disable()
         signal.alarm(DETACHED_SECONDS)
+        cache_key._hashing = threading.Lock()  # (another thread may have held it at the fork: it would stay held)
         stream, views = pickled(document)
         size = len(stream) + sum(view.nbytes for view in views)
         key = slot.key()
