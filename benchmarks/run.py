@@ -430,7 +430,8 @@ def ratio(a: float, b: float) -> str:
 
 
 SECTIONS = ("schedule", "ark", "onnx", "graph", "graphreview", "torch", "weights", "metrics", "pipeline", "review",
-            "scale", "cache", "cachemodels", "query", "querystop", "hostile", "quit", "latency")  # fmt: skip
+            "scale", "cache", "cachemodels", "cacheformats", "query", "querystop", "hostile", "quit",
+            "latency")  # fmt: skip
 BASELINES: dict[Path, float] = {}  # a schedule's orjson.loads seconds, measured once in the run
 
 
@@ -442,6 +443,12 @@ def _cache_lines(path: Path) -> list[str]:
     baseline = BASELINES.get(path) or run_probe("baseline_orjson", path)["seconds"]
     files = [("480 MB, 16 cores", path, baseline, TURNS), ("3 GB, 64 cores", big64_schedule(OUT), None, 1)]
     return cache_section(files, tmux_first_screen)
+
+
+def _cache_format_lines() -> list[str]:
+    from cache_bench import format_files, formats_section
+
+    return formats_section(format_files(OUT))
 
 
 def _cache_model_lines() -> list[str]:
@@ -477,6 +484,8 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
             lines += _cache_lines(big_schedule())
         if "cachemodels" in sections:
             lines += _cache_model_lines()
+        if "cacheformats" in sections:
+            lines += _cache_format_lines()
         if "query" in sections:
             from query_bench import section as query_section
 
@@ -518,6 +527,7 @@ def main(sections: tuple[str, ...] = SECTIONS) -> None:
     lines += scale_section(OUT, PROBES, run_probe, ratio, tmux_first_screen, path, run_turns, probe_seconds)
     lines += _cache_lines(path)
     lines += _cache_model_lines()
+    lines += _cache_format_lines()
     from query_bench import section as query_section
 
     lines += query_section(OUT, path)
