@@ -46,7 +46,8 @@ def open_document(
     slot = derived.slot_for(found, Path(path), strict, companions, dims) if analyze else None
     if slot is not None and (kept := derived.lookup(slot)) is not None:
         kept.read_ahead = read_ahead
-        kept.cache_slot, kept._opened_problems, kept._kept_state = slot, kept.problems, kept.derived_state()
+        kept.cache_slot, kept._opened_problems = slot, kept.problems
+        kept._kept_state = kept.derived_state() if derived.written_as_it_is(slot) else None  # (None: kept again)
         kept.bind_dims(dims or {})
         progress(1, 1, READY)
         return kept

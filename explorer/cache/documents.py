@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.cache import folder as cache_folder
 from explorer.cache import key as cache_key
-from explorer.cache.entry import open_locked, pickled, read_entry, wait_for_writer, write_parts
+from explorer.cache.entry import open_locked, pickled, read_entry, read_header, wait_for_writer, write_parts
 from explorer.cache.key import Stamp, changed_ns_of, changed_since, entry_key, entry_name, stamp_of
 
 if TYPE_CHECKING:
@@ -93,10 +93,21 @@ def slot_for(found: Format, path: Path, strict: bool, companions: dict[str, Path
 
 def has_entry(found: Format, path: Path, strict: bool = False,
               companions: dict[str, Path | None] | None = None) -> bool:  # fmt: skip
-    """Whether a kept document may answer for `path` (an entry under its name, or one being written; whether it
-    is the file's and reads whole is `lookup`'s, which hashes the file)."""
+    """Whether a kept document may answer for `path` (an entry under its name written from the file as it is now,
+    its change time the same, or one being written; whether it is the file's and reads whole is `lookup`'s, which
+    hashes the file)."""
     slot = slot_for(found, path, strict, companions)
-    return slot is not None and (slot.path.is_file() or wait_for_writer(slot.path, 0.0))
+    if slot is None:
+        return False
+    return written_as_it_is(slot) if slot.path.is_file() else wait_for_writer(slot.path, 0.0)
+
+
+def written_as_it_is(slot: Slot) -> bool:
+    """Whether the slot's entry was written from the file with its change time as it is now. An entry read back
+    whose file's change time moved since (a `chmod`, a `touch`, a write that kept its bytes) is written again
+    with the new one: else `has_entry` would say no for every later open."""
+    found = read_header(slot.path)
+    return found is not None and found[0].changed_ns == slot.changed_ns
 
 
 def lookup(slot: Slot) -> Document | None:
@@ -199,7 +210,7 @@ def _write_detached(slot: Slot, document: Document, locked: tuple[int, Path]) ->
         size = len(stream) + sum(view.nbytes for view in views)
         key = slot.key()
         if key is not None and shutil.disk_usage(slot.path.parent).free - size >= DISK_RESERVE:
-            write_parts(slot.path, key, slot.source, slot.format, stream, views, locked)
+            write_parts(slot.path, key, slot.source, slot.format, stream, views, locked, slot.changed_ns)
             cache_folder.evict(slot.path.parent, cache_folder.cap())
     except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError, RuntimeError):
         pass
@@ -216,7 +227,7 @@ def _write(slot: Slot, stream: bytes, views: list[memoryview], size: int, warn: 
     try:
         if shutil.disk_usage(slot.path.parent).free - size < DISK_RESERVE:
             raise OSError(28, "No space left on device")
-        write_parts(slot.path, key, slot.source, slot.format, stream, views)
+        write_parts(slot.path, key, slot.source, slot.format, stream, views, None, slot.changed_ns)
     except OSError as error:
         _say_not_written(slot, size, error, warn)
         return

@@ -42,6 +42,9 @@ class Header(msgspec.Struct):
     buffers: list[tuple[int, int]]
     payload: int  # bytes after the header
     checksum: str  # xxh3_128 of the payload
+    # the file's change time when it was read (`key.changed_ns_of`): an entry whose file has another one may be
+    # another file's (`documents.has_entry` says so without hashing it); 0 where not known
+    changed_ns: int = 0
 
 
 def _aligned(offset: int) -> int:
@@ -65,7 +68,7 @@ def pickled(kept: Any) -> tuple[bytes, list[memoryview]]:
 
 
 def write_parts(target: Path, key: str, source: str, format_name: str, stream: bytes, views: list[memoryview],
-                locked: tuple[int, Path] | None = None) -> int:  # fmt: skip
+                locked: tuple[int, Path] | None = None, changed_ns: int = 0) -> int:  # fmt: skip
     """The entry of an already pickled `stream` and its out-of-band `views` (what `write_entry` pickled), written
     through `locked` (`open_locked`'s, closed here) or a temporary file of its own."""
     spans, offset = [], _aligned(len(stream))
@@ -86,7 +89,7 @@ def write_parts(target: Path, key: str, source: str, format_name: str, stream: b
     for piece in pieces:
         checksum.update(piece)
     header = msgspec.json.encode(Header(key, source, format_name, (0, len(stream)), spans, payload,
-                                        checksum.hexdigest()))  # fmt: skip
+                                        checksum.hexdigest(), changed_ns))  # fmt: skip
     lead = PREFIX.pack(MAGIC, LAYOUT, len(header)) + header
     lead += bytes(_aligned(len(lead)) - len(lead))
     handle, temporary = locked or open_locked(target)

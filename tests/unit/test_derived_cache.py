@@ -101,6 +101,7 @@ def test_a_file_changed_in_place_with_its_size_and_time_kept_is_read_again(cache
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     after = os.stat(path)
     assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)
+    assert not derived.has_entry(pick_format(path), path)  # (its change time moved: said without hashing it)
     second = open_document(path)
     # the entry has the file's name (its identity is unchanged) but not its key: a miss, read from the file
     assert second.cache_slot.path == entry and second._kept_state is None
@@ -112,6 +113,26 @@ def test_a_file_changed_in_place_with_its_size_and_time_kept_is_read_again(cache
     fresh = open_document(path)
     assert [p.to_json() for p in second.problems] == [p.to_json() for p in fresh.problems]
     assert second.summary == fresh.summary
+
+
+def test_a_file_whose_change_time_alone_moved_is_read_from_its_entry_and_kept_again(cache_on, tmp_path):
+    """A `chmod` moves the file's change time, not its bytes: the entry answers (its key is the same), and is
+    written again with the new change time, so that `has_entry` says yes again for the next opens."""
+    path = tmp_path / "s_stschedule.json"
+    shutil.copy(SCHEDULE, path)
+    opened_and_kept(path)
+    found = pick_format(path)
+    assert derived.has_entry(found, path)
+    before = written(cache_on)
+    os.chmod(path, 0o600)
+    assert not derived.has_entry(found, path)
+    assert derived.lookup(derived.slot_for(found, path, False, None)) is not None  # (the same key: a hit)
+    again = open_document(path)
+    assert again._kept_state is None  # (to be kept again)
+    assert written(cache_on) == before  # (read back, not written yet)
+    derived.keep(again)
+    derived.wait_for_writes()
+    assert written(cache_on) != before and derived.has_entry(found, path)
 
 
 def damaged(cache_on: Path, damage, path: Path = SCHEDULE) -> None:
