@@ -39,7 +39,7 @@ HASH_BYTES_PER_SECOND = 4e9
 SAVED_PER_HASH = 20.0
 DISK_RESERVE = 256 * 2**20  # a write that would leave less free than this is skipped (it would fill the disk)
 WAIT_SECONDS = 60.0  # how long an open waits for the entry another process is writing (rather than read the file)
-DETACHED_SECONDS = 600  # a detached writer still working after this long is stopped (its cut-short write is no entry)
+DETACHED_SECONDS = 300  # a detached writer still working after this long is stopped (its cut-short write is no entry)
 
 
 @dataclass
@@ -183,9 +183,17 @@ def _keep_detached(slot: Slot, document: Document, warn: Callable[[str], None]) 
         with contextlib.suppress(OSError):
             os.unlink(locked[1])
         return False
-    if pid == 0:  # pragma: no cover - the child; never returns
-        _write_detached(slot, document, locked)
-    os.close(locked[0])  # (the child holds the lock)
+    if pid == 0:  # pragma: no cover - the child: it forks the writer and ends, so no zombie waits on this process
+        try:
+            if os.fork() == 0:
+                _write_detached(slot, document, locked)  # never returns
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(locked[1])
+        os._exit(0)
+    os.close(locked[0])  # (the writer holds the lock)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
     return True
 
 

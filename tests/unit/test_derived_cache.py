@@ -5,6 +5,7 @@ were no cache; the folder is private and bounded."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -277,7 +278,19 @@ def test_a_command_about_to_end_leaves_its_entry_to_a_child_of_its_own(cache_on,
                         looked_up[-1])  # fmt: skip
     again = open_document(SCHEDULE)  # waits for the child's entry instead of reading the file
     assert looked_up == [again] and written(cache_on) and again.problems == document.problems
+    assert not zombie_children()  # (the writer, done, was a grandchild: nothing here waits to be reaped)
     assert read_entry(slot.path, slot.key()) is not None and not list(cache_on.glob(".*.partial"))
+
+
+def zombie_children() -> list[int]:
+    """This process's children that ended and were not waited for (Linux: /proc)."""
+    found = []
+    for listing in Path("/proc/self/task").glob("*/children"):
+        for child in listing.read_text().split():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                    found.append(int(child))
+    return found
 
 
 def test_a_detached_write_that_would_fill_the_disk_is_skipped_with_one_warning(cache_on, monkeypatch):
