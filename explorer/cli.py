@@ -16,6 +16,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from explorer.cache import folder as cache_folder
 from explorer.cli_parsers import SUBCOMMANDS, apply_cache_flags, command_parser, given_companions, tui_parser
 from explorer.errors import LoadError, count_by_severity
 from explorer.formatting import EscapingWriter, escape_controls
@@ -43,8 +44,10 @@ def _report_plugin_failures() -> list[str]:
 
 def main(argv: Sequence[str] | None = None, detach_writes: bool = False) -> int:
     """The CLI and the TUI. `detach_writes` (the console script, about to end its process): a file's cache entry
-    is written by a child process of its own, so the command ends when its answer is given."""
+    is written by a child process of its own, so the command ends when its answer is given; not under `serve`,
+    whose sessions end with every process they started (`folder.DETACH_VARIABLE`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    detach_writes = detach_writes and os.environ.get(cache_folder.DETACH_VARIABLE, "") != "off"
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = command_parser(argv[0]).parse_args(argv[1:])

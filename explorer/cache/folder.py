@@ -13,6 +13,7 @@ from pathlib import Path
 
 CACHE_VARIABLE = "IR_EXPLORER_CACHE"  # "off" (or 0, no, false): no entry read or written
 SIZE_VARIABLE = "IR_EXPLORER_CACHE_SIZE"  # the folder's cap in bytes
+DETACH_VARIABLE = "IR_EXPLORER_DETACH"  # "off": entries written by the process itself, not a detached child (serve)
 DEFAULT_CAP = 2 * 2**30
 ENTRY_SUFFIX = ".entry"
 TEMPORARY_SUFFIX = ".partial"

@@ -244,6 +244,27 @@ async def test_a_child_deaf_to_quit_and_sigterm_is_killed_when_its_tab_goes():
         os.kill(pid, 0)
 
 
+async def test_a_session_writes_its_cache_entries_itself(tmp_path):
+    """A session's app keeps no detached writer (one would outlive the session's end): serve's sessions run with
+    the variable that turns it off."""
+    from textual_serve.download_manager import DownloadManager
+
+    from widgets.serve.sessions import Session
+
+    said = tmp_path / "said"
+    tell = "import os, sys; open(sys.argv[1], 'w').write(os.environ.get('IR_EXPLORER_DETACH', 'unset'))"
+
+    async def ignore(*_: object) -> None:
+        return None
+
+    session = Session([sys.executable, "-c", tell, str(said)], write_bytes=ignore, write_str=ignore, close=ignore,
+                      download_manager=DownloadManager())  # fmt: skip
+    await session.start(80, 24)
+    await asyncio.wait_for(session._process.wait(), 30)
+    await asyncio.wait_for(session.end(), 15)
+    assert said.read_text() == "off"
+
+
 async def test_a_tab_that_goes_at_any_moment_of_start_up_leaves_no_process(served):
     server = served()
     cookie = {"Origin": server.base, "Cookie": f"ir_explorer_token_{server.port}={server.token}"}

@@ -282,6 +282,17 @@ def test_a_command_about_to_end_leaves_its_entry_to_a_child_of_its_own(cache_on,
     assert read_entry(slot.path, slot.key()) is not None and not list(cache_on.glob(".*.partial"))
 
 
+@pytest.mark.parametrize("variable", ["", "off"])
+def test_the_console_script_detaches_its_writes_unless_told_not_to(cache_on, monkeypatch, capsys, variable):
+    """The console script's commands keep with `detach`; with IR_EXPLORER_DETACH=off (serve's sessions) they
+    write the entry themselves, before they end."""
+    asked: list[bool] = []
+    monkeypatch.setattr(derived, "keep", lambda document, warn=None, detach=False: asked.append(detach))
+    monkeypatch.setenv(cache_folder.DETACH_VARIABLE, variable)
+    assert main(["info", str(SCHEDULE)], detach_writes=True) == 0
+    assert asked == [variable != "off"]
+
+
 def zombie_children() -> list[int]:
     """This process's children that ended and were not waited for (Linux: /proc)."""
     found = []

@@ -20,6 +20,7 @@ from typing import Any
 
 from textual_serve.app_service import AppService
 
+from explorer.cache.folder import DETACH_VARIABLE
 from explorer.isolated import die_with_parent, signal_name
 
 MAX_WIDTH, MAX_HEIGHT = 400, 200  # cells: a 4K screen at a small font; a 2000x2000 frame is 4M cells a refresh
@@ -69,7 +70,8 @@ class Session(AppService):
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=self._build_environment(width=width, height=height),
+            # a cache entry written by the session itself: a detached writer would outlive the session's end
+            env={**self._build_environment(width=width, height=height), DETACH_VARIABLE: "off"},
             start_new_session=True,  # its own process group: its helpers (worker pools) end with it
             preexec_fn=die_with_parent,  # even a killed `serve` leaves no child
         )
