@@ -14,6 +14,7 @@ import time
 from typing import Any, cast
 
 from textual import work
+from textual.css.query import NoMatches
 from textual.widgets import ContentSwitcher, TabPane
 from textual.worker import get_current_worker
 
@@ -255,18 +256,22 @@ class DocumentLoading(AppParts):
         """Add a tab for each view the document offers (their modules were imported by the load worker), then,
         with `prebuild`, start building the graph once they are on screen: its pure-Python build holds the
         interpreter, and begun beside the mounting it delayed the whole file's first paint (seen with py-spy).
-        The `lead` view is shown and painted before the other tabs are added (each costs a layout pass)."""
-        tabs = self.query_one(FittingTabs)
-        for k, spec in enumerate(views):
-            if not self.query(f"#{spec.name}"):
-                pane = TabPane(f"{spec.key} {spec.title}", spec.make(), id=f"tab-{spec.name}")
-                # in the views' order, also when a first part of the file offered fewer (a preview has no graph)
-                later = [f"tab-{other.name}" for other in views[k + 1 :] if self.query(f"#tab-{other.name}")]
-                await tabs.add_pane(pane, before=later[0] if later else None)
-            cast(ShowsDocument, self.query_one(f"#{spec.name}")).show_document(document)
-            if spec.name == lead and self.document is document:
-                self.action_view(lead)
-                await self._painted()
+        The `lead` view is shown and painted before the other tabs are added (each costs a layout pass). The app
+        may end meanwhile (`q` while the views mount): its widgets are gone, and so is the work."""
+        try:
+            tabs = self.query_one(FittingTabs)
+            for k, spec in enumerate(views):
+                if not self.query(f"#{spec.name}"):
+                    pane = TabPane(f"{spec.key} {spec.title}", spec.make(), id=f"tab-{spec.name}")
+                    # in the views' order, also when a first part of the file offered fewer (a preview: no graph)
+                    later = [f"tab-{other.name}" for other in views[k + 1 :] if self.query(f"#tab-{other.name}")]
+                    await tabs.add_pane(pane, before=later[0] if later else None)
+                cast(ShowsDocument, self.query_one(f"#{spec.name}")).show_document(document)
+                if spec.name == lead and self.document is document:
+                    self.action_view(lead)
+                    await self._painted()
+        except NoMatches:
+            return
         tabs.fit_labels()
         self.mounted_views = {spec.name: found.first() for spec in ALL_VIEWS if (found := self.query(f"#{spec.name}"))}
         self.views_ready = True

@@ -344,3 +344,19 @@ async def test_the_tree_measures_labels_as_textual_does_and_a_reveal_along_open_
         assert tree.reveal(("workload", 16))  # beside the first: every node on its way is open already
         assert tree._tree_lines is lines  # not rebuilt
         assert str(tree.cursor_node.label).startswith("#4 ")  # core 1's fifth workload: row 16
+
+
+async def test_views_mounting_when_the_app_ends_stop_without_an_error():
+    """`q` while the views mount: the app's widgets are gone under the mounting worker, which stops there (it
+    raised NoMatches, and the app ended with its traceback: seen quitting a big schedule's second open)."""
+    from widgets.tab_labels import FittingTabs
+    from widgets.views import offered_views
+
+    app = make_app(SAMPLE_DATA / "planted_problems_2x2_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        views = tuple(offered_views(app.document))
+        await app.query_one(FittingTabs).remove()  # what the app's end does to the widgets the worker reaches
+        views_ready = app.views_ready
+        await app._mount_views(app.document, views)
+        assert app.views_ready == views_ready
