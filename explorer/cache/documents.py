@@ -5,7 +5,10 @@ cost more than `MIN_SECONDS` to work out.
 A schedule with pipeline companions (found beside it or named) is not kept: its joined view holds the companions'
 documents, and their files would be part of the key. The entry is pickled on the caller's thread (arrays are not
 copied: they stay outside the pickle) and written by a thread of its own, so the first screen does not wait for
-the disk; `wait_for_writes` lets a command finish it before the process ends.
+the disk; `wait_for_writes` lets a command finish it before the process ends. With `detach` (the console
+script's commands and TUI) a forked grandchild pickles and writes it instead, from a copy of the document as it
+is then: nothing waits for it nor shares the interpreter with it. Every write locks its temporary file until
+the rename; an open that finds one locked waits for that entry.
 """
 
 from __future__ import annotations
@@ -134,8 +137,8 @@ def keep(document: Document, warn: Callable[[str], None] | None = None, detach: 
     (`Document.derived_state`); a write that cannot be made is skipped, a full disk said once (`warn`, else
     stderr). Call it when done with what the command or the first screen worked out: the pickling walks the
     document (a view may read it meanwhile; one that changes what the pickle is walking skips this write).
-    `detach` (a command about to end): pickled and written by a child process of its own, so the command ends
-    at the time it ends without a cache; an open meanwhile waits for that entry (`lookup`)."""
+    `detach` (the console script's command or TUI): pickled and written by a process of its own, so a command
+    ends when it would without a cache; an open meanwhile waits for that entry (`lookup`)."""
     import pickle
 
     slot = document.cache_slot
