@@ -132,8 +132,9 @@ class DocumentLoading(AppParts):
                 self.call_from_thread(self._roles_named, incidents)
 
     def _roles_named(self, incidents: list[Any]) -> None:
-        if self.incidents is incidents:  # still the file shown
-            self.query_one(ProblemsTable).roles_named()
+        if self.incidents is incidents:  # still the file shown (and the table too: the app may be ending)
+            for table in self.query(ProblemsTable):
+                table.roles_named()
 
     @work(thread=True, exclusive=True, group="preview", name="preview")
     def load_preview(self) -> None:
