@@ -68,10 +68,9 @@ def in_turns(turns: int, run: Callable[[dict[str, str]], Any], folder: Path,
 
 def settle(folder: Path) -> None:
     """Wait for the entries being written in `folder` (their temporary files locked by their writers)."""
-    from explorer.cache.entry import wait_for_writer
+    from explorer.cache.entry import wait_for_writers
 
-    for temporary in folder.glob(".*.partial") if folder.is_dir() else []:
-        wait_for_writer(folder / f"{temporary.name[1:].split('.')[0]}.entry", 600.0)
+    wait_for_writers(folder, 600.0)
 
 
 def measure(path: Path, turns: int, tmux_first_screen: Callable[..., dict | None] | None) -> dict:

@@ -96,6 +96,20 @@ def run_forked(function: Callable[[bytes], bytes], given: bytes, timeout: float)
     return ChildResult(answer[1:], "")
 
 
+def quiet_forked_child() -> None:  # pragma: no cover - runs in a forked child
+    """In a child forked from this process: the default signal handlers (not the parent's, nor its event loop's
+    wakeup), nothing written on the terminal, no crash dump (a crash is the parent's to report: a dump would
+    reach a copy of its stderr)."""
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+    with contextlib.suppress(ValueError):
+        signal.set_wakeup_fd(-1)
+    null = os.open(os.devnull, os.O_RDWR)
+    for standard in (0, 1, 2):
+        os.dup2(null, standard)
+    faulthandler.disable()
+
+
 def _read_all(fd: int, timeout: float) -> tuple[bytes | None, bool]:
     """What the child wrote until it closed its end, and whether `timeout` passed first."""
     parts: list[bytes] = []
@@ -114,14 +128,7 @@ def _forked_child(function: Callable[[bytes], bytes], given: bytes, fd: int) -> 
     """In the child: `b"0"` and the result, or `b"1"` and the error's last line, on `fd`; then exit."""
     code = 1
     try:
-        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(number, signal.SIG_DFL)
-        with contextlib.suppress(ValueError):
-            signal.set_wakeup_fd(-1)  # the parent's event loop's
-        null = os.open(os.devnull, os.O_RDWR)
-        for standard in (0, 1, 2):
-            os.dup2(null, standard)
-        faulthandler.disable()  # a crash is the parent's to report: a dump would reach a copy of its stderr
+        quiet_forked_child()
         die_with_parent()
         result = b"0" + function(given)
         code = 0

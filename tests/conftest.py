@@ -56,10 +56,9 @@ def entry_files(folder: Path) -> list[Path]:
 
 def settled(folder: Path, seconds: float = 120.0) -> Path:
     """`folder` once the entries being written there (by a detached writer, say) are finished."""
-    from explorer.cache.entry import wait_for_writer
+    from explorer.cache.entry import wait_for_writers
 
-    for temporary in folder.glob(".*.partial") if folder.exists() else []:
-        wait_for_writer(folder / f"{temporary.name[1:].split('.')[0]}.entry", seconds)
+    wait_for_writers(folder, seconds)
     return folder
 
 

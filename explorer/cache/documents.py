@@ -14,7 +14,6 @@ the rename; an open that finds one locked waits for that entry.
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import os
 import shutil
 import signal
@@ -205,16 +204,11 @@ def _write_detached(slot: Slot, document: Document, locked: tuple[int, Path]) ->
     import pickle
 
     try:
+        from explorer.isolated import quiet_forked_child
+
         with contextlib.suppress(OSError):
             os.setsid()  # the terminal's hang-up or Ctrl+C for the next command is not this write's
-        with contextlib.suppress(ValueError):  # (the forking thread is this process's main one: it may)
-            for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-                signal.signal(number, signal.SIG_DFL)
-            signal.set_wakeup_fd(-1)  # the parent's event loop's
-        null = os.open(os.devnull, os.O_RDWR)
-        for standard in (0, 1, 2):
-            os.dup2(null, standard)
-        faulthandler.disable()
+        quiet_forked_child()  # (the forking thread is the child's main one: it may set signal handlers)
         signal.alarm(DETACHED_SECONDS)
         cache_key._hashing = threading.Lock()  # (another thread may have held it at the fork: it would stay held)
         stream, views = pickled(document)

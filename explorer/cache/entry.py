@@ -25,7 +25,7 @@ from typing import Any
 import msgspec
 import xxhash
 
-from explorer.cache.folder import TEMPORARY_SUFFIX
+from explorer.cache.folder import ENTRY_SUFFIX, TEMPORARY_SUFFIX
 from explorer.cache.key import LAYOUT
 from explorer.gc_pause import collector_paused
 
@@ -146,6 +146,12 @@ def wait_for_writer(target: Path, seconds: float) -> bool:
         finally:
             os.close(handle)
     return waited
+
+
+def wait_for_writers(folder: Path, seconds: float) -> None:
+    """Wait, up to `seconds` each, for every entry being written in `folder` (`open_locked`'s temporaries)."""
+    for temporary in folder.glob(f".*{TEMPORARY_SUFFIX}") if folder.is_dir() else []:
+        wait_for_writer(folder / f"{temporary.name[1:].split('.')[0]}{ENTRY_SUFFIX}", seconds)
 
 
 def _try_lock(handle: int) -> bool:
