@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import getpass
 import hashlib
 import json
@@ -30,17 +31,24 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from pydantic import ValidationError
 
-from explorer.contracts import BookmarkEntry, version
 from explorer.errors import LoadError
 from explorer.formatting import human_bytes
 from explorer.models.ref import Ref
 from explorer.writing import write_atomically
 
-SCHEMA_VERSION = version("bookmarks")  # 1: entries without id, created and author (migrated on load)
 LOCK_SECONDS = 5.0  # how long a save waits for another writer's lock before it says so
 MAX_SIDECAR_BYTES = 64 * 2**20  # a bookmarks file is notes: anything larger is not one
+
+
+@functools.cache
+def schema_version() -> int:
+    """The sidecar's schema version (1: entries without id, created and author, migrated on load). The contracts
+    are imported when a sidecar is read or written, not as the TUI starts: pydantic and its models are slow to
+    build (BENCHMARKS.md, second open)."""
+    from explorer.contracts import version
+
+    return version("bookmarks")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +105,10 @@ def _legacy_id(entry: dict) -> str:
 
 def _parse(entry: Any) -> Bookmark | None:
     """The bookmark an entry holds, or None when this version cannot read it (it is then kept as it is)."""
+    from pydantic import ValidationError
+
+    from explorer.contracts import BookmarkEntry
+
     try:
         found = BookmarkEntry.model_validate(entry, strict=True)
     except ValidationError:
@@ -175,7 +187,7 @@ def _read_top(path: Path) -> tuple[dict[str, msgspec.Raw], list[msgspec.Raw]]:
     if not isinstance(version, int) or isinstance(version, bool):
         raise BookmarksError(f"{path}: not a bookmarks file this version reads (schema_version {version!r}); "
                              "it is left as it is")  # fmt: skip
-    if version > SCHEMA_VERSION:
+    if version > schema_version():
         raise BookmarksError(f"{path}: written by a newer ir-explorer (schema {version}); it is left as it is")
     return top, entries
 
@@ -319,7 +331,7 @@ def _change(path: Path, source: Path, edit: Any) -> Loaded:
             for k, entry in enumerate(entries):  # version-1 entries get their derived ids written down
                 if isinstance(entry, dict) and "id" not in entry and (parsed := _parse(entry)) is not None:
                     entries[k] = {**entry, "id": parsed.id}
-            contents = {"schema_version": SCHEMA_VERSION, "file": source.name, "bookmarks": entries}
+            contents = {"schema_version": schema_version(), "file": source.name, "bookmarks": entries}
             kept = {key: value for key, value in existing.items() if key not in contents and key != "version"}
             _write_atomically(target, {**contents, **kept})
     except BookmarksError:

@@ -496,7 +496,11 @@ def _run_tui(args: argparse.Namespace, detach_writes: bool = False) -> ExitCode:
     path = args.file or default_sample()
     if not path.exists():  # fail before the screen switches, with the same message the app would show
         raise LoadError(path, "", "no such file or directory")
-    if not args.strict:
+    from explorer.open_ahead import open_ahead_if_kept
+
+    # a kept file is read while the app's modules are imported; another has its slow work started (_prepare)
+    ahead = open_ahead_if_kept(path, strict=args.strict, companions=given_companions(args), dims=args.dims)
+    if ahead is None and not args.strict:
         _prepare(path, interactive=True)
     from widgets.app import make_app, stopping_on_signals  # the one place the core reaches the UI, when asked to
 
@@ -504,7 +508,7 @@ def _run_tui(args: argparse.Namespace, detach_writes: bool = False) -> ExitCode:
         _check_comparable(path, args.compare)
     app = make_app(path, strict=args.strict, bookmarks=args.bookmarks, author=args.author,
                    companions=given_companions(args), node_data=args.node_data, compare=args.compare,
-                   dims=args.dims, detach_writes=detach_writes)  # fmt: skip
+                   dims=args.dims, detach_writes=detach_writes, open_ahead=ahead)  # fmt: skip
     with stopping_on_signals(app) as ended:
         app.run()
     if ended.signal is not None:  # told to stop, or the terminal is gone: the app has shut down, so does this

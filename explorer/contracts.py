@@ -20,11 +20,11 @@ from explorer.gc_pause import collector_paused
 
 
 class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class ProblemCounts(_Closed):

@@ -30,6 +30,7 @@ from textual.widgets import ContentSwitcher, Input, TabbedContent, TabPane, Text
 from explorer.document import Capability, Document, Section
 from explorer.errors import LoadError, Problem
 from explorer.formatting import human_bytes
+from explorer.open_ahead import OpenAhead
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.document_loading import DocumentLoading
@@ -126,6 +127,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         compare: Path | None = None,
         dims: dict[str, int] | None = None,
         detach_writes: bool = False,
+        open_ahead: OpenAhead | None = None,
     ) -> None:
         super().__init__()
         # No animations: a tab's underline slid for 300 ms after each view switch, 18 frames written over SSH
@@ -139,6 +141,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         # the file's cache entry pickled and written by a child process (explorer.cache.documents.keep's detach):
         # a copy of the document as it is when kept, so nothing waits for it nor shares the interpreter with it
         self.detach_writes = detach_writes
+        self.open_ahead = open_ahead  # the file, being opened on a thread since the command started (a kept one)
         from explorer.bookmarks import default_author, sidecar_path
 
         self.bookmarks_path = Path(bookmarks) if bookmarks else sidecar_path(self.path)
@@ -438,6 +441,7 @@ def make_app(
     compare: str | Path | None = None,
     dims: dict[str, int] | None = None,
     detach_writes: bool = False,
+    open_ahead: OpenAhead | None = None,
 ) -> IrExplorerApp:
     """The one way to build the app: the CLI, the tests and `serve` all call this."""
     return IrExplorerApp(
@@ -451,4 +455,5 @@ def make_app(
         compare=Path(compare) if compare else None,
         dims=dims,
         detach_writes=detach_writes,
+        open_ahead=open_ahead,
     )

@@ -18,20 +18,19 @@ from textual.css.query import NoMatches
 from textual.widgets import ContentSwitcher, TabPane
 from textual.worker import get_current_worker
 
-from explorer.api import CHECKING, open_document
 from explorer.document import Capability, Document
 from explorer.errors import LoadError
-from explorer.graph.node_data import load_node_data
+from explorer.load_turn import TurnCancelled, load_turn
+from explorer.open_ahead import OpenAhead, open_checked
 from widgets.app_parts import AppParts, ShowsDocument
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
 from widgets.error_panel import ErrorPanel
-from widgets.load_turn import TurnCancelled, load_turn
 from widgets.loading import LoadingPanel
 from widgets.problems import ProblemsTable
 from widgets.summary_bar import SummaryBar
 from widgets.tab_labels import FittingTabs
-from widgets.views import ALL_VIEWS, SYNC_GRAPH_NODES, ViewSpec, offered_views
+from widgets.views import ALL_VIEWS, SYNC_GRAPH_NODES, ViewSpec, import_widgets, offered_views
 
 
 class LoadCancelled(Exception):
@@ -47,6 +46,7 @@ class DocumentLoading(AppParts):
     node_data: list[Any]
     compare: Any
     detach_writes: bool
+    open_ahead: OpenAhead | None
 
     def _start_loading(self) -> None:
         """The whole file's load and, beside it, the preview of its first part: the load does not wait for the
@@ -71,20 +71,20 @@ class DocumentLoading(AppParts):
             self.call_from_thread(self._show_progress, 0.0, "waiting for another tab to finish loading")
 
         try:
-            # one tab of `serve` loads at a time: each memory guard sees what the tabs before it took
-            with load_turn(waiting, lambda: worker.is_cancelled):
-                document = open_document(self.path, strict=self.strict, progress=progress,
-                                         companions=self.companions, dims=self.dims)  # fmt: skip
-                progress(0.99, 1, CHECKING)
-                document.run_deep_checks()  # (open_document bound the dims it starts from)
-            from explorer.schedule.incidents import incidents_of, name_incident_roles
-
-            # The problems panel lists overlaps by incident. What each tensor is (its role) is read again from
-            # the file, a big file's thousands by worker processes: they are named once the file is on screen
-            # (on the 519 MB benchmark file the reads kept it off screen 0.5-0.8 s longer)
-            incidents = self.incidents = incidents_of(document, with_roles=False)
-            in_wl0 = [incident for incident in incidents if incident.code == "wl0-overlap"]
-            name_incident_roles(document, in_wl0)  # named from the loaded columns, nothing read: at once
+            ahead, self.open_ahead = self.open_ahead, None
+            if ahead is not None:  # opened on a thread since the command started (a kept file): its result
+                opened = ahead.result(progress, lambda: worker.is_cancelled)
+                if opened is None:
+                    return
+                # out of the collector's sight now, not once the views are mounted (`_mount_views`): a full
+                # collection walked it twice before then (no first part was shown: nothing of it is frozen too)
+                gc.freeze()
+            else:  # one tab of `serve` loads at a time: each memory guard sees what the tabs before it took
+                with load_turn(waiting, lambda: worker.is_cancelled):
+                    opened = open_checked(self.path, strict=self.strict, progress=progress,
+                                          companions=self.companions, dims=self.dims)  # fmt: skip
+            document, incidents = opened
+            self.incidents = incidents
             if self.dims and document.offers(Capability.GRAPH):  # --dims: the counts bind them (the graph is built)
                 from explorer.graph.metrics import unknown_dims
 
@@ -94,10 +94,10 @@ class DocumentLoading(AppParts):
                     self.call_from_thread(self.notify, refused, title="--dims", severity="error", timeout=20)
                 model.metric_dims = dict(self.dims)
             if self.node_data and document.offers(Capability.GRAPH):  # the user's numbers: the graph is built now
+                from explorer.graph.node_data import load_node_data
+
                 for line in load_node_data(document, self.node_data):
                     self.call_from_thread(self.notify, line, title="per-node data", timeout=10)
-            for spec in offered_views(document):
-                spec.import_widget()  # here, off the UI thread
         except (LoadCancelled, TurnCancelled):
             return
         except LoadError as error:
@@ -109,6 +109,7 @@ class DocumentLoading(AppParts):
         if worker.is_cancelled:
             return
         from explorer.cache import documents as derived
+        from explorer.schedule.incidents import name_incident_roles
 
         # incidents kept from an earlier open (the cache) come with their roles named: nothing is read again
         unnamed = any(not incident.roles for incident in incidents)
@@ -152,8 +153,6 @@ class DocumentLoading(AppParts):
             for early in found.preview(self.path):
                 if worker.is_cancelled:
                     return
-                for spec in offered_views(early):
-                    spec.import_widget()
                 self.call_from_thread(self._show_preview, early)
         except Exception:  # a preview is a bonus: whatever fails here, the full load that follows reports
             return
@@ -254,11 +253,15 @@ class DocumentLoading(AppParts):
     async def _mount_views(
         self, document: Document, views: tuple[ViewSpec, ...], prebuild: bool = False, lead: str | None = None
     ) -> None:
-        """Add a tab for each view the document offers (their modules were imported by the load worker), then,
+        """Add a tab for each view the document offers (their modules imported in a thread first), then,
         with `prebuild`, start building the graph once they are on screen: its pure-Python build holds the
         interpreter, and begun beside the mounting it delayed the whole file's first paint (seen with py-spy).
         The `lead` view is shown and painted before the other tabs are added (each costs a layout pass). The app
         may end meanwhile (`q` while the views mount): its widgets are gone, and so is the work."""
+        # the views' modules (numpy and friends), imported off the UI thread once the document is on screen (the
+        # import holds the interpreter: begun at once, it delayed that paint); the keys are answered meanwhile
+        await self._painted()
+        await asyncio.to_thread(import_widgets, views)
         try:
             tabs = self.query_one(FittingTabs)
             for k, spec in enumerate(views):

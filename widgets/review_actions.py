@@ -19,7 +19,6 @@ from explorer.document import Capability, Document, is_group_ref
 from explorer.errors import LoadError
 from explorer.writing import write_atomically
 from widgets.app_parts import AppParts
-from widgets.graph.view import GraphView
 from widgets.messages import RevealRef
 
 
@@ -196,6 +195,8 @@ class ReviewActions(AppParts):
             return
         if bookmark.view != "tree" and bookmark.view in self.views_for(self.document):
             if bookmark.view == "graph":  # its box, with the groups hiding it opened (now, or once built)
+                from widgets.graph.view import GraphView  # (imported when offered: widgets.views)
+
                 for graph in self.query("#graph").results(GraphView):
                     graph.reveal_ref(bookmark.ref)
             self.call_after_refresh(self.action_view, bookmark.view)
@@ -315,6 +316,8 @@ class ReviewActions(AppParts):
 
             self.query_one(ProblemsTable).show_problems(document.problems, self.incidents or ())
         if added and self.query("#graph"):
+            from widgets.graph.view import GraphView  # (imported when offered: widgets.views)
+
             self.query_one("#graph", GraphView).add_data_sets(added)
             self.action_view("graph")
 

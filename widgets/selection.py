@@ -20,7 +20,6 @@ from explorer.schedule.refs import entry_of, workload_row
 from widgets.app_parts import AppParts
 from widgets.details import DetailsPanel
 from widgets.doc_tree import DocumentTree
-from widgets.graph.view import GraphView
 from widgets.messages import ItemActivated, ProblemChosen, RevealRef, Selected
 
 ROW_VIEWS = ("timeline", "buffers", "memory", "mesh")  # views whose selection is a workload row (the time cursor)
@@ -163,9 +162,18 @@ class SelectionSync(AppParts):
             self.layout.show_tensor(tensor_id)
         if isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
             self.source.show(ref[1], ref[2])
-        for graph in self.query("#graph").results(GraphView) if following != "graph" else ():
+        for graph in self._graph_views() if following != "graph" else ():
             if graph.select_ref(ref):
                 self.selections["graph"] = (ref, "")
+
+    def _graph_views(self) -> list[Any]:
+        """The graph view, when it is mounted (its module is imported with it: widgets.views)."""
+        found = self.query("#graph")
+        if not found:
+            return []
+        from widgets.graph.view import GraphView
+
+        return list(found.results(GraphView))
 
     def _select_entry(self, ref: Any) -> None:
         """The memory map's band of an L2 or WL0 entry (explorer.schedule.refs.entry_of); nothing for other refs."""
@@ -250,7 +258,7 @@ class SelectionSync(AppParts):
             if row is not None and self.timeline is not None:
                 self.select_row(row, message.highlight or tuple(problem.refs.get("tensor_ids") or ()))
                 in_graph = self.query_one(TabbedContent).active == "tab-graph" and any(
-                    graph.select_ref(ref) for graph in self.query("#graph").results(GraphView)
+                    graph.select_ref(ref) for graph in self._graph_views()
                 )  # `n` from the graph stays there when the problem has a box in it
                 if problem.code in BUFFER_PROBLEMS and self.buffers is not None and not in_graph:
                     self.query_one(TabbedContent).active = "tab-buffers"

@@ -18,7 +18,7 @@ class ViewSpec:
     key: str  # the view's number key: fixed per view, so muscle memory holds across formats
     title: str
     about: str  # one line for the palette and the help
-    widget: str  # "module:Class", imported by the load worker (off the UI thread)
+    widget: str  # "module:Class", imported off the UI thread (`import_widgets`)
     short: str = ""  # the title when the tab row is narrower than the full titles (80 columns)
 
     def widget_class(self) -> Any:
@@ -59,6 +59,12 @@ ALL_VIEWS = (TREE, *VIEWS)
 def offered_views(document: Document) -> tuple[ViewSpec, ...]:
     """The views beside the tree that this document offers, in key order."""
     return tuple(spec for spec in VIEWS if document.offers(spec.capability))
+
+
+def import_widgets(views: tuple[ViewSpec, ...]) -> None:
+    """The views' modules, imported (in a thread: numpy and the views' own modules would hold the UI thread)."""
+    for spec in views:
+        spec.import_widget()
 
 
 def spec_named(name: str) -> ViewSpec | None:

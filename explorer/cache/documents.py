@@ -93,12 +93,12 @@ def slot_for(found: Format, path: Path, strict: bool, companions: dict[str, Path
     return Slot(where / f"{name}{cache_folder.ENTRY_SUFFIX}", str(path), found.name, options, stamp, changed_ns)
 
 
-def has_entry(found: Format, path: Path, strict: bool = False,
-              companions: dict[str, Path | None] | None = None) -> bool:  # fmt: skip
+def has_entry(found: Format, path: Path, strict: bool = False, companions: dict[str, Path | None] | None = None,
+              dims: Mapping[str, int] | None = None) -> bool:  # fmt: skip
     """Whether a kept document may answer for `path` (an entry under its name written from the file as it is now,
     its change time the same, or one being written; whether it is the file's and reads whole is `lookup`'s, which
     hashes the file)."""
-    slot = slot_for(found, path, strict, companions)
+    slot = slot_for(found, path, strict, companions, dims)
     if slot is None:
         return False
     return written_as_it_is(slot) if slot.path.is_file() else wait_for_writer(slot.path, 0.0)
@@ -211,6 +211,8 @@ def _write_detached(slot: Slot, document: Document, locked: tuple[int, Path]) ->
         quiet_forked_child()  # (the forking thread is the child's main one: it may set signal handlers)
         signal.alarm(DETACHED_SECONDS)
         cache_key._hashing = threading.Lock()  # (another thread may have held it at the fork: it would stay held)
+        with contextlib.suppress(Exception):  # (what it adds is a bonus: the entry is written without it)
+            _complete_for_the_tui(document)
         stream, views = pickled(document)
         size = len(stream) + sum(view.nbytes for view in views)
         key = slot.key()
@@ -223,6 +225,16 @@ def _write_detached(slot: Slot, document: Document, locked: tuple[int, Path]) ->
         with contextlib.suppress(OSError):
             os.unlink(locked[1])  # (renamed when written: then there is nothing here)
         os._exit(0)
+
+
+def _complete_for_the_tui(document: Document) -> None:
+    """What the TUI shows first and a command may not have asked for (`info` lists no incidents), worked out on the
+    detached writer's copy before it is kept: a schedule's overlap incidents (their roles are named by the TUI,
+    which reads the workloads again), at no command's cost."""
+    if document.schedule_analysis is not None:
+        from explorer.schedule.incidents import incidents_of
+
+        incidents_of(document, with_roles=False)
 
 
 def _write(slot: Slot, stream: bytes, views: list[memoryview], size: int, warn: Callable[[str], None]) -> None:

@@ -123,8 +123,8 @@ async def test_tabs_of_one_serve_load_one_at_a_time(tmp_path, monkeypatch):
     import fcntl
     import os
 
+    from explorer.load_turn import LOCK_VARIABLE
     from tests.conftest import SAMPLE_DATA
-    from widgets.load_turn import LOCK_VARIABLE
 
     lock = tmp_path / "serve.lock"
     lock.touch()

@@ -6,10 +6,10 @@ import threading
 
 from textual.widgets import TabbedContent
 
+from explorer import open_ahead as opening  # the app loads through opening.open_checked
 from tests.app.helpers import SIZE, wait_loaded
 from tests.conftest import SAMPLE_DATA
 from tests.unit.test_preview import through_workloads
-from widgets import document_loading as loading_module
 from widgets.app import make_app
 from widgets.schedule.timeline import Timeline
 from widgets.summary_bar import SummaryBar
@@ -22,13 +22,13 @@ async def test_first_core_then_the_whole_file(monkeypatch):
 
     monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)  # previews are for big files: hold the load back instead
     release = threading.Event()
-    whole_load = loading_module.open_document
+    whole_load = opening.open_document
 
     def held_back(*args, **kwargs):
         assert release.wait(20)
         return whole_load(*args, **kwargs)
 
-    monkeypatch.setattr(loading_module, "open_document", held_back)
+    monkeypatch.setattr(opening, "open_document", held_back)
     app = make_app(PLANTED)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(500):
@@ -74,7 +74,7 @@ async def test_a_whole_file_that_fails_after_its_first_core_shows_the_error(monk
     def fails(path, **kwargs):
         raise LoadError(path, '$["3"][7].time', "expected a number")
 
-    monkeypatch.setattr(loading_module, "open_document", fails)
+    monkeypatch.setattr(opening, "open_document", fails)
     app = make_app(PLANTED)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(500):
@@ -125,7 +125,7 @@ async def test_the_first_workloads_then_the_whole_first_core_then_the_file(monke
     prefix.set_result(first_core.first_core_part(PLANTED, prefix_bytes=through_workloads(3)))
     monkeypatch.setattr(started, "take_first_look", lambda path: prefix)
     whole_core, whole_file = threading.Event(), threading.Event()
-    first_core_only, whole_load = preview.preview, loading_module.open_document
+    first_core_only, whole_load = preview.preview, opening.open_document
 
     def core_held_back(path, *job):
         assert whole_core.wait(20)
@@ -136,7 +136,7 @@ async def test_the_first_workloads_then_the_whole_first_core_then_the_file(monke
         return whole_load(*args, **kwargs)
 
     monkeypatch.setattr(preview, "preview", core_held_back)
-    monkeypatch.setattr(loading_module, "open_document", file_held_back)
+    monkeypatch.setattr(opening, "open_document", file_held_back)
     app = make_app(PLANTED)
 
     async def shown(workloads: int) -> None:

@@ -76,18 +76,18 @@ def test_the_tui_on_a_file_it_cannot_open_exits_2_with_one_line(tmp_path, monkey
 
 
 def test_a_screenshot_of_a_big_schedule_shows_the_whole_file_not_its_preview(monkeypatch, tmp_path):
+    from explorer import open_ahead as opening  # (the app loads through opening.open_checked)
     from explorer.formats.scheduler_ir import first_core
-    from widgets import document_loading
     from widgets.screenshot import take_screenshot
 
     monkeypatch.setattr(first_core, "PREVIEW_MIN_BYTES", 0)  # every file gets a first-core preview
-    whole_load = document_loading.open_document
+    whole_load = opening.open_document
 
     def slower(*args, **kwargs):  # the whole file arrives after its first core, as a big one does
         time.sleep(0.5)
         return whole_load(*args, **kwargs)
 
-    monkeypatch.setattr(document_loading, "open_document", slower)
+    monkeypatch.setattr(opening, "open_document", slower)
     out = tmp_path / "buffers.svg"
     take_screenshot(PLANTED, view="buffers", output=out, core=3, workload=2, size=(120, 40))  # was: no core 3
     text = out.read_text().replace("&#160;", " ")

@@ -34,6 +34,27 @@ async def test_a_second_open_shows_the_same_screen(cache_on, keys):
     assert len(kept) == 1 and written(cache_on) == kept and second == first
 
 
+async def test_a_file_opened_ahead_shows_the_same_screen(cache_on):
+    """The console script opens a kept file on a thread as the app starts (explorer.open_ahead): the app shows
+    what it shows when it reads the entry itself, with the same problems and incidents."""
+    from explorer.open_ahead import open_ahead_if_kept
+
+    async def screen(ahead=None) -> tuple[str, list]:
+        app = make_app(SCHEDULE, open_ahead=ahead)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_loaded(pilot)
+            await pilot.pause()
+            lines = [incident.line() for incident in app.incidents or ()]
+            return re.sub(r"terminal-\d+", "terminal", app.export_screenshot()), lines
+
+    first = await screen()
+    derived.wait_for_writes()
+    settled(cache_on)
+    ahead = open_ahead_if_kept(SCHEDULE, strict=False, companions={}, dims={})
+    assert ahead is not None
+    assert await screen(ahead) == await screen() == first
+
+
 def test_q_right_after_the_first_open_still_leaves_the_entry(tmp_path):
     """End to end in a terminal: `q` as soon as the whole file is on screen, and the entry is there after the
     process ends (exit status 0). On the 519 MB file the TUI left no entry this way (written from a daemon thread

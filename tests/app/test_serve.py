@@ -517,7 +517,7 @@ async def test_a_tab_whose_app_is_killed_says_so(served):
                     break
             (child,) = server.children()
             environment = Path(f"/proc/{child}/environ").read_bytes()
-            assert b"IR_EXPLORER_LOAD_LOCK=" in environment  # the tabs load one at a time (widgets/load_turn.py)
+            assert b"IR_EXPLORER_LOAD_LOCK=" in environment  # the tabs load one at a time (explorer/load_turn.py)
             os.kill(child, signal.SIGKILL)  # as the kernel's OOM killer does
             said = b""
             async for message in socket_:

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from explorer.bookmarks import (
-    SCHEMA_VERSION,
     BookmarksError,
     add_bookmark,
     delete_bookmark,
     load,
     new_bookmark,
+    schema_version,
 )
 from tests.conftest import ROOT
 
@@ -58,7 +58,7 @@ def test_a_kill_in_the_middle_of_saving_never_loses_a_saved_bookmark(tmp_path):
         confirmed += [f"run{attempt} {k}" for k in (first + out).split()]  # adds that returned before the kill
         text = path.read_text(encoding="utf-8")
         data = json.loads(text)  # always a whole, valid file
-        assert data["schema_version"] == SCHEMA_VERSION
+        assert data["schema_version"] == schema_version()
         saved = set(notes(path))
         assert set(confirmed) <= saved, "a bookmark whose save had returned is gone"
     assert confirmed  # the writers did get through some saves
@@ -98,7 +98,7 @@ def test_version_one_files_are_migrated(tmp_path):
     assert first.ref == ("tensor-id", 10) and first.id.startswith("v1-") and load(path).bookmarks[0].id == first.id
     add_bookmark(path, Path("x"), new_bookmark(("summary",), "tree", "second", "Summary", "ben"))
     data = json.loads(path.read_text())
-    assert data["schema_version"] == SCHEMA_VERSION and data["bookmarks"][0]["id"] == first.id
+    assert data["schema_version"] == schema_version() and data["bookmarks"][0]["id"] == first.id
     assert delete_bookmark(path, Path("x"), first.id).bookmarks[0].note == "second"
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.formatting import escape_controls, visible
-from widgets.load_turn import LOCK_VARIABLE
+from explorer.load_turn import LOCK_VARIABLE
 from widgets.serve.guard import make_guard, no_leaks, secret_path, token_problem
 from widgets.serve.sessions import Session, clamp_size, relay_messages
 
@@ -232,7 +232,7 @@ def serve(
         print(f"serving {name}: open {open_address(host, bound, public_url)}/?token={token}{where}  "
               "(Ctrl+C to stop)", file=sys.stderr, flush=True)  # fmt: skip
 
-    # the tabs' app processes load one at a time (widgets/load_turn.py): a lock file only this user can open
+    # the tabs' app processes load one at a time (explorer/load_turn.py): a lock file only this user can open
     handle, lock = tempfile.mkstemp(prefix="ir-explorer-serve-", suffix=".lock")
     os.close(handle)
     os.environ[LOCK_VARIABLE] = lock
