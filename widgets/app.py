@@ -157,6 +157,7 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
         self.views_ready = False  # True once every view of the loaded document is mounted and filled
         self.mounted_views: dict[str, Widget] | None = None  # the views by name once mounted (None: ask the DOM)
         self._preview_replaced = False  # a first part of the file was shown and is replaced: collect it once
+        self._wanted_view: str | None = None  # a view asked for (its key) before its tab was added: shown then
         # Why the last jump happened: (ref, problem). Details always follow the tree's cursor; when the cursor
         # lands on that ref, the problem is shown above the item's tables.
         self._jump_reason: tuple[Any, Problem, tuple[int, ...]] | None = None  # (ref, problem, tensors to mark)
@@ -277,6 +278,11 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
             return
         if name != "tree" and name not in self.views_for(self.document):
             return  # not offered: its key is not bound, and palette and bookmarks only name offered views
+        # offered, its tab still to come (the views are being mounted): shown once it is there, unless another
+        # view is asked for first
+        self._wanted_view = None if self.query(f"#tab-{name}") else name
+        if self._wanted_view is not None:
+            return
         self.query_one(TabbedContent).active = f"tab-{name}"
         # Focus now, not via focus()'s call_later: keys typed right after `2` must reach the timeline.
         self.screen.set_focus(self.query_one(f"#{name}"))

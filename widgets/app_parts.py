@@ -52,6 +52,7 @@ class AppParts(_Base):
     _last_progress: float
     _last_stage: str
     _preview_replaced: bool  # a first part of the file was shown and is replaced: collect it once
+    _wanted_view: str | None  # a view asked for before its tab was added: shown once it is
     _jump_reason: tuple[Any, Problem, tuple[int, ...]] | None  # (ref, problem, tensors to mark)
 
     if TYPE_CHECKING:  # defined by the app or by another part (the views, or None: app.py types them)

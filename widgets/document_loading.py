@@ -274,6 +274,9 @@ class DocumentLoading(AppParts):
                 if spec.name == lead and self.document is document:
                     self.action_view(lead)
                     await self._painted()
+                elif spec.name == self._wanted_view:  # its key was pressed before its tab was there
+                    self._wanted_view = None
+                    self.action_view(spec.name)
         except NoMatches:
             return
         tabs.fit_labels()

@@ -41,9 +41,10 @@ _GLYPH = {"error": "✗", "warning": "⚠", "info": "·"}
 MAX_MEMBERS = 500  # an opened group lists at most this many of its problems
 MAX_LINES = 1000  # lines listed at once; the title says how many groups the filters can still reach
 # Lines added to the table before it is drawn; the rest follow in batches after each paint. A big file's 1,000
-# lines took 0.24 s to add (wrapping and measuring each), all of it before the whole file's first paint.
+# lines took 0.24 s to add (wrapping and measuring each), all of it before the whole file's first paint; in
+# batches of 200 each batch held the keys back (a key pressed meanwhile waited for it): one of 50 is a frame's.
 FIRST_ROWS = 40
-ROW_BATCH = 200
+ROW_BATCH = 50
 WIDE = 90  # from this inner width on, the location gets its own column
 MAX_HEIGHT = 14
 

@@ -128,3 +128,36 @@ async def test_a_models_graph_is_kept_once_shown_and_the_second_open_shows_it_un
     monkeypatch.setattr(graph_model, "onnx_graph", lambda *a, **k: pytest.fail("the graph was built again"))
     second, built = await graph_screen()
     assert second == first and built and written(cache_on) == kept
+
+
+async def test_a_view_key_pressed_before_its_tab_is_there_shows_it_once_it_is(monkeypatch):
+    """The whole file is on screen before the views' tabs are added (their modules are imported after its first
+    paint): `2` pressed meanwhile shows the timeline once its tab is there, instead of being lost; a view asked
+    for later wins."""
+    import threading
+
+    from textual.widgets import TabbedContent
+
+    from widgets import document_loading
+    from widgets.views import import_widgets
+
+    release = threading.Event()
+
+    def held_back(views) -> None:
+        assert release.wait(20)
+        import_widgets(views)
+
+    monkeypatch.setattr(document_loading, "import_widgets", held_back)
+    for keys, shown in ((["2"], "tab-timeline"), (["2", "1"], "tab-tree")):
+        release.clear()
+        app = make_app(SCHEDULE)
+        async with app.run_test(size=SIZE) as pilot:
+            while app.document is None:
+                await pilot.pause(0.01)
+            for key in keys:
+                await pilot.press(key)
+            assert app.query_one(TabbedContent).active == "tab-tree" and not app.query("#tab-timeline")
+            release.set()
+            await wait_loaded(pilot)
+            await pilot.pause(0.1)
+            assert app.query_one(TabbedContent).active == shown
