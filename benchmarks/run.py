@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -316,52 +317,90 @@ def tmux_first_screen(path: Path, launches: int = REPEATS, environment: dict[str
     - `whole_first_core_s`: the same with all of the first core (the bar says "showing core 0 of a ...");
     - `whole_s`: the whole file, checked (the bar counts its errors).
     Medians over `launches`; None when tmux is not installed. `environment`: variables the app starts with."""
+
+    def first_core(screen: str) -> bool:
+        bar = screen.splitlines()[0] if screen.strip() else ""
+        return "◐" in bar and "╭─ Timeline" in screen and "c0 (" in screen  # its lane is drawn
+
+    def whole(screen: str) -> bool:
+        bar = screen.splitlines()[0] if screen.strip() else ""
+        return "error" in bar and "◐" not in bar
+
+    marks = {
+        "seconds": lambda screen: path.name in screen,  # the summary bar names the file on the first frame
+        "first_core_s": first_core,
+        "whole_first_core_s": lambda screen: first_core(screen) and "showing core 0 of" in screen.splitlines()[0],
+        "whole_s": whole,
+    }
+    return tmux_marks(f"{ROOT / '.venv' / 'bin' / 'ir-explorer'} {path}", marks, "whole_s", launches, environment,
+                      fast_until="first_core_s")
+
+
+def tmux_marks(command: str, marks: dict[str, Callable[[str], bool]], last: str, launches: int = REPEATS,
+               environment: dict[str, str] | None = None, fast_until: str = "") -> dict | None:  # fmt: skip
+    """Seconds from launching `command` in tmux at 160×48 until each of `marks` first holds of the pane's text,
+    up to `last`'s; medians over `launches` (None for a mark never seen), or None when tmux is not installed. Each
+    launch starts once the one before has ended, and the cache entry it may have kept is written. The pane is read
+    every 5 ms for 5 s or until `fast_until` is seen, then every 100 ms."""
     import shutil
 
     if shutil.which("tmux") is None:
         return None
-    exe = ROOT / ".venv" / "bin" / "ir-explorer"
-    milestones: dict[str, list[float]] = {"seconds": [], "first_core_s": [], "whole_first_core_s": [], "whole_s": []}
+    milestones: dict[str, list[float]] = {name: [] for name in marks}
     for attempt in range(launches):
         session = f"irx-bench-{os.getpid()}-{attempt}"
         for _ in range(5):  # a server still exiting after the last launch's session ended refuses a new one
             start = time.perf_counter()
             launched = subprocess.run(
                 ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "48",
-                 *[f"-e{name}={value}" for name, value in (environment or {}).items()], f"{exe} {path}"],
+                 *[f"-e{name}={value}" for name, value in (environment or {}).items()], command],
                 capture_output=True,
-            )
+            )  # fmt: skip
             if launched.returncode == 0:
                 break
             time.sleep(0.5)
         else:
             raise RuntimeError(f"tmux would not start: {launched.stderr.decode(errors='replace')}")
         seen: dict[str, float] = {}
+        app_pid = subprocess.run(["tmux", "display-message", "-p", "-t", session, "#{pane_pid}"],
+                                 capture_output=True, text=True).stdout.strip()  # fmt: skip
         try:
-            while time.perf_counter() - start < 120 and "whole_s" not in seen:
+            while time.perf_counter() - start < 120 and last not in seen:
                 screen = subprocess.run(
                     ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
                 ).stdout
                 now = time.perf_counter() - start
-                bar = screen.splitlines()[0] if screen.strip() else ""
-                if path.name in screen:  # the summary bar names the file on the first frame
-                    seen.setdefault("seconds", now)
-                if "◐" in bar and "╭─ Timeline" in screen and "c0 (" in screen:  # its lane is drawn
-                    seen.setdefault("first_core_s", now)
-                    if "showing core 0 of" in bar:
-                        seen.setdefault("whole_first_core_s", now)
-                if "error" in bar and "◐" not in bar:
-                    seen.setdefault("whole_s", now)
-                # every 5 ms until the first core is drawn, then every 100 ms: a capture is a process started,
-                # and 200 a second took a good part of a CPU from the load being timed (2 CPUs here)
-                time.sleep(0.005 if "first_core_s" not in seen and now < 5 else 0.1)
+                for name, holds in marks.items():
+                    if name not in seen and holds(screen):
+                        seen[name] = now
+                # a capture is a process started, and 200 a second took a good part of a CPU from the load being
+                # timed (2 CPUs here)
+                time.sleep(0.005 if now < 5 and fast_until not in seen else 0.1)
         finally:
             subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+            # the next launch starts once this one's app has ended: told of the hang-up, it shuts down for up to
+            # 3 s (naming the incidents' roles meanwhile), and that work was timed as the next launch's
+            _wait_until_gone(int(app_pid) if app_pid.isdigit() else None)
+            if cache_home := (environment or {}).get("XDG_CACHE_HOME"):  # and the entry it may have kept, written
+                from explorer.cache.entry import wait_for_writers
+
+                wait_for_writers(Path(cache_home) / "ir-explorer" / "derived", 120.0)
         for name, value in seen.items():
             milestones[name].append(value)
-    if not milestones["seconds"]:
+    if not any(milestones.values()):
         return None
     return {name: statistics.median(values) if values else None for name, values in milestones.items()}
+
+
+def _wait_until_gone(pid: int | None, seconds: float = 15.0) -> None:
+    """Return once process `pid` has ended (or after `seconds`)."""
+    ends = time.monotonic() + seconds
+    while pid is not None and time.monotonic() < ends:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return
+        time.sleep(0.02)
 
 
 def _seconds(value: float | None) -> str:
@@ -442,7 +481,16 @@ def _cache_lines(path: Path) -> list[str]:
 
     baseline = BASELINES.get(path) or run_probe("baseline_orjson", path)["seconds"]
     files = [("480 MB, 16 cores", path, baseline, TURNS), ("3 GB, 64 cores", big64_schedule(OUT), None, 1)]
-    return cache_section(files, tmux_first_screen)
+    return cache_section(files, tmux_first_screen, tmux_second_open_floor)
+
+
+def tmux_second_open_floor(path: Path, environment: dict[str, str] | None = None) -> dict | None:
+    """The floor of the TUI's second open (benchmarks/second_open_floor.py, one widget, the entry read as the
+    explorer reads it), timed as `tmux_first_screen` times the explorer: `seconds` its first frame, `whole_s` the
+    document shown."""
+    command = f"{ROOT / '.venv' / 'bin' / 'python'} {ROOT / 'benchmarks' / 'second_open_floor.py'} {path}"
+    marks = {"seconds": lambda screen: path.name in screen, "whole_s": lambda screen: "problems read" in screen}
+    return tmux_marks(command, marks, "whole_s", REPEATS, environment)
 
 
 def _cache_format_lines() -> list[str]:
