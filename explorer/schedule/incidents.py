@@ -10,9 +10,10 @@ misplaced tensor that lands on four live tensors for three workloads is one inci
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
 from explorer.arrays import distinct
@@ -294,7 +295,7 @@ def incidents_of(document: Document, *, with_roles: bool = True) -> list[Inciden
     overlaps = sum(1 for p in document.problems if p.code in OVERLAP_CODES)
     kept = analysis.cached.get("incidents") if analysis is not None else None
     if kept is not None and kept[0] == overlaps:  # worked out before, from the same overlaps (the cache keeps it)
-        found: list[Incident] = kept[1]
+        found: list[Incident] = kept[1].found() if isinstance(kept[1], KeptIncidents) else kept[1]
         if with_roles:
             name_incident_roles(document, found)
         return found
@@ -302,8 +303,48 @@ def incidents_of(document: Document, *, with_roles: bool = True) -> list[Inciden
         document.schedule, document.problems, words.entry_kinds, document.view.entry_role, with_roles=with_roles
     )
     if analysis is not None:
-        analysis.cached["incidents"] = (overlaps, found)
+        analysis.cached["incidents"] = (overlaps, KeptIncidents(found))
     return found
+
+
+class KeptIncidents:
+    """The incidents remembered on the analysis, as the derived-data cache keeps them: their fields packed in one
+    msgpack string and their member problems in one flat list (the document's own objects, shared through the
+    pickle), so a second open that lists no incidents (`info`) builds none of their objects; they are unpacked when
+    first asked (`found`). Incidents whose fields msgpack cannot hold are kept as objects."""
+
+    __slots__ = ("_found", "_packed")
+
+    def __init__(self, found: list[Incident] | None, packed: tuple[bytes, list[Problem], list[int]] | None = None):
+        self._found = found
+        self._packed = packed
+
+    def found(self) -> list[Incident]:
+        if self._found is None and self._packed is not None:
+            fields, members, counts = self._packed
+            found, start = [], 0
+            for row, count in zip(msgspec.msgpack.decode(fields), counts, strict=True):
+                incident = object.__new__(Incident)  # (its fields set as they were kept, not passed through __init__)
+                incident.__dict__.update(zip(_PACKED, row, strict=True))
+                incident.members = members[start : start + count]
+                found.append(incident)
+                start += count
+            self._found, self._packed = found, None
+        return self._found or []
+
+    def __reduce__(self) -> tuple[Any, tuple]:
+        if self._packed is not None:  # read back and never asked: kept as it was read
+            return KeptIncidents, (None, self._packed)
+        found = self._found or []
+        try:
+            fields = msgspec.msgpack.encode([[getattr(i, name) for name in _PACKED] for i in found])
+        except (TypeError, ValueError, OverflowError):  # (a value msgpack cannot hold: kept as objects)
+            return KeptIncidents, (found, None)
+        members = [problem for incident in found for problem in incident.members]
+        return KeptIncidents, (None, (fields, members, [len(incident.members) for incident in found]))
+
+
+_PACKED = [f.name for f in fields(Incident) if f.name != "members"]
 
 
 def name_incident_roles(document: Document, incidents: list[Incident]) -> None:

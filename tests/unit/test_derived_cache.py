@@ -446,6 +446,30 @@ def test_the_incidents_are_kept_with_their_roles_and_their_problems(cache_on, mo
     assert all(id(member) in kept for incident in second for member in incident.members)
 
 
+def test_kept_incidents_are_unpacked_only_when_asked(cache_on):
+    """An open that lists no incidents (`info`) builds none of their objects: they come back packed (their fields
+    one msgpack string, their problems the document's own) and are unpacked by `incidents_of`; kept again before
+    that, they stay packed; a field msgpack cannot hold keeps them as objects."""
+    import pickle
+
+    from explorer.schedule.incidents import KeptIncidents, incidents_of
+
+    document = open_document(SCHEDULE)
+    first = incidents_of(document)
+    derived.keep(document)
+    derived.wait_for_writes()
+    again = open_document(SCHEDULE)
+    overlaps, kept = again.schedule_analysis.cached["incidents"]
+    assert isinstance(kept, KeptIncidents) and kept._found is None and overlaps == len(
+        [p for p in again.problems if p.code.endswith("overlap")]
+    )
+    assert pickle.loads(pickle.dumps(kept))._found is None  # (kept again as it was read)
+    second = incidents_of(again)
+    assert [i.to_json() for i in second] == [i.to_json() for i in first] and kept.found() is second
+    second[0].context = {"a value": object()}  # (not one msgpack holds)
+    assert pickle.loads(pickle.dumps(kept))._found is not None
+
+
 def test_a_schedules_graph_is_not_kept(cache_on):
     """A schedule's graph (168,000 boxes on the 480 MB file) would make every second open read it, `info`'s too:
     the entry holds the document without it, and the graph is built again when asked."""

@@ -92,7 +92,8 @@ def test_an_entry_written_by_a_child_holds_the_incidents_its_command_did_not_ask
     settled(cache_on)
     again = open_document(SCHEDULE)
     assert again.cache_slot is not None and "incidents" in again.schedule_analysis.cached
-    _, incidents = again.schedule_analysis.cached["incidents"]
+    _, kept = again.schedule_analysis.cached["incidents"]
+    incidents = kept.found()
     def what(found: list) -> list:
         return [(i.code, i.core, i.tensor_ids, i.first_workload, i.last_workload, i.ranges) for i in found]
 
