@@ -1,7 +1,7 @@
 """The TUI's file, opened as the TUI shows it (`open_checked`), and opened ahead (`OpenAhead`): when the
 derived-data cache holds the file, its entry is hashed and read on a thread from the moment the command starts,
-while Textual and the app's modules are imported, so the app's first frame can show the whole file instead of
-a loading screen. The hash runs beside the imports (xxhash lets go of the interpreter); the rest shares it."""
+while Textual and the app's modules are imported, so the document is there about when the app can first show
+it. Only the hash runs beside the imports (xxhash lets go of the interpreter); the rest shares the interpreter."""
 
 from __future__ import annotations
 
