@@ -191,7 +191,13 @@ class DocumentLoading(AppParts):
         with contextlib.suppress(Exception):  # a cache entry is a bonus: the app goes on without it
             derived.keep(document, self._cache_warning, detach=self.detach_writes)
 
+    def _panels_gone(self) -> bool:
+        """Whether the app's panels are gone (it is ending): what a worker hands over then has nowhere to go."""
+        return not self.query(SummaryBar) or not self.query(ContentSwitcher)
+
     def _show_progress(self, fraction: float, stage: str) -> None:
+        if self._panels_gone():
+            return
         if self.document is None:
             self.query_one(LoadingPanel).set_progress(fraction, stage)
         elif self.document.partial:  # the loading panel is hidden by the preview: the bar says how far
@@ -207,6 +213,8 @@ class DocumentLoading(AppParts):
     def show_document(self, document: Document, roles_pending: bool = False) -> None:
         """Show a loaded document (or a first part of one). `roles_pending`: its incidents' roles are being named
         (`_roles_named` follows)."""
+        if self._panels_gone():
+            return
         after_preview = self.document is not None and bool(self.document.partial) and self.timeline is not None
         row = self.timeline.selected if after_preview else 0
         self._preview_replaced = self._preview_replaced or after_preview
@@ -296,7 +304,9 @@ class DocumentLoading(AppParts):
             self.call_after_refresh(self._prebuild_graph, document)
 
     def show_error(self, error: LoadError) -> None:
-        self.load_error = error
+        self.load_error = error  # (the command line says it as the app ends, panels or not)
+        if self._panels_gone():
+            return
         if self.document is not None and self.document.partial:  # a first part shown is not the file: let go
             self.document = None
             self.refresh_bindings()

@@ -370,3 +370,24 @@ async def test_roles_named_as_the_app_ends_stop_without_an_error():
         await wait_loaded(pilot)
         await app.query_one(ProblemsTable).remove()
         app._roles_named(app.incidents)
+
+
+async def test_a_workers_results_reaching_an_ending_app_stop_without_an_error():
+    """Progress, a first part, the whole file or an error handed over by the load workers as the app ends (its
+    panels gone): nothing to show, no error; an error is still kept for the command line to say."""
+    from explorer.errors import LoadError
+    from widgets.summary_bar import SummaryBar
+
+    app = make_app(SAMPLE_DATA / "planted_problems_2x2_stschedule.json")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_loaded(pilot)
+        document = app.document
+        await app.query_one(SummaryBar).remove()  # what the app's end does to the panels the workers reach
+        app.document = None
+        app._show_progress(0.5, "loading")
+        app._show_preview(document)
+        app.show_document(document)
+        assert app.document is None
+        error = LoadError(app.path, "", "expected a number")
+        app.show_error(error)
+        assert app.load_error is error
