@@ -51,6 +51,7 @@ from widgets.terminal_safety import InertText
 from widgets.views import ALL_VIEWS, TREE, spec_named
 
 if TYPE_CHECKING:  # the views are imported when a document offers them (widgets.views)
+    from widgets.graph.view import GraphView
     from widgets.schedule.buffer_view import BufferView
     from widgets.schedule.memory_map import MemoryMapView
     from widgets.schedule.mesh import MeshView
@@ -253,6 +254,10 @@ class IrExplorerApp(DocumentLoading, SelectionSync, ReviewActions, App[None]):
     @property
     def source(self) -> SourceView | None:
         return cast("SourceView | None", self._view("source"))  # the class is imported when offered
+
+    @property
+    def graph(self) -> GraphView | None:
+        return cast("GraphView | None", self._view("graph"))  # the class is imported when offered
 
     async def action_quit(self) -> None:
         """The terminal first, then the shutdown (widgets.handing_back)."""

@@ -193,7 +193,7 @@ class DocumentLoading(AppParts):
 
     def _panels_gone(self) -> bool:
         """Whether the app's panels are gone (it is ending): what a worker hands over then has nowhere to go."""
-        return not self.query(SummaryBar) or not self.query(ContentSwitcher)
+        return not self.query(SummaryBar)
 
     def _show_progress(self, fraction: float, stage: str) -> None:
         if self._panels_gone():

@@ -194,11 +194,8 @@ class ReviewActions(AppParts):
         if self.document is None:
             return
         if bookmark.view != "tree" and bookmark.view in self.views_for(self.document):
-            if bookmark.view == "graph":  # its box, with the groups hiding it opened (now, or once built)
-                from widgets.graph.view import GraphView  # (imported when offered: widgets.views)
-
-                for graph in self.query("#graph").results(GraphView):
-                    graph.reveal_ref(bookmark.ref)
+            if bookmark.view == "graph" and self.graph is not None:  # its box, the groups hiding it opened
+                self.graph.reveal_ref(bookmark.ref)  # (now, or once built)
             self.call_after_refresh(self.action_view, bookmark.view)
 
     def action_export_report(self) -> None:
@@ -315,10 +312,8 @@ class ReviewActions(AppParts):
             from widgets.problems import ProblemsTable
 
             self.query_one(ProblemsTable).show_problems(document.problems, self.incidents or ())
-        if added and self.query("#graph"):
-            from widgets.graph.view import GraphView  # (imported when offered: widgets.views)
-
-            self.query_one("#graph", GraphView).add_data_sets(added)
+        if added and self.graph is not None:
+            self.graph.add_data_sets(added)
             self.action_view("graph")
 
     def action_compare(self) -> None:

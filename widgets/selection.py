@@ -162,18 +162,8 @@ class SelectionSync(AppParts):
             self.layout.show_tensor(tensor_id)
         if isinstance(ref, tuple) and ref and ref[0] == "source" and self.source is not None:
             self.source.show(ref[1], ref[2])
-        for graph in self._graph_views() if following != "graph" else ():
-            if graph.select_ref(ref):
-                self.selections["graph"] = (ref, "")
-
-    def _graph_views(self) -> list[Any]:
-        """The graph view, when it is mounted (its module is imported with it: widgets.views)."""
-        found = self.query("#graph")
-        if not found:
-            return []
-        from widgets.graph.view import GraphView
-
-        return list(found.results(GraphView))
+        if following != "graph" and self.graph is not None and self.graph.select_ref(ref):
+            self.selections["graph"] = (ref, "")
 
     def _select_entry(self, ref: Any) -> None:
         """The memory map's band of an L2 or WL0 entry (explorer.schedule.refs.entry_of); nothing for other refs."""
@@ -257,9 +247,8 @@ class SelectionSync(AppParts):
             row = s.row_of(int(problem.refs["core"]), int(problem.refs["workload_id"]))
             if row is not None and self.timeline is not None:
                 self.select_row(row, message.highlight or tuple(problem.refs.get("tensor_ids") or ()))
-                in_graph = self.query_one(TabbedContent).active == "tab-graph" and any(
-                    graph.select_ref(ref) for graph in self._graph_views()
-                )  # `n` from the graph stays there when the problem has a box in it
+                in_graph = (self.query_one(TabbedContent).active == "tab-graph" and self.graph is not None
+                            and self.graph.select_ref(ref))  # `n` from the graph stays there when it has a box for it
                 if problem.code in BUFFER_PROBLEMS and self.buffers is not None and not in_graph:
                     self.query_one(TabbedContent).active = "tab-buffers"
 

@@ -295,7 +295,7 @@ def incidents_of(document: Document, *, with_roles: bool = True) -> list[Inciden
     overlaps = sum(1 for p in document.problems if p.code in OVERLAP_CODES)
     kept = analysis.cached.get("incidents") if analysis is not None else None
     if kept is not None and kept[0] == overlaps:  # worked out before, from the same overlaps (the cache keeps it)
-        found: list[Incident] = kept[1].found() if isinstance(kept[1], KeptIncidents) else kept[1]
+        found = kept[1].found()
         if with_roles:
             name_incident_roles(document, found)
         return found
